@@ -1,0 +1,98 @@
+# proff — top-level build.
+#
+#   make            build build/proff, the library and the instrumentation runtime
+#   make check      install missing packages, build, run every test (normal + ASan/UBSan)
+#   make demo       install missing packages, record two versions of examples/ and report them
+#   make bench      benchmarks against perf/dprofpp/uftrace, side by side, ratios printed
+#   make fuzz       long libFuzzer runs (not part of check)
+#
+# Every lib/**/*.c goes into libproff.a, every cli/*.c into the proff binary,
+# every tests/unit/test_*.c becomes one cmocka test binary. Adding a file needs
+# no change here. BUILD=dir selects the output directory, SAN=1 the sanitizers.
+
+BUILD   ?= build
+SAN     ?= 0
+CC      ?= cc
+WERROR  ?= 0
+
+PKGS     := libdw libelf libzstd
+CPPFLAGS += -Iinclude -D_GNU_SOURCE -DPROFF_VERSION=\"0.1.0\"
+CFLAGS   ?= -O2 -g
+CFLAGS   += -std=gnu17 -Wall -Wextra -Wno-unused-parameter -fno-omit-frame-pointer
+ifeq ($(WERROR),1)
+CFLAGS   += -Werror
+endif
+ifeq ($(SAN),1)
+CFLAGS   += -fsanitize=address,undefined -fno-sanitize-recover=undefined -O1
+LDFLAGS  += -fsanitize=address,undefined
+endif
+LIBS     := $(shell pkg-config --libs $(PKGS) 2>/dev/null || echo -ldw -lelf -lzstd) -lstdc++ -lm -lpthread
+
+LIB_SRC  := $(shell find lib -name '*.c' | sort)
+CLI_SRC  := $(wildcard cli/*.c)
+RT_SRC   := $(wildcard runtime/*.c)
+UNIT_SRC := $(wildcard tests/unit/test_*.c)
+FUZZ_SRC := $(wildcard tests/fuzz/fuzz_*.c)
+
+LIB_OBJ  := $(LIB_SRC:%.c=$(BUILD)/%.o)
+CLI_OBJ  := $(CLI_SRC:%.c=$(BUILD)/%.o)
+UNIT_BIN := $(UNIT_SRC:tests/unit/%.c=$(BUILD)/tests/%)
+DEPS     := $(LIB_OBJ:.o=.d) $(CLI_OBJ:.o=.d)
+
+all: $(BUILD)/proff $(BUILD)/libproff-instrument.so $(BUILD)/libproff-instrument.a
+
+$(BUILD)/%.o: %.c
+	@mkdir -p $(dir $@)
+	$(CC) $(CPPFLAGS) $(CFLAGS) -MMD -MP -c $< -o $@
+
+$(BUILD)/libproff.a: $(LIB_OBJ)
+	@rm -f $@
+	ar rcs $@ $^
+
+$(BUILD)/proff: $(CLI_OBJ) $(BUILD)/libproff.a
+	$(CC) $(LDFLAGS) -o $@ $(CLI_OBJ) $(BUILD)/libproff.a $(LIBS)
+
+# The -finstrument-functions runtime: no dependency on the rest of proff, and
+# never itself instrumented, never sanitized (it runs inside the profiled program).
+RT_CFLAGS := -std=gnu17 -O2 -g -Wall -Wextra -Wno-unused-parameter -fPIC -fvisibility=hidden -Iinclude -D_GNU_SOURCE
+$(BUILD)/libproff-instrument.so: $(RT_SRC)
+	@mkdir -p $(dir $@)
+	$(if $(RT_SRC),$(CC) $(RT_CFLAGS) -shared -o $@ $(RT_SRC) -lpthread,touch $@)
+
+$(BUILD)/libproff-instrument.a: $(RT_SRC)
+	@mkdir -p $(BUILD)/rt
+	@rm -f $@
+	$(if $(RT_SRC),for f in $(RT_SRC); do $(CC) $(RT_CFLAGS) -c $$f -o $(BUILD)/rt/$$(basename $$f .c).o || exit 1; done; ar rcs $@ $(BUILD)/rt/*.o,ar rcs $@)
+
+$(BUILD)/tests/%: tests/unit/%.c $(BUILD)/libproff.a
+	@mkdir -p $(dir $@)
+	$(CC) $(CPPFLAGS) $(CFLAGS) $(LDFLAGS) -o $@ $< $(BUILD)/libproff.a $(LIBS) -lcmocka
+
+tests: $(UNIT_BIN)
+
+deps:
+	@bash scripts/setup-deps.sh
+
+# make check: the whole suite. Normal build first (unit, cli, oracle tests),
+# then an ASan+UBSan build running the unit and end-to-end tests again.
+check: deps
+	@$(MAKE) --no-print-directory all tests WERROR=1
+	@$(MAKE) --no-print-directory all tests BUILD=build/asan SAN=1 WERROR=1
+	@bash tests/run.sh
+
+demo: deps all
+	@bash examples/demo.sh
+
+bench: deps all
+	@bash bench/run.sh
+
+fuzz: deps
+	@bash tests/fuzz/run.sh $(FUZZ_TIME)
+
+clean:
+	rm -rf build
+
+.PHONY: all tests deps check demo bench fuzz clean
+.SECONDARY:
+
+-include $(DEPS)

@@ -1,0 +1,90 @@
+/* proff/symbol.h — turning (dso, address) into symbol names and source lines.
+ *
+ * A sym_ctx owns one loaded image per DSO (ELF .symtab/.dynsym through libelf,
+ * DWARF line tables through libdw, loaded lazily and once). Lookups take the
+ * address in perf's "map address" space: for user DSOs the file offset
+ * (ip - map.start + map.pgoff); symbol values are adjusted into that space the
+ * way perf does (st_value - p_vaddr + p_offset of the containing PT_LOAD). For
+ * the kernel, addresses are the runtime virtual addresses.
+ *
+ * Where the ELF comes from: the recorded path when its build-id matches the
+ * recorded one (or none was recorded), else the build-id cache
+ * (~/.debug/.build-id/xx/yyyy.../elf), then --symfs DIR + path. A DSO that
+ * cannot be loaded still works: lookups fail and callers print the address as
+ * perf does.
+ */
+#ifndef PROFF_SYMBOL_H
+#define PROFF_SYMBOL_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "proff/error.h"
+
+typedef struct sym_ctx sym_ctx;
+typedef struct sym_dso sym_dso;
+
+typedef struct sym_opts {
+	const char *symfs;          /* --symfs DIR, or NULL */
+	const char *kallsyms;       /* --kallsyms FILE, or NULL (then /proc/kallsyms if the kernel matches) */
+	const char *buildid_dir;    /* default $HOME/.debug */
+	const char *recorded_osrelease;  /* from the perf.data header; kernel symbols only if it matches uname -r (or kallsyms given) */
+	bool demangle;              /* C++ demangling (default true) */
+	bool inline_frames;         /* resolve inlined frames for srcline */
+} sym_opts;
+
+enum sym_dso_kind {
+	SYM_DSO_USER = 0,
+	SYM_DSO_KERNEL,             /* [kernel.kallsyms] */
+	SYM_DSO_MODULE,             /* [module] or /lib/modules/.../x.ko */
+	SYM_DSO_VDSO,               /* [vdso] */
+	SYM_DSO_ANON,               /* //anon, [heap], [stack], memfd ... (no symbols) */
+};
+
+typedef struct sym_info {
+	const char *name;           /* demangled; owned by the dso, valid until sym_ctx_free */
+	uint64_t start, end;        /* in map-address space, end exclusive */
+	bool is_plt;
+} sym_info;
+
+int sym_ctx_new(const sym_opts *opts, sym_ctx **out, proff_error *err);
+void sym_ctx_free(sym_ctx *ctx);
+
+/* Get (creating once) the DSO for a recorded filename + optional build-id.
+ * Never fails for lack of a file: the dso then simply has no symbols. */
+sym_dso *sym_dso_get(sym_ctx *ctx, const char *filename,
+		     const uint8_t *build_id, size_t build_id_size, enum sym_dso_kind kind);
+
+const char *sym_dso_long_name(const sym_dso *d);    /* recorded path */
+const char *sym_dso_short_name(const sym_dso *d);   /* basename, or "[kernel.kallsyms]" etc */
+enum sym_dso_kind sym_dso_kind(const sym_dso *d);
+/* perf's origin char for -v output: 'B' build-id cache, 'k' kallsyms, 'D' debuglink/system, ' ' none */
+char sym_dso_origin(const sym_dso *d);
+bool sym_dso_has_symbols(sym_dso *d);
+
+/* Symbol containing addr (map-address space). Returns false if none. */
+bool sym_lookup(sym_dso *d, uint64_t addr, sym_info *out);
+
+/* Source line of addr: file name (as DWARF has it, full path) and line.
+ * Returns false if no line info. Strings valid until sym_ctx_free. */
+bool sym_srcline(sym_dso *d, uint64_t addr, const char **file, unsigned *line);
+
+/* Inlined frames at addr, innermost first: names and call sites.
+ * Returns the number written (<= max). */
+typedef struct sym_inline_frame {
+	const char *name;
+	const char *file;
+	unsigned line;
+} sym_inline_frame;
+size_t sym_inlines(sym_dso *d, uint64_t addr, sym_inline_frame *out, size_t max);
+
+/* The kernel's address relocation: perf's kernel map is recorded as an MMAP of
+ * "[kernel.kallsyms]_text" with pgoff = runtime address of _text. */
+void sym_kernel_set_ref(sym_ctx *ctx, uint64_t text_addr);
+
+/* Build-id helpers */
+int sym_read_build_id(const char *path, uint8_t *id, size_t max, proff_error *err);  /* returns size or <0 */
+void sym_build_id_hex(const uint8_t *id, size_t size, char *out /* 2*size+1 */);
+
+#endif

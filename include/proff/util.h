@@ -1,0 +1,101 @@
+/* proff/util.h — small, hot data structures shared by the whole library:
+ * a bump arena, string interning, a u64->u64 open-addressing hash map,
+ * growable arrays and bounded allocation helpers.
+ *
+ * Allocation failure is reported (NULL / negative return), never fatal.
+ */
+#ifndef PROFF_UTIL_H
+#define PROFF_UTIL_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+/* ---- bounded allocation ------------------------------------------------ */
+
+/* Largest single allocation the library makes from a size read in a file. */
+#define PF_ALLOC_LIMIT ((size_t)1 << 32)
+
+void *pf_calloc(size_t n, size_t size);          /* NULL on overflow/limit/failure */
+void *pf_realloc_array(void *p, size_t n, size_t size);
+char *pf_strdup(const char *s);
+char *pf_strndup(const char *s, size_t n);
+
+/* Grow *arr (element size esz) so that at least `need` elements fit.
+ * *cap is updated. Returns 0 or -1 on allocation failure. */
+int pf_grow(void **arr, size_t *cap, size_t need, size_t esz);
+#define PF_GROW(arr, cap, need) pf_grow((void **)&(arr), &(cap), (need), sizeof(*(arr)))
+
+/* ---- arena --------------------------------------------------------------- */
+
+typedef struct pf_arena_chunk pf_arena_chunk;
+typedef struct pf_arena {
+	pf_arena_chunk *head;
+	size_t used, cap;       /* in head chunk */
+	size_t total;           /* bytes handed out */
+} pf_arena;
+
+void pf_arena_init(pf_arena *a);
+void *pf_arena_alloc(pf_arena *a, size_t size);   /* 16-byte aligned, zeroed */
+char *pf_arena_strndup(pf_arena *a, const char *s, size_t n);
+void pf_arena_free(pf_arena *a);
+
+/* ---- hashing -------------------------------------------------------------- */
+
+static inline uint64_t pf_hash64(uint64_t x)
+{
+	x ^= x >> 33; x *= 0xff51afd7ed558ccdULL;
+	x ^= x >> 33; x *= 0xc4ceb9fe1a85ec53ULL;
+	x ^= x >> 33;
+	return x;
+}
+uint64_t pf_hash_bytes(const void *p, size_t n, uint64_t seed);
+
+/* ---- u64 -> u64 map (open addressing, linear probing) -------------------- */
+
+typedef struct pf_map64 {
+	uint64_t *keys;
+	uint64_t *vals;
+	uint8_t *used;
+	size_t cap, len;   /* cap is a power of two */
+} pf_map64;
+
+void pf_map64_init(pf_map64 *m);
+void pf_map64_free(pf_map64 *m);
+/* Returns pointer to the value slot (inserting 0 if absent; *found tells),
+ * or NULL on allocation failure. The pointer is valid until the next insert. */
+uint64_t *pf_map64_upsert(pf_map64 *m, uint64_t key, bool *found);
+bool pf_map64_get(const pf_map64 *m, uint64_t key, uint64_t *val);
+
+/* ---- string interning ----------------------------------------------------- */
+
+/* Strings get dense ids 0..n-1; id 0 is always "" . */
+typedef struct pf_strtab {
+	pf_arena arena;
+	const char **strs;     /* id -> string */
+	uint32_t *lens;
+	size_t n, cap;
+	uint32_t *slots;       /* hash slots: id+1, 0 = empty */
+	size_t nslots;
+} pf_strtab;
+
+int pf_strtab_init(pf_strtab *t);
+void pf_strtab_free(pf_strtab *t);
+/* Returns the id (>= 0) or -1 on allocation failure. */
+int64_t pf_strtab_intern(pf_strtab *t, const char *s, size_t len);
+static inline const char *pf_strtab_get(const pf_strtab *t, uint32_t id) { return t->strs[id]; }
+
+/* ---- string lists (comma separated or file://path, one per line) -------- */
+
+typedef struct pf_strlist {
+	char **items;
+	size_t n, cap;
+} pf_strlist;
+
+/* Parse "a,b,c" or "file://path". Returns 0, or a negative proff_errcode with
+ * the error text in errbuf. */
+int pf_strlist_parse(pf_strlist *l, const char *spec, char *errbuf, size_t errlen);
+bool pf_strlist_has(const pf_strlist *l, const char *s);
+void pf_strlist_free(pf_strlist *l);
+
+#endif

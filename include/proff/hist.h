@@ -1,0 +1,132 @@
+/* proff/hist.h — aggregation of a profile into rows ("hist entries") by sort
+ * keys, with Self and Children (cumulative) periods, filters and perf's row
+ * order. Used by `report` and `diff`.
+ *
+ * Sort keys live in one table (hist_keys[]): name, header, comparator,
+ * width and printer. Adding a key touches that table and its functions.
+ *
+ * Two modes:
+ *  - report: rows keyed like perf report (symbol by address within its dso,
+ *    unresolved addresses one row each);
+ *  - diff:   rows keyed like perf diff (symbol by NAME, dso by short name or,
+ *    verbose, long name; all unresolved addresses of a dso in one row), so
+ *    rebuilt binaries pair.
+ */
+#ifndef PROFF_HIST_H
+#define PROFF_HIST_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "proff/error.h"
+#include "proff/profile.h"
+#include "proff/util.h"
+
+enum hist_key_id {
+	HK_COMM, HK_PID, HK_TID, HK_DSO, HK_SYM, HK_CPU, HK_PARENT, HK_SRCLINE,
+	HK__MAX
+};
+#define HIST_MAX_KEYS 8
+
+/* filter bits (entry->filtered) */
+enum { HF_THREAD = 1, HF_DSO = 2, HF_SYMBOL = 4, HF_PARENT = 8 };
+
+typedef struct hist_entry {
+	uint32_t comm, pid, tid, cpu;
+	uint32_t dso;              /* profile dso index or PF_NONE */
+	uint32_t sym;              /* profile sym index or PF_NONE (unresolved) */
+	uint32_t sym_name;         /* string id of the symbol name (0 if unresolved) */
+	uint32_t loc;              /* representative location (lowest address for collapsed unresolved rows) */
+	uint64_t addr;             /* map address shown for unresolved rows */
+	uint64_t ip;
+	char level;
+	uint32_t parent;           /* string id of the parent symbol name ("[other]" if none matched) */
+	uint32_t srcline;          /* string id */
+	uint64_t period;           /* Self */
+	uint64_t period_acc;       /* Children (== period without children mode) */
+	uint64_t nr_events;
+	uint8_t filtered;          /* HF_* bits; filtered rows are not printed */
+	uint32_t cc_root;          /* callchain tree root (hist-owned), PF_NONE if none */
+	void *user;                /* for callers (diff pairs etc.) */
+} hist_entry;
+
+typedef struct hist_opts {
+	const char *sort;          /* "comm,dso,sym" (report default), "dso,sym" (diff default) */
+	bool diff_mode;
+	bool children;             /* cumulate callchains (perf --children) */
+	bool verbose;              /* -v: dso long names, symbol addresses */
+	bool callchain;            /* build callchain trees for graph output */
+	bool caller_order;         /* callchain order: caller (root first) vs callee */
+	int max_stack;             /* 0 = unlimited */
+	bool relative;             /* --percentage relative */
+	const char *parent_regex;  /* --parent, default "^sys_|^do_page_fault" */
+	pf_strlist comms, dsos, symbols;   /* filters (empty = none) */
+	uint32_t *pids; size_t nr_pids;
+	uint32_t *tids; size_t nr_tids;
+} hist_opts;
+
+/* callchain tree node (perf "graph" semantics: a node holds a run of frames) */
+typedef struct hist_cc_node {
+	uint32_t first_child, next_sibling, parent;
+	uint32_t frames_off, nr_frames;    /* into hist->cc_frames (entry key ids of frames) */
+	uint64_t hit;                      /* period of chains ending exactly here */
+	uint64_t children_hit;             /* period of chains continuing below */
+	uint64_t count;
+} hist_cc_node;
+
+typedef struct hist {
+	pf_profile *prof;
+	uint32_t evsel;
+	hist_opts opts;
+	int keys[HIST_MAX_KEYS];
+	int nkeys;
+	hist_entry *entries; size_t n, cap;
+	uint64_t total_period;              /* all samples of the event kept by the loader */
+	uint64_t total_non_filtered_period; /* samples not hidden by filters */
+	uint64_t nr_samples, nr_non_filtered_samples;
+	/* callchain storage */
+	hist_cc_node *cc_nodes; size_t nr_cc_nodes, cap_cc_nodes;
+	uint32_t *cc_frames; size_t nr_cc_frames, cap_cc_frames;   /* loc ids */
+	struct hist_priv *priv;
+} hist;
+
+typedef struct hist_key_def {
+	const char *name;          /* "sym" */
+	const char *alias;         /* "symbol" or NULL */
+	const char *header;        /* "Symbol" */
+	int id;                    /* enum hist_key_id */
+	/* output order / pairing comparator for this key in the hist's mode */
+	int (*cmp)(const hist *h, const hist_entry *a, const hist_entry *b);
+	/* width the cell needs for this entry (excluding padding) */
+	size_t (*width)(const hist *h, const hist_entry *e);
+	/* print the cell into buf (at most len bytes). width: column width;
+	 * pad: pad to width (perf pads every column but an unpadded last symbol);
+	 * sep: field separator (0 if none) — occurrences inside names become '.' */
+	int (*print)(const hist *h, const hist_entry *e, char *buf, size_t len, int width, bool pad, char sep);
+} hist_key_def;
+
+extern const hist_key_def hist_keys[HK__MAX];
+const hist_key_def *hist_key_find(const char *name);
+
+void hist_opts_init(hist_opts *o);
+void hist_opts_release(hist_opts *o);
+/* Parse a sort spec into key ids. Returns count or a negative error. */
+int hist_parse_sort(const char *spec, int *keys, int max, proff_error *err);
+
+int hist_build(pf_profile *prof, uint32_t evsel, const hist_opts *opts, hist **out, proff_error *err);
+void hist_free(hist *h);
+
+/* Compare two entries by the sort keys (the hist's mode), as perf's collapse/sort. */
+int hist_entry_cmp_keys(const hist *h, const hist_entry *a, const hist_entry *b);
+/* Sort entries in perf report order (Children or Self desc, then keys). */
+void hist_sort_report(hist *h);
+/* Column width of key k over the non-filtered entries (perf's hists__calc_col_len). */
+size_t hist_key_col_width(const hist *h, int key_id);
+
+/* Display names */
+const char *hist_dso_name(const hist *h, const hist_entry *e);   /* short or long per verbose */
+const char *hist_sym_name(const hist *h, const hist_entry *e);   /* NULL if unresolved */
+
+#endif

@@ -1,0 +1,134 @@
+/* proff/profile.h — the in-memory profile every command works on.
+ *
+ * A profile is read once from a file (perf.data today; exact traces later)
+ * into compact, interned form:
+ *   - dsos: one per recorded object (path + build-id), with its symbolizer handle;
+ *   - syms: symbol instances (dso, start, end, name) found while resolving;
+ *   - locs: unique code locations (dso, map address) resolved ONCE to a sym;
+ *   - nodes: a trie of call stacks (leaf -> parent -> ... -> root), one node per
+ *     (parent, loc), so identical stacks share storage;
+ *   - samples: aggregated by (event, pid, tid, comm, cpu, stack) with summed
+ *     period and count.
+ * Reports, diffs and streams then work per unique stack, never per sample.
+ *
+ * Filters that drop samples entirely (--time, --cpu) are applied while
+ * loading (pf_load_opts); filters that only hide rows (--comms, --dsos,
+ * --symbols, --pid, --tid) are applied later by the hist layer.
+ */
+#ifndef PROFF_PROFILE_H
+#define PROFF_PROFILE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "proff/error.h"
+#include "proff/symbol.h"
+#include "proff/util.h"
+
+#define PF_NONE UINT32_MAX
+
+typedef struct pf_dso {
+	uint32_t long_name;        /* string id: recorded path ("[kernel.kallsyms]", "/usr/lib/.../libc.so.6") */
+	uint32_t short_name;       /* string id: basename, or the bracketed name */
+	enum sym_dso_kind kind;
+	sym_dso *sd;               /* symbolizer handle (may be NULL) */
+	uint8_t build_id[20];
+	uint8_t build_id_size;
+} pf_dso;
+
+typedef struct pf_sym {
+	uint32_t dso;
+	uint32_t name;             /* string id */
+	uint64_t start, end;       /* map-address space */
+} pf_sym;
+
+typedef struct pf_loc {
+	uint32_t dso;              /* PF_NONE: no map covered the address */
+	uint32_t sym;              /* index into syms, PF_NONE: unresolved */
+	uint64_t addr;             /* map address (file-offset space for user dsos; the ip if no map) */
+	uint64_t ip;               /* first runtime ip seen for this location */
+	char level;                /* '.' user, 'k' kernel, 'g' guest kernel, 'u' guest user, 'H' hypervisor */
+	uint32_t srcline;          /* string id of "file:line" (perf's text), PF_NONE until computed */
+} pf_loc;
+
+typedef struct pf_node {
+	uint32_t parent;           /* node index; 0 is the root (no location) */
+	uint32_t loc;              /* location of this frame */
+	uint32_t depth;            /* 1 for the leaf-most frame under the root */
+} pf_node;
+
+typedef struct pf_sample {
+	uint32_t evsel;
+	uint32_t pid, tid;
+	uint32_t comm;             /* string id of the thread's comm at sample time */
+	uint32_t cpu;              /* PF_NONE if the file has no CPU field */
+	uint32_t stack;            /* node of the sample ip; callers reached through parent links */
+	uint64_t period;           /* summed */
+	uint64_t count;            /* number of samples */
+} pf_sample;
+
+typedef struct pf_event {
+	char *name;                /* "cpu-clock" */
+	uint32_t type;
+	uint64_t config;
+	uint64_t sample_type;
+	bool has_callchain;
+	bool has_cpu;
+	bool has_branch_stack;
+	uint64_t total_period;     /* after --time/--cpu drops */
+	uint64_t nr_samples;
+	uint64_t nr_lost;          /* lost sample records attributed to this event */
+} pf_event;
+
+typedef struct pf_time_range { uint64_t start, end; } pf_time_range;   /* ns, end 0 = open */
+
+typedef struct pf_load_opts {
+	const char *symfs;
+	const char *kallsyms;
+	const char *buildid_dir;
+	bool use_callchain;        /* keep callchains (default true) */
+	int max_stack;             /* 0 = unlimited */
+	/* --time: either absolute ranges or percent ranges (resolved against the
+	 * file's first/last sample time) */
+	const char *time_spec;     /* perf's --time syntax for this file, or NULL */
+	const uint8_t *cpu_mask;   /* --cpu: bitmap of CPUs kept (NULL = all) */
+	size_t cpu_mask_bits;
+	bool inline_frames;
+} pf_load_opts;
+
+typedef struct pf_profile {
+	char *path;
+	pf_strtab strs;
+	pf_dso *dsos;   size_t nr_dsos, cap_dsos;
+	pf_sym *syms;   size_t nr_syms, cap_syms;
+	pf_loc *locs;   size_t nr_locs, cap_locs;
+	pf_node *nodes; size_t nr_nodes, cap_nodes;
+	pf_sample *samples; size_t nr_samples, cap_samples;
+	pf_event *events; size_t nr_events;
+	uint64_t nr_lost_samples;  /* "Total Lost Samples" */
+	uint64_t first_time, last_time;
+	bool has_branch_stack_feature;
+	sym_ctx *syms_ctx;
+	struct pf_profile_priv *priv;   /* loader state (hash tables) */
+	char **warnings; size_t nr_warnings;
+} pf_profile;
+
+void pf_load_opts_init(pf_load_opts *o);
+int pf_profile_load(const char *path, const pf_load_opts *opts, pf_profile **out, proff_error *err);
+void pf_profile_free(pf_profile *p);
+
+static inline const char *pf_str(const pf_profile *p, uint32_t id) { return p->strs.strs[id]; }
+
+/* perf's srcline text for a location ("file.c:42", or "sym+0x1f"-style
+ * fallbacks as perf prints them); computed once and cached. */
+const char *pf_loc_srcline(pf_profile *p, uint32_t loc);
+
+/* Parse perf's --time syntax ("a%-b%", "10%/2", "start,stop", with ':'
+ * separating per-file ranges when several files are given) for file index
+ * `file_idx` of `nfiles`. Exposed for tests. */
+int pf_parse_time_spec(const char *spec, size_t file_idx, size_t nfiles,
+		       uint64_t first, uint64_t last,
+		       pf_time_range **ranges, size_t *nranges, proff_error *err);
+
+#endif

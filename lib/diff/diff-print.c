@@ -1,0 +1,391 @@
+/* diff-print.c — perf diff's text output and proff's JSON for a diff_result.
+ *
+ * Text: the columns of perf diff (ui_init order: per file the Baseline or
+ * compute column, then Formula, then Period / Base period), each rendered
+ * into a 70-byte cell as perf does (so longer cells are cut at 69 chars),
+ * right-aligned to the header width without -t, then padded to the width;
+ * sort-key cells come from the hist layer's printers.
+ */
+#include <inttypes.h>
+#include <math.h>
+#include <string.h>
+
+#include "proff/diff.h"
+
+#define CELL 70     /* perf's MAX_COL_WIDTH: the size of a diff cell buffer */
+
+enum col_kind {
+	COL_BASELINE, COL_PERIOD, COL_BASE_PERIOD, COL_DELTA, COL_RATIO, COL_WDIFF,
+	COL_FORMULA, COL_DELTA_ABS, COL_CYCLES, COL__NR
+};
+
+static const struct { const char *name; int width; } col_defs[COL__NR] = {
+	[COL_BASELINE]    = { "Baseline", 0 },
+	[COL_PERIOD]      = { "Period", 14 },
+	[COL_BASE_PERIOD] = { "Base period", 14 },
+	[COL_DELTA]       = { "Delta", 7 },
+	[COL_DELTA_ABS]   = { "Delta Abs", 7 },
+	[COL_RATIO]       = { "Ratio", 14 },
+	[COL_WDIFF]       = { "Weighted diff", 14 },
+	[COL_FORMULA]     = { "Formula", CELL },
+	[COL_CYCLES]      = { "[Program Block Range] Cycles Diff", 70 },
+};
+
+static const int compute_col[DIFF__NR_COMPUTE] = {
+	[DIFF_DELTA] = COL_DELTA, [DIFF_DELTA_ABS] = COL_DELTA_ABS, [DIFF_RATIO] = COL_RATIO,
+	[DIFF_WDIFF] = COL_WDIFF, [DIFF_CYCLES] = COL_CYCLES,
+};
+
+typedef struct col {
+	int kind;
+	size_t file;
+	int width;
+	char header[112];      /* right-aligned to width */
+} col;
+
+static size_t build_cols(const diff_result *r, const diff_opts *o, col *cols, size_t max)
+{
+	size_t n = 0;
+	for (size_t f = 0; f < r->nfiles; f++) {
+		int kinds[3], nk = 0;
+		kinds[nk++] = f ? compute_col[o->compute] : COL_BASELINE;
+		if (o->show_formula && f)
+			kinds[nk++] = COL_FORMULA;
+		if (o->show_period)
+			kinds[nk++] = f ? COL_PERIOD : COL_BASE_PERIOD;
+		for (int i = 0; i < nk && n < max; i++) {
+			col *c = &cols[n++];
+			char name[100];
+			c->kind = kinds[i];
+			c->file = f;
+			if (r->nfiles > 2)
+				snprintf(name, sizeof(name), "%s/%zu", col_defs[c->kind].name, f);
+			else
+				snprintf(name, sizeof(name), "%s", col_defs[c->kind].name);
+			c->width = col_defs[c->kind].width;
+			if ((int)strlen(name) > c->width)
+				c->width = (int)strlen(name);
+			snprintf(c->header, sizeof(c->header), "%*s", c->width, name);
+		}
+	}
+	return n;
+}
+
+/* the text of one diff cell, before alignment (perf's __hpp__entry_global) */
+static void cell_text(const diff_result *r, const diff_opts *o, const diff_row *row,
+		      const col *c, char *buf)
+{
+	buf[0] = ' ';
+	buf[1] = '\0';
+	if (c->kind == COL_BASELINE) {
+		if (!row->dummy)
+			snprintf(buf, CELL, o->field_sep ? "%.2f" : "%6.2f%%", diff_row_baseline_pct(r, row));
+		return;
+	}
+	const diff_pair *p = c->file ? &row->pairs[c->file] : NULL;
+	if (!p || !p->e) {
+		if (c->kind == COL_BASE_PERIOD)
+			snprintf(buf, CELL, "%" PRIu64, row->period);
+		return;
+	}
+	switch (c->kind) {
+	case COL_DELTA:
+	case COL_DELTA_ABS:
+		snprintf(buf, CELL, "%+4.2F%%", p->delta);
+		break;
+	case COL_RATIO:
+		if (row->dummy)
+			snprintf(buf, CELL, "N/A");
+		else if (p->ratio > 0.0)
+			snprintf(buf, CELL, "%14.6F", p->ratio);
+		break;
+	case COL_WDIFF:
+		if (row->dummy)
+			snprintf(buf, CELL, "N/A");
+		else if (p->wdiff != 0)
+			snprintf(buf, CELL, "%14" PRId64, p->wdiff);
+		break;
+	case COL_FORMULA:
+		switch (o->compute) {
+		case DIFF_DELTA:
+		case DIFF_DELTA_ABS:
+			snprintf(buf, CELL, "(%" PRIu64 " * 100 / %" PRIu64 ") - (%" PRIu64 " * 100 / %" PRIu64 ")",
+				 p->e->period, r->totals[c->file], row->period, r->totals[0]);
+			break;
+		case DIFF_RATIO:
+			snprintf(buf, CELL, "%.0F / %.0F", (double)p->e->period, (double)row->period);
+			break;
+		case DIFF_WDIFF:
+			snprintf(buf, CELL, "(%" PRIu64 " * %" PRId64 ") - (%" PRIu64 " * %" PRId64 ")",
+				 p->e->period, o->w2, row->period, o->w1);
+			break;
+		default:
+			break;
+		}
+		break;
+	case COL_PERIOD:
+		snprintf(buf, CELL, "%" PRIu64, p->e->period);
+		break;
+	default:
+		break;
+	}
+}
+
+/* a field-separator character inside names becomes '.' (done by the key printers) */
+static char sep_char(const diff_opts *o)
+{
+	return o->field_sep ? o->field_sep[0] : 0;
+}
+
+static void put_sep(const diff_opts *o, bool first, FILE *out)
+{
+	if (!o->field_sep)
+		fputs("  ", out);
+	else if (!first)
+		fputs(o->field_sep, out);
+}
+
+int diff_print_text(const diff_result *r, const diff_opts *o, const char *event_name,
+		    const char *const *paths, bool first, FILE *out)
+{
+	col cols[3 * 64];
+	size_t ncols = build_cols(r, o, cols, sizeof(cols) / sizeof(cols[0]));
+	int last_key = -1;
+	for (int k = 0; k < r->nkeys; k++)
+		if (!r->key_elided[k])
+			last_key = k;
+
+	if (!o->quiet)
+		fprintf(out, "%s# Event '%s'\n#\n", first ? "" : "\n", event_name);
+	if (o->verbose || (r->nfiles > 2 && !o->quiet)) {
+		fputs("# Data files:\n", out);
+		for (size_t f = 0; f < r->nfiles; f++)
+			fprintf(out, "#  [%zu] %s %s\n", f, paths[f], f ? "" : "(Baseline)");
+		fputs("#\n", out);
+	}
+
+	if (!o->quiet) {
+		bool fst = true;
+		fputs("# ", out);
+		for (size_t i = 0; i < ncols; i++) {
+			if (!fst)
+				fputs(o->field_sep ? o->field_sep : "  ", out);
+			fst = false;
+			fputs(cols[i].header, out);
+		}
+		for (int k = 0; k < r->nkeys; k++) {
+			if (r->key_elided[k])
+				continue;
+			if (!fst)
+				fputs(o->field_sep ? o->field_sep : "  ", out);
+			fst = false;
+			int w = (int)r->key_width[k];
+			fprintf(out, "%-*.*s", w, w, hist_keys[r->keys[k]].header);
+		}
+		fputc('\n', out);
+		if (!o->field_sep) {
+			fst = true;
+			fputs("# ", out);
+			for (size_t i = 0; i < ncols; i++) {
+				if (!fst)
+					fputs("  ", out);
+				fst = false;
+				for (int j = 0; j < cols[i].width; j++)
+					fputc('.', out);
+			}
+			for (int k = 0; k < r->nkeys; k++) {
+				if (r->key_elided[k])
+					continue;
+				if (!fst)
+					fputs("  ", out);
+				fst = false;
+				for (size_t j = 0; j < r->key_width[k]; j++)
+					fputc('.', out);
+			}
+			fputc('\n', out);
+			fputs("#\n", out);
+		}
+	}
+
+	char cell[CELL], line[4096];
+	for (size_t i = 0; i < r->nrows; i++) {
+		const diff_row *row = &r->rows[i];
+		if (row->filtered)
+			continue;
+		bool fst = true;
+		for (size_t c = 0; c < ncols; c++) {
+			put_sep(o, fst, out);
+			fst = false;
+			cell_text(r, o, row, &cols[c], cell);
+			int n;
+			if (o->field_sep)
+				n = fprintf(out, "%s", cell);
+			else
+				n = fprintf(out, "%*s", cols[c].width, cell);
+			if (n < cols[c].width)
+				fprintf(out, "%-*s", cols[c].width - n, " ");
+		}
+		for (int k = 0; k < r->nkeys; k++) {
+			if (r->key_elided[k])
+				continue;
+			put_sep(o, fst, out);
+			fst = false;
+			int id = r->keys[k];
+			bool pad = id != HK_SYM && id != HK_SRCLINE;
+			(void)last_key;
+			hist_keys[id].print(row->h, row->e, line, sizeof(line), (int)r->key_width[k], pad, sep_char(o));
+			fputs(line, out);
+		}
+		fputc('\n', out);
+	}
+	if (ferror(out))
+		return PROFF_EIO;
+	return 0;
+}
+
+/* ---- JSON ------------------------------------------------------------------------ */
+
+static void json_str(FILE *out, const char *s)
+{
+	if (!s) {
+		fputs("null", out);
+		return;
+	}
+	fputc('"', out);
+	for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
+		if (*p == '"' || *p == '\\')
+			fprintf(out, "\\%c", *p);
+		else if (*p < 0x20)
+			fprintf(out, "\\u%04x", *p);
+		else
+			fputc(*p, out);
+	}
+	fputc('"', out);
+}
+
+static void json_num(FILE *out, double v)
+{
+	if (isfinite(v))
+		fprintf(out, "%.17g", v);
+	else
+		fputs("null", out);
+}
+
+void diff_json_begin(const diff_opts *o, const char *const *paths, size_t nfiles,
+		     const char *sort_spec, FILE *out)
+{
+	fputs("{\"proff_diff\":1,\"files\":[", out);
+	for (size_t f = 0; f < nfiles; f++) {
+		fputs(f ? "," : "", out);
+		json_str(out, paths[f]);
+	}
+	fprintf(out, "],\"compute\":\"%s\"", diff_compute_name(o->compute));
+	if (o->compute == DIFF_WDIFF)
+		fprintf(out, ",\"weights\":[%" PRId64 ",%" PRId64 "]", o->w1, o->w2);
+	fprintf(out, ",\"order\":%u,\"percentage\":\"%s\",\"baseline_only\":%s,\"sort\":",
+		o->order, o->relative ? "relative" : "absolute", o->baseline_only ? "true" : "false");
+	json_str(out, sort_spec);
+	fputs(",\"events\":[", out);
+}
+
+static void json_key(FILE *out, const diff_result *r, const diff_row *row, int k)
+{
+	const diff_key *d = &row->keys[k];
+	const hist_entry *e = row->e;
+	json_str(out, hist_keys[r->keys[k]].name);
+	fputc(':', out);
+	switch (r->keys[k]) {
+	case HK_PID:
+	case HK_TID:
+		fprintf(out, "%" PRIu64, d->n);
+		break;
+	case HK_CPU:
+		if (e->cpu == PF_NONE)
+			fputs("null", out);
+		else
+			fprintf(out, "%" PRIu64, d->n);
+		break;
+	case HK_SYM:
+		json_str(out, d->s);
+		fprintf(out, ",\"level\":\"%c\"", e->level ? e->level : '.');
+		if (!d->s)
+			fprintf(out, ",\"addr\":\"%#" PRIx64 "\"", e->addr);
+		break;
+	default:
+		json_str(out, d->s);
+		break;
+	}
+}
+
+void diff_json_event(const diff_result *r, const diff_opts *o, const char *event_name,
+		     uint32_t type, uint64_t config, bool first, FILE *out)
+{
+	fputs(first ? "" : ",", out);
+	fputs("{\"event\":", out);
+	json_str(out, event_name);
+	fprintf(out, ",\"type\":%u,\"config\":%" PRIu64 ",\"totals\":[", type, config);
+	for (size_t f = 0; f < r->nfiles; f++) {
+		const hist *h = r->hists[f];
+		fputs(f ? "," : "", out);
+		if (!h) {
+			fputs("null", out);
+			continue;
+		}
+		fprintf(out, "{\"period\":%" PRIu64 ",\"non_filtered_period\":%" PRIu64 ",\"used\":%" PRIu64 "}",
+			h->total_period, h->total_non_filtered_period, r->totals[f]);
+	}
+	fputs("],\"rows\":[", out);
+	bool fst = true;
+	for (size_t i = 0; i < r->nrows; i++) {
+		const diff_row *row = &r->rows[i];
+		if (row->filtered)
+			continue;
+		fputs(fst ? "\n" : ",\n", out);
+		fst = false;
+		fputs("{\"keys\":{", out);
+		for (int k = 0; k < r->nkeys; k++) {
+			if (k)
+				fputc(',', out);
+			json_key(out, r, row, k);
+		}
+		fprintf(out, "},\"in_baseline\":%s,\"baseline\":", row->dummy ? "false" : "true");
+		if (row->dummy) {
+			fputs("null", out);
+		} else {
+			fprintf(out, "{\"period\":%" PRIu64 ",\"percent\":", row->period);
+			json_num(out, diff_row_baseline_pct(r, row));
+			fputc('}', out);
+		}
+		fputs(",\"files\":[", out);
+		for (size_t f = 1; f < r->nfiles; f++) {
+			const diff_pair *p = &row->pairs[f];
+			fputs(f > 1 ? "," : "", out);
+			if (!p->e) {
+				fputs("null", out);
+				continue;
+			}
+			fprintf(out, "{\"file\":%zu,\"period\":%" PRIu64 ",\"percent\":", f, p->e->period);
+			json_num(out, diff_pair_pct(r, f, p));
+			fputs(",\"delta\":", out);
+			json_num(out, p->delta);
+			fputs(",\"ratio\":", out);
+			if (row->dummy)
+				fputs("null", out);
+			else
+				json_num(out, p->ratio);
+			fputs(",\"wdiff\":", out);
+			if (o->compute == DIFF_WDIFF && !row->dummy)
+				fprintf(out, "%" PRId64, p->wdiff);
+			else
+				fputs("null", out);
+			fputc('}', out);
+		}
+		fputs("]}", out);
+	}
+	fputs("]}", out);
+}
+
+void diff_json_end(FILE *out)
+{
+	fputs("]}\n", out);
+}

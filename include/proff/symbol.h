@@ -31,6 +31,7 @@ typedef struct sym_opts {
 	const char *buildid_dir;    /* default $HOME/.debug */
 	const char *recorded_osrelease;  /* from the perf.data header; kernel symbols only if it matches uname -r (or kallsyms given) */
 	bool demangle;              /* C++ demangling (default true) */
+	bool demangle_params;       /* keep parameter lists, as perf -v does */
 	bool inline_frames;         /* resolve inlined frames for srcline */
 } sym_opts;
 

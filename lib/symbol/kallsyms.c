@@ -1,0 +1,224 @@
+/* kallsyms.c — kernel and module symbols from a kallsyms file.
+ *
+ * Which file: --kallsyms FILE always; else /proc/kallsyms when the recorded
+ * kernel build-id is the running kernel's (/sys/kernel/notes), else the copy
+ * perf record keeps in the build-id cache ([kernel.kallsyms]/<id>/kallsyms),
+ * else /proc/kallsyms when no build-id was recorded and the recorded
+ * osrelease is `uname -r` (or none was recorded). The file is parsed once per
+ * context; the kernel dso takes the lines without a "[module]" tag, each
+ * module dso the lines with its tag.
+ *
+ * Addresses are runtime addresses. The kernel's symbols are relocated by the
+ * difference between the recorded _text address (sym_kernel_set_ref) and the
+ * file's _text, as perf does with its reference relocation symbol. A file
+ * whose addresses are all zero (kptr_restrict) gives no symbols.
+ */
+#include "symbol-int.h"
+#include "proff/error.h"
+
+#include <ctype.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/utsname.h>
+
+#define KSYM_NAME_MAX 512
+
+/* GNU build-id from a kernel notes blob (/sys/kernel/notes). */
+static int notes_build_id(const char *path, uint8_t *id, size_t max)
+{
+	FILE *f = fopen(path, "rb");
+	if (!f)
+		return -1;
+	uint8_t buf[4096];
+	size_t n = fread(buf, 1, sizeof(buf), f);
+	fclose(f);
+	size_t off = 0;
+	while (off + 12 <= n) {
+		uint32_t namesz, descsz, type;
+		memcpy(&namesz, buf + off, 4);
+		memcpy(&descsz, buf + off + 4, 4);
+		memcpy(&type, buf + off + 8, 4);
+		off += 12;
+		size_t nal = (namesz + 3) & ~3u, dal = (descsz + 3) & ~3u;
+		if (nal > n - off || dal > n - off - nal)
+			break;
+		if (type == 3 /* NT_GNU_BUILD_ID */ && namesz == 4 && memcmp(buf + off, "GNU", 4) == 0) {
+			size_t k = descsz < max ? descsz : max;
+			memcpy(id, buf + off + nal, k);
+			return (int)k;
+		}
+		off += nal + dal;
+	}
+	return -1;
+}
+
+static bool file_exists(const char *p)
+{
+	FILE *f = fopen(p, "r");
+	if (!f)
+		return false;
+	fclose(f);
+	return true;
+}
+
+static char *choose_kallsyms(sym_ctx *c, const sym_dso *d)
+{
+	if (c->kallsyms)
+		return strdup(c->kallsyms);
+	if (d->bid_size) {
+		uint8_t id[SYM_BUILD_ID_MAX] = { 0 };
+		int n = notes_build_id("/sys/kernel/notes", id, sizeof(id));
+		if (n > 0 && (size_t)n <= d->bid_size && memcmp(id, d->bid, (size_t)n) == 0)
+			return strdup("/proc/kallsyms");
+		if (c->buildid_dir) {
+			char hex[2 * SYM_BUILD_ID_MAX + 1], *p = NULL;
+			sym_build_id_hex(d->bid, d->bid_size, hex);
+			if (asprintf(&p, "%s/[kernel.kallsyms]/%s/kallsyms", c->buildid_dir, hex) >= 0) {
+				if (file_exists(p))
+					return p;
+				free(p);
+			}
+		}
+		if (n > 0)      /* a different kernel, and no saved copy */
+			return NULL;
+	}
+	if (c->osrelease && *c->osrelease) {
+		struct utsname u;
+		if (uname(&u) != 0 || strcmp(u.release, c->osrelease) != 0)
+			return NULL;
+	}
+	return strdup("/proc/kallsyms");
+}
+
+/* Parse a kallsyms file into t ("ADDR TYPE NAME[\t[MODULE]]"); only the
+ * types perf keeps (T, W, D, B in either case). Returns 0 or < 0. */
+static int parse_kallsyms(const char *path, sym_symtab *t, uint64_t *text_addr, bool *have_text,
+			  proff_error *err)
+{
+	FILE *f = fopen(path, "r");
+	if (!f)
+		return proff_err_sys(err, PROFF_EIO, path, "cannot open");
+	char *line = NULL;
+	size_t cap = 0;
+	ssize_t len;
+	uint64_t off = 0;
+	bool any_nonzero = false;
+	int rc = 0;
+	while ((len = getline(&line, &cap, f)) > 0) {
+		uint64_t lineoff = off;
+		off += (uint64_t)len;
+		if (line[len - 1] == '\n')
+			line[--len] = '\0';
+		char *p = line, *end;
+		unsigned long long a = strtoull(p, &end, 16);
+		if (end == p || *end != ' ' || !end[1] || end[2] != ' ') {
+			rc = proff_err_set(err, PROFF_EFORMAT, path, lineoff, "malformed kallsyms line");
+			break;
+		}
+		char type = end[1];
+		const char *name = end + 3;
+		size_t nlen = strlen(name);
+		if (nlen == 0 || nlen >= KSYM_NAME_MAX) {
+			rc = proff_err_set(err, PROFF_EFORMAT, path, lineoff, "bad kallsyms symbol name length %zu", nlen);
+			break;
+		}
+		if (a)
+			any_nonzero = true;
+		if (strcmp(name, "_text") == 0) {
+			*text_addr = a;
+			*have_text = true;
+		}
+		char up = (char)toupper((unsigned char)type);
+		if (up != 'T' && up != 'W' && up != 'D' && up != 'B')
+			continue;
+		uint8_t bind = type == 'W' ? STB_WEAK : isupper((unsigned char)type) ? STB_GLOBAL : STB_LOCAL;
+		uint8_t stype = (up == 'T' || up == 'W') ? STT_FUNC : STT_OBJECT;
+		rc = symtab_add(t, a, 0, bind, stype, name, nlen, false);
+		if (rc < 0) {
+			proff_err_set(err, rc, path, lineoff, "out of memory");
+			break;
+		}
+	}
+	free(line);
+	fclose(f);
+	if (rc == 0 && !any_nonzero)
+		t->n = 0;       /* addresses hidden (kptr_restrict) */
+	return rc;
+}
+
+/* The module a kallsyms name belongs to ("name\t[mod]"), or NULL. */
+static const char *kall_module(const char *name, size_t *mlen)
+{
+	const char *tab = strchr(name, '\t');
+	if (!tab || tab[1] != '[')
+		return NULL;
+	const char *m = tab + 2, *e = strchr(m, ']');
+	*mlen = e ? (size_t)(e - m) : strlen(m);
+	return m;
+}
+
+/* "ext4" from "[ext4]", "/lib/modules/x/ext4.ko.xz", "nf-nat.ko" ("-" -> "_") */
+static void module_tag(const char *long_name, char *out, size_t len)
+{
+	const char *b = strrchr(long_name, '/');
+	b = b ? b + 1 : long_name;
+	if (*b == '[')
+		b++;
+	size_t i = 0;
+	for (; *b && *b != ']' && *b != '.' && i + 1 < len; b++)
+		out[i++] = *b == '-' ? '_' : *b;
+	out[i] = '\0';
+}
+
+int sym_kernel_load(sym_dso *d)
+{
+	sym_ctx *c = d->ctx;
+	if (!c->kallsyms_tried) {
+		c->kallsyms_tried = true;
+		c->kall_path = choose_kallsyms(c, d);
+		if (c->kall_path) {
+			proff_error e;
+			uint64_t text = 0;
+			bool have_text = false;
+			if (parse_kallsyms(c->kall_path, &c->kall, &text, &have_text, &e) < 0) {
+				symtab_free(&c->kall);
+			} else {
+				/* fixups over the whole file, then relocate the kernel part */
+				sym_symtab *t = &c->kall;
+				symtab_fixup(t, true);
+				if (c->have_ref && have_text && text != c->kernel_ref) {
+					uint64_t delta = text - c->kernel_ref;
+					for (size_t i = 0; i < t->n; i++) {
+						if (strchr(t->names + t->v[i].name.off, '\t'))
+							continue;
+						t->v[i].start -= delta;
+						t->v[i].end -= delta;
+					}
+				}
+			}
+		}
+	}
+	sym_symtab *k = &c->kall;
+	if (!k->n)
+		return 0;
+	char tag[256] = "";
+	if (d->kind == SYM_DSO_MODULE)
+		module_tag(d->long_name, tag, sizeof(tag));
+	for (size_t i = 0; i < k->n; i++) {
+		const sym_ent *e = &k->v[i];
+		const char *name = k->names + e->name.off;
+		size_t mlen = 0;
+		const char *mod = kall_module(name, &mlen);
+		size_t nlen = mod ? (size_t)(strchr(name, '\t') - name) : strlen(name);
+		if (d->kind == SYM_DSO_KERNEL ? mod != NULL
+		    : (!mod || mlen != strlen(tag) || memcmp(mod, tag, mlen) != 0))
+			continue;
+		int rc = symtab_add(&d->tab, e->start, e->end - e->start, e->bind, e->type, name, nlen, false);
+		if (rc < 0)
+			return rc;
+	}
+	if (d->tab.n)
+		d->origin = 'k';
+	return 0;
+}

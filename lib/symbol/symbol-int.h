@@ -1,0 +1,110 @@
+/* symbol-int.h — internals shared by the files of lib/symbol/ (not a public
+ * header): the dso and context structures, the symbol table entry, and the
+ * helpers the ELF, kallsyms, DWARF and demangling parts call on each other.
+ */
+#ifndef PROFF_SYMBOL_INT_H
+#define PROFF_SYMBOL_INT_H
+
+#include <gelf.h>
+#include <libelf.h>
+#include <elfutils/libdw.h>
+
+#include "proff/symbol.h"
+#include "proff/util.h"
+
+#define SYM_BUILD_ID_MAX 20     /* perf's BUILD_ID_SIZE */
+
+/* One symbol. Names are offsets into the dso's name buffer while loading and
+ * become pointers once the table is final. */
+typedef struct sym_ent {
+	uint64_t start, end;        /* map-address space, end exclusive */
+	union { size_t off; const char *ptr; } name;
+	uint32_t order;             /* insertion order: ties keep perf's tree order */
+	uint8_t bind, type;
+	uint8_t is_plt;
+} sym_ent;
+
+/* A PT_LOAD of the runtime ELF, for map-address <-> ELF virtual address. */
+typedef struct sym_load {
+	uint64_t vaddr, offset, filesz, memsz;
+} sym_load;
+
+typedef struct sym_symtab {
+	sym_ent *v;
+	size_t n, cap;
+	char *names;                /* name bytes, each NUL-terminated */
+	size_t names_len, names_cap;
+	uint32_t next_order;
+} sym_symtab;
+
+struct sym_dso {
+	sym_ctx *ctx;
+	sym_dso *hnext;             /* hash chain */
+	char *long_name, *short_name;
+	enum sym_dso_kind kind;
+	uint8_t bid[SYM_BUILD_ID_MAX];
+	size_t bid_size;            /* 0: no build-id known */
+	bool bid_from_file;         /* none recorded: read from the file, as perf does */
+	uint64_t key;
+
+	bool loaded;                /* symbol load attempted */
+	char origin;                /* perf's symtab origin char, ' ' if none */
+	sym_symtab tab;
+	char *symsrc_path;          /* file the symbols came from */
+	char *runtime_path;         /* file the PLT / program headers came from */
+	char *dwarf_path;           /* file with .debug_info, if any */
+	sym_load *loads;
+	size_t nloads;
+	uint64_t text_offset;       /* vdso: address of the image; 0 otherwise */
+	uint8_t *image;             /* in-memory ELF copy (vdso), owned */
+	size_t image_size;
+
+	/* DWARF, opened lazily */
+	bool dwarf_tried;
+	int dwarf_fd;
+	Elf *dwarf_elf;
+	Dwarf *dwarf;
+	pf_strtab *files;           /* interned file names handed out by srcline */
+};
+
+struct sym_ctx {
+	sym_opts opts;
+	char *symfs, *kallsyms, *buildid_dir, *osrelease;
+	sym_dso **dsos;
+	size_t ndsos, cap;
+	pf_map64 index;             /* key hash -> 1 + index of the first dso of the chain */
+	bool have_ref;
+	uint64_t kernel_ref;        /* runtime address of _text as recorded */
+	/* kallsyms, parsed once for the kernel and every module */
+	bool kallsyms_tried;
+	sym_symtab kall;            /* every function symbol, names keep "\t[module]" */
+	char *kall_path;
+	pf_strtab strs;             /* interned strings: file names, inline names */
+	bool strs_init;
+};
+
+/* symtab building (symbol.c) */
+int symtab_add(sym_symtab *t, uint64_t start, uint64_t size, uint8_t bind, uint8_t type,
+	       const char *name, size_t namelen, bool is_plt);
+/* sort + perf's fixup_end + fixup_duplicate (names still offsets) */
+void symtab_fixup(sym_symtab *t, bool is_kallsyms);
+/* final sort; names become pointers */
+void symtab_finish(sym_symtab *t, bool is_kallsyms);
+void symtab_free(sym_symtab *t);
+const sym_ent *symtab_find(const sym_symtab *t, uint64_t addr);
+
+/* kallsyms.c */
+int sym_kernel_load(sym_dso *d);
+
+/* demangle.c: returns a malloc'd demangled name or NULL if not mangled.
+ * Without params the result is the name the way perf 6.1 prints it by
+ * default (no parameter list, return type or qualifiers). */
+char *sym_demangle(const char *name, bool with_params);
+
+/* dwarf.c */
+void sym_dwarf_close(sym_dso *d);
+
+/* map address -> ELF virtual address of the runtime file (for DWARF) */
+bool sym_map_to_vaddr(const sym_dso *d, uint64_t addr, uint64_t *vaddr);
+
+#endif

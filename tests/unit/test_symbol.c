@@ -1,0 +1,435 @@
+/* test_symbol.c — unit tests of the symbolizer (lib/symbol/).
+ *
+ * The test binaries are built at test time from tests/data/symbol/ by its
+ * build.sh into a temporary directory. Expected values come from binutils
+ * run inside the test (nm, readelf, objdump, addr2line, c++filt) or are known
+ * by construction (the crafted kallsyms file, the build-id cache layout).
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "proff/symbol.h"
+
+static char g_dir[512];      /* build output */
+static bool g_built;
+
+/* ---- helpers ------------------------------------------------------------- */
+
+static char *run(const char *fmt, ...)
+{
+	char cmd[2048];
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(cmd, sizeof(cmd), fmt, ap);
+	va_end(ap);
+	FILE *p = popen(cmd, "r");
+	if (!p)
+		return NULL;
+	size_t cap = 4096, len = 0;
+	char *buf = malloc(cap);
+	size_t n;
+	while ((n = fread(buf + len, 1, cap - len - 1, p)) > 0) {
+		len += n;
+		if (cap - len < 2) {
+			cap *= 2;
+			buf = realloc(buf, cap);
+		}
+	}
+	buf[len] = '\0';
+	pclose(p);
+	return buf;
+}
+
+/* file offset of an ELF virtual address, from `readelf -lW` PT_LOADs */
+static uint64_t vaddr_to_off(const char *bin, uint64_t v)
+{
+	char *out = run("readelf -lW '%s'", bin);
+	assert_non_null(out);
+	uint64_t res = UINT64_MAX;
+	for (char *sv = NULL, *l = strtok_r(out, "\n", &sv); l; l = strtok_r(NULL, "\n", &sv)) {
+		unsigned long long off, va, pa, fsz, msz;
+		if (sscanf(l, " LOAD %llx %llx %llx %llx %llx", &off, &va, &pa, &fsz, &msz) == 5 &&
+		    v >= va && v < va + msz) {
+			res = v - va + off;
+			break;
+		}
+	}
+	free(out);
+	assert_true(res != UINT64_MAX);
+	return res;
+}
+
+/* value of a symbol in `nm` output */
+static uint64_t nm_value(const char *bin, const char *name)
+{
+	char *out = run("nm '%s'", bin);
+	assert_non_null(out);
+	uint64_t v = 0;
+	size_t nl = strlen(name);
+	for (char *sv = NULL, *l = strtok_r(out, "\n", &sv); l; l = strtok_r(NULL, "\n", &sv)) {
+		size_t ll = strlen(l);
+		if (ll > nl + 3 && strcmp(l + ll - nl, name) == 0 && l[ll - nl - 1] == ' ') {
+			v = strtoull(l, NULL, 16);
+			break;
+		}
+	}
+	free(out);
+	assert_true(v != 0);
+	return v;
+}
+
+static char *path_of(const char *name)
+{
+	static char buf[4][1024];
+	static int k;
+	k = (k + 1) & 3;
+	snprintf(buf[k], sizeof(buf[k]), "%s/%s", g_dir, name);
+	return buf[k];
+}
+
+static sym_ctx *new_ctx(const char *buildid_dir)
+{
+	sym_opts o = { .demangle = true, .buildid_dir = buildid_dir };
+	sym_ctx *c = NULL;
+	proff_error err;
+	assert_int_equal(sym_ctx_new(&o, &c, &err), 0);
+	return c;
+}
+
+static size_t file_build_id(const char *path, uint8_t *id)
+{
+	proff_error err;
+	int n = sym_read_build_id(path, id, 20, &err);
+	assert_true(n > 0);
+	return (size_t)n;
+}
+
+static int setup(void **state)
+{
+	const char *tmp = getenv("TMPDIR");
+	snprintf(g_dir, sizeof(g_dir), "%s/proff-symtest-XXXXXX", tmp && *tmp ? tmp : "/tmp");
+	if (!mkdtemp(g_dir))
+		return -1;
+	const char *src = getenv("PROFF_SRCDIR");
+	char cmd[2048];
+	snprintf(cmd, sizeof(cmd), "sh '%s/tests/data/symbol/build.sh' '%s' >/dev/null 2>&1",
+		 src && *src ? src : ".", g_dir);
+	g_built = system(cmd) == 0;
+	return g_built ? 0 : -1;
+}
+
+static int teardown(void **state)
+{
+	char cmd[1100];
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", g_dir);
+	return system(cmd) == 0 ? 0 : -1;
+}
+
+/* ---- ELF symbols ------------------------------------------------------------ */
+
+static void check_fn(sym_dso *d, const char *bin, const char *name)
+{
+	uint64_t v = nm_value(bin, name);
+	uint64_t a = vaddr_to_off(bin, v);
+	sym_info si;
+	assert_true(sym_lookup(d, a, &si));
+	assert_string_equal(si.name, name);
+	assert_int_equal(si.start, a);
+	assert_true(sym_lookup(d, a + 1, &si));
+	assert_string_equal(si.name, name);
+	assert_false(si.is_plt);
+}
+
+static void test_elf_lookup(void **state)
+{
+	sym_ctx *c = new_ctx("/nonexistent");
+	const char *bin = path_of("prog");
+	sym_dso *d = sym_dso_get(c, bin, NULL, 0, SYM_DSO_USER);
+	assert_non_null(d);
+	assert_true(sym_dso_has_symbols(d));
+	assert_int_equal(sym_dso_origin(d), 'd');
+	assert_ptr_equal(sym_dso_get(c, bin, NULL, 0, SYM_DSO_USER), d);
+	assert_string_equal(sym_dso_short_name(d), "prog");
+	assert_string_equal(sym_dso_long_name(d), bin);
+	check_fn(d, bin, "work_hot");
+	check_fn(d, bin, "work_cold");
+	check_fn(d, bin, "main");
+
+	/* the end of a symbol comes from st_size: nm -S */
+	char *out = run("nm -S '%s' | awk '$4 == \"work_hot\" {print $2}'", bin);
+	uint64_t size = strtoull(out, NULL, 16);
+	free(out);
+	assert_true(size > 0);
+	sym_info si;
+	uint64_t a = vaddr_to_off(bin, nm_value(bin, "work_hot"));
+	assert_true(sym_lookup(d, a, &si));
+	assert_int_equal(si.end - si.start, size);
+	assert_true(!sym_lookup(d, a + size, &si) || strcmp(si.name, "work_hot") != 0);
+	/* nothing below the first symbol */
+	assert_false(sym_lookup(d, 0, &si));
+	sym_ctx_free(c);
+}
+
+static void test_plt(void **state)
+{
+	sym_ctx *c = new_ctx("/nonexistent");
+	const char *bin = path_of("prog");
+	sym_dso *d = sym_dso_get(c, bin, NULL, 0, SYM_DSO_USER);
+	/* objdump labels PLT entries "<getppid@plt>" at their virtual address */
+	char *out = run("objdump -d -j .plt -j .plt.sec '%s' 2>/dev/null | grep '@plt>:$'", bin);
+	int seen = 0;
+	for (char *sv = NULL, *l = strtok_r(out, "\n", &sv); l; l = strtok_r(NULL, "\n", &sv)) {
+		unsigned long long v;
+		char name[256];
+		if (sscanf(l, "%llx <%255[^>]>:", &v, name) != 2)
+			continue;
+		sym_info si;
+		uint64_t a = vaddr_to_off(bin, v);
+		assert_true(sym_lookup(d, a + 2, &si));
+		assert_string_equal(si.name, name);
+		assert_true(si.is_plt);
+		seen++;
+	}
+	free(out);
+	assert_true(seen >= 2);    /* printf/getppid at least */
+	sym_ctx_free(c);
+}
+
+/* ---- build-ids ---------------------------------------------------------------- */
+
+static void test_build_id(void **state)
+{
+	uint8_t id[20], other[20];
+	size_t n = file_build_id(path_of("prog"), id);
+	assert_int_equal(n, 20);
+	char hex[41];
+	sym_build_id_hex(id, n, hex);
+	char *out = run("readelf -n '%s' | sed -n 's/.*Build ID: //p'", path_of("prog"));
+	assert_true(strncmp(out, hex, 40) == 0);
+	free(out);
+	size_t m = file_build_id(path_of("prog.other"), other);
+	assert_int_equal(m, 20);
+	assert_memory_not_equal(id, other, 20);
+
+	proff_error err;
+	assert_true(sym_read_build_id(path_of("no-such-file"), id, 20, &err) < 0);
+	assert_int_equal(err.code, PROFF_ENOENT);
+
+	sym_ctx *c = new_ctx("/nonexistent");
+	/* matching build-id: symbols */
+	sym_dso *d = sym_dso_get(c, path_of("prog"), id, 20, SYM_DSO_USER);
+	assert_true(sym_dso_has_symbols(d));
+	/* recorded build-id differs from the file's: rejected, no symbols */
+	sym_dso *x = sym_dso_get(c, path_of("prog"), other, 20, SYM_DSO_USER);
+	assert_ptr_not_equal(x, d);
+	assert_false(sym_dso_has_symbols(x));
+	assert_int_equal(sym_dso_origin(x), ' ');
+	sym_info si;
+	assert_false(sym_lookup(x, vaddr_to_off(path_of("prog"), nm_value(path_of("prog"), "main")), &si));
+	sym_ctx_free(c);
+}
+
+static void test_stripped_and_cache(void **state)
+{
+	uint8_t id[20];
+	size_t n = file_build_id(path_of("prog"), id);
+	uint8_t sid[20];
+	assert_int_equal(file_build_id(path_of("prog.stripped"), sid), n);
+	assert_memory_equal(id, sid, n);     /* strip keeps the build-id */
+	uint64_t a = vaddr_to_off(path_of("prog"), nm_value(path_of("prog"), "work_hot"));
+
+	/* no cache: a stripped binary has no such symbol -> caller prints raw */
+	sym_ctx *c = new_ctx(path_of("emptycache"));
+	sym_dso *d = sym_dso_get(c, path_of("prog.stripped"), id, n, SYM_DSO_USER);
+	sym_info si;
+	assert_false(sym_lookup(d, a, &si));
+	sym_ctx_free(c);
+
+	/* perf's cache layout: .build-id/xx/<rest> -> ../../<path>/<id>/elf */
+	char hex[41];
+	sym_build_id_hex(id, n, hex);
+	char *out = run("set -e; cd '%s'; mkdir -p cache/x/prog/%s cache/.build-id/%.2s; "
+			"cp prog cache/x/prog/%s/elf; "
+			"ln -s ../../x/prog/%s cache/.build-id/%.2s/%s && echo ok",
+			g_dir, hex, hex, hex, hex, hex, hex + 2);
+	assert_string_equal(out, "ok\n");
+	free(out);
+	c = new_ctx(path_of("cache"));
+	d = sym_dso_get(c, path_of("prog.stripped"), id, n, SYM_DSO_USER);
+	assert_true(sym_lookup(d, a, &si));
+	assert_string_equal(si.name, "work_hot");
+	assert_int_equal(sym_dso_origin(d), 'B');
+	/* the recorded file gone: the cache alone is enough */
+	sym_dso *g = sym_dso_get(c, "/nonexistent/prog", id, n, SYM_DSO_USER);
+	assert_true(sym_lookup(g, a, &si));
+	assert_string_equal(si.name, "work_hot");
+	/* a cache entry is only used under its own build-id */
+	uint8_t other[20];
+	file_build_id(path_of("prog.other"), other);
+	sym_dso *o = sym_dso_get(c, "/nonexistent/prog", other, 20, SYM_DSO_USER);
+	assert_false(sym_dso_has_symbols(o));
+	sym_ctx_free(c);
+}
+
+/* ---- C++ ------------------------------------------------------------------------ */
+
+static void test_demangle(void **state)
+{
+	const char *bin = path_of("progpp");
+	struct { const char *mangled, *bare; } cases[] = {
+		{ "_ZNK6shapes3BoxIiE3getEi", "shapes::Box<int>::get" },
+		{ "_ZN6shapes5twiceIlEET_S1_", "shapes::twice<long>" },
+		{ "_ZN6shapesltERKNS_3VecES2_", "shapes::operator<" },
+	};
+	for (int params = 0; params < 2; params++) {
+		sym_opts o = { .demangle = true, .demangle_params = params, .buildid_dir = "/nonexistent" };
+		sym_ctx *c;
+		proff_error err;
+		assert_int_equal(sym_ctx_new(&o, &c, &err), 0);
+		sym_dso *d = sym_dso_get(c, bin, NULL, 0, SYM_DSO_USER);
+		for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+			uint64_t a = vaddr_to_off(bin, nm_value(bin, cases[i].mangled));
+			sym_info si;
+			assert_true(sym_lookup(d, a, &si));
+			if (params) {
+				char *full = run("echo '%s' | c++filt", cases[i].mangled);
+				full[strcspn(full, "\n")] = '\0';
+				assert_string_equal(si.name, full);
+				free(full);
+			} else {
+				assert_string_equal(si.name, cases[i].bare);
+			}
+		}
+		sym_ctx_free(c);
+	}
+	/* demangling off: the ELF name */
+	sym_opts o = { .demangle = false, .buildid_dir = "/nonexistent" };
+	sym_ctx *c;
+	proff_error err;
+	assert_int_equal(sym_ctx_new(&o, &c, &err), 0);
+	sym_dso *d = sym_dso_get(c, bin, NULL, 0, SYM_DSO_USER);
+	sym_info si;
+	assert_true(sym_lookup(d, vaddr_to_off(bin, nm_value(bin, cases[0].mangled)), &si));
+	assert_string_equal(si.name, cases[0].mangled);
+	sym_ctx_free(c);
+}
+
+/* ---- kallsyms ---------------------------------------------------------------------- */
+
+static void write_file(const char *path, const char *text)
+{
+	FILE *f = fopen(path, "w");
+	assert_non_null(f);
+	fputs(text, f);
+	fclose(f);
+}
+
+static void test_kallsyms(void **state)
+{
+	const char *ks = path_of("kallsyms");
+	write_file(ks,
+		   "ffffffff81000000 T _stext\n"
+		   "ffffffff81000000 T _text\n"
+		   "ffffffff81000100 t do_thing\n"
+		   "ffffffff81000180 T do_syscall_64\n"
+		   "ffffffff81000200 W weak_one\n"
+		   "ffffffff81000300 r not_text\n"
+		   "ffffffff81000400 T last_kernel\n"
+		   "ffffffffc0000000 t mod_fn\t[mymod]\n"
+		   "ffffffffc0000040 T mod_other\t[mymod]\n");
+	sym_opts o = { .kallsyms = ks };
+	sym_ctx *c;
+	proff_error err;
+	assert_int_equal(sym_ctx_new(&o, &c, &err), 0);
+	sym_dso *k = sym_dso_get(c, "[kernel.kallsyms]", NULL, 0, SYM_DSO_KERNEL);
+	sym_info si;
+	assert_true(sym_lookup(k, 0xffffffff81000190, &si));
+	assert_string_equal(si.name, "do_syscall_64");
+	assert_int_equal(si.start, 0xffffffff81000180);
+	assert_int_equal(si.end, 0xffffffff81000200);
+	assert_true(sym_lookup(k, 0xffffffff81000100, &si));
+	assert_string_equal(si.name, "do_thing");
+	/* 'r' is not kept: weak_one extends to the next kept symbol */
+	assert_true(sym_lookup(k, 0xffffffff81000350, &si));
+	assert_string_equal(si.name, "weak_one");
+	/* the last kernel symbol ends at the next page boundary + 4096 */
+	assert_true(sym_lookup(k, 0xffffffff81001fff, &si));
+	assert_string_equal(si.name, "last_kernel");
+	assert_false(sym_lookup(k, 0xffffffff81002000, &si));
+	assert_false(sym_lookup(k, 0xffffffffc0000000, &si));   /* a module's */
+	assert_int_equal(sym_dso_origin(k), 'k');
+	sym_dso *m = sym_dso_get(c, "[mymod]", NULL, 0, SYM_DSO_MODULE);
+	assert_true(sym_lookup(m, 0xffffffffc0000010, &si));
+	assert_string_equal(si.name, "mod_fn");
+	sym_dso *m2 = sym_dso_get(c, "/lib/modules/x/kernel/mymod.ko.xz", NULL, 0, SYM_DSO_MODULE);
+	assert_true(sym_lookup(m2, 0xffffffffc0000050, &si));
+	assert_string_equal(si.name, "mod_other");
+	sym_ctx_free(c);
+
+	/* relocation: recorded _text 0x1000 above the file's */
+	assert_int_equal(sym_ctx_new(&o, &c, &err), 0);
+	sym_kernel_set_ref(c, 0xffffffff81001000);
+	k = sym_dso_get(c, "[kernel.kallsyms]", NULL, 0, SYM_DSO_KERNEL);
+	assert_true(sym_lookup(k, 0xffffffff81001190, &si));
+	assert_string_equal(si.name, "do_syscall_64");
+	assert_int_equal(si.start, 0xffffffff81001180);
+	sym_ctx_free(c);
+
+	/* kptr_restrict: all zero -> no symbols, no error */
+	write_file(ks, "0000000000000000 T _text\n0000000000000000 T do_syscall_64\n");
+	assert_int_equal(sym_ctx_new(&o, &c, &err), 0);
+	k = sym_dso_get(c, "[kernel.kallsyms]", NULL, 0, SYM_DSO_KERNEL);
+	assert_false(sym_dso_has_symbols(k));
+	assert_false(sym_lookup(k, 0, &si));
+	sym_ctx_free(c);
+
+	/* malformed file: no symbols, no crash */
+	write_file(ks, "zzzz\n\n ffff T\n");
+	assert_int_equal(sym_ctx_new(&o, &c, &err), 0);
+	k = sym_dso_get(c, "[kernel.kallsyms]", NULL, 0, SYM_DSO_KERNEL);
+	assert_false(sym_dso_has_symbols(k));
+	sym_ctx_free(c);
+
+	/* a kernel other than the recorded one: no /proc/kallsyms */
+	sym_opts o2 = { .recorded_osrelease = "0.0.0-not-this-kernel", .buildid_dir = "/nonexistent" };
+	assert_int_equal(sym_ctx_new(&o2, &c, &err), 0);
+	k = sym_dso_get(c, "[kernel.kallsyms]", NULL, 0, SYM_DSO_KERNEL);
+	assert_false(sym_dso_has_symbols(k));
+	sym_ctx_free(c);
+}
+
+static void test_anon(void **state)
+{
+	sym_ctx *c = new_ctx("/nonexistent");
+	sym_dso *d = sym_dso_get(c, "//anon", NULL, 0, SYM_DSO_ANON);
+	sym_info si;
+	assert_false(sym_lookup(d, 0x1000, &si));
+	assert_string_equal(sym_dso_short_name(d), "//anon");
+	sym_dso *e = sym_dso_get(c, "/does/not/exist.so", NULL, 0, SYM_DSO_USER);
+	assert_false(sym_dso_has_symbols(e));
+	assert_string_equal(sym_dso_short_name(e), "exist.so");
+	sym_ctx_free(c);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_elf_lookup),
+		cmocka_unit_test(test_plt),
+		cmocka_unit_test(test_build_id),
+		cmocka_unit_test(test_stripped_and_cache),
+		cmocka_unit_test(test_demangle),
+		cmocka_unit_test(test_kallsyms),
+		cmocka_unit_test(test_anon),
+	};
+	return cmocka_run_group_tests_name("symbol", tests, setup, teardown);
+}

@@ -1,0 +1,49 @@
+/* proff/report.h — printing a hist the way `perf report --stdio` does
+ * (rows, Children/Self columns, call graphs in graph/fractal/flat/folded
+ * form), and as JSON. The caller passes the FILE*; nothing here chooses
+ * stdout or exits.
+ */
+#ifndef PROFF_REPORT_H
+#define PROFF_REPORT_H
+
+#include <stdbool.h>
+#include <stdio.h>
+
+#include "proff/hist.h"
+
+enum report_cc_mode {
+	CC_NONE = 0,
+	CC_GRAPH,      /* percentages of the total (perf "graph") */
+	CC_FRACTAL,    /* percentages of the parent (perf "fractal") */
+	CC_FLAT,
+	CC_FOLDED,
+};
+
+enum report_cc_value { CCV_PERCENT = 0, CCV_PERIOD, CCV_COUNT };
+
+typedef struct report_fmt {
+	bool quiet;                /* -q: rows only */
+	bool children;             /* Children + Self columns */
+	enum report_cc_mode cc_mode;
+	enum report_cc_value cc_value;
+	double cc_threshold;       /* percent, default 0.5 */
+	unsigned cc_print_limit;   /* 0 = unlimited */
+	double percent_limit;      /* --percent-limit */
+	bool relative;             /* --percentage relative */
+	bool sort_starts_with_sym; /* perf skips the first chain entry then */
+	char field_sep;            /* -t; 0 = none */
+	bool elide[HK__MAX];       /* columns hidden (single-entry filters) */
+	const char *filter_lines;  /* "# dso: work\n"-style lines for the header, or NULL */
+	bool show_nr_samples;      /* -n */
+} report_fmt;
+
+void report_fmt_init(report_fmt *f);
+
+/* The "# Total Lost Samples / # Samples / # Event count" block and the
+ * column header, then the rows. */
+int report_print_hist(FILE *out, hist *h, const report_fmt *f, uint64_t nr_lost);
+
+/* JSON: one object per event (see docs/json.md). */
+int report_print_json(FILE *out, hist *h, const report_fmt *f, bool first_event);
+
+#endif

@@ -1,0 +1,740 @@
+/* hist.c — aggregating a profile into rows by sort keys (perf's hists).
+ *
+ * Works per unique aggregated sample (pf_sample), never per raw sample:
+ * each sample's leaf location gives the Self row; with children, every
+ * distinct row met on its stack (once per stack, so recursion counts once)
+ * gets the period added to Children.
+ *
+ * Row identity is a small array of u64 key words built from the active
+ * sort keys (see key_words()); rows are found through a hash of that array.
+ */
+#include "proff/hist.h"
+
+#include <regex.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../model/tables.h"
+
+#define KW_PER_KEY 2
+
+struct hist_priv {
+	uint64_t *keyw;          /* n * kw words */
+	size_t kw;               /* words per entry */
+	id_table tab;
+	uint32_t *seen;          /* per entry: stamp of the last sample that touched it */
+	size_t cap_seen;
+	regex_t parent_re;
+	bool has_parent_re;
+	uint32_t other_id;       /* "[other]" */
+	uint32_t *parent_of_node;   /* memo: node -> parent name id (+1), 0 = unknown */
+	pair_table cc_child;     /* callchain tree: (node, loc) -> child node */
+};
+
+void hist_opts_init(hist_opts *o)
+{
+	memset(o, 0, sizeof(*o));
+	o->sort = "comm,dso,sym";
+	o->parent_regex = "^sys_|^do_page_fault";
+}
+
+void hist_opts_release(hist_opts *o)
+{
+	pf_strlist_free(&o->comms);
+	pf_strlist_free(&o->dsos);
+	pf_strlist_free(&o->symbols);
+	free(o->pids);
+	free(o->tids);
+	o->pids = o->tids = NULL;
+	o->nr_pids = o->nr_tids = 0;
+}
+
+/* ---- display helpers ---------------------------------------------------------- */
+
+const char *hist_dso_name(const hist *h, const hist_entry *e)
+{
+	if (e->dso == PF_NONE)
+		return NULL;
+	const pf_dso *d = &h->prof->dsos[e->dso];
+	return pf_str(h->prof, h->opts.verbose ? d->long_name : d->short_name);
+}
+
+const char *hist_sym_name(const hist *h, const hist_entry *e)
+{
+	if (e->sym == PF_NONE)
+		return NULL;
+	return pf_str(h->prof, h->prof->syms[e->sym].name);
+}
+
+static int cmp_null(const void *l, const void *r)
+{
+	if (!l && !r)
+		return 0;
+	return !l ? 1 : -1;     /* NULL sorts after non-NULL */
+}
+
+static int cmp_str(const char *a, const char *b)
+{
+	if (!a || !b)
+		return cmp_null(a, b);
+	return strcmp(a, b);
+}
+
+static int cmp_u64(uint64_t a, uint64_t b) { return a < b ? -1 : a > b; }
+
+/* Copy s into buf replacing the field separator by '.' (perf's repsep). */
+static int put_name(char *buf, size_t len, const char *s, int maxw, char sep)
+{
+	size_t n = strlen(s);
+	if (maxw > 0 && n > (size_t)maxw)
+		n = (size_t)maxw;
+	if (n >= len)
+		n = len - 1;
+	for (size_t i = 0; i < n; i++)
+		buf[i] = (sep && s[i] == sep) ? '.' : s[i];
+	buf[n] = '\0';
+	return (int)n;
+}
+
+static int pad_to(char *buf, size_t len, int n, int width, bool pad)
+{
+	if (!pad)
+		return n;
+	while (n < width && (size_t)n + 1 < len)
+		buf[n++] = ' ';
+	buf[n] = '\0';
+	return n;
+}
+
+/* ---- sort keys --------------------------------------------------------------- */
+
+static int k_comm_cmp(const hist *h, const hist_entry *a, const hist_entry *b)
+{
+	return strcmp(pf_str(h->prof, a->comm), pf_str(h->prof, b->comm));
+}
+static size_t k_comm_width(const hist *h, const hist_entry *e) { return strlen(pf_str(h->prof, e->comm)); }
+static int k_comm_print(const hist *h, const hist_entry *e, char *buf, size_t len, int width, bool pad, char sep)
+{
+	int n = put_name(buf, len, pf_str(h->prof, e->comm), width, sep);
+	return pad_to(buf, len, n, width, true);
+}
+
+static int k_pid_cmp(const hist *h, const hist_entry *a, const hist_entry *b)
+{
+	return a->tid < b->tid ? -1 : a->tid > b->tid;
+}
+static size_t k_pid_width(const hist *h, const hist_entry *e) { return strlen(pf_str(h->prof, e->comm)) + 8; }
+static int k_pid_print(const hist *h, const hist_entry *e, char *buf, size_t len, int width, bool pad, char sep)
+{
+	char tmp[600];
+	snprintf(tmp, sizeof(tmp), "%7u:%s", e->tid, pf_str(h->prof, e->comm));
+	int n = put_name(buf, len, tmp, width, sep);
+	return pad_to(buf, len, n, width, true);
+}
+
+static int k_dso_cmp(const hist *h, const hist_entry *a, const hist_entry *b)
+{
+	return cmp_str(hist_dso_name(h, a), hist_dso_name(h, b));
+}
+static size_t k_dso_width(const hist *h, const hist_entry *e)
+{
+	const char *n = hist_dso_name(h, e);
+	return strlen(n ? n : "[unknown]");
+}
+static int k_dso_print(const hist *h, const hist_entry *e, char *buf, size_t len, int width, bool pad, char sep)
+{
+	const char *nm = hist_dso_name(h, e);
+	int n = put_name(buf, len, nm ? nm : "[unknown]", width, sep);
+	return pad_to(buf, len, n, width, true);   /* perf pads the dso column even when last */
+}
+
+static int k_sym_cmp(const hist *h, const hist_entry *a, const hist_entry *b)
+{
+	/* output order: by name; unresolved after resolved; unresolved by address */
+	const char *na = hist_sym_name(h, a), *nb = hist_sym_name(h, b);
+	if (!na || !nb) {
+		if (!na && !nb)
+			return cmp_u64(a->addr, b->addr);
+		return cmp_null(na, nb);
+	}
+	return strcmp(na, nb);
+}
+static size_t k_sym_width(const hist *h, const hist_entry *e)
+{
+	size_t w;
+	if (e->sym != PF_NONE)
+		w = strlen(hist_sym_name(h, e)) + 4;
+	else
+		w = 16 + 4 + 2;
+	if (h->opts.verbose)
+		w += 16 + 2 + 3;
+	return w;
+}
+static int k_sym_print(const hist *h, const hist_entry *e, char *buf, size_t len, int width, bool pad, char sep)
+{
+	int n = 0;
+	if (h->opts.verbose) {
+		char o = ' ';
+		if (e->dso != PF_NONE && h->prof->dsos[e->dso].sd)
+			o = sym_dso_origin(h->prof->dsos[e->dso].sd);
+		n = snprintf(buf, len, "%-#*llx %c ", 18, (unsigned long long)e->ip, o);
+		if (n < 0 || (size_t)n >= len)
+			return (int)len - 1;
+	}
+	int m = snprintf(buf + n, len - (size_t)n, "[%c] ", e->level);
+	n += m;
+	const char *nm = hist_sym_name(h, e);
+	if (nm) {
+		n += put_name(buf + n, len - (size_t)n, nm, width - n >= 0 ? width - n : 0, sep);
+	} else {
+		char tmp[40];
+		snprintf(tmp, sizeof(tmp), "%#018llx", (unsigned long long)e->addr);
+		n += put_name(buf + n, len - (size_t)n, tmp, width - n >= 0 ? width - n : 0, sep);
+	}
+	return pad_to(buf, len, n, width, pad);
+}
+
+static int k_cpu_cmp(const hist *h, const hist_entry *a, const hist_entry *b)
+{
+	return a->cpu < b->cpu ? -1 : a->cpu > b->cpu;
+}
+static size_t k_cpu_width(const hist *h, const hist_entry *e) { return 3; }
+static int k_cpu_print(const hist *h, const hist_entry *e, char *buf, size_t len, int width, bool pad, char sep)
+{
+	int n = snprintf(buf, len, "%*d", width, e->cpu == PF_NONE ? -1 : (int)e->cpu);
+	return n;
+}
+
+static int k_parent_cmp(const hist *h, const hist_entry *a, const hist_entry *b)
+{
+	const char *pa = a->parent ? pf_str(h->prof, a->parent) : NULL;
+	const char *pb = b->parent ? pf_str(h->prof, b->parent) : NULL;
+	return cmp_str(pa, pb);
+}
+static size_t k_parent_width(const hist *h, const hist_entry *e)
+{
+	return e->parent ? strlen(pf_str(h->prof, e->parent)) : 7;
+}
+static int k_parent_print(const hist *h, const hist_entry *e, char *buf, size_t len, int width, bool pad, char sep)
+{
+	int n = put_name(buf, len, e->parent ? pf_str(h->prof, e->parent) : "[other]", width, sep);
+	return pad_to(buf, len, n, width, true);
+}
+
+static int k_srcline_cmp(const hist *h, const hist_entry *a, const hist_entry *b)
+{
+	return strcmp(pf_str(h->prof, a->srcline), pf_str(h->prof, b->srcline));
+}
+static size_t k_srcline_width(const hist *h, const hist_entry *e) { return strlen(pf_str(h->prof, e->srcline)); }
+static int k_srcline_print(const hist *h, const hist_entry *e, char *buf, size_t len, int width, bool pad, char sep)
+{
+	int n = put_name(buf, len, pf_str(h->prof, e->srcline), width, sep);
+	return pad_to(buf, len, n, width, pad);
+}
+
+const hist_key_def hist_keys[HK__MAX] = {
+	[HK_COMM]    = { "comm", NULL, "Command", HK_COMM, k_comm_cmp, k_comm_width, k_comm_print },
+	[HK_PID]     = { "pid", NULL, "Pid:Command", HK_PID, k_pid_cmp, k_pid_width, k_pid_print },
+	[HK_TID]     = { "tid", NULL, "Tid:Command", HK_TID, k_pid_cmp, k_pid_width, k_pid_print },
+	[HK_DSO]     = { "dso", NULL, "Shared Object", HK_DSO, k_dso_cmp, k_dso_width, k_dso_print },
+	[HK_SYM]     = { "sym", "symbol", "Symbol", HK_SYM, k_sym_cmp, k_sym_width, k_sym_print },
+	[HK_CPU]     = { "cpu", NULL, "CPU", HK_CPU, k_cpu_cmp, k_cpu_width, k_cpu_print },
+	[HK_PARENT]  = { "parent", NULL, "Parent symbol", HK_PARENT, k_parent_cmp, k_parent_width, k_parent_print },
+	[HK_SRCLINE] = { "srcline", NULL, "Source:Line", HK_SRCLINE, k_srcline_cmp, k_srcline_width, k_srcline_print },
+};
+
+const hist_key_def *hist_key_find(const char *name)
+{
+	for (int i = 0; i < HK__MAX; i++)
+		if (!strcmp(hist_keys[i].name, name) ||
+		    (hist_keys[i].alias && !strcmp(hist_keys[i].alias, name)))
+			return &hist_keys[i];
+	return NULL;
+}
+
+int hist_parse_sort(const char *spec, int *keys, int max, proff_error *err)
+{
+	int n = 0;
+	const char *p = spec;
+	while (p && *p) {
+		const char *c = strchr(p, ',');
+		size_t l = c ? (size_t)(c - p) : strlen(p);
+		char name[64];
+		if (l == 0 || l >= sizeof(name))
+			return proff_err_set(err, PROFF_EUSAGE, NULL, PROFF_NO_OFFSET,
+					     "Unknown --sort key: '%.*s'", (int)l, p);
+		memcpy(name, p, l);
+		name[l] = '\0';
+		const hist_key_def *k = hist_key_find(name);
+		if (!k)
+			return proff_err_set(err, PROFF_EUSAGE, NULL, PROFF_NO_OFFSET,
+					     "Unknown --sort key: '%s'", name);
+		bool dup = false;
+		for (int i = 0; i < n; i++)
+			dup |= keys[i] == k->id;
+		if (!dup) {
+			if (n >= max)
+				return proff_err_set(err, PROFF_EUSAGE, NULL, PROFF_NO_OFFSET, "too many sort keys");
+			keys[n++] = k->id;
+		}
+		p = c ? c + 1 : NULL;
+	}
+	if (!n)
+		return proff_err_set(err, PROFF_EUSAGE, NULL, PROFF_NO_OFFSET, "empty --sort");
+	return n;
+}
+
+/* ---- building ------------------------------------------------------------------ */
+
+typedef struct ctx {
+	const pf_sample *s;
+	uint32_t parent;     /* parent name id for this sample (0 = none) */
+	uint8_t thread_filtered;
+} ctx;
+
+static void key_words(hist *h, const ctx *c, uint32_t loc, uint64_t *w)
+{
+	const pf_profile *p = h->prof;
+	const pf_loc *l = &p->locs[loc];
+	for (int i = 0; i < h->nkeys; i++) {
+		uint64_t a = 0, b = 0;
+		switch (h->keys[i]) {
+		case HK_COMM: a = c->s->comm; break;
+		case HK_PID:
+		case HK_TID: a = c->s->tid; b = c->s->pid; break;
+		case HK_DSO:
+			a = l->dso == PF_NONE ? UINT64_MAX :
+			    (h->opts.verbose ? p->dsos[l->dso].long_name : p->dsos[l->dso].short_name);
+			break;
+		case HK_SYM:
+			if (h->opts.diff_mode) {
+				a = l->sym == PF_NONE ? 0 : p->syms[l->sym].name;
+				b = a ? 0 : (l->dso == PF_NONE ? 1 : 0);   /* no-map ips collapse too */
+			} else if (l->sym != PF_NONE) {
+				a = p->syms[l->sym].start;
+				b = p->syms[l->sym].end | (1ULL << 63);
+			} else {
+				a = l->addr;
+				b = 0;
+			}
+			break;
+		case HK_CPU: a = c->s->cpu; break;
+		case HK_PARENT: a = c->parent; break;
+		case HK_SRCLINE: {
+			const char *s = pf_loc_srcline(h->prof, loc);
+			(void)s;
+			a = p->locs[loc].srcline;
+			break;
+		}
+		}
+		w[i * KW_PER_KEY] = a;
+		w[i * KW_PER_KEY + 1] = b;
+	}
+}
+
+static bool key_has(const hist *h, int k)
+{
+	for (int i = 0; i < h->nkeys; i++)
+		if (h->keys[i] == k)
+			return true;
+	return false;
+}
+
+static uint8_t entry_filter(hist *h, const ctx *c, uint32_t loc)
+{
+	uint8_t f = c->thread_filtered;
+	const pf_profile *p = h->prof;
+	const pf_loc *l = &p->locs[loc];
+	if (h->opts.dsos.n) {
+		bool keep = false;
+		if (l->dso != PF_NONE) {
+			keep = pf_strlist_has(&h->opts.dsos, pf_str(p, p->dsos[l->dso].short_name)) ||
+			       pf_strlist_has(&h->opts.dsos, pf_str(p, p->dsos[l->dso].long_name));
+		}
+		if (!keep)
+			f |= HF_DSO;
+	}
+	if (h->opts.symbols.n) {
+		if (l->sym == PF_NONE || !pf_strlist_has(&h->opts.symbols, pf_str(p, p->syms[l->sym].name)))
+			f |= HF_SYMBOL;
+	}
+	return f;
+}
+
+static int64_t find_entry(hist *h, const ctx *c, uint32_t loc, proff_error *err)
+{
+	struct hist_priv *pv = h->priv;
+	uint64_t w[HIST_MAX_KEYS * KW_PER_KEY];
+	key_words(h, c, loc, w);
+	uint64_t hash = pf_hash_bytes(w, pv->kw * 8, 0x5eed);
+	id_table *t = &pv->tab;
+	if ((t->len + 1) * 2 > t->cap && id_table_grow(t) < 0)
+		return proff_err_set(err, PROFF_ENOMEM, NULL, PROFF_NO_OFFSET, "out of memory");
+	size_t j = hash & (t->cap - 1);
+	while (t->id[j]) {
+		if (t->hash[j] == hash && !memcmp(pv->keyw + (size_t)(t->id[j] - 1) * pv->kw, w, pv->kw * 8)) {
+			uint32_t id = t->id[j] - 1;
+			hist_entry *e = &h->entries[id];
+			/* unresolved rows collapsed by name: show the lowest address */
+			const pf_loc *l = &h->prof->locs[loc];
+			if (e->sym == PF_NONE && l->addr < e->addr) {
+				e->addr = l->addr;
+				e->ip = l->ip;
+				e->loc = loc;
+			}
+			return id;
+		}
+		j = (j + 1) & (t->cap - 1);
+	}
+	size_t cap = h->cap;
+	if (PF_GROW(h->entries, cap, h->n + 1) < 0)
+		return proff_err_set(err, PROFF_ENOMEM, NULL, PROFF_NO_OFFSET, "out of memory");
+	size_t capk = h->cap * pv->kw;
+	uint64_t *nk = pf_realloc_array(pv->keyw, cap * pv->kw, 8);
+	(void)capk;
+	if (!nk)
+		return proff_err_set(err, PROFF_ENOMEM, NULL, PROFF_NO_OFFSET, "out of memory");
+	pv->keyw = nk;
+	if (PF_GROW(pv->seen, pv->cap_seen, h->n + 1) < 0)
+		return proff_err_set(err, PROFF_ENOMEM, NULL, PROFF_NO_OFFSET, "out of memory");
+	h->cap = cap;
+	memcpy(pv->keyw + h->n * pv->kw, w, pv->kw * 8);
+	pv->seen[h->n] = UINT32_MAX;
+	const pf_profile *p = h->prof;
+	const pf_loc *l = &p->locs[loc];
+	hist_entry *e = &h->entries[h->n];
+	memset(e, 0, sizeof(*e));
+	e->comm = c->s->comm;
+	e->pid = c->s->pid;
+	e->tid = c->s->tid;
+	e->cpu = c->s->cpu;
+	e->dso = l->dso;
+	e->sym = l->sym;
+	e->sym_name = l->sym != PF_NONE ? p->syms[l->sym].name : 0;
+	e->loc = loc;
+	e->addr = l->addr;
+	e->ip = l->ip;
+	e->level = l->level;
+	e->parent = c->parent;
+	e->srcline = key_has(h, HK_SRCLINE) ? l->srcline : 0;
+	e->filtered = entry_filter(h, c, loc);
+	e->cc_root = PF_NONE;
+	t->id[j] = (uint32_t)h->n + 1;
+	t->hash[j] = hash;
+	t->len++;
+	return (int64_t)h->n++;
+}
+
+static uint32_t sample_parent(hist *h, const pf_sample *s)
+{
+	struct hist_priv *pv = h->priv;
+	if (!pv->has_parent_re)
+		return 0;
+	const pf_profile *p = h->prof;
+	for (uint32_t n = s->stack; n; n = p->nodes[n].parent) {
+		const pf_loc *l = &p->locs[p->nodes[n].loc];
+		if (l->sym == PF_NONE)
+			continue;
+		const char *name = pf_str(p, p->syms[l->sym].name);
+		if (regexec(&pv->parent_re, name, 0, NULL, 0) == 0)
+			return p->syms[l->sym].name;
+	}
+	return 0;
+}
+
+static bool u32_in(const uint32_t *a, size_t n, uint32_t v)
+{
+	for (size_t i = 0; i < n; i++)
+		if (a[i] == v)
+			return true;
+	return false;
+}
+
+/* ---- callchain trees (graph output) -------------------------------------------- */
+
+static uint32_t cc_new_node(hist *h, uint32_t parent, uint32_t loc)
+{
+	if (PF_GROW(h->cc_nodes, h->cap_cc_nodes, h->nr_cc_nodes + 1) < 0 ||
+	    PF_GROW(h->cc_frames, h->cap_cc_frames, h->nr_cc_frames + 1) < 0)
+		return PF_NONE;
+	uint32_t id = (uint32_t)h->nr_cc_nodes++;
+	hist_cc_node *n = &h->cc_nodes[id];
+	memset(n, 0, sizeof(*n));
+	n->first_child = n->next_sibling = PF_NONE;
+	n->parent = parent;
+	n->frames_off = (uint32_t)h->nr_cc_frames;
+	n->nr_frames = loc == PF_NONE ? 0 : 1;
+	if (loc != PF_NONE)
+		h->cc_frames[h->nr_cc_frames++] = loc;
+	if (parent != PF_NONE) {
+		/* append as last child (insertion order) */
+		hist_cc_node *pn = &h->cc_nodes[parent];
+		if (pn->first_child == PF_NONE) {
+			pn->first_child = id;
+		} else {
+			uint32_t c = pn->first_child;
+			while (h->cc_nodes[c].next_sibling != PF_NONE)
+				c = h->cc_nodes[c].next_sibling;
+			h->cc_nodes[c].next_sibling = id;
+		}
+	}
+	return id;
+}
+
+/* Add one chain (a sequence of locations, in print order) with its period
+ * to the entry's callchain tree. The tree keeps one location per node; the
+ * printer merges single-child runs, which is what perf's graph shows. */
+static int cc_add(hist *h, hist_entry *e, const uint32_t *locs, size_t n, uint64_t period, uint64_t count)
+{
+	struct hist_priv *pv = h->priv;
+	if (e->cc_root == PF_NONE) {
+		e->cc_root = cc_new_node(h, PF_NONE, PF_NONE);
+		if (e->cc_root == PF_NONE)
+			return -1;
+	}
+	uint32_t cur = e->cc_root;
+	for (size_t i = 0; i < n; i++) {
+		int inserted;
+		h->cc_nodes[cur].children_hit += period;
+		uint32_t *slot = pair_table_find(&pv->cc_child, cur, locs[i], 1, &inserted);
+		if (!slot)
+			return -1;
+		if (inserted) {
+			uint32_t nn = cc_new_node(h, cur, locs[i]);
+			if (nn == PF_NONE)
+				return -1;
+			slot = pair_table_find(&pv->cc_child, cur, locs[i], 0, NULL);
+			*slot = nn;
+		}
+		cur = *slot;
+	}
+	h->cc_nodes[cur].hit += period;
+	h->cc_nodes[cur].count += count;
+	return 0;
+}
+
+int hist_build(pf_profile *prof, uint32_t evsel, const hist_opts *opts, hist **out, proff_error *err)
+{
+	*out = NULL;
+	hist *h = calloc(1, sizeof(*h));
+	struct hist_priv *pv = calloc(1, sizeof(*pv));
+	if (!h || !pv) {
+		free(h);
+		free(pv);
+		return proff_err_set(err, PROFF_ENOMEM, NULL, PROFF_NO_OFFSET, "out of memory");
+	}
+	h->prof = prof;
+	h->evsel = evsel;
+	h->opts = *opts;
+	h->priv = pv;
+	int rc = hist_parse_sort(opts->sort, h->keys, HIST_MAX_KEYS, err);
+	if (rc < 0) {
+		hist_free(h);
+		return rc;
+	}
+	h->nkeys = rc;
+	pv->kw = (size_t)h->nkeys * KW_PER_KEY;
+	if (key_has(h, HK_PARENT) && opts->parent_regex) {
+		if (regcomp(&pv->parent_re, opts->parent_regex, REG_EXTENDED | REG_NOSUB) != 0) {
+			hist_free(h);
+			return proff_err_set(err, PROFF_EUSAGE, NULL, PROFF_NO_OFFSET,
+					     "invalid --parent regex '%s'", opts->parent_regex);
+		}
+		pv->has_parent_re = true;
+	}
+
+	uint32_t *chain = NULL;
+	size_t cap_chain = 0;
+	bool want_cc = opts->callchain;
+	for (size_t si = 0; si < prof->nr_samples; si++) {
+		const pf_sample *s = &prof->samples[si];
+		if (s->evsel != evsel)
+			continue;
+		ctx c = { s, sample_parent(h, s), 0 };
+		if (opts->comms.n && !pf_strlist_has(&opts->comms, pf_str(prof, s->comm)))
+			c.thread_filtered |= HF_THREAD;
+		if (opts->nr_pids && !u32_in(opts->pids, opts->nr_pids, s->pid))
+			c.thread_filtered |= HF_THREAD;
+		if (opts->nr_tids && !u32_in(opts->tids, opts->nr_tids, s->tid))
+			c.thread_filtered |= HF_THREAD;
+		uint32_t leaf_loc = prof->nodes[s->stack].loc;
+		int64_t self = find_entry(h, &c, leaf_loc, err);
+		if (self < 0) {
+			rc = (int)self;
+			goto fail;
+		}
+		hist_entry *e = &h->entries[self];
+		/* an entry is shown if any of its samples passes the filters */
+		uint8_t f = entry_filter(h, &c, leaf_loc);
+		e->filtered &= f;
+		e->period += s->period;
+		e->nr_events += s->count;
+		h->total_period += s->period;
+		h->nr_samples += s->count;
+		if (!f) {
+			h->total_non_filtered_period += s->period;
+			h->nr_non_filtered_samples += s->count;
+		}
+		uint32_t depth = prof->nodes[s->stack].depth;
+		if (opts->max_stack > 0 && depth > (uint32_t)opts->max_stack)
+			depth = (uint32_t)opts->max_stack;
+		if (want_cc && PF_GROW(chain, cap_chain, depth + 1) < 0) {
+			rc = proff_err_set(err, PROFF_ENOMEM, NULL, PROFF_NO_OFFSET, "out of memory");
+			goto fail;
+		}
+		if (!opts->children) {
+			e->period_acc += s->period;
+			if (want_cc && prof->nodes[s->stack].depth > 0) {
+				/* chain of the sample: callee order = leaf first */
+				size_t n = 0;
+				for (uint32_t nd = s->stack; nd && n < depth; nd = prof->nodes[nd].parent)
+					chain[n++] = prof->nodes[nd].loc;
+				if (opts->caller_order)
+					for (size_t a = 0, b = n - 1; a < b; a++, b--) {
+						uint32_t t = chain[a]; chain[a] = chain[b]; chain[b] = t;
+					}
+				if (cc_add(h, &h->entries[self], chain, n, s->period, s->count) < 0) {
+					rc = proff_err_set(err, PROFF_ENOMEM, NULL, PROFF_NO_OFFSET, "out of memory");
+					goto fail;
+				}
+			}
+			continue;
+		}
+		/* children: every distinct row on the stack, once per sample */
+		uint32_t stamp = (uint32_t)si;
+		size_t n = 0;
+		if (want_cc)
+			for (uint32_t nd = s->stack; nd && n < depth; nd = prof->nodes[nd].parent)
+				chain[n++] = prof->nodes[nd].loc;      /* leaf first */
+		uint32_t lvl = 0;
+		for (uint32_t nd = s->stack; nd && lvl < depth; nd = prof->nodes[nd].parent, lvl++) {
+			uint32_t loc = prof->nodes[nd].loc;
+			int64_t id = nd == s->stack ? self : find_entry(h, &c, loc, err);
+			if (id < 0) {
+				rc = (int)id;
+				goto fail;
+			}
+			if (pv->seen[id] == stamp)
+				continue;
+			pv->seen[id] = stamp;
+			hist_entry *ce = &h->entries[id];
+			ce->period_acc += s->period;
+			if (nd != s->stack) {
+				uint8_t cf = entry_filter(h, &c, loc);
+				ce->filtered &= cf;
+			}
+			if (want_cc) {
+				/* caller order: this frame down to the leaf, i.e.
+				 * chain[lvl], chain[lvl-1], ..., chain[0]; for the
+				 * self row the whole chain root first. */
+				uint32_t *seq = chain + n;   /* scratch after the chain */
+				size_t m = 0;
+				if (PF_GROW(chain, cap_chain, 2 * n + 2) < 0) {
+					rc = proff_err_set(err, PROFF_ENOMEM, NULL, PROFF_NO_OFFSET, "out of memory");
+					goto fail;
+				}
+				seq = chain + n;
+				/* the cursor in print order: caller = root..leaf, callee =
+				 * leaf..root; the self row gets all of it, a caller row
+				 * the rest of the cursor from its own frame on (perf). */
+				if (opts->caller_order) {
+					size_t from = nd == s->stack ? n : lvl + 1;
+					for (size_t k = from; k-- > 0;)
+						seq[m++] = chain[k];
+				} else {
+					size_t from = nd == s->stack ? 0 : lvl;
+					for (size_t k = from; k < n; k++)
+						seq[m++] = chain[k];
+				}
+				if (cc_add(h, ce, seq, m, s->period, s->count) < 0) {
+					rc = proff_err_set(err, PROFF_ENOMEM, NULL, PROFF_NO_OFFSET, "out of memory");
+					goto fail;
+				}
+			}
+		}
+	}
+	free(chain);
+	*out = h;
+	return 0;
+fail:
+	free(chain);
+	hist_free(h);
+	return rc;
+}
+
+void hist_free(hist *h)
+{
+	if (!h)
+		return;
+	if (h->priv) {
+		free(h->priv->keyw);
+		id_table_free(&h->priv->tab);
+		free(h->priv->seen);
+		free(h->priv->parent_of_node);
+		pair_table_free(&h->priv->cc_child);
+		if (h->priv->has_parent_re)
+			regfree(&h->priv->parent_re);
+		free(h->priv);
+	}
+	free(h->entries);
+	free(h->cc_nodes);
+	free(h->cc_frames);
+	free(h);
+}
+
+/* ---- ordering ------------------------------------------------------------------- */
+
+int hist_entry_cmp_keys(const hist *h, const hist_entry *a, const hist_entry *b)
+{
+	for (int i = 0; i < h->nkeys; i++) {
+		int r = hist_keys[h->keys[i]].cmp(h, a, b);
+		if (r)
+			return r;
+	}
+	return 0;
+}
+
+static const hist *sort_h;
+
+static int report_cmp(const void *pa, const void *pb)
+{
+	const hist_entry *a = pa, *b = pb;
+	if (sort_h->opts.children) {
+		if (a->period_acc != b->period_acc)
+			return a->period_acc > b->period_acc ? -1 : 1;
+	}
+	if (a->period != b->period)
+		return a->period > b->period ? -1 : 1;
+	return hist_entry_cmp_keys(sort_h, a, b);
+}
+
+void hist_sort_report(hist *h)
+{
+	/* entries are reordered: the key index is rebuilt lazily if ever needed */
+	sort_h = h;
+	qsort(h->entries, h->n, sizeof(*h->entries), report_cmp);
+	sort_h = NULL;
+	id_table_free(&h->priv->tab);
+	free(h->priv->keyw);
+	h->priv->keyw = NULL;
+}
+
+size_t hist_key_col_width(const hist *h, int key_id)
+{
+	const hist_key_def *k = &hist_keys[key_id];
+	size_t w = strlen(k->header);
+	bool unresolved = false;
+	for (size_t i = 0; i < h->n; i++) {
+		const hist_entry *e = &h->entries[i];
+		if (e->filtered)
+			continue;
+		size_t x = k->width(h, e);
+		if (x > w)
+			w = x;
+		if (e->sym == PF_NONE)
+			unresolved = true;
+	}
+	if (key_id == HK_DSO && unresolved && !h->opts.dsos.n && w < 16)
+		w = 16;
+	return w;
+}

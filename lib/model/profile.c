@@ -1,0 +1,1037 @@
+/* profile.c — loading a perf.data file into the profile model.
+ *
+ * The records arrive in time order from the reader. Side-band records
+ * (COMM, FORK, EXIT, MMAP, MMAP2) maintain threads and per-process map
+ * groups, so each sample sees the maps and comm of its moment. A sample's
+ * callchain is interned twice:
+ *   1. as raw ips in its map group (same ips + same maps = same stack), which
+ *      makes the common case one hash lookup per sample;
+ *   2. new raw stacks are resolved ip by ip into locations (dso, map address),
+ *      each location symbolized once, and the frames are inserted into the
+ *      stack trie.
+ * Samples are then aggregated by (event, pid, tid, comm, cpu, stack).
+ */
+#include "proff/profile.h"
+#include "proff/perfdata.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "tables.h"
+
+typedef struct pmap {
+	uint64_t start, end, pgoff;
+	uint32_t dso;
+} pmap;
+
+typedef struct mgroup {
+	pmap *maps;
+	size_t n, cap;
+	uint32_t gen;          /* bumped on every change; part of raw-stack keys */
+} mgroup;
+
+typedef struct pthread_ {
+	uint32_t pid, tid;
+	uint32_t comm;         /* string id */
+	uint32_t mg;           /* map group (per process) */
+} pthread_;
+
+struct pf_profile_priv {
+	pf_load_opts opts;
+	proff_error *err;
+	/* threads */
+	pthread_ *threads; size_t nthreads, capthreads;
+	pf_map64 tid2thread;     /* tid -> thread index */
+	pf_map64 pid2mg;         /* pid -> map group index */
+	mgroup *mgs; size_t nmgs, capmgs;
+	uint32_t kernel_mg;
+	/* dsos by long-name string id */
+	pf_map64 name2dso;
+	/* build ids from the header: filename string id -> index into bids */
+	pf_map64 name2bid;
+	const pd_build_id *bids; size_t nbids;
+	/* interning */
+	pair_table loc_tab;      /* (dso, addr) -> loc; dso PF_NONE for no map */
+	pair_table sym_tab;      /* (dso, start) -> sym */
+	pair_table node_tab;     /* (parent, loc) -> node */
+	id_table raw_tab;        /* raw stacks */
+	uint64_t **raw_keys; size_t nraw, capraw;   /* [0]=mg<<32|gen, [1]=nr, [2..]=ips */
+	uint32_t *raw_leaf;
+	pf_arena raw_arena;
+	id_table sample_tab;
+	/* time filter */
+	pf_time_range *ranges; size_t nranges;
+	/* scratch */
+	uint32_t *scratch_locs; size_t cap_scratch;
+	const pd_reader *rd;
+	uint64_t lost;
+};
+
+void pf_load_opts_init(pf_load_opts *o)
+{
+	memset(o, 0, sizeof(*o));
+	o->use_callchain = true;
+}
+
+static int oom(pf_profile *p)
+{
+	return proff_err_set(p->priv->err, PROFF_ENOMEM, p->path, PROFF_NO_OFFSET, "out of memory");
+}
+
+static int64_t intern(pf_profile *p, const char *s)
+{
+	return pf_strtab_intern(&p->strs, s, strlen(s));
+}
+
+/* ---- dsos ---------------------------------------------------------------- */
+
+static enum sym_dso_kind dso_kind_of(const char *name, int cpumode)
+{
+	if (!strcmp(name, "[vdso]"))
+		return SYM_DSO_VDSO;
+	if (cpumode == PD_CPUMODE_KERNEL || cpumode == PD_CPUMODE_GUEST_KERNEL) {
+		if (!strncmp(name, "[kernel.kallsyms]", 17) || !strncmp(name, "[guest.kernel", 13))
+			return SYM_DSO_KERNEL;
+		return SYM_DSO_MODULE;
+	}
+	if (name[0] == '[' || !strncmp(name, "//anon", 6) || !strncmp(name, "/memfd:", 7) ||
+	    !strncmp(name, "/dev/zero", 9) || !strncmp(name, "anon_inode:", 11) ||
+	    !strncmp(name, "/SYSV", 5))
+		return SYM_DSO_ANON;
+	return SYM_DSO_USER;
+}
+
+static void short_name_of(const char *name, enum sym_dso_kind kind, char *out, size_t len)
+{
+	if (kind == SYM_DSO_KERNEL) {
+		snprintf(out, len, "[kernel.kallsyms]");
+		return;
+	}
+	if (kind == SYM_DSO_MODULE && name[0] == '/') {
+		/* /lib/modules/.../kvm.ko(.xz) -> [kvm] */
+		const char *b = strrchr(name, '/');
+		b = b ? b + 1 : name;
+		size_t n = strcspn(b, ".");
+		char tmp[256];
+		snprintf(tmp, sizeof(tmp), "%.*s", (int)n, b);
+		for (char *c = tmp; *c; c++)
+			if (*c == '-')
+				*c = '_';
+		snprintf(out, len, "[%s]", tmp);
+		return;
+	}
+	if (name[0] == '[' || name[0] != '/') {
+		snprintf(out, len, "%s", name);
+		return;
+	}
+	const char *b = strrchr(name, '/');
+	snprintf(out, len, "%s", b ? b + 1 : name);
+}
+
+static uint32_t get_dso(pf_profile *p, const char *filename, int cpumode,
+			const uint8_t *bid, size_t bid_size)
+{
+	struct pf_profile_priv *pr = p->priv;
+	char namebuf[4096];
+	const char *name = filename;
+	if ((cpumode == PD_CPUMODE_KERNEL || cpumode == PD_CPUMODE_GUEST_KERNEL) &&
+	    !strncmp(filename, "[kernel.kallsyms]", 17))
+		name = "[kernel.kallsyms]";
+	snprintf(namebuf, sizeof(namebuf), "%s", name);
+	int64_t lid = intern(p, namebuf);
+	if (lid < 0)
+		return PF_NONE;
+	uint64_t v;
+	if (pf_map64_get(&pr->name2dso, (uint64_t)lid, &v))
+		return (uint32_t)v;
+	enum sym_dso_kind kind = dso_kind_of(namebuf, cpumode);
+	char sbuf[512];
+	short_name_of(namebuf, kind, sbuf, sizeof(sbuf));
+	int64_t sid = intern(p, sbuf);
+	if (sid < 0 || PF_GROW(p->dsos, p->cap_dsos, p->nr_dsos + 1) < 0)
+		return PF_NONE;
+	pf_dso *d = &p->dsos[p->nr_dsos];
+	memset(d, 0, sizeof(*d));
+	d->long_name = (uint32_t)lid;
+	d->short_name = (uint32_t)sid;
+	d->kind = kind;
+	if (!bid_size) {
+		uint64_t bi;
+		int64_t fid = intern(p, filename);
+		if (fid >= 0 && pf_map64_get(&pr->name2bid, (uint64_t)fid, &bi)) {
+			bid = pr->bids[bi].id;
+			bid_size = pr->bids[bi].size;
+		}
+	}
+	if (bid_size > 20)
+		bid_size = 20;
+	if (bid_size)
+		memcpy(d->build_id, bid, bid_size);
+	d->build_id_size = (uint8_t)bid_size;
+	d->sd = NULL;     /* symbolizer handle created on first lookup */
+	uint64_t *slot = pf_map64_upsert(&pr->name2dso, (uint64_t)lid, NULL);
+	if (!slot)
+		return PF_NONE;
+	*slot = p->nr_dsos;
+	return (uint32_t)p->nr_dsos++;
+}
+
+static sym_dso *dso_sd(pf_profile *p, uint32_t dso)
+{
+	pf_dso *d = &p->dsos[dso];
+	if (!d->sd && p->syms_ctx && d->kind != SYM_DSO_ANON)
+		d->sd = sym_dso_get(p->syms_ctx, pf_str(p, d->long_name),
+				    d->build_id_size ? d->build_id : NULL, d->build_id_size, d->kind);
+	return d->sd;
+}
+
+/* ---- threads and maps ------------------------------------------------------- */
+
+static uint32_t new_mg(pf_profile *p)
+{
+	struct pf_profile_priv *pr = p->priv;
+	if (PF_GROW(pr->mgs, pr->capmgs, pr->nmgs + 1) < 0)
+		return PF_NONE;
+	memset(&pr->mgs[pr->nmgs], 0, sizeof(mgroup));
+	return (uint32_t)pr->nmgs++;
+}
+
+static uint32_t mg_of_pid(pf_profile *p, uint32_t pid, bool create)
+{
+	struct pf_profile_priv *pr = p->priv;
+	uint64_t v;
+	if (pf_map64_get(&pr->pid2mg, pid, &v))
+		return (uint32_t)v;
+	if (!create)
+		return PF_NONE;
+	uint32_t mg = new_mg(p);
+	if (mg == PF_NONE)
+		return PF_NONE;
+	uint64_t *slot = pf_map64_upsert(&pr->pid2mg, pid, NULL);
+	if (!slot)
+		return PF_NONE;
+	*slot = mg;
+	return mg;
+}
+
+static pthread_ *find_thread(pf_profile *p, uint32_t pid, uint32_t tid, bool create)
+{
+	struct pf_profile_priv *pr = p->priv;
+	uint64_t v;
+	if (pf_map64_get(&pr->tid2thread, tid, &v)) {
+		pthread_ *t = &pr->threads[v];
+		if (t->pid == pid || pid == (uint32_t)-1 || !create)
+			return t;
+		/* tid reused by another process: start a new thread */
+	}
+	if (!create)
+		return NULL;
+	if (PF_GROW(pr->threads, pr->capthreads, pr->nthreads + 1) < 0)
+		return NULL;
+	pthread_ *t = &pr->threads[pr->nthreads];
+	t->pid = pid;
+	t->tid = tid;
+	char buf[32];
+	snprintf(buf, sizeof(buf), ":%u", tid);
+	int64_t c = intern(p, buf);
+	t->comm = c < 0 ? 0 : (uint32_t)c;
+	t->mg = mg_of_pid(p, pid, true);
+	if (t->mg == PF_NONE)
+		return NULL;
+	uint64_t *slot = pf_map64_upsert(&pr->tid2thread, tid, NULL);
+	if (!slot)
+		return NULL;
+	*slot = pr->nthreads++;
+	return t;
+}
+
+static int mg_insert(mgroup *g, uint64_t start, uint64_t end, uint64_t pgoff, uint32_t dso)
+{
+	if (end <= start)
+		return 0;
+	/* remove/split overlaps */
+	size_t i = 0;
+	while (i < g->n) {
+		pmap *m = &g->maps[i];
+		if (m->end <= start || m->start >= end) {
+			i++;
+			continue;
+		}
+		if (m->start < start && m->end > end) {
+			/* split in two */
+			pmap right = *m;
+			right.pgoff += end - m->start;
+			right.start = end;
+			m->end = start;
+			if (PF_GROW(g->maps, g->cap, g->n + 1) < 0)
+				return -1;
+			g->maps[g->n++] = right;
+			i++;
+			continue;
+		}
+		if (m->start < start) {
+			m->end = start;
+			i++;
+			continue;
+		}
+		if (m->end > end) {
+			m->pgoff += end - m->start;
+			m->start = end;
+			i++;
+			continue;
+		}
+		/* fully covered: remove */
+		g->maps[i] = g->maps[--g->n];
+	}
+	if (PF_GROW(g->maps, g->cap, g->n + 1) < 0)
+		return -1;
+	g->maps[g->n++] = (pmap){ start, end, pgoff, dso };
+	/* keep sorted by start (insertion sort: maps are few) */
+	for (size_t k = g->n; k > 1 && g->maps[k - 1].start < g->maps[k - 2].start; k--) {
+		pmap t = g->maps[k - 1];
+		g->maps[k - 1] = g->maps[k - 2];
+		g->maps[k - 2] = t;
+	}
+	/* the swap-removal above can break order: full sort if needed */
+	for (size_t k = 1; k < g->n; k++) {
+		if (g->maps[k].start < g->maps[k - 1].start) {
+			for (size_t a = 1; a < g->n; a++)
+				for (size_t b = a; b > 0 && g->maps[b].start < g->maps[b - 1].start; b--) {
+					pmap t = g->maps[b];
+					g->maps[b] = g->maps[b - 1];
+					g->maps[b - 1] = t;
+				}
+			break;
+		}
+	}
+	g->gen++;
+	return 0;
+}
+
+static int mg_clone(mgroup *dst, const mgroup *src)
+{
+	if (!src->n)
+		return 0;
+	if (PF_GROW(dst->maps, dst->cap, src->n) < 0)
+		return -1;
+	memcpy(dst->maps, src->maps, src->n * sizeof(pmap));
+	dst->n = src->n;
+	dst->gen++;
+	return 0;
+}
+
+static const pmap *mg_find(const mgroup *g, uint64_t addr)
+{
+	size_t lo = 0, hi = g->n;
+	while (lo < hi) {
+		size_t mid = (lo + hi) / 2;
+		if (g->maps[mid].start <= addr)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (lo == 0)
+		return NULL;
+	const pmap *m = &g->maps[lo - 1];
+	return addr < m->end ? m : NULL;
+}
+
+/* ---- locations and the stack trie ---------------------------------------------- */
+
+static char level_of(int cpumode)
+{
+	switch (cpumode) {
+	case PD_CPUMODE_KERNEL: return 'k';
+	case PD_CPUMODE_GUEST_KERNEL: return 'g';
+	case PD_CPUMODE_GUEST_USER: return 'u';
+	case PD_CPUMODE_HYPERVISOR: return 'H';
+	default: return '.';
+	}
+}
+
+static uint32_t resolve_loc(pf_profile *p, const pthread_ *t, int cpumode, uint64_t ip)
+{
+	struct pf_profile_priv *pr = p->priv;
+	const pmap *m = NULL;
+	bool kernel = cpumode == PD_CPUMODE_KERNEL || cpumode == PD_CPUMODE_GUEST_KERNEL;
+	if (kernel)
+		m = mg_find(&pr->mgs[pr->kernel_mg], ip);
+	else if (t && t->mg != PF_NONE)
+		m = mg_find(&pr->mgs[t->mg], ip);
+	uint32_t dso = PF_NONE;
+	uint64_t addr = ip;
+	if (m) {
+		dso = m->dso;
+		if (p->dsos[dso].kind == SYM_DSO_KERNEL || p->dsos[dso].kind == SYM_DSO_MODULE)
+			addr = ip;                     /* kernel maps use identity addresses */
+		else
+			addr = ip - m->start + m->pgoff;
+	}
+	int inserted;
+	uint32_t *slot = pair_table_find(&pr->loc_tab, dso, addr, 1, &inserted);
+	if (!slot)
+		return PF_NONE;
+	if (!inserted)
+		return *slot;
+	if (PF_GROW(p->locs, p->cap_locs, p->nr_locs + 1) < 0)
+		return PF_NONE;
+	uint32_t id = (uint32_t)p->nr_locs;
+	*slot = id;     /* set before anything else can rehash the table */
+	pf_loc *l = &p->locs[p->nr_locs++];
+	l->dso = dso;
+	l->sym = PF_NONE;
+	l->addr = addr;
+	l->ip = ip;
+	l->level = level_of(cpumode);
+	l->srcline = PF_NONE;
+	if (dso != PF_NONE) {
+		sym_dso *sd = dso_sd(p, dso);
+		sym_info si;
+		if (sd && sym_lookup(sd, addr, &si)) {
+			uint32_t *ss = pair_table_find(&pr->sym_tab, dso, si.start, 1, &inserted);
+			if (!ss)
+				return PF_NONE;
+			if (inserted) {
+				int64_t nid = intern(p, si.name ? si.name : "");
+				if (nid < 0 || PF_GROW(p->syms, p->cap_syms, p->nr_syms + 1) < 0)
+					return PF_NONE;
+				p->syms[p->nr_syms] = (pf_sym){ dso, (uint32_t)nid, si.start, si.end };
+				*ss = (uint32_t)p->nr_syms++;
+			}
+			p->locs[id].sym = *ss;
+		}
+	}
+	return id;
+}
+
+static uint32_t node_child(pf_profile *p, uint32_t parent, uint32_t loc)
+{
+	int inserted;
+	uint32_t *slot = pair_table_find(&p->priv->node_tab, parent, loc, 1, &inserted);
+	if (!slot)
+		return PF_NONE;
+	if (!inserted)
+		return *slot;
+	if (PF_GROW(p->nodes, p->cap_nodes, p->nr_nodes + 1) < 0)
+		return PF_NONE;
+	uint32_t id = (uint32_t)p->nr_nodes++;
+	p->nodes[id] = (pf_node){ parent, loc, p->nodes[parent].depth + 1 };
+	*slot = id;
+	return id;
+}
+
+/* Build the leaf node for a sample from its callchain (or its ip alone). */
+static uint32_t build_stack(pf_profile *p, const pthread_ *t, const pd_sample *s, bool use_cc)
+{
+	struct pf_profile_priv *pr = p->priv;
+	size_t n = 0;
+	uint64_t nr = use_cc ? s->nr_callchain : 0;
+	if (PF_GROW(pr->scratch_locs, pr->cap_scratch, (size_t)nr + 2) < 0)
+		return PF_NONE;
+	int max = pr->opts.max_stack;
+	if (nr) {
+		int cpumode = PD_CPUMODE_USER;
+		bool first = true;
+		for (uint64_t i = 0; i < nr; i++) {
+			uint64_t ip = s->callchain[i];
+			if (ip >= PD_CONTEXT_MAX) {
+				switch (ip) {
+				case PD_CONTEXT_HV: cpumode = PD_CPUMODE_HYPERVISOR; break;
+				case PD_CONTEXT_KERNEL: cpumode = PD_CPUMODE_KERNEL; break;
+				case PD_CONTEXT_USER: cpumode = PD_CPUMODE_USER; break;
+				case PD_CONTEXT_GUEST_KERNEL: cpumode = PD_CPUMODE_GUEST_KERNEL; break;
+				case PD_CONTEXT_GUEST_USER: cpumode = PD_CPUMODE_GUEST_USER; break;
+				default: break;
+				}
+				continue;
+			}
+			if (first && ip != s->ip) {
+				/* chain does not start at the sample ip: keep the ip as leaf */
+				uint32_t l = resolve_loc(p, t, s->cpumode, s->ip);
+				if (l == PF_NONE)
+					return PF_NONE;
+				pr->scratch_locs[n++] = l;
+			}
+			first = false;
+			if (max > 0 && (int)n >= max)
+				break;
+			uint32_t l = resolve_loc(p, t, cpumode, ip);
+			if (l == PF_NONE)
+				return PF_NONE;
+			pr->scratch_locs[n++] = l;
+		}
+	}
+	if (n == 0) {
+		uint32_t l = resolve_loc(p, t, s->cpumode, s->ip);
+		if (l == PF_NONE)
+			return PF_NONE;
+		pr->scratch_locs[n++] = l;
+	}
+	/* insert root-first */
+	uint32_t node = 0;
+	for (size_t i = n; i-- > 0;) {
+		node = node_child(p, node, pr->scratch_locs[i]);
+		if (node == PF_NONE)
+			return PF_NONE;
+	}
+	return node;
+}
+
+/* raw stack cache: (mg, gen, cpumode, ip, callchain) -> leaf node */
+static uint32_t stack_of(pf_profile *p, const pthread_ *t, const pd_sample *s)
+{
+	struct pf_profile_priv *pr = p->priv;
+	bool use_cc = pr->opts.use_callchain && s->callchain;
+	uint64_t nr = use_cc ? s->nr_callchain : 0;
+	uint32_t mg = t ? t->mg : PF_NONE;
+	uint32_t gen = mg != PF_NONE ? pr->mgs[mg].gen : 0;
+	uint32_t kgen = pr->mgs[pr->kernel_mg].gen;
+	uint64_t k0 = ((uint64_t)mg << 32) | (gen ^ (kgen << 20));
+	uint64_t k1 = (nr << 8) | s->cpumode;
+	uint64_t h = pf_hash64(k0 ^ pf_hash64(k1 ^ s->ip));
+	if (nr)
+		h ^= pf_hash_bytes(s->callchain, nr * 8, k0);
+	id_table *tab = &pr->raw_tab;
+	if ((tab->len + 1) * 2 > tab->cap && id_table_grow(tab) < 0)
+		return PF_NONE;
+	size_t j = h & (tab->cap - 1);
+	while (tab->id[j]) {
+		if (tab->hash[j] == h) {
+			const uint64_t *k = pr->raw_keys[tab->id[j] - 1];
+			if (k[0] == k0 && k[1] == k1 && k[2] == s->ip &&
+			    (!nr || !memcmp(k + 3, s->callchain, nr * 8)))
+				return pr->raw_leaf[tab->id[j] - 1];
+		}
+		j = (j + 1) & (tab->cap - 1);
+	}
+	uint32_t leaf = build_stack(p, t, s, use_cc);
+	if (leaf == PF_NONE)
+		return PF_NONE;
+	/* the stack build may have grown nothing in tab; j is still valid */
+	size_t cap2 = pr->capraw;
+	if (PF_GROW(pr->raw_keys, cap2, pr->nraw + 1) < 0 ||
+	    PF_GROW(pr->raw_leaf, pr->capraw, pr->nraw + 1) < 0)
+		return PF_NONE;
+	uint64_t *k = pf_arena_alloc(&pr->raw_arena, (3 + nr) * 8);
+	if (!k)
+		return PF_NONE;
+	k[0] = k0; k[1] = k1; k[2] = s->ip;
+	if (nr)
+		memcpy(k + 3, s->callchain, nr * 8);
+	pr->raw_keys[pr->nraw] = k;
+	pr->raw_leaf[pr->nraw] = leaf;
+	tab->id[j] = (uint32_t)pr->nraw + 1;
+	tab->hash[j] = h;
+	tab->len++;
+	pr->nraw++;
+	return leaf;
+}
+
+static int add_sample(pf_profile *p, uint32_t evsel, uint32_t pid, uint32_t tid, uint32_t comm,
+		      uint32_t cpu, uint32_t stack, uint64_t period)
+{
+	struct pf_profile_priv *pr = p->priv;
+	uint64_t h = pf_hash64(((uint64_t)evsel << 32 | pid) ^ pf_hash64(((uint64_t)tid << 32 | comm) ^
+			       pf_hash64(((uint64_t)cpu << 32) | stack)));
+	id_table *tab = &pr->sample_tab;
+	if ((tab->len + 1) * 2 > tab->cap && id_table_grow(tab) < 0)
+		return -1;
+	size_t j = h & (tab->cap - 1);
+	while (tab->id[j]) {
+		if (tab->hash[j] == h) {
+			pf_sample *s = &p->samples[tab->id[j] - 1];
+			if (s->evsel == evsel && s->pid == pid && s->tid == tid && s->comm == comm &&
+			    s->cpu == cpu && s->stack == stack) {
+				s->period += period;
+				s->count++;
+				return 0;
+			}
+		}
+		j = (j + 1) & (tab->cap - 1);
+	}
+	if (PF_GROW(p->samples, p->cap_samples, p->nr_samples + 1) < 0)
+		return -1;
+	p->samples[p->nr_samples] = (pf_sample){ evsel, pid, tid, comm, cpu, stack, period, 1 };
+	tab->id[j] = (uint32_t)++p->nr_samples;
+	tab->hash[j] = h;
+	tab->len++;
+	return 0;
+}
+
+/* ---- record handling ------------------------------------------------------------- */
+
+static bool time_kept(const struct pf_profile_priv *pr, uint64_t t)
+{
+	if (!pr->nranges)
+		return true;
+	for (size_t i = 0; i < pr->nranges; i++)
+		if (t >= pr->ranges[i].start && (!pr->ranges[i].end || t <= pr->ranges[i].end))
+			return true;
+	return false;
+}
+
+static int on_event(void *ctx, const pd_event *ev)
+{
+	pf_profile *p = ctx;
+	struct pf_profile_priv *pr = p->priv;
+	switch (ev->type) {
+	case PD_SAMPLE: {
+		const pd_sample *s = &ev->u.sample;
+		if (s->evsel < 0 || (size_t)s->evsel >= p->nr_events)
+			return 0;
+		pf_event *e = &p->events[s->evsel];
+		if (!time_kept(pr, s->time))
+			return 0;
+		uint32_t cpu = e->has_cpu ? s->cpu : PF_NONE;
+		if (pr->opts.cpu_mask && e->has_cpu) {
+			if (s->cpu >= pr->opts.cpu_mask_bits ||
+			    !(pr->opts.cpu_mask[s->cpu / 8] & (1u << (s->cpu % 8))))
+				return 0;
+		}
+		pthread_ *t = find_thread(p, s->pid, s->tid, true);
+		if (!t)
+			return oom(p);
+		uint32_t stack = stack_of(p, t, s);
+		if (stack == PF_NONE)
+			return oom(p);
+		uint64_t period = s->period;
+		if (!(e->sample_type & PD_S_PERIOD))
+			period = 1;   /* perf: period defaults to 1 when not sampled */
+		if (add_sample(p, (uint32_t)s->evsel, s->pid, s->tid, t->comm, cpu, stack, period) < 0)
+			return oom(p);
+		e->total_period += period;
+		e->nr_samples++;
+		if (!p->first_time || s->time < p->first_time)
+			p->first_time = s->time;
+		if (s->time > p->last_time)
+			p->last_time = s->time;
+		return 0;
+	}
+	case PD_COMM: {
+		pthread_ *t = find_thread(p, ev->u.comm.pid, ev->u.comm.tid, true);
+		if (!t)
+			return oom(p);
+		int64_t c = intern(p, ev->u.comm.comm ? ev->u.comm.comm : "");
+		if (c < 0)
+			return oom(p);
+		t->comm = (uint32_t)c;
+		return 0;
+	}
+	case PD_FORK: {
+		uint32_t pid = ev->u.fork.pid, ppid = ev->u.fork.ppid;
+		uint32_t tid = ev->u.fork.tid, ptid = ev->u.fork.ptid;
+		pthread_ *parent = find_thread(p, ppid, ptid, true);
+		if (!parent)
+			return oom(p);
+		uint32_t pcomm = parent->comm, pmg = parent->mg;
+		if (pid != ppid) {
+			/* new process: it gets a copy of the parent's maps */
+			uint32_t mg = new_mg(p);
+			if (mg == PF_NONE)
+				return oom(p);
+			if (mg_clone(&pr->mgs[mg], &pr->mgs[pmg]) < 0)
+				return oom(p);
+			uint64_t *slot = pf_map64_upsert(&pr->pid2mg, pid, NULL);
+			if (!slot)
+				return oom(p);
+			*slot = mg;
+		}
+		/* a fresh thread record (a reused tid starts over) */
+		uint64_t *ts = pf_map64_upsert(&pr->tid2thread, tid, NULL);
+		if (!ts || PF_GROW(pr->threads, pr->capthreads, pr->nthreads + 1) < 0)
+			return oom(p);
+		pthread_ *t = &pr->threads[pr->nthreads];
+		t->pid = pid;
+		t->tid = tid;
+		t->comm = pcomm;
+		t->mg = mg_of_pid(p, pid, true);
+		if (t->mg == PF_NONE)
+			return oom(p);
+		*ts = pr->nthreads++;
+		return 0;
+	}
+	case PD_MMAP:
+	case PD_MMAP2: {
+		int cpumode = ev->misc & PD_CPUMODE_MASK;
+		const char *fn = ev->u.mmap.filename ? ev->u.mmap.filename : "";
+		uint32_t dso = get_dso(p, fn, cpumode,
+				       ev->u.mmap.has_build_id ? ev->u.mmap.build_id : NULL,
+				       ev->u.mmap.has_build_id ? ev->u.mmap.build_id_size : 0);
+		if (dso == PF_NONE)
+			return oom(p);
+		uint64_t start = ev->u.mmap.start, len = ev->u.mmap.len;
+		uint64_t end = start + len < start ? UINT64_MAX : start + len;
+		mgroup *g;
+		if (cpumode == PD_CPUMODE_KERNEL || cpumode == PD_CPUMODE_GUEST_KERNEL) {
+			g = &pr->mgs[pr->kernel_mg];
+			if (p->dsos[dso].kind == SYM_DSO_KERNEL && p->syms_ctx)
+				sym_kernel_set_ref(p->syms_ctx, ev->u.mmap.pgoff);
+		} else {
+			pthread_ *t = find_thread(p, ev->u.mmap.pid, ev->u.mmap.tid, true);
+			if (!t)
+				return oom(p);
+			g = &pr->mgs[t->mg];
+		}
+		if (mg_insert(g, start, end, ev->u.mmap.pgoff, dso) < 0)
+			return oom(p);
+		return 0;
+	}
+	case PD_LOST:
+		p->nr_lost_samples += ev->u.lost.lost;
+		return 0;
+	case PD_LOST_SAMPLES:
+		p->nr_lost_samples += ev->u.lost_samples.lost;
+		return 0;
+	default:
+		return 0;
+	}
+}
+
+/* ---- time specs ------------------------------------------------------------------ */
+
+static int parse_abs_time(const char *s, size_t n, uint64_t *out)
+{
+	/* "sec.usec" (perf prints sample times as seconds with 6 decimals) */
+	char buf[64];
+	if (n == 0) {
+		*out = 0;
+		return 0;
+	}
+	if (n >= sizeof(buf))
+		return -1;
+	memcpy(buf, s, n);
+	buf[n] = '\0';
+	char *end;
+	unsigned long long sec = strtoull(buf, &end, 10);
+	uint64_t ns = 0;
+	if (*end == '.') {
+		const char *f = end + 1;
+		int digits = 0;
+		while (*f >= '0' && *f <= '9' && digits < 9) {
+			ns = ns * 10 + (uint64_t)(*f - '0');
+			f++;
+			digits++;
+		}
+		while (digits++ < 9)
+			ns *= 10;
+		while (*f >= '0' && *f <= '9')
+			f++;
+		end = (char *)f;
+	}
+	if (*end)
+		return -1;
+	*out = sec * 1000000000ULL + ns;
+	return 0;
+}
+
+int pf_parse_time_spec(const char *spec, size_t file_idx, size_t nfiles,
+		       uint64_t first, uint64_t last,
+		       pf_time_range **ranges, size_t *nranges, proff_error *err)
+{
+	*ranges = NULL;
+	*nranges = 0;
+	if (!spec || !*spec)
+		return 0;
+	bool percent = strchr(spec, '%') != NULL;
+	size_t cap = 0;
+	pf_time_range *r = NULL;
+	if (percent) {
+		/* comma separated items: "a%-b%" or "N%/M" */
+		const char *p = spec;
+		while (*p) {
+			const char *c = strchr(p, ',');
+			size_t n = c ? (size_t)(c - p) : strlen(p);
+			char item[64];
+			if (n >= sizeof(item))
+				goto bad;
+			memcpy(item, p, n);
+			item[n] = '\0';
+			double a, b;
+			int m;
+			uint64_t span = last > first ? last - first : 0;
+			pf_time_range tr;
+			if (sscanf(item, "%lf%%/%d", &a, &m) == 2 && strchr(item, '/')) {
+				if (a <= 0 || a > 100 || m < 1 || (double)m * a > 100.0 + 1e-9)
+					goto bad;
+				tr.start = first + (uint64_t)((double)span * a * (m - 1) / 100.0);
+				tr.end = first + (uint64_t)((double)span * a * m / 100.0);
+			} else if (sscanf(item, "%lf%%-%lf%%", &a, &b) == 2) {
+				if (a < 0 || b > 100 || a > b)
+					goto bad;
+				tr.start = first + (uint64_t)((double)span * a / 100.0);
+				tr.end = first + (uint64_t)((double)span * b / 100.0);
+			} else {
+				goto bad;
+			}
+			if (PF_GROW(r, cap, *nranges + 1) < 0) {
+				free(r);
+				return proff_err_set(err, PROFF_ENOMEM, NULL, PROFF_NO_OFFSET, "out of memory");
+			}
+			r[(*nranges)++] = tr;
+			if (!c)
+				break;
+			p = c + 1;
+		}
+		*ranges = r;
+		return 0;
+	}
+	/* absolute: "start,stop" with ':' separating per-file ranges */
+	const char *p = spec;
+	for (size_t i = 0; i < file_idx; i++) {
+		const char *c = strchr(p, ':');
+		if (!c) {
+			/* fewer ranges than files: this file gets nothing kept? perf applies
+			 * only the given ranges; files without one are not filtered */
+			(void)nfiles;
+			return 0;
+		}
+		p = c + 1;
+	}
+	const char *colon = strchr(p, ':');
+	size_t n = colon ? (size_t)(colon - p) : strlen(p);
+	const char *comma = memchr(p, ',', n);
+	if (!comma)
+		goto bad;
+	pf_time_range tr;
+	if (parse_abs_time(p, (size_t)(comma - p), &tr.start) < 0 ||
+	    parse_abs_time(comma + 1, n - (size_t)(comma + 1 - p), &tr.end) < 0)
+		goto bad;
+	r = malloc(sizeof(*r));
+	if (!r)
+		return proff_err_set(err, PROFF_ENOMEM, NULL, PROFF_NO_OFFSET, "out of memory");
+	r[0] = tr;
+	*ranges = r;
+	*nranges = 1;
+	return 0;
+bad:
+	free(r);
+	*ranges = NULL;
+	*nranges = 0;
+	return proff_err_set(err, PROFF_EUSAGE, NULL, PROFF_NO_OFFSET, "invalid time string '%s'", spec);
+}
+
+static int on_time_only(void *ctx, const pd_event *ev)
+{
+	pf_profile *p = ctx;
+	if (ev->type == PD_SAMPLE) {
+		uint64_t t = ev->u.sample.time;
+		if (!p->first_time || t < p->first_time)
+			p->first_time = t;
+		if (t > p->last_time)
+			p->last_time = t;
+	}
+	return 0;
+}
+
+/* ---- load ------------------------------------------------------------------------ */
+
+int pf_profile_load(const char *path, const pf_load_opts *opts, pf_profile **out, proff_error *err)
+{
+	*out = NULL;
+	pf_profile *p = calloc(1, sizeof(*p));
+	struct pf_profile_priv *pr = calloc(1, sizeof(*pr));
+	if (!p || !pr) {
+		free(p);
+		free(pr);
+		return proff_err_set(err, PROFF_ENOMEM, path, PROFF_NO_OFFSET, "out of memory");
+	}
+	p->priv = pr;
+	pr->err = err;
+	if (opts)
+		pr->opts = *opts;
+	else
+		pf_load_opts_init(&pr->opts);
+	p->path = strdup(path);
+	int rc;
+	if (!p->path || pf_strtab_init(&p->strs) < 0) {
+		rc = oom(p);
+		goto fail;
+	}
+	pf_arena_init(&pr->raw_arena);
+	pd_reader *rd = NULL;
+	rc = pd_open(path, &rd, err);
+	if (rc < 0)
+		goto fail;
+	pr->rd = rd;
+
+	/* events */
+	p->nr_events = pd_nr_attrs(rd);
+	p->events = calloc(p->nr_events ? p->nr_events : 1, sizeof(pf_event));
+	if (!p->events) {
+		pd_close(rd);
+		rc = oom(p);
+		goto fail;
+	}
+	for (size_t i = 0; i < p->nr_events; i++) {
+		const pd_attr *a = pd_get_attr(rd, i);
+		pf_event *e = &p->events[i];
+		e->name = strdup(a->name ? a->name : "unknown");
+		e->type = a->type;
+		e->config = a->config;
+		e->sample_type = a->sample_type;
+		e->has_callchain = (a->sample_type & PD_S_CALLCHAIN) != 0;
+		e->has_cpu = (a->sample_type & PD_S_CPU) != 0;
+		e->has_branch_stack = (a->sample_type & PD_S_BRANCH_STACK) != 0;
+	}
+	p->has_branch_stack_feature = pd_has_feature(rd, PD_FEAT_BRANCH_STACK);
+
+	/* header build-ids */
+	const pd_header *hdr = pd_get_header(rd);
+	pr->bids = hdr->build_ids;
+	pr->nbids = hdr->nr_build_ids;
+	for (size_t i = 0; i < hdr->nr_build_ids; i++) {
+		const char *fn = hdr->build_ids[i].filename ? hdr->build_ids[i].filename : "";
+		int64_t id = intern(p, fn);
+		uint64_t *slot = id < 0 ? NULL : pf_map64_upsert(&pr->name2bid, (uint64_t)id, NULL);
+		if (!slot) {
+			pd_close(rd);
+			rc = oom(p);
+			goto fail;
+		}
+		*slot = i;
+	}
+
+	sym_opts so = {
+		.symfs = pr->opts.symfs,
+		.kallsyms = pr->opts.kallsyms,
+		.buildid_dir = pr->opts.buildid_dir,
+		.recorded_osrelease = hdr->osrelease,
+		.demangle = true,
+		.inline_frames = pr->opts.inline_frames,
+	};
+	rc = sym_ctx_new(&so, &p->syms_ctx, err);
+	if (rc < 0) {
+		pd_close(rd);
+		goto fail;
+	}
+	pr->kernel_mg = new_mg(p);
+	if (pr->kernel_mg == PF_NONE || PF_GROW(p->nodes, p->cap_nodes, 1) < 0) {
+		pd_close(rd);
+		rc = oom(p);
+		goto fail;
+	}
+	p->nodes[0] = (pf_node){ 0, PF_NONE, 0 };
+	p->nr_nodes = 1;
+
+	/* --time: percent ranges need the first/last sample time */
+	if (pr->opts.time_spec) {
+		uint64_t first = hdr->sample_time_first, last = hdr->sample_time_last;
+		if (strchr(pr->opts.time_spec, '%') && (!first || !last || last <= first)) {
+			rc = pd_process(rd, false, on_time_only, p, err);
+			if (rc < 0) {
+				pd_close(rd);
+				goto fail;
+			}
+			first = p->first_time;
+			last = p->last_time;
+			p->first_time = p->last_time = 0;
+			pd_close(rd);
+			rc = pd_open(path, &rd, err);
+			if (rc < 0)
+				goto fail;
+			pr->rd = rd;
+			hdr = pd_get_header(rd);
+			pr->bids = hdr->build_ids;
+		}
+		rc = pf_parse_time_spec(pr->opts.time_spec, 0, 1, first, last, &pr->ranges, &pr->nranges, err);
+		if (rc < 0) {
+			pd_close(rd);
+			goto fail;
+		}
+	}
+
+	rc = pd_process(rd, true, on_event, p, err);
+	if (rc > 0)
+		rc = PROFF_ENOMEM;   /* our callback only stops on allocation failure (err set) */
+	for (size_t i = 0; i < pd_nr_warnings(rd); i++) {
+		size_t cap = p->nr_warnings;
+		if (PF_GROW(p->warnings, cap, p->nr_warnings + 1) == 0)
+			p->warnings[p->nr_warnings++] = strdup(pd_warning(rd, i));
+	}
+	pd_close(rd);
+	pr->rd = NULL;
+	pr->bids = NULL;
+	pr->nbids = 0;
+	if (rc < 0)
+		goto fail;
+	*out = p;
+	return 0;
+fail:
+	pf_profile_free(p);
+	return rc;
+}
+
+void pf_profile_free(pf_profile *p)
+{
+	if (!p)
+		return;
+	struct pf_profile_priv *pr = p->priv;
+	if (pr) {
+		free(pr->threads);
+		pf_map64_free(&pr->tid2thread);
+		pf_map64_free(&pr->pid2mg);
+		for (size_t i = 0; i < pr->nmgs; i++)
+			free(pr->mgs[i].maps);
+		free(pr->mgs);
+		pf_map64_free(&pr->name2dso);
+		pf_map64_free(&pr->name2bid);
+		pair_table_free(&pr->loc_tab);
+		pair_table_free(&pr->sym_tab);
+		pair_table_free(&pr->node_tab);
+		id_table_free(&pr->raw_tab);
+		id_table_free(&pr->sample_tab);
+		free(pr->raw_keys);
+		free(pr->raw_leaf);
+		pf_arena_free(&pr->raw_arena);
+		free(pr->ranges);
+		free(pr->scratch_locs);
+		free(pr);
+	}
+	for (size_t i = 0; i < p->nr_events; i++)
+		free(p->events[i].name);
+	free(p->events);
+	free(p->dsos);
+	free(p->syms);
+	free(p->locs);
+	free(p->nodes);
+	free(p->samples);
+	for (size_t i = 0; i < p->nr_warnings; i++)
+		free(p->warnings[i]);
+	free(p->warnings);
+	if (p->syms_ctx)
+		sym_ctx_free(p->syms_ctx);
+	pf_strtab_free(&p->strs);
+	free(p->path);
+	free(p);
+}
+
+/* ---- srcline --------------------------------------------------------------------- */
+
+const char *pf_loc_srcline(pf_profile *p, uint32_t loc)
+{
+	pf_loc *l = &p->locs[loc];
+	if (l->srcline != PF_NONE)
+		return pf_str(p, l->srcline);
+	char buf[4096];
+	const char *file = NULL;
+	unsigned line = 0;
+	sym_dso *sd = l->dso != PF_NONE ? dso_sd(p, l->dso) : NULL;
+	if (sd && l->dso != PF_NONE && p->dsos[l->dso].kind == SYM_DSO_USER &&
+	    sym_srcline(sd, l->addr, &file, &line) && file) {
+		const char *b = strrchr(file, '/');
+		snprintf(buf, sizeof(buf), "%s:%u", b ? b + 1 : file, line);
+	} else if (l->sym != PF_NONE) {
+		const pf_sym *s = &p->syms[l->sym];
+		snprintf(buf, sizeof(buf), "%s+%llu", pf_str(p, s->name),
+			 (unsigned long long)(l->addr - s->start));
+	} else {
+		const char *dn = l->dso != PF_NONE ? pf_str(p, p->dsos[l->dso].short_name) : "[unknown]";
+		snprintf(buf, sizeof(buf), "%s[%llx]", dn, (unsigned long long)l->addr);
+	}
+	int64_t id = pf_strtab_intern(&p->strs, buf, strlen(buf));
+	if (id < 0)
+		return "??";
+	l->srcline = (uint32_t)id;
+	return pf_str(p, l->srcline);
+}

@@ -1,0 +1,507 @@
+/* report.c — `perf report --stdio`-compatible text and JSON output of a hist:
+ * the header block, Children/Self/Overhead columns, sort-key columns with
+ * perf's widths and padding, and call graphs (graph, fractal, flat, folded)
+ * laid out as perf's stdio browser prints them.
+ */
+#include "proff/report.h"
+
+#include <inttypes.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+void report_fmt_init(report_fmt *f)
+{
+	memset(f, 0, sizeof(*f));
+	f->cc_threshold = 0.5;
+}
+
+static uint64_t hist_total(const hist *h, const report_fmt *f)
+{
+	return f->relative ? h->total_non_filtered_period : h->total_period;
+}
+
+/* ---- call graph ------------------------------------------------------------------- */
+
+typedef struct gctx {
+	FILE *out;
+	hist *h;
+	const report_fmt *f;
+	uint64_t total;            /* hists total (graph/flat/folded) */
+} gctx;
+
+static uint64_t cumul(const hist *h, uint32_t n)
+{
+	return h->cc_nodes[n].hit + h->cc_nodes[n].children_hit;
+}
+
+static size_t nr_children(const hist *h, uint32_t n)
+{
+	size_t k = 0;
+	for (uint32_t c = h->cc_nodes[n].first_child; c != PF_NONE; c = h->cc_nodes[c].next_sibling)
+		k++;
+	return k;
+}
+
+
+static const char *frame_name(const hist *h, uint32_t cc_node, char *buf, size_t len)
+{
+	const hist_cc_node *cn = &h->cc_nodes[cc_node];
+	uint32_t loc = h->cc_frames[cn->frames_off];
+	const pf_profile *p = h->prof;
+	const pf_loc *l = &p->locs[loc];
+	if (l->sym != PF_NONE)
+		return pf_str(p, p->syms[l->sym].name);
+	snprintf(buf, len, "%#" PRIx64, l->ip);
+	return buf;
+}
+
+typedef struct child_ref { uint32_t node; uint64_t cumul; uint32_t order; } child_ref;
+
+static int child_cmp(const void *pa, const void *pb)
+{
+	const child_ref *a = pa, *b = pb;
+	if (a->cumul != b->cumul)
+		return a->cumul > b->cumul ? -1 : 1;
+	return a->order < b->order ? -1 : a->order > b->order;
+}
+
+/* Children of run-end node n that pass min_hit, sorted by cumulative hits. */
+static size_t sorted_children(const hist *h, uint32_t n, uint64_t min_hit, child_ref **out)
+{
+	size_t k = nr_children(h, n), m = 0;
+	*out = NULL;
+	if (!k)
+		return 0;
+	child_ref *v = malloc(k * sizeof(*v));
+	if (!v)
+		return 0;
+	uint32_t ord = 0;
+	for (uint32_t c = h->cc_nodes[n].first_child; c != PF_NONE; c = h->cc_nodes[c].next_sibling) {
+		uint64_t cu = cumul(h, c);
+		if (cu >= min_hit)
+			v[m++] = (child_ref){ c, cu, ord };
+		ord++;
+	}
+	qsort(v, m, sizeof(*v), child_cmp);
+	*out = v;
+	return m;
+}
+
+static uint64_t min_hit_for(const gctx *g, uint32_t n)
+{
+	if (g->f->cc_mode == CC_FRACTAL)
+		return (uint64_t)ceil((double)g->h->cc_nodes[n].children_hit * g->f->cc_threshold / 100.0);
+	return (uint64_t)((double)g->total * (g->f->cc_threshold / 100.0));
+}
+
+static void left_margin(FILE *out, int lm)
+{
+	fputs("            ", out);
+	for (int i = 0; i < lm; i++)
+		fputc(' ', out);
+}
+
+static void print_value(const gctx *g, uint64_t period, uint64_t count, uint64_t total)
+{
+	switch (g->f->cc_value) {
+	case CCV_PERIOD: fprintf(g->out, "%" PRIu64, period); break;
+	case CCV_COUNT: fprintf(g->out, "%" PRIu64, count); break;
+	default:
+		fprintf(g->out, "%.2f%%", total ? (double)period * 100.0 / (double)total : 0.0);
+	}
+}
+
+static uint64_t cumul_count(const hist *h, uint32_t n)
+{
+	uint64_t c = h->cc_nodes[n].count;
+	for (uint32_t k = h->cc_nodes[n].first_child; k != PF_NONE; k = h->cc_nodes[k].next_sibling)
+		c += cumul_count(h, k);
+	return c;
+}
+
+static void graph_line(const gctx *g, int depth, uint64_t mask, int lm)
+{
+	left_margin(g->out, lm);
+	for (int i = 0; i < depth; i++)
+		fputs((mask & (1ULL << i)) ? "|          " : "           ", g->out);
+	fputc('\n', g->out);
+}
+
+static void graph_entry(const gctx *g, uint32_t run_first, const char *name, int depth, uint64_t mask,
+			int period_idx, uint64_t total, int lm, uint64_t value_period, uint64_t value_count)
+{
+	left_margin(g->out, lm);
+	for (int i = 0; i < depth; i++) {
+		fputc((mask & (1ULL << i)) ? '|' : ' ', g->out);
+		if (!period_idx && i == depth - 1) {
+			fputs("--", g->out);
+			print_value(g, value_period, value_count, total);
+			fputs("--", g->out);
+		} else {
+			fputs("          ", g->out);
+		}
+	}
+	(void)run_first;
+	fputs(name, g->out);
+	fputc('\n', g->out);
+}
+
+static bool graph_children(const gctx *g, uint32_t parent_end, uint64_t total, int depth, uint64_t mask, int lm)
+{
+	hist *h = g->h;
+	child_ref *kids;
+	size_t nk = sorted_children(h, parent_end, min_hit_for(g, parent_end), &kids);
+	uint64_t remaining = total;
+	uint64_t new_mask = mask;
+	unsigned printed = 0;
+	uint64_t cumul_cnt = 0;
+	char buf[64];
+	for (size_t i = 0; i < nk; i++) {
+		uint32_t c = kids[i].node;
+		uint64_t cu = kids[i].cumul;
+		remaining -= cu;
+		cumul_cnt += cumul_count(h, c);
+		bool last = i + 1 == nk;
+		if (last && (g->f->cc_mode != CC_FRACTAL || !remaining))
+			new_mask &= ~(1ULL << (depth - 1));
+		graph_line(g, depth, mask, lm);
+		/* the run: c, and single children while the chain does not end */
+		int idx = 0;
+		uint32_t n = c;
+		for (;;) {
+			graph_entry(g, c, frame_name(h, n, buf, sizeof(buf)), depth, new_mask, idx++, total, lm,
+				    cu, cumul_count(h, c));
+			if (h->cc_nodes[n].hit != 0 || nr_children(h, n) != 1)
+				break;
+			n = h->cc_nodes[n].first_child;
+		}
+		uint64_t new_total = g->f->cc_mode == CC_FRACTAL ? h->cc_nodes[n].children_hit : total;
+		graph_children(g, n, new_total, depth + 1, new_mask | (1ULL << depth), lm);
+		if (++printed == g->f->cc_print_limit)
+			break;
+	}
+	if (g->f->cc_mode == CC_FRACTAL && nk && remaining && remaining != total) {
+		new_mask &= ~(1ULL << (depth - 1));
+		uint64_t rem_count = 0;
+		if (g->f->cc_value == CCV_COUNT) {
+			uint64_t pc = 0;
+			for (uint32_t k = h->cc_nodes[parent_end].first_child; k != PF_NONE; k = h->cc_nodes[k].next_sibling)
+				pc += cumul_count(h, k);
+			if (pc <= cumul_cnt) {
+				free(kids);
+				return true;
+			}
+			rem_count = pc - cumul_cnt;
+		}
+		graph_entry(g, PF_NONE, "[...]", depth, new_mask, 0, total, lm, remaining, rem_count);
+	}
+	free(kids);
+	return nk > 0;
+}
+
+static int print_graph(const gctx *g, const hist_entry *e)
+{
+	hist *h = g->h;
+	uint64_t parent_samples = g->f->children ? e->period_acc : e->period;
+	uint64_t total = g->total;
+	uint32_t root = e->cc_root;
+	child_ref *kids;
+	size_t nk = sorted_children(h, root, min_hit_for(g, root), &kids);
+	bool wrote = false;
+	int lm = 0;
+	uint32_t start = root;
+	char buf[64];
+	if (nk && !(nk > 1 || kids[0].cumul != parent_samples)) {
+		/* a single path from the root: print it without a percentage */
+		bool printed = false;
+		int i = 0;
+		uint32_t n = kids[0].node;
+		for (;;) {
+			if (!(i++ == 0 && g->f->sort_starts_with_sym)) {
+				if (!printed) {
+					left_margin(g->out, lm);
+					fputs("|\n", g->out);
+					left_margin(g->out, lm);
+					fputs("---", g->out);
+					lm += 3;
+					printed = true;
+				} else {
+					left_margin(g->out, lm);
+				}
+				fprintf(g->out, "%s\n", frame_name(h, n, buf, sizeof(buf)));
+				wrote = true;
+				if (g->f->cc_print_limit && (unsigned)(i) == g->f->cc_print_limit)
+					break;
+			}
+			if (h->cc_nodes[n].hit != 0 || nr_children(h, n) != 1)
+				break;
+			n = h->cc_nodes[n].first_child;
+		}
+		start = n;
+	}
+	free(kids);
+	if (g->f->cc_mode == CC_FRACTAL)
+		total = parent_samples;
+	if (graph_children(g, start, total, 1, 1, lm) || wrote)
+		fputc('\n', g->out);
+	return 0;
+}
+
+/* flat / folded: every node where a chain ends (hit > 0) */
+typedef struct flat_ref { uint32_t node; uint64_t hit; uint32_t order; } flat_ref;
+
+static int flat_cmp(const void *pa, const void *pb)
+{
+	const flat_ref *a = pa, *b = pb;
+	if (a->hit != b->hit)
+		return a->hit > b->hit ? -1 : 1;
+	return a->order < b->order ? -1 : a->order > b->order;
+}
+
+static void collect_flat(const hist *h, uint32_t n, uint64_t min_hit, flat_ref **v, size_t *nv, size_t *cap)
+{
+	for (uint32_t c = h->cc_nodes[n].first_child; c != PF_NONE; c = h->cc_nodes[c].next_sibling) {
+		collect_flat(h, c, min_hit, v, nv, cap);
+		if (h->cc_nodes[c].hit && h->cc_nodes[c].hit >= min_hit) {
+			if (PF_GROW(*v, *cap, *nv + 1) < 0)
+				return;
+			(*v)[*nv] = (flat_ref){ c, h->cc_nodes[c].hit, (uint32_t)*nv };
+			(*nv)++;
+		}
+	}
+}
+
+static void print_path(const gctx *g, uint32_t n, bool folded, bool *first)
+{
+	hist *h = g->h;
+	if (h->cc_nodes[n].parent == PF_NONE)
+		return;
+	print_path(g, h->cc_nodes[n].parent, folded, first);
+	char buf[64];
+	const char *nm = frame_name(h, n, buf, sizeof(buf));
+	if (folded) {
+		if (!*first)
+			fputc(';', g->out);
+		fputs(nm, g->out);
+		*first = false;
+	} else {
+		fprintf(g->out, "                %s\n", nm);
+	}
+}
+
+static void print_flat(const gctx *g, const hist_entry *e, bool folded)
+{
+	hist *h = g->h;
+	flat_ref *v = NULL;
+	size_t nv = 0, cap = 0;
+	uint64_t min_hit = (uint64_t)((double)g->total * (g->f->cc_threshold / 100.0));
+	collect_flat(h, e->cc_root, min_hit, &v, &nv, &cap);
+	qsort(v, nv, sizeof(*v), flat_cmp);
+	for (size_t i = 0; i < nv; i++) {
+		uint32_t n = v[i].node;
+		if (folded) {
+			print_value(g, h->cc_nodes[n].hit, h->cc_nodes[n].count, g->total);
+			fputc(' ', g->out);
+			bool first = true;
+			print_path(g, n, true, &first);
+			fputc('\n', g->out);
+		} else {
+			fputs("           ", g->out);
+			print_value(g, cumul(h, n), cumul_count(h, n), g->total);
+			fputc('\n', g->out);
+			bool first = true;
+			print_path(g, n, false, &first);
+			fputc('\n', g->out);
+		}
+		if (g->f->cc_print_limit && i + 1 == g->f->cc_print_limit)
+			break;
+	}
+	free(v);
+}
+
+/* ---- rows --------------------------------------------------------------------------- */
+
+typedef struct col {
+	const char *header;
+	int width;
+	int key;            /* hist key id, or -1 children, -2 self/overhead, -3 samples */
+} col;
+
+static size_t build_cols(hist *h, const report_fmt *f, col *cols)
+{
+	size_t n = 0;
+	if (f->children) {
+		cols[n++] = (col){ "Children", 8, -1 };
+		cols[n++] = (col){ "Self", 8, -2 };
+	} else {
+		cols[n++] = (col){ "Overhead", 8, -2 };
+	}
+	if (f->show_nr_samples)
+		cols[n++] = (col){ "Samples", 12, -3 };
+	bool all_elided = true;
+	for (int i = 0; i < h->nkeys; i++)
+		if (!f->elide[h->keys[i]])
+			all_elided = false;
+	for (int i = 0; i < h->nkeys; i++) {
+		int k = h->keys[i];
+		if (f->elide[k] && !all_elided)
+			continue;
+		cols[n++] = (col){ hist_keys[k].header, (int)hist_key_col_width(h, k), k };
+	}
+	return n;
+}
+
+static void print_pct(FILE *out, uint64_t v, uint64_t total, int width)
+{
+	double pct = total ? (double)v * 100.0 / (double)total : 0.0;
+	fprintf(out, "%*.2f%%", width - 1, pct);
+}
+
+int report_print_hist(FILE *out, hist *h, const report_fmt *f, uint64_t nr_lost)
+{
+	const pf_profile *p = h->prof;
+	uint64_t total = hist_total(h, f);
+	col cols[HK__MAX + 4];
+	size_t ncols = build_cols(h, f, cols);
+	if (!f->quiet) {
+		fprintf(out, "# Total Lost Samples: %" PRIu64 "\n#\n", nr_lost);
+		uint64_t ns = f->relative ? h->nr_non_filtered_samples : h->nr_samples;
+		char unit = ' ';
+		if (ns > 1000) { ns /= 1000; unit = 'K'; }
+		if (ns > 1000) { ns /= 1000; unit = 'M'; }
+		if (ns > 1000) { ns /= 1000; unit = 'G'; }
+		fprintf(out, "# Samples: %" PRIu64 "%c of event '%s'\n", ns, unit, p->events[h->evsel].name);
+		fprintf(out, "# Event count (approx.): %" PRIu64 "\n#\n", total);
+		fputs("# ", out);
+		for (size_t i = 0; i < ncols; i++) {
+			if (i)
+				fputs("  ", out);
+			if (cols[i].key < 0)
+				fprintf(out, "%*s", cols[i].width, cols[i].header);
+			else
+				fprintf(out, "%-*s", cols[i].width, cols[i].header);
+		}
+		fputs("\n# ", out);
+		for (size_t i = 0; i < ncols; i++) {
+			if (i)
+				fputs("  ", out);
+			for (int k = 0; k < cols[i].width; k++)
+				fputc('.', out);
+		}
+		fputs("\n#\n", out);
+	}
+	gctx g = { out, h, f, total };
+	char buf[4096];
+	for (size_t i = 0; i < h->n; i++) {
+		hist_entry *e = &h->entries[i];
+		if (e->filtered)
+			continue;
+		uint64_t lim_v = f->children ? e->period_acc : e->period;
+		if (f->percent_limit > 0 && total &&
+		    (double)lim_v * 100.0 / (double)total < f->percent_limit)
+			continue;
+		fputs("  ", out);
+		for (size_t c = 0; c < ncols; c++) {
+			if (c)
+				fputs("  ", out);
+			switch (cols[c].key) {
+			case -1: print_pct(out, e->period_acc, total, cols[c].width); break;
+			case -2: print_pct(out, e->period, total, cols[c].width); break;
+			case -3: fprintf(out, "%*" PRIu64, cols[c].width, e->nr_events); break;
+			default: {
+				bool last = c + 1 == ncols;
+				hist_keys[cols[c].key].print(h, e, buf, sizeof(buf), cols[c].width, !last, 0);
+				fputs(buf, out);
+			}
+			}
+		}
+		fputc('\n', out);
+		if (f->cc_mode != CC_NONE && e->cc_root != PF_NONE) {
+			if (f->cc_mode == CC_GRAPH || f->cc_mode == CC_FRACTAL)
+				print_graph(&g, e);
+			else
+				print_flat(&g, e, f->cc_mode == CC_FOLDED);
+		}
+	}
+	return 0;
+}
+
+/* ---- JSON ------------------------------------------------------------------------- */
+
+static void json_str(FILE *out, const char *s)
+{
+	fputc('"', out);
+	for (; s && *s; s++) {
+		unsigned char c = (unsigned char)*s;
+		if (c == '"' || c == '\\')
+			fprintf(out, "\\%c", c);
+		else if (c < 0x20)
+			fprintf(out, "\\u%04x", c);
+		else
+			fputc(c, out);
+	}
+	fputc('"', out);
+}
+
+int report_print_json(FILE *out, hist *h, const report_fmt *f, bool first_event)
+{
+	const pf_profile *p = h->prof;
+	uint64_t total = hist_total(h, f);
+	fprintf(out, "%s{\"event\":", first_event ? "" : ",\n");
+	json_str(out, p->events[h->evsel].name);
+	fprintf(out, ",\"total_period\":%" PRIu64 ",\"samples\":%" PRIu64 ",\"children\":%s,\"rows\":[",
+		total, f->relative ? h->nr_non_filtered_samples : h->nr_samples,
+		f->children ? "true" : "false");
+	bool first = true;
+	char buf[4096];
+	for (size_t i = 0; i < h->n; i++) {
+		hist_entry *e = &h->entries[i];
+		if (e->filtered)
+			continue;
+		uint64_t lim_v = f->children ? e->period_acc : e->period;
+		if (f->percent_limit > 0 && total &&
+		    (double)lim_v * 100.0 / (double)total < f->percent_limit)
+			continue;
+		fprintf(out, "%s\n  {", first ? "" : ",");
+		first = false;
+		fprintf(out, "\"self\":%.6f,\"self_period\":%" PRIu64,
+			total ? (double)e->period * 100.0 / (double)total : 0.0, e->period);
+		if (f->children)
+			fprintf(out, ",\"children\":%.6f,\"children_period\":%" PRIu64,
+				total ? (double)e->period_acc * 100.0 / (double)total : 0.0, e->period_acc);
+		fprintf(out, ",\"samples\":%" PRIu64, e->nr_events);
+		for (int k = 0; k < h->nkeys; k++) {
+			int key = h->keys[k];
+			fprintf(out, ",\"%s\":", hist_keys[key].name);
+			switch (key) {
+			case HK_PID:
+			case HK_TID:
+				fprintf(out, "%u", e->tid);
+				break;
+			case HK_CPU:
+				fprintf(out, "%d", e->cpu == PF_NONE ? -1 : (int)e->cpu);
+				break;
+			case HK_SYM: {
+				const char *nm = hist_sym_name(h, e);
+				if (nm) {
+					json_str(out, nm);
+				} else {
+					snprintf(buf, sizeof(buf), "%#018" PRIx64, e->addr);
+					json_str(out, buf);
+				}
+				break;
+			}
+			default:
+				hist_keys[key].print(h, e, buf, sizeof(buf), 0, false, 0);
+				json_str(out, buf);
+			}
+		}
+		if (h->keys[0] != HK_SYM || h->nkeys > 1) {
+			/* always name the symbol and dso for scripts */
+		}
+		fputc('}', out);
+	}
+	fputs("\n]}", out);
+	return 0;
+}

@@ -210,7 +210,11 @@ typedef struct pd_open_opts {
 
 /* Open a file ("-" = stdin, read as pipe-mode stream). */
 int pd_open(const char *path, pd_reader **out, proff_error *err);
+/* fd: regular files are mapped, anything else is streamed (pipe format).
+ * The fd stays owned by the caller (closed by the caller after pd_close). */
 int pd_open_fd(int fd, const char *name, pd_reader **out, proff_error *err);
+/* In-memory image (file or pipe format); buf must outlive the reader. */
+int pd_open_mem(const void *buf, size_t len, const char *name, pd_reader **out, proff_error *err);
 void pd_close(pd_reader *r);
 
 const pd_header *pd_get_header(const pd_reader *r);

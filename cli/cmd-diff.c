@@ -1,11 +1,653 @@
-/* cmd-diff.c — `proff diff` (placeholder until the command lands). */
+/* cmd-diff.c — `proff diff [options] [baseline] [file1 [file2 ...]]`.
+ *
+ * The command line of perf diff (same options, defaults, config keys,
+ * messages and exit codes: 129 for usage errors, 255 for the errors perf
+ * reports while setting up), plus --json. Loading is done by the profile
+ * model, aggregation by the hist layer, pairing/compute/order/printing by
+ * lib/diff.
+ */
+#include <errno.h>
+#include <limits.h>
+#include <stdbool.h>
+#include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "cmds.h"
+#include "proff/config.h"
+#include "proff/diff.h"
+#include "proff/hist.h"
+#include "proff/perfdata.h"
+#include "proff/profile.h"
+
+#define EXIT_SETUP 255     /* perf returns -1 from cmd_diff for these */
+
+typedef struct diff_cli {
+	diff_opts o;
+	bool cycles_hist, stream, dump, force, modules, json;
+	int verbose;
+	const char *sort, *dsos, *comms, *symbols, *symfs, *kallsyms;
+	const char *time_str, *cpu_list, *pid_list, *tid_list, *percentage;
+	const char *compute_arg, *order_arg;
+} diff_cli;
+
+enum opt_kind { O_BOOL, O_COUNT, O_STR, O_STR_NOEMPTY };
+
+typedef struct opt_def {
+	char s;
+	const char *l;
+	int kind;
+	size_t off;          /* offset of the field in diff_cli */
+	const char *argh;
+	const char *help;
+} opt_def;
+
+#define F(x) offsetof(diff_cli, x)
+static const opt_def opts[] = {
+	{ 'v', "verbose", O_COUNT, F(verbose), NULL, "be more verbose (show symbol address, etc)" },
+	{ 'q', "quiet", O_BOOL, F(o.quiet), NULL, "Do not show any warnings or messages" },
+	{ 'b', "baseline-only", O_BOOL, F(o.baseline_only), NULL, "Show only items with match in baseline" },
+	{ 'c', "compute", O_STR, F(compute_arg), "delta,delta-abs,ratio,wdiff:w1,w2 (default delta-abs),cycles",
+	  "Entries differential computation selection" },
+	{ 'p', "period", O_BOOL, F(o.show_period), NULL, "Show period values." },
+	{ 'F', "formula", O_BOOL, F(o.show_formula), NULL, "Show formula." },
+	{ 0, "cycles-hist", O_BOOL, F(cycles_hist), NULL,
+	  "Show cycles histogram and standard deviation - WARNING: use only with -c cycles." },
+	{ 'D', "dump-raw-trace", O_BOOL, F(dump), NULL, "dump raw trace in ASCII" },
+	{ 'f', "force", O_BOOL, F(force), NULL, "don't complain, do it" },
+	{ 0, "kallsyms", O_STR, F(kallsyms), "file", "kallsyms pathname" },
+	{ 'm', "modules", O_BOOL, F(modules), NULL,
+	  "load module symbols - WARNING: use only with -k and LIVE kernel" },
+	{ 'd', "dsos", O_STR, F(dsos), "dso[,dso...]", "only consider symbols in these dsos" },
+	{ 'C', "comms", O_STR, F(comms), "comm[,comm...]", "only consider symbols in these comms" },
+	{ 'S', "symbols", O_STR, F(symbols), "symbol[,symbol...]", "only consider these symbols" },
+	{ 's', "sort", O_STR, F(sort), "key[,key2...]",
+	  "sort by key(s): pid, comm, dso, symbol, parent, cpu, srcline, ... Please refer the man page for the complete list." },
+	{ 't', "field-separator", O_STR_NOEMPTY, F(o.field_sep), "separator",
+	  "separator for columns, no spaces will be added between columns '.' is reserved." },
+	{ 0, "symfs", O_STR, F(symfs), "directory", "Look for files with symbols relative to this directory" },
+	{ 'o', "order", O_STR, F(order_arg), "n", "Specify compute sorting." },
+	{ 0, "percentage", O_STR, F(percentage), "relative|absolute", "How to display percentage of filtered entries" },
+	{ 0, "time", O_STR, F(time_str), "str", "Time span (time percent or absolute timestamp)" },
+	{ 0, "cpu", O_STR, F(cpu_list), "cpu", "list of cpus to profile" },
+	{ 0, "pid", O_STR, F(pid_list), "pid[,pid...]", "only consider symbols in these pids" },
+	{ 0, "tid", O_STR, F(tid_list), "tid[,tid...]", "only consider symbols in these tids" },
+	{ 0, "stream", O_BOOL, F(stream), NULL, "Enable hot streams comparison." },
+	{ 0, "json", O_BOOL, F(json), NULL, "print the rows and every computed value as JSON" },
+};
+#undef F
+#define NR_OPTS (sizeof(opts) / sizeof(opts[0]))
+
+static const char usage_line[] = " Usage: proff diff [<options>] [old_file] [new_file]\n";
+
+static void print_opt(const opt_def *d, FILE *f)
+{
+	char buf[256];
+	int n;
+	if (d->s && d->l)
+		n = snprintf(buf, sizeof(buf), "    -%c, --%s", d->s, d->l);
+	else if (d->s)
+		n = snprintf(buf, sizeof(buf), "    -%c", d->s);
+	else
+		n = snprintf(buf, sizeof(buf), "        --%s", d->l);
+	if (d->argh && n > 0 && (size_t)n < sizeof(buf))
+		n += snprintf(buf + n, sizeof(buf) - (size_t)n, " <%s>", d->argh);
+	if (n <= 24)
+		fprintf(f, "%-24s  %s\n", buf, d->help);
+	else
+		fprintf(f, "%s\n%26s%s\n", buf, "", d->help);
+}
+
+/* perf's usage_with_options: everything (d == NULL) or just one option */
+static int usage(const opt_def *d, FILE *f)
+{
+	fprintf(f, "\n%s\n", usage_line);
+	if (d) {
+		print_opt(d, f);
+	} else {
+		print_opt(&(opt_def){ 'h', "help", O_BOOL, 0, NULL, "show this help" }, f);
+		for (size_t i = 0; i < NR_OPTS; i++)
+			print_opt(&opts[i], f);
+	}
+	fputc('\n', f);
+	return EXIT_USAGE;
+}
+
+static const opt_def *find_long(const char *name, size_t len, bool *ambiguous)
+{
+	const opt_def *hit = NULL;
+	*ambiguous = false;
+	for (size_t i = 0; i < NR_OPTS; i++) {
+		if (!opts[i].l || strncmp(opts[i].l, name, len))
+			continue;
+		if (strlen(opts[i].l) == len)
+			return &opts[i];
+		if (hit)
+			*ambiguous = true;
+		hit = &opts[i];
+	}
+	return *ambiguous ? NULL : hit;
+}
+
+static const opt_def *find_short(char c)
+{
+	for (size_t i = 0; i < NR_OPTS; i++)
+		if (opts[i].s == c)
+			return &opts[i];
+	return NULL;
+}
+
+/* returns 0, or the exit code */
+static int set_opt(diff_cli *c, const opt_def *d, const char *arg, bool negated)
+{
+	char *base = (char *)c;
+	switch (d->kind) {
+	case O_BOOL:
+		*(bool *)(base + d->off) = !negated;
+		return 0;
+	case O_COUNT:
+		*(int *)(base + d->off) = negated ? 0 : *(int *)(base + d->off) + 1;
+		return 0;
+	case O_STR_NOEMPTY:
+		if (!arg || !*arg) {
+			fprintf(stderr, "  Error: option `%s' requires a non empty argument\n", d->l);
+			return usage(d, stderr);
+		}
+		/* fallthrough */
+	case O_STR:
+		*(const char **)(base + d->off) = negated ? NULL : arg;
+		return 0;
+	}
+	return 0;
+}
+
+static int parse_args(diff_cli *c, int argc, char **argv, char ***files, int *nfiles)
+{
+	char **pos = calloc((size_t)argc + 1, sizeof(char *));
+	int npos = 0;
+	if (!pos)
+		return EXIT_SETUP;
+	*files = pos;
+	for (int i = 1; i < argc; i++) {
+		char *a = argv[i];
+		if (!strcmp(a, "--")) {
+			while (++i < argc)
+				pos[npos++] = argv[i];
+			break;
+		}
+		if (a[0] != '-' || !a[1]) {
+			pos[npos++] = a;
+			continue;
+		}
+		if (a[1] == '-') {
+			char *name = a + 2, *eq = strchr(name, '=');
+			size_t len = eq ? (size_t)(eq - name) : strlen(name);
+			bool neg = false, amb;
+			if (len == 4 && !strncmp(name, "help", 4)) {
+				usage(NULL, stdout);
+				return EXIT_USAGE;
+			}
+			const opt_def *d = find_long(name, len, &amb);
+			if (!d && len > 3 && !strncmp(name, "no-", 3)) {
+				d = find_long(name + 3, len - 3, &amb);
+				neg = d != NULL;
+			}
+			if (!d) {
+				fprintf(stderr, "  Error: %s option `%.*s'\n", amb ? "Ambiguous" : "unknown", (int)len, name);
+				return usage(NULL, stderr);
+			}
+			const char *arg = NULL;
+			if (d->kind == O_STR || d->kind == O_STR_NOEMPTY) {
+				if (neg)
+					arg = NULL;
+				else if (eq)
+					arg = eq + 1;
+				else if (i + 1 < argc)
+					arg = argv[++i];
+				else {
+					fprintf(stderr, "  Error: option `%s' requires a value\n", d->l);
+					return usage(d, stderr);
+				}
+			} else if (eq) {
+				fprintf(stderr, "  Error: option `%s' takes no value\n", d->l);
+				return usage(d, stderr);
+			}
+			int rc = set_opt(c, d, arg, neg);
+			if (rc)
+				return rc;
+			continue;
+		}
+		/* short options, possibly bundled: -bpF, -o1, -t, */
+		for (char *p = a + 1; *p; p++) {
+			if (*p == 'h') {
+				usage(NULL, stdout);
+				return EXIT_USAGE;
+			}
+			const opt_def *d = find_short(*p);
+			if (!d) {
+				fprintf(stderr, "  Error: unknown switch `%c'\n", *p);
+				return usage(NULL, stderr);
+			}
+			if (d->kind == O_STR || d->kind == O_STR_NOEMPTY) {
+				const char *arg;
+				if (p[1])
+					arg = p + 1;
+				else if (i + 1 < argc)
+					arg = argv[++i];
+				else {
+					fprintf(stderr, "  Error: switch `%c' requires a value\n", *p);
+					return usage(d, stderr);
+				}
+				int rc = set_opt(c, d, arg, false);
+				if (rc)
+					return rc;
+				break;
+			}
+			int rc = set_opt(c, d, NULL, false);
+			if (rc)
+				return rc;
+		}
+	}
+	*nfiles = npos;
+	return 0;
+}
+
+/* "1,2,5-7" -> bitmap; returns bits or -1 */
+static long parse_cpu_list(const char *s, uint8_t **mask)
+{
+	size_t bits = 4096;
+	uint8_t *m = calloc(bits / 8, 1);
+	if (!m)
+		return -1;
+	const char *p = s;
+	while (*p) {
+		char *end;
+		long a = strtol(p, &end, 10), b;
+		if (end == p || a < 0)
+			goto bad;
+		b = a;
+		if (*end == '-') {
+			p = end + 1;
+			b = strtol(p, &end, 10);
+			if (end == p || b < a)
+				goto bad;
+		}
+		if ((size_t)b >= bits)
+			goto bad;
+		for (long x = a; x <= b; x++)
+			m[x / 8] |= (uint8_t)(1u << (x % 8));
+		p = end;
+		if (*p == ',')
+			p++;
+		else if (*p)
+			goto bad;
+	}
+	*mask = m;
+	return (long)bits;
+bad:
+	free(m);
+	return -1;
+}
+
+static int parse_ids(const char *s, uint32_t **out, size_t *n)
+{
+	size_t cap = 8;
+	uint32_t *v = malloc(cap * sizeof(*v));
+	*n = 0;
+	if (!v)
+		return -1;
+	for (const char *p = s; *p;) {
+		char *end;
+		unsigned long x = strtoul(p, &end, 10);
+		if (end == p || x > UINT32_MAX) {
+			free(v);
+			return -1;
+		}
+		if (*n == cap) {
+			uint32_t *nv = realloc(v, cap * 2 * sizeof(*v));
+			if (!nv) {
+				free(v);
+				return -1;
+			}
+			v = nv;
+			cap *= 2;
+		}
+		v[(*n)++] = (uint32_t)x;
+		p = end;
+		while (*p == ',' || *p == ' ')
+			p++;
+	}
+	*out = v;
+	return 0;
+}
+
+/* The --time string for file idx: "a,b:c,d" gives one range per file in order */
+static char *time_spec_for(const char *spec, size_t idx)
+{
+	if (!strchr(spec, ':'))
+		return strdup(spec);
+	const char *p = spec;
+	for (size_t i = 0; i < idx; i++) {
+		p = strchr(p, ':');
+		if (!p)
+			return NULL;
+		p++;
+	}
+	const char *e = strchr(p, ':');
+	size_t len = e ? (size_t)(e - p) : strlen(p);
+	if (!len)
+		return NULL;
+	return strndup(p, len);
+}
+
+static int config_defaults(diff_cli *c)
+{
+	const proff_error *ce = pf_config_error();
+	if (ce && ce->code) {
+		cli_error(ce);
+		return EXIT_SETUP;
+	}
+	const char *v = pf_config_get("diff.order");
+	if (v) {
+		char *end;
+		long x = strtol(v, &end, 0);
+		if (*end || end == v || x < 0 || x > INT_MAX) {
+			cli_errorf("bad config value diff.order=%s", v);
+			return EXIT_SETUP;
+		}
+		c->o.order = (unsigned)x;
+	}
+	v = pf_config_get("diff.compute");
+	if (v) {
+		char msg[256];
+		if (!strcmp(v, "wdiff")) {
+			cli_errorf("diff.compute=wdiff needs weights: use wdiff:w1,w2");
+			return EXIT_SETUP;
+		}
+		if (diff_parse_compute(v, &c->o, msg, sizeof(msg))) {
+			cli_errorf("Invalid compute method: %s", v);
+			return EXIT_SETUP;
+		}
+	}
+	v = pf_config_get("hist.percentage");
+	if (v) {
+		if (!strcmp(v, "relative"))
+			c->o.relative = true;
+		else if (!strcmp(v, "absolute"))
+			c->o.relative = false;
+		else {
+			cli_errorf("Invalid percentage: %s", v);
+			return EXIT_SETUP;
+		}
+	}
+	return 0;
+}
+
+static int check_owner(const char *path, bool force)
+{
+	struct stat st;
+	if (force || stat(path, &st))
+		return 0;    /* a missing file is reported by the loader */
+	if (st.st_uid && st.st_uid != geteuid()) {
+		cli_errorf("File %s not owned by current user or root (use -f to override)", path);
+		return -1;
+	}
+	return 0;
+}
+
+static int dump_file(const char *path)
+{
+	pd_reader *rd;
+	proff_error err = {0};
+	if (pd_open(path, &rd, &err) < 0) {
+		cli_error(&err);
+		return -1;
+	}
+	int rc = pd_dump(rd, stdout, &err);
+	pd_close(rd);
+	if (rc < 0) {
+		cli_error(&err);
+		return -1;
+	}
+	return 0;
+}
 
 int cmd_diff(int argc, char **argv)
 {
-	(void)argc; (void)argv;
-	cli_errorf("'diff' is not implemented yet");
-	return 1;
+	diff_cli c;
+	memset(&c, 0, sizeof(c));
+	diff_opts_init(&c.o);
+	int rc = config_defaults(&c);
+	if (rc)
+		return rc;
+
+	char **pos = NULL;
+	int npos = 0;
+	rc = parse_args(&c, argc, argv, &pos, &npos);
+	if (rc) {
+		free(pos);
+		return rc;
+	}
+	rc = EXIT_USAGE;
+	diff_opts *o = &c.o;
+	o->verbose = c.verbose > 0;
+	if (c.compute_arg) {
+		char msg[300];
+		if (diff_parse_compute(c.compute_arg, o, msg, sizeof(msg))) {
+			fprintf(stderr, "%s\n", msg);
+			usage(find_short('c'), stderr);
+			goto out_free;
+		}
+	}
+	if (c.order_arg) {
+		char *end;
+		long x = strtol(c.order_arg, &end, 0);
+		if (*end || end == c.order_arg || x < 0 || x > INT_MAX) {
+			fprintf(stderr, "  Error: switch `o' expects a numerical value\n");
+			usage(find_short('o'), stderr);
+			goto out_free;
+		}
+		o->order = (unsigned)x;
+	}
+	if (c.percentage) {
+		if (!strcmp(c.percentage, "relative"))
+			o->relative = true;
+		else if (!strcmp(c.percentage, "absolute"))
+			o->relative = false;
+		else {
+			usage(find_long("percentage", 10, &(bool){0}), stderr);
+			goto out_free;
+		}
+	}
+	if (c.cycles_hist && o->compute != DIFF_CYCLES) {
+		usage(NULL, stderr);
+		goto out_free;
+	}
+
+	const char *defaults[2] = { "perf.data.old", "perf.data" };
+	const char **paths;
+	size_t nfiles;
+	if (npos >= 2) {
+		paths = (const char **)pos;
+		nfiles = (size_t)npos;
+	} else {
+		if (npos == 1)
+			defaults[1] = pos[0];
+		paths = defaults;
+		nfiles = 2;
+	}
+
+	rc = EXIT_SETUP;
+	if (o->order >= nfiles) {
+		fprintf(stderr, "Order option out of limit.\n");
+		goto out_free;
+	}
+
+	/* -s / filters */
+	hist_opts ho;
+	hist_opts_init(&ho);
+	ho.sort = c.sort ? c.sort : "dso,sym";
+	ho.diff_mode = true;
+	ho.verbose = o->verbose;
+	ho.relative = o->relative;
+	{
+		int keys[HIST_MAX_KEYS];
+		proff_error err = {0};
+		if (hist_parse_sort(ho.sort, keys, HIST_MAX_KEYS, &err) < 0) {
+			fprintf(stderr, "  Error: Invalid --sort key: `%s'\n", ho.sort);
+			usage(find_short('s'), stderr);
+			rc = EXIT_USAGE;
+			goto out_free;
+		}
+	}
+	struct { const char *spec; pf_strlist *l; size_t *n; const char *what; } lists[] = {
+		{ c.dsos, &ho.dsos, &o->nr_dso_filter, "--dsos" },
+		{ c.comms, &ho.comms, &o->nr_comm_filter, "--comms" },
+		{ c.symbols, &ho.symbols, &o->nr_sym_filter, "--symbols" },
+	};
+	for (size_t i = 0; i < sizeof(lists) / sizeof(lists[0]); i++) {
+		char ebuf[512];
+		if (!lists[i].spec)
+			continue;
+		if (pf_strlist_parse(lists[i].l, lists[i].spec, ebuf, sizeof(ebuf)) < 0) {
+			cli_errorf("%s: %s", lists[i].what, ebuf);
+			goto out_hopts;
+		}
+		*lists[i].n = lists[i].l->n;
+	}
+	if (c.pid_list && parse_ids(c.pid_list, &ho.pids, &ho.nr_pids) < 0) {
+		cli_errorf("--pid: invalid list '%s'", c.pid_list);
+		goto out_hopts;
+	}
+	if (c.tid_list && parse_ids(c.tid_list, &ho.tids, &ho.nr_tids) < 0) {
+		cli_errorf("--tid: invalid list '%s'", c.tid_list);
+		goto out_hopts;
+	}
+	bool need_callchain = c.sort && strstr(c.sort, "parent");
+	uint8_t *cpu_mask = NULL;
+	long cpu_bits = 0;
+	if (c.cpu_list) {
+		cpu_bits = parse_cpu_list(c.cpu_list, &cpu_mask);
+		if (cpu_bits < 0) {
+			fprintf(stderr, "Invalid cpu_list\n");
+			goto out_hopts;
+		}
+	}
+
+	/* load every file completely, in order (as perf) */
+	pf_profile **profs = calloc(nfiles, sizeof(*profs));
+	if (!profs)
+		goto out_cpu;
+	for (size_t f = 0; f < nfiles; f++) {
+		if (check_owner(paths[f], c.force))
+			goto out_profs;
+		if (c.dump && dump_file(paths[f]))
+			goto out_profs;
+		pf_load_opts lo;
+		pf_load_opts_init(&lo);
+		lo.symfs = c.symfs;
+		lo.kallsyms = c.kallsyms;
+		lo.use_callchain = need_callchain;
+		lo.cpu_mask = cpu_mask;
+		lo.cpu_mask_bits = cpu_mask ? (size_t)cpu_bits : 0;
+		char *ts = NULL;
+		if (c.time_str) {
+			ts = time_spec_for(c.time_str, f);
+			if (!ts) {
+				fprintf(stderr, "Invalid time string\n");
+				goto out_profs;
+			}
+			lo.time_spec = ts;
+		}
+		proff_error err = {0};
+		int lrc = pf_profile_load(paths[f], &lo, &profs[f], &err);
+		free(ts);
+		if (lrc < 0) {
+			cli_error(&err);
+			goto out_profs;
+		}
+		if (c.cpu_list) {
+			for (size_t e = 0; e < profs[f]->nr_events; e++)
+				if (!profs[f]->events[e].has_cpu) {
+					fprintf(stderr, "File does not contain CPU events. Remove -C option to proceed.\n");
+					goto out_profs;
+				}
+		}
+	}
+	if (o->compute == DIFF_CYCLES || c.stream) {
+		for (size_t f = 0; f < nfiles; f++)
+			if (!profs[f]->has_branch_stack_feature) {
+				cli_errorf("%s: %s needs branch stacks (record with -b)", paths[f],
+					   c.stream ? "--stream" : "-c cycles");
+				goto out_profs;
+			}
+		cli_errorf("%s is not implemented yet", c.stream ? "--stream" : "-c cycles");
+		goto out_profs;
+	}
+
+	if (c.json)
+		diff_json_begin(o, paths, nfiles, ho.sort, stdout);
+	const pf_profile *base = profs[0];
+	hist **hs = calloc(nfiles, sizeof(*hs));
+	if (!hs)
+		goto out_profs;
+	bool first = true;
+	rc = 0;
+	for (size_t ev = 0; ev < base->nr_events && !rc; ev++) {
+		const pf_event *be = &base->events[ev];
+		proff_error err = {0};
+		for (size_t f = 0; f < nfiles; f++) {
+			hs[f] = NULL;
+			long match = -1;
+			if (f == 0)
+				match = (long)ev;
+			else
+				for (size_t e = 0; e < profs[f]->nr_events && match < 0; e++)
+					if (profs[f]->events[e].type == be->type && profs[f]->events[e].config == be->config)
+						match = (long)e;
+			if (match < 0)
+				continue;
+			if (hist_build(profs[f], (uint32_t)match, &ho, &hs[f], &err) < 0) {
+				cli_error(&err);
+				rc = EXIT_SETUP;
+				break;
+			}
+		}
+		if (!rc) {
+			diff_result *dr = NULL;
+			if (diff_compute((const hist *const *)hs, nfiles, o, &dr, &err) < 0) {
+				cli_error(&err);
+				rc = EXIT_SETUP;
+			} else {
+				if (c.json)
+					diff_json_event(dr, o, be->name, be->type, be->config, first, stdout);
+				else
+					diff_print_text(dr, o, be->name, paths, first, stdout);
+				diff_result_free(dr);
+			}
+		}
+		first = false;
+		for (size_t f = 0; f < nfiles; f++) {
+			hist_free(hs[f]);
+			hs[f] = NULL;
+		}
+	}
+	if (c.json && !rc)
+		diff_json_end(stdout);
+	free(hs);
+out_profs:
+	for (size_t f = 0; f < nfiles; f++)
+		if (profs[f])
+			pf_profile_free(profs[f]);
+	free(profs);
+out_cpu:
+	free(cpu_mask);
+out_hopts:
+	hist_opts_release(&ho);
+out_free:
+	free(pos);
+	return rc;
 }

@@ -23,7 +23,7 @@
 #define HDR_SIZE      104
 #define FILE_ATTR_SZ  (PDW_ATTR_SIZE + 16)
 #define WBUF_SIZE     (1u << 20)
-#define COMP_REC_MAX  (65535u - 8u - 7u)   /* payload of one COMPRESSED record */
+#define COMP_REC_MAX  (65535u - 8u)   /* payload of one COMPRESSED record */
 #define MAX_FEAT      64
 
 struct wattr {
@@ -140,13 +140,14 @@ static int compress_stage(pdw_writer *w, proff_error *err)
 					     "zstd compression failed: %s", ZSTD_getErrorName(r));
 		}
 		if (out.pos) {
-			size_t sz = (8 + out.pos + 7) & ~(size_t)7;
+			/* not padded: the reader hands header.size - 8 bytes to zstd
+			 * (perf writes unaligned COMPRESSED records too) */
+			size_t sz = 8 + out.pos;
 			uint32_t type = PD_COMPRESSED;
 			uint16_t misc = 0, size16 = (uint16_t)sz;
 			memcpy(w->zout, &type, 4);
 			memcpy(w->zout + 4, &misc, 2);
 			memcpy(w->zout + 6, &size16, 2);
-			memset(w->zout + 8 + out.pos, 0, sz - 8 - out.pos);
 			int rc = out_records(w, w->zout, sz, err);
 			if (rc) {
 				w->slen = 0;

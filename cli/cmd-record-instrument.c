@@ -1,11 +1,432 @@
-/* cmd-record-instrument.c — `proff record-instrument` (placeholder until the command lands). */
+/* cmd-record-instrument.c — `proff record --instrument [-o FILE] -- CMD ARGS`.
+ *
+ * Runs CMD (a -finstrument-functions build) with the proff runtime
+ * (libproff-instrument.so, found next to the proff binary or through
+ * PROFF_RUNTIME) preloaded; the runtime writes one exact trace for the whole
+ * process tree (default proff.trace). The inspection options --info, --stats
+ * and --events read an existing trace instead (see docs/instrument.md).
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <signal.h>
+#include <stdbool.h>
 #include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include "cmds.h"
+#include "proff/trace.h"
+
+enum opt_id {
+	O_INSTRUMENT = 1, O_OUTPUT, O_BUFFER, O_CLOCK, O_RUNTIME, O_QUIET, O_HELP,
+	O_INFO, O_STATS, O_EVENTS, O_NO_COMP, O_PID,
+};
+
+struct ri_opt {
+	char short_name;
+	const char *long_name;
+	int has_arg;
+	enum opt_id id;
+	const char *help;
+};
+
+static const struct ri_opt ri_opts[] = {
+	{ 0,   "instrument",    0, O_INSTRUMENT, "record an exact trace (this command)" },
+	{ 'o', "output",        1, O_OUTPUT,     "FILE  trace file (default " PROFF_TRACE_DEFAULT_FILE ", or $PROFF_OUTPUT)" },
+	{ 0,   "buffer",        1, O_BUFFER,     "SIZE  per-thread buffer, bytes with K/M suffix (default 1M)" },
+	{ 0,   "clock",         1, O_CLOCK,      "tsc|monotonic  timestamp source (default tsc when invariant)" },
+	{ 0,   "runtime",       1, O_RUNTIME,    "PATH  libproff-instrument.so to preload" },
+	{ 'q', "quiet",         0, O_QUIET,      "no summary line" },
+	{ 0,   "info",          1, O_INFO,       "FILE  print the trace's sessions and calibration, do not record" },
+	{ 0,   "stats",         1, O_STATS,      "FILE  print per-function calls and times of a trace, do not record" },
+	{ 0,   "events",        1, O_EVENTS,     "FILE  print every (resynchronised) event of a trace, do not record" },
+	{ 0,   "no-compensate", 0, O_NO_COMP,    "with --stats: raw times, no overhead subtraction" },
+	{ 0,   "pid",           1, O_PID,        "PID  with --stats: only this process" },
+	{ 'h', "help",          0, O_HELP,       "this help" },
+};
+#define NOPTS (sizeof(ri_opts) / sizeof(ri_opts[0]))
+
+struct ri_conf {
+	const char *output, *buffer, *clock, *runtime;
+	const char *info, *stats, *events;
+	bool quiet, compensate;
+	int pid;
+};
+
+static void usage(FILE *f)
+{
+	fprintf(f, "usage: proff record --instrument [-o FILE] [options] [--] CMD [ARGS]\n"
+		   "       proff record --instrument --stats|--events|--info FILE\n\n");
+	for (size_t i = 0; i < NOPTS; i++) {
+		const struct ri_opt *o = &ri_opts[i];
+		char s[8] = "    ";
+		if (o->short_name)
+			snprintf(s, sizeof(s), "-%c, ", o->short_name);
+		fprintf(f, "    %s--%-15s %s\n", s, o->long_name, o->help);
+	}
+	fprintf(f, "\nCMD must be built with -finstrument-functions. The runtime is\n"
+		   "libproff-instrument.so next to proff (override: --runtime or PROFF_RUNTIME).\n");
+}
+
+static int apply(struct ri_conf *c, enum opt_id id, const char *val)
+{
+	switch (id) {
+	case O_INSTRUMENT: break;
+	case O_OUTPUT: c->output = val; break;
+	case O_BUFFER: c->buffer = val; break;
+	case O_CLOCK:
+		if (strcmp(val, "tsc") && strcmp(val, "monotonic")) {
+			cli_errorf("--clock: '%s' is not tsc or monotonic", val);
+			return -1;
+		}
+		c->clock = val;
+		break;
+	case O_RUNTIME: c->runtime = val; break;
+	case O_QUIET: c->quiet = true; break;
+	case O_INFO: c->info = val; break;
+	case O_STATS: c->stats = val; break;
+	case O_EVENTS: c->events = val; break;
+	case O_NO_COMP: c->compensate = false; break;
+	case O_PID: {
+		char *end;
+		long v = strtol(val, &end, 10);
+		if (*end || v <= 0 || v > INT_MAX) {
+			cli_errorf("--pid: '%s' is not a process id", val);
+			return -1;
+		}
+		c->pid = (int)v;
+		break;
+	}
+	case O_HELP: break;
+	}
+	return 0;
+}
+
+/* Returns the index of the first word of the command, argc if none, or -1
+ * (usage error, already reported), -2 for --help. */
+static int parse(int argc, char **argv, struct ri_conf *c)
+{
+	int i = 1;
+	while (i < argc) {
+		const char *a = argv[i];
+		if (!strcmp(a, "--"))
+			return i + 1;
+		if (a[0] != '-' || !a[1])
+			return i;
+		const struct ri_opt *op = NULL;
+		const char *val = NULL;
+		if (a[1] == '-') {
+			const char *name = a + 2, *eq = strchr(name, '=');
+			size_t len = eq ? (size_t)(eq - name) : strlen(name);
+			for (size_t k = 0; k < NOPTS; k++)
+				if (strlen(ri_opts[k].long_name) == len && !strncmp(ri_opts[k].long_name, name, len))
+					op = &ri_opts[k];
+			if (!op) {
+				cli_errorf("unknown option '%s' (for record --instrument)", a);
+				return -1;
+			}
+			if (eq && !op->has_arg) {
+				cli_errorf("option '--%s' takes no value", op->long_name);
+				return -1;
+			}
+			if (eq)
+				val = eq + 1;
+		} else {
+			for (size_t k = 0; k < NOPTS; k++)
+				if (ri_opts[k].short_name == a[1])
+					op = &ri_opts[k];
+			if (!op || (!op->has_arg && a[2])) {
+				cli_errorf("unknown option '%s' (for record --instrument)", a);
+				return -1;
+			}
+			if (a[2])
+				val = a + 2;
+		}
+		i++;
+		if (op->has_arg && !val) {
+			if (i >= argc) {
+				cli_errorf("option '%s' needs a value", a);
+				return -1;
+			}
+			val = argv[i++];
+		}
+		if (op->id == O_HELP)
+			return -2;
+		if (apply(c, op->id, val) < 0)
+			return -1;
+	}
+	return i;
+}
+
+/* libproff-instrument.so: $PROFF_RUNTIME, next to the proff binary, or
+ * ../lib/proff/ relative to it. */
+static int find_runtime(const struct ri_conf *c, char *out, size_t len)
+{
+	const char *e = c->runtime ? c->runtime : getenv("PROFF_RUNTIME");
+	if (e && *e) {
+		if (access(e, R_OK) < 0) {
+			cli_errorf("runtime %s: %s", e, strerror(errno));
+			return -1;
+		}
+		if (!realpath(e, out))
+			snprintf(out, len, "%s", e);
+		return 0;
+	}
+	char self[PATH_MAX - 64];
+	ssize_t n = readlink("/proc/self/exe", self, sizeof(self) - 1);
+	if (n > 0) {
+		self[n] = 0;
+		char *slash = strrchr(self, '/');
+		if (slash) {
+			*slash = 0;
+			static const char *const rel[] = { "libproff-instrument.so", "../lib/proff/libproff-instrument.so" };
+			for (size_t i = 0; i < sizeof(rel) / sizeof(rel[0]); i++) {
+				if ((size_t)snprintf(out, len, "%s/%s", self, rel[i]) >= len)
+					continue;
+				if (access(out, R_OK) == 0)
+					return 0;
+			}
+		}
+	}
+	cli_errorf("cannot find libproff-instrument.so next to proff; set PROFF_RUNTIME");
+	return -1;
+}
+
+/* ---- inspection ------------------------------------------------------------------ */
+
+static const char *clock_name(uint32_t c)
+{
+	return c == PROFF_CLOCK_TSC ? "tsc" : c == PROFF_CLOCK_MONOTONIC ? "monotonic" : "?";
+}
+
+static const char *const end_names[] = { "running/killed", "exit", "_exit", "exec", "signal" };
+
+static int open_trace(const char *path, proff_trace **t)
+{
+	proff_error err = { 0 };
+	if (proff_trace_open(path, t, &err) < 0) {
+		cli_error(&err);
+		return -1;
+	}
+	if (proff_trace_symbolize(*t, NULL, &err) < 0)
+		cli_warnf("%s: no symbols: %s", path, err.msg);
+	return 0;
+}
+
+static int do_info(const char *path)
+{
+	proff_trace *t;
+	if (open_trace(path, &t) < 0)
+		return 1;
+	proff_trace_info in;
+	proff_trace_get_info(t, &in);
+	printf("# trace %s: %zu records, %zu sessions, %zu threads, %llu events\n", path,
+	       in.nrecords, in.nsessions, in.nthreads, (unsigned long long)in.nevents);
+	if (in.truncated_bytes)
+		printf("# truncated: last %zu bytes are an incomplete record\n", in.truncated_bytes);
+	for (size_t i = 0; i < proff_trace_nsessions(t); i++) {
+		proff_trace_session_info s;
+		proff_trace_session_get(t, i, &s);
+		const char *end = s.end_reason >= 0 && s.end_reason <= 4 ? end_names[s.end_reason] : "?";
+		printf("session %016llx pid %u ppid %u%s%s exe %s clock %.3f MHz o_in %.2f ns o_full %.2f ns end %s %d\n",
+		       (unsigned long long)s.id, s.pid, s.ppid,
+		       s.flags & PROFF_SESS_F_FORKED ? " forked" : "",
+		       s.flags & PROFF_SESS_F_EXECED ? " execed" : "", s.exe,
+		       s.ticks_per_sec / 1e6, s.o_in_ticks * 1e9 / s.ticks_per_sec,
+		       s.o_full_ticks * 1e9 / s.ticks_per_sec, end, s.end_code);
+	}
+	proff_trace_close(t);
+	return 0;
+}
+
+static int do_stats(const struct ri_conf *c)
+{
+	proff_trace *t;
+	if (open_trace(c->stats, &t) < 0)
+		return 1;
+	proff_trace_stats st;
+	proff_trace_stats_opts so = { .compensate = c->compensate, .pid = c->pid };
+	proff_error err = { 0 };
+	if (proff_trace_stats_compute(t, &so, &st, &err) < 0) {
+		cli_error(&err);
+		proff_trace_close(t);
+		return 1;
+	}
+	proff_trace_info in;
+	proff_trace_get_info(t, &in);
+	printf("# proff trace %s: %zu processes, %zu threads, %llu calls, clock %s %.3f MHz\n",
+	       c->stats, in.nsessions, in.nthreads, (unsigned long long)st.calls,
+	       clock_name(in.clock), in.ticks_per_sec / 1e6);
+	printf("# overhead per call: o_in %.2f ns, o_full %.2f ns (%s)\n", in.o_in_ns, in.o_full_ns,
+	       c->compensate ? "compensated" : "raw times");
+	printf("# total %.6f s; synthetic exits %llu, synthetic entries %llu, clamped %llu\n", st.total,
+	       (unsigned long long)st.synthetic_exits, (unsigned long long)st.synthetic_entries,
+	       (unsigned long long)st.negative_clamped);
+	printf("#%11s %14s %14s %12s %12s  %s\n", "calls", "incl(ms)", "excl(ms)", "min(us)", "max(us)", "function");
+	for (size_t i = 0; i < st.nfuncs; i++) {
+		const proff_trace_func_stats *f = &st.funcs[i];
+		printf("%12llu %14.6f %14.6f %12.3f %12.3f  %s%s\n", (unsigned long long)f->calls,
+		       f->incl * 1e3, f->excl * 1e3, f->min * 1e6, f->max * 1e6, f->name,
+		       f->overcorrected ? " (*)" : "");
+	}
+	proff_trace_stats_free(&st);
+	proff_trace_close(t);
+	return 0;
+}
+
+struct ev_ctx { proff_trace *t; double tps; };
+
+static int print_event(void *arg, const proff_trace_thread_info *th, const proff_trace_event *ev)
+{
+	struct ev_ctx *c = arg;
+	if (!ev) {
+		printf("# thread pid %u tid %u session %016llx\n", th->pid, th->tid,
+		       (unsigned long long)th->session);
+		c->tps = th->ticks_per_sec;
+		return 0;
+	}
+	printf("%14.3f %c%c %*s%s\n", (double)ev->ticks * 1e6 / c->tps,
+	       ev->kind == PROFF_TEV_ENTER ? '>' : '<', ev->synthetic ? '!' : ' ',
+	       (int)(ev->depth > 200 ? 200 : ev->depth), "", proff_trace_func_name(c->t, ev->func));
+	return 0;
+}
+
+static int do_events(const char *path)
+{
+	proff_trace *t;
+	if (open_trace(path, &t) < 0)
+		return 1;
+	struct ev_ctx c = { .t = t };
+	proff_error err = { 0 };
+	printf("# time(us) >enter <exit !synthetic (resynchronised)\n");
+	int rc = proff_trace_foreach(t, print_event, &c, &err);
+	if (rc < 0)
+		cli_error(&err);
+	proff_trace_close(t);
+	return rc < 0;
+}
+
+/* ---- recording ---------------------------------------------------------------------- */
+
+static void summary(const char *path)
+{
+	proff_trace *t;
+	proff_error err = { 0 };
+	struct stat st;
+	if (stat(path, &st) < 0 || st.st_size == 0) {
+		cli_warnf("%s: no trace was written (was the program built with -finstrument-functions?)", path);
+		return;
+	}
+	if (proff_trace_open(path, &t, &err) < 0) {
+		cli_error(&err);
+		return;
+	}
+	proff_trace_info in;
+	proff_trace_get_info(t, &in);
+	double calls = (double)in.nevents / 2;
+	fprintf(stderr, "[ proff record: %.0f calls, %zu process%s, %zu thread%s, %.3f MB (%.1f bytes/call) written to %s ]\n",
+		calls, in.nsessions, in.nsessions == 1 ? "" : "es", in.nthreads, in.nthreads == 1 ? "" : "s",
+		(double)st.st_size / 1e6, calls > 0 ? (double)st.st_size / calls : 0.0, path);
+	if (in.truncated_bytes)
+		fprintf(stderr, "[ proff record: last %zu bytes incomplete (process killed while writing) ]\n",
+			in.truncated_bytes);
+	proff_trace_close(t);
+}
+
+static int run(const struct ri_conf *c, char **cmd)
+{
+	char rt[PATH_MAX], out[PATH_MAX];
+	if (find_runtime(c, rt, sizeof(rt)) < 0)
+		return 1;
+	const char *o = c->output ? c->output : getenv("PROFF_OUTPUT");
+	if (!o || !*o)
+		o = PROFF_TRACE_DEFAULT_FILE;
+	int fd = open(o, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+	if (fd < 0) {
+		cli_errorf("cannot create %s: %s", o, strerror(errno));
+		return 1;
+	}
+	close(fd);
+	if (!realpath(o, out))
+		snprintf(out, sizeof(out), "%s", o);
+
+	fflush(NULL);
+	pid_t pid = fork();
+	if (pid < 0) {
+		cli_errorf("fork: %s", strerror(errno));
+		return 1;
+	}
+	if (pid == 0) {
+		const char *old = getenv("LD_PRELOAD");
+		char *pre = malloc(strlen(rt) + (old ? strlen(old) : 0) + 2);
+		if (!pre)
+			_exit(127);
+		sprintf(pre, "%s%s%s", rt, old && *old ? ":" : "", old && *old ? old : "");
+		setenv("LD_PRELOAD", pre, 1);
+		setenv("PROFF_OUTPUT", out, 1);
+		setenv("PROFF_APPEND", "1", 1);
+		unsetenv("PROFF_EXECED");
+		unsetenv("PROFF_TSC_HZ");
+		if (c->buffer)
+			setenv("PROFF_BUFFER", c->buffer, 1);
+		if (c->clock)
+			setenv("PROFF_CLOCK", c->clock, 1);
+		signal(SIGINT, SIG_DFL);
+		signal(SIGQUIT, SIG_DFL);
+		execvp(cmd[0], cmd);
+		fprintf(stderr, "proff: cannot run '%s': %s\n", cmd[0], strerror(errno));
+		_exit(127);
+	}
+	/* like perf record: the terminal's ^C goes to the workload; proff waits */
+	struct sigaction ign = { .sa_handler = SIG_IGN }, oint, oquit;
+	sigaction(SIGINT, &ign, &oint);
+	sigaction(SIGQUIT, &ign, &oquit);
+	int status = 0;
+	while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
+		;
+	sigaction(SIGINT, &oint, NULL);
+	sigaction(SIGQUIT, &oquit, NULL);
+	if (WIFEXITED(status) && WEXITSTATUS(status) == 127) {
+		struct stat st;
+		if (stat(out, &st) == 0 && st.st_size == 0)
+			return 127;        /* exec failed, already reported */
+	}
+	if (!c->quiet)
+		summary(o);
+	if (WIFSIGNALED(status)) {
+		if (!c->quiet)
+			fprintf(stderr, "[ proff record: %s terminated by signal %d ]\n", cmd[0], WTERMSIG(status));
+		return 128 + WTERMSIG(status);
+	}
+	return WIFEXITED(status) ? WEXITSTATUS(status) : 1;
+}
 
 int cmd_record_instrument(int argc, char **argv)
 {
-	(void)argc; (void)argv;
-	cli_errorf("'record-instrument' is not implemented yet");
-	return 1;
+	struct ri_conf c = { .compensate = true };
+	int i = parse(argc, argv, &c);
+	if (i == -2) {
+		usage(stdout);
+		return 0;
+	}
+	if (i < 0) {
+		usage(stderr);
+		return EXIT_USAGE;
+	}
+	if (c.info)
+		return do_info(c.info);
+	if (c.stats)
+		return do_stats(&c);
+	if (c.events)
+		return do_events(c.events);
+	if (i >= argc) {
+		cli_errorf("record --instrument: no command to run");
+		usage(stderr);
+		return EXIT_USAGE;
+	}
+	return run(&c, argv + i);
 }

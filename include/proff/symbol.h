@@ -67,12 +67,28 @@ bool sym_dso_has_symbols(sym_dso *d);
 /* Symbol containing addr (map-address space). Returns false if none. */
 bool sym_lookup(sym_dso *d, uint64_t addr, sym_info *out);
 
-/* Source line of addr: file name (as DWARF has it, full path) and line.
- * Returns false if no line info. Strings valid until sym_ctx_free. */
+/* Source line of addr: file name (as DWARF has it, full path) and line, like
+ * `addr2line -e FILE ADDR` (line 0 when DWARF says 0). Returns false if no
+ * line info. Strings valid until sym_ctx_free. */
 bool sym_srcline(sym_dso *d, uint64_t addr, const char **file, unsigned *line);
 
-/* Inlined frames at addr, innermost first: names and call sites.
- * Returns the number written (<= max). */
+/* The address objdump/addr2line use for addr (perf's map__rip_2objdump):
+ * the ELF virtual address for user DSOs, addr itself for the kernel. */
+uint64_t sym_objdump_addr(sym_dso *d, uint64_t addr);
+
+/* perf's srcline text for addr (map-address space), into buf:
+ *   "file.c:42"  (basename of the DWARF file name; the full path if full_path),
+ *   "sym+off"    when there is no line info but a symbol (off decimal, from the
+ *                symbol start), e.g. "do_syscall_64+70",
+ *   "dso[hex]"   with neither (dso short name, objdump address in hex).
+ * Returns buf. */
+const char *sym_srcline_str(sym_dso *d, uint64_t addr, bool full_path, char *buf, size_t len);
+
+/* Inlined frames at addr, innermost first, as `addr2line -f -i`: frame 0 is
+ * the innermost (inlined) function with addr's own line, each next frame the
+ * function that contains the previous one with the call site, the last one the
+ * out-of-line function. Names demangled as symbols are. Returns the number
+ * written (<= max), 0 without DWARF. */
 typedef struct sym_inline_frame {
 	const char *name;
 	const char *file;

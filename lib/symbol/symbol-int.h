@@ -64,7 +64,7 @@ struct sym_dso {
 	int dwarf_fd;
 	Elf *dwarf_elf;
 	Dwarf *dwarf;
-	pf_strtab *files;           /* interned file names handed out by srcline */
+	void *cu_index;             /* dwarf.c's CU address ranges */
 };
 
 struct sym_ctx {

@@ -280,6 +280,117 @@ static void test_stripped_and_cache(void **state)
 	sym_ctx_free(c);
 }
 
+/* ---- DWARF ------------------------------------------------------------------------ */
+
+/* Every address of work_hot and work_cold against `addr2line -f -i -a`. */
+static void test_srcline_inlines(void **state)
+{
+	const char *bin = path_of("prog");
+	sym_ctx *c = new_ctx("/nonexistent");
+	sym_dso *d = sym_dso_get(c, bin, NULL, 0, SYM_DSO_USER);
+	const char *fns[] = { "work_hot", "work_cold" };
+	int checked = 0, inlined = 0;
+	for (size_t f = 0; f < 2; f++) {
+		uint64_t v = nm_value(bin, fns[f]);
+		uint64_t a = vaddr_to_off(bin, v);
+		sym_info si;
+		assert_true(sym_lookup(d, a, &si));
+		uint64_t size = si.end - si.start;
+		char cmd[8192];
+		int len = snprintf(cmd, sizeof(cmd), "addr2line -f -i -a -e '%s'", bin);
+		for (uint64_t k = 0; k < size && len < (int)sizeof(cmd) - 24; k++)
+			len += snprintf(cmd + len, sizeof(cmd) - (size_t)len, " %#llx", (unsigned long long)(v + k));
+		char *out = run("%s", cmd);
+		/* blocks: "0xADDR" then (function, file:line) pairs */
+		uint64_t cur = 0;
+		sym_inline_frame fr[8];
+		size_t nfr = 0, idx = 0;
+		char *name = NULL;
+		for (char *sv = NULL, *l = strtok_r(out, "\n", &sv); l; l = strtok_r(NULL, "\n", &sv)) {
+			if (l[0] == '0' && l[1] == 'x') {
+				if (cur)
+					assert_int_equal(idx, nfr);
+				cur = strtoull(l, NULL, 16);
+				uint64_t m = vaddr_to_off(bin, cur);
+				const char *file;
+				unsigned line;
+				assert_true(sym_srcline(d, m, &file, &line));
+				nfr = sym_inlines(d, m, fr, 8);
+				assert_true(nfr >= 1);
+				inlined += nfr > 1;
+				idx = 0;
+				name = NULL;
+				checked++;
+				continue;
+			}
+			if (!name) {
+				name = l;
+				continue;
+			}
+			char *disc = strstr(l, " (discriminator");
+			if (disc)
+				*disc = '\0';
+			char *colon = strrchr(l, ':');
+			assert_non_null(colon);
+			*colon = '\0';
+			unsigned want = (unsigned)strtoul(colon + 1, NULL, 10);
+			assert_true(idx < nfr);
+			assert_string_equal(fr[idx].name, name);
+			assert_string_equal(fr[idx].file, l);
+			assert_int_equal(fr[idx].line, want);
+			if (idx == 0) {
+				const char *file;
+				unsigned line;
+				assert_true(sym_srcline(d, vaddr_to_off(bin, cur), &file, &line));
+				assert_string_equal(file, l);
+				assert_int_equal(line, want);
+			}
+			idx++;
+			name = NULL;
+		}
+		assert_int_equal(idx, nfr);
+		free(out);
+	}
+	assert_true(checked > 20);
+	assert_true(inlined > 0);      /* mix() is always_inline */
+
+	/* perf's srcline text */
+	char buf[256];
+	uint64_t a = vaddr_to_off(bin, nm_value(bin, "work_cold"));
+	const char *file;
+	unsigned line;
+	assert_true(sym_srcline(d, a, &file, &line));
+	char want[64];
+	snprintf(want, sizeof(want), "prog.c:%u", line);
+	assert_string_equal(sym_srcline_str(d, a, false, buf, sizeof(buf)), want);
+	char full[1024];
+	snprintf(full, sizeof(full), "%s:%u", file, line);
+	assert_string_equal(sym_srcline_str(d, a, true, buf, sizeof(buf)), full);
+	sym_ctx_free(c);
+
+	/* no DWARF (stripped): "sym+off" when a symbol is known, else dso[addr] */
+	c = new_ctx("/nonexistent");
+	d = sym_dso_get(c, path_of("prog.stripped"), NULL, 0, SYM_DSO_USER);
+	assert_false(sym_srcline(d, a, &file, &line));
+	assert_int_equal(sym_inlines(d, a, (sym_inline_frame[1]){ 0 }, 1), 0);
+	snprintf(want, sizeof(want), "prog.stripped[%llx]",
+		 (unsigned long long)nm_value(bin, "work_cold"));
+	assert_string_equal(sym_srcline_str(d, a, false, buf, sizeof(buf)), want);
+	sym_ctx_free(c);
+
+	const char *ks = path_of("kallsyms.sl");
+	FILE *fk = fopen(ks, "w");
+	assert_non_null(fk);
+	fputs("ffffffff81000000 T _text\nffffffff81000100 T do_syscall_64\nffffffff81000200 T next\n", fk);
+	fclose(fk);
+	sym_opts o = { .kallsyms = ks };
+	proff_error err;
+	assert_int_equal(sym_ctx_new(&o, &c, &err), 0);
+	d = sym_dso_get(c, "[kernel.kallsyms]", NULL, 0, SYM_DSO_KERNEL);
+	assert_string_equal(sym_srcline_str(d, 0xffffffff81000146, false, buf, sizeof(buf)), "do_syscall_64+70");
+	sym_ctx_free(c);
+}
+
 /* ---- C++ ------------------------------------------------------------------------ */
 
 static void test_demangle(void **state)
@@ -427,6 +538,7 @@ int main(void)
 		cmocka_unit_test(test_plt),
 		cmocka_unit_test(test_build_id),
 		cmocka_unit_test(test_stripped_and_cache),
+		cmocka_unit_test(test_srcline_inlines),
 		cmocka_unit_test(test_demangle),
 		cmocka_unit_test(test_kallsyms),
 		cmocka_unit_test(test_anon),

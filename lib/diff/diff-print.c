@@ -102,7 +102,7 @@ static void cell_text(const diff_result *r, const diff_opts *o, const diff_row *
 	case COL_WDIFF:
 		if (row->dummy)
 			snprintf(buf, CELL, "N/A");
-		else if (p->wdiff != 0)
+		else    /* perf 6.1 prints 0 too (its source suggests a blank) */
 			snprintf(buf, CELL, "%14" PRId64, p->wdiff);
 		break;
 	case COL_FORMULA:
@@ -135,6 +135,51 @@ static void cell_text(const diff_result *r, const diff_opts *o, const diff_row *
 static char sep_char(const diff_opts *o)
 {
 	return o->field_sep ? o->field_sep[0] : 0;
+}
+
+/* Cells of sort keys whose hist-layer printer differs from perf diff's output
+ * (kept here until the hist layer matches): returns true if printed. */
+static bool key_cell_override(const diff_result *r, const diff_opts *o, const diff_row *row,
+			      int id, int width, char *buf, size_t len)
+{
+	const hist_entry *e = row->e;
+	char sep = sep_char(o);
+	if (id == HK_CPU) {
+		/* perf: "%*.*d" (zero-padded to the width; -1 when not sampled) */
+		snprintf(buf, len, "%*.*d", width, width, e->cpu == PF_NONE ? -1 : (int)e->cpu);
+		return true;
+	}
+	if (id == HK_SYM && o->verbose) {
+		/* perf: "%-#*llx %c " with the map address (kernel: the ip), then "[%c] name" */
+		char o_ch = '!';
+		const pf_profile *p = row->h->prof;
+		if (e->dso != PF_NONE)
+			o_ch = p->dsos[e->dso].sd ? sym_dso_origin(p->dsos[e->dso].sd) : ' ';
+		int n = snprintf(buf, len, "%-#*llx %c [%c] ", 18, (unsigned long long)e->addr, o_ch,
+				 e->level ? e->level : '.');
+		if (n < 0 || (size_t)n >= len)
+			return true;
+		const char *nm = hist_sym_name(row->h, e);
+		char tmp[40];
+		if (!nm) {
+			snprintf(tmp, sizeof(tmp), "%#018llx", (unsigned long long)e->addr);
+			nm = tmp;
+		}
+		size_t max = width > n ? (size_t)(width - n) : 0, i;
+		for (i = 0; nm[i] && i < max && (size_t)n + 1 < len; i++)
+			buf[n++] = (sep && nm[i] == sep) ? '.' : nm[i];
+		buf[n] = '\0';
+		return true;
+	}
+	return false;
+}
+
+/* header text of a sort key as perf prints it */
+static const char *key_header(int id)
+{
+	if (id == HK_PID)
+		return "    Pid:Command";
+	return hist_keys[id].header;
 }
 
 static void put_sep(const diff_opts *o, bool first, FILE *out)
@@ -180,7 +225,7 @@ int diff_print_text(const diff_result *r, const diff_opts *o, const char *event_
 				fputs(o->field_sep ? o->field_sep : "  ", out);
 			fst = false;
 			int w = (int)r->key_width[k];
-			fprintf(out, "%-*.*s", w, w, hist_keys[r->keys[k]].header);
+			fprintf(out, "%-*.*s", w, w, key_header(r->keys[k]));
 		}
 		fputc('\n', out);
 		if (!o->field_sep) {
@@ -231,9 +276,13 @@ int diff_print_text(const diff_result *r, const diff_opts *o, const char *event_
 			put_sep(o, fst, out);
 			fst = false;
 			int id = r->keys[k];
-			bool pad = id != HK_SYM && id != HK_SRCLINE;
-			(void)last_key;
-			hist_keys[id].print(row->h, row->e, line, sizeof(line), (int)r->key_width[k], pad, sep_char(o));
+			/* perf leaves the symbol and srcline cells unpadded only when last */
+			bool pad = k != last_key || (id != HK_SYM && id != HK_SRCLINE);
+			if (!key_cell_override(r, o, row, id, (int)r->key_width[k], line, sizeof(line)))
+				hist_keys[id].print(row->h, row->e, line, sizeof(line), (int)r->key_width[k], pad, sep_char(o));
+			else if (pad)
+				snprintf(line + strlen(line), sizeof(line) - strlen(line), "%-*s",
+					 (int)(r->key_width[k] > strlen(line) ? r->key_width[k] - strlen(line) : 0), "");
 			fputs(line, out);
 		}
 		fputc('\n', out);

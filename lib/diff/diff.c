@@ -379,7 +379,7 @@ static void calc_widths(diff_result *r, const diff_opts *o)
 {
 	bool unresolved = false;
 	for (int k = 0; k < r->nkeys; k++)
-		r->key_width[k] = strlen(hist_keys[r->keys[k]].header);
+		r->key_width[k] = r->keys[k] == HK_PID ? 15 : strlen(hist_keys[r->keys[k]].header);
 	for (size_t i = 0; i < r->nrows; i++) {
 		const diff_row *row = &r->rows[i];
 		if (row->filtered)

@@ -560,7 +560,7 @@ static void unit_size(char *buf, size_t n, uint64_t bytes)
 {
 	static const char units[] = "BKMGTPE";
 	int u = 0;
-	while (bytes >= 1024 && bytes % 1024 == 0 && u < 6) {
+	while (bytes / 1024 > 1 && u < 6) {
 		bytes /= 1024;
 		u++;
 	}
@@ -590,7 +590,12 @@ static int f_mem_topology(cur *c, FILE *out, bool full)
 			return cerr(c, "memory node bitmap past the end of the section");
 		if (out) {
 			char sz[32];
-			unit_size(sz, sizeof(sz), size);
+			uint64_t set = 0;
+			for (uint64_t k = 0; k < words; k++)
+				set += (uint64_t)__builtin_popcountll(pd_r64(c->r->swap, c->p + c->pos + 8 * k) &
+					(k == words - 1 && bits % 64 ? (1ull << (bits % 64)) - 1 : ~0ull));
+			unit_size(sz, sizeof(sz), set * bsize);
+			(void)size;
 			fprintf(out, "#  %3" PRIu64 " [%s]: ", node, sz);
 			/* ranges of set bits */
 			bool first = true;
@@ -883,6 +888,11 @@ int pd_print_header(pd_reader *r, FILE *out, bool full)
 	fprintf(out, "# data offset    : %" PRIu64 "\n", h->pipe_mode ? 0 : h->data_offset);
 	fprintf(out, "# data size      : %" PRIu64 "\n", h->pipe_mode ? 0 : h->data_size);
 	fprintf(out, "# feat offset    : %" PRIu64 "\n", h->pipe_mode ? 0 : h->data_offset + h->data_size);
+	if (h->pipe_mode) {
+		/* perf prints the header end first and the features as they arrive */
+		fprintf(out, "# ========\n#\n");
+		return pd_print_features(r, out, full);
+	}
 	pd_print_features(r, out, full);
 	fprintf(out, "# missing features: ");
 	for (int f = 1; f < NR_FEAT_NAMES; f++)

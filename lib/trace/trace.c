@@ -569,16 +569,21 @@ static int pop_synth(decoder *d, uint64_t ticks)
 	return emit(d, PROFF_TEV_EXIT, d->stk[d->n].func, ticks, (uint32_t)d->n, true);
 }
 
-/* Resync rules (frame address = cfa; deeper frames have lower cfa):
+/* Resync rules. cfa = frame address of the hook; deeper frames are lower.
+ * The entry hook is called inside the instrumented function's frame; the
+ * exit hook is called either there too or, as a tail call, after the frame
+ * is torn down. So an activation with entry cfa e, whose parent has entry cfa
+ * p, exits with e <= c <= p.
  *  enter(fn, c): every frame at the top with cfa <= c is dead (a longjmp or an
  *     exception left it): it gets a synthetic exit now. Not applied when c is
  *     far above the stack bottom (a signal handler on an alternate stack).
- *  exit(fn, c): the frame exited is the topmost one with the same function and
- *     cfa >= c; frames above it get synthetic exits first. If there is none,
- *     frames below c are dead; if the stack is then empty the call began
- *     before this thread's trace did (the child side of fork): a synthetic
- *     entry at the thread's first timestamp is emitted. Otherwise the exit is
- *     dropped (its entry was lost). */
+ *  exit(fn, c): the frame exited is the topmost one with the same function
+ *     and e <= c <= p (the top frame also matches when c < e: alloca);
+ *     frames above it get synthetic exits first. If there is none, frames
+ *     below c are dead; if the stack is then empty the call began before this
+ *     thread's trace did (the child side of fork): a synthetic entry at the
+ *     thread's first timestamp is emitted. Otherwise the exit is dropped (its
+ *     entry was lost). */
 static int on_event(decoder *d, tsession *s, bool is_exit, uint64_t fn, uint64_t cfa, uint64_t ticks)
 {
 	int rc;
@@ -596,13 +601,16 @@ static int on_event(decoder *d, tsession *s, bool is_exit, uint64_t fn, uint64_t
 		d->n++;
 		return emit(d, PROFF_TEV_ENTER, (uint32_t)f, ticks, (uint32_t)(d->n - 1), false);
 	}
-	size_t i = d->n;
-	while (i-- > 0) {
-		if (d->stk[i].fn == fn && d->stk[i].cfa >= cfa)
-			break;
-		if (d->stk[i].cfa > cfa + ALTSTACK_SLACK) {   /* searched past the current stack */
-			i = (size_t)-1;
-			break;
+	size_t i = (size_t)-1;
+	if (d->n) {
+		const sframe *top = &d->stk[d->n - 1];
+		if (top->fn == fn && (cfa <= top->cfa || d->n == 1 || cfa <= d->stk[d->n - 2].cfa))
+			i = d->n - 1;
+		for (size_t k = d->n - 1; i == (size_t)-1 && k-- > 0;) {
+			if (d->stk[k].cfa > cfa)
+				break;             /* this and all lower frames are above c */
+			if (d->stk[k].fn == fn && (k == 0 || cfa <= d->stk[k - 1].cfa))
+				i = k;
 		}
 	}
 	if (i != (size_t)-1) {

@@ -1,0 +1,185 @@
+#!/bin/bash
+# tests/cli/instrument.sh — end-to-end tests of `proff record --instrument` and
+# the -finstrument-functions runtime: call counts known by construction of the
+# test programs in tests/data/instrument/, across threads, fork, exec,
+# longjmp, C++ exceptions, signals, exit paths, SIGKILL and deep recursion;
+# no negative times; readable traces; clear errors on damaged files.
+source "$(dirname "$0")/../lib.sh"
+
+SRC=$ROOT/tests/data/instrument
+PROFF=$(cd "$(dirname "$PROFF")" && pwd)/$(basename "$PROFF")
+BIN=$(dirname "$PROFF")
+RTA=$BIN/libproff-instrument.a
+CFLAGS_I="-O2 -g -finstrument-functions -pthread"
+
+if ! [ -s "$BIN/libproff-instrument.so" ]; then
+	not_ok "runtime $BIN/libproff-instrument.so is missing"
+	finish
+fi
+
+build() {  # build NAME -> $TMP/NAME
+	local f=$1 src
+	if [ -f "$SRC/$f.cc" ]; then
+		g++ $CFLAGS_I -o "$TMP/$f" "$SRC/$f.cc" || return 1
+	else
+		gcc $CFLAGS_I -o "$TMP/$f" "$SRC/$f.c" || return 1
+	fi
+}
+for p in fib threads fork exec longjmp exceptions deep paths; do
+	build $p || not_ok "build $p"
+done
+
+rec() {  # rec TRACE CMD... (quiet record, exit status kept)
+	local out=$1; shift
+	"$PROFF" record --instrument -q -o "$out" -- "$@" >"$TMP/rec.out" 2>"$TMP/rec.err"
+}
+
+# calls TRACE FUNC [stats options]: the call count of FUNC (0 if absent)
+calls() {
+	local tr=$1 fn=$2; shift 2
+	"$PROFF" record --instrument --stats "$tr" "$@" 2>/dev/null |
+		awk -v f="$fn" '!/^#/ && $6 == f { n += $1 } END { print n + 0 }'
+}
+
+# expect_calls NAME TRACE FUNC N [stats options]
+expect_calls() {
+	local name=$1 tr=$2 fn=$3 n=$4; shift 4
+	local got; got=$(calls "$tr" "$fn" "$@")
+	if [ "$got" = "$n" ]; then ok "$name: $fn called $n times"; else not_ok "$name: $fn called $got times, expected $n"; fi
+}
+
+# no_negative NAME TRACE: no negative number in raw and compensated stats
+no_negative() {
+	local name=$1 tr=$2 bad=0
+	for opt in "" --no-compensate; do
+		"$PROFF" record --instrument --stats "$tr" $opt >"$TMP/st.txt" 2>&1 || bad=1
+		awk '!/^#/ { for (i = 1; i <= 5; i++) if ($i + 0 < 0) exit 1 }' "$TMP/st.txt" || bad=1
+	done
+	if [ $bad = 0 ]; then ok "$name: no negative times"; else not_ok "$name: negative time or error"; sed 's/^/#   /' "$TMP/st.txt" | head; fi
+}
+
+info_field() {  # info_field TRACE REGEX: count of session lines matching
+	"$PROFF" record --instrument --info "$1" 2>/dev/null | grep -c -E "$2"
+}
+
+# ---- fib: exact count, compactness ------------------------------------------------
+rec "$TMP/fib.trace" "$TMP/fib" 20
+expect_calls "fib" "$TMP/fib.trace" fib 21891          # 2*F(21)-1
+expect_calls "fib" "$TMP/fib.trace" main 1
+no_negative "fib" "$TMP/fib.trace"
+size=$(stat -c %s "$TMP/fib.trace")
+if [ "$size" -le $((21892 * 16)) ]; then ok "fib: trace is at most 16 bytes per call ($size bytes)"; else not_ok "fib: trace has $size bytes for 21892 calls"; fi
+
+# default file name and PROFF_OUTPUT
+(cd "$TMP" && "$PROFF" record --instrument -q -- ./fib 10 >/dev/null 2>&1)
+expect_calls "default output proff.trace" "$TMP/proff.trace" fib 177
+(cd "$TMP" && PROFF_OUTPUT=env.trace "$PROFF" record --instrument -q -- ./fib 10 >/dev/null 2>&1)
+expect_calls "PROFF_OUTPUT" "$TMP/env.trace" fib 177
+
+# monotonic clock
+rec "$TMP/mono.trace" "$TMP/fib" 15
+"$PROFF" record --instrument -q --clock monotonic -o "$TMP/mono.trace" -- "$TMP/fib" 15 >/dev/null 2>&1
+expect_calls "clock monotonic" "$TMP/mono.trace" fib 1973
+check "clock monotonic: header says 1000 MHz" grep -q "clock 1000.000 MHz" <("$PROFF" record --instrument --info "$TMP/mono.trace")
+
+# static linking with libproff-instrument.a, no proff record
+if gcc $CFLAGS_I -o "$TMP/fib_static" "$SRC/fib.c" "$RTA" -ldl 2>"$TMP/cc.err"; then
+	(cd "$TMP" && PROFF_OUTPUT=static.trace ./fib_static 12 >/dev/null)
+	expect_calls "static runtime (.a)" "$TMP/static.trace" fib 465
+else
+	not_ok "link with libproff-instrument.a"; sed 's/^/#   /' "$TMP/cc.err" | head -5
+fi
+
+# ---- threads ---------------------------------------------------------------------------
+rec "$TMP/thr.trace" "$TMP/threads" 40 500
+expect_calls "threads" "$TMP/thr.trace" worker 40
+expect_calls "threads" "$TMP/thr.trace" step 20000
+expect_calls "threads" "$TMP/thr.trace" leaf 40000
+n=$("$PROFF" record --instrument --info "$TMP/thr.trace" | sed -n 's/.* \([0-9]*\) threads.*/\1/p')
+if [ "$n" = 41 ]; then ok "threads: 41 threads in the trace"; else not_ok "threads: $n threads, expected 41"; fi
+no_negative "threads" "$TMP/thr.trace"
+# small buffers: many flushes from many threads interleave in one file
+"$PROFF" record --instrument -q --buffer 64K -o "$TMP/thr2.trace" -- "$TMP/threads" 8 20000 >/dev/null 2>&1
+expect_calls "threads, 64K buffers" "$TMP/thr2.trace" leaf 320000
+s=$("$PROFF" record --instrument --stats "$TMP/thr2.trace" | sed -n 's/.*synthetic exits \([0-9]*\), synthetic entries \([0-9]*\).*/\1 \2/p')
+if [ "$s" = "0 0" ]; then ok "threads, 64K buffers: no resynchronisation needed"; else not_ok "threads, 64K buffers: synthetic exits/entries $s"; fi
+
+# ---- fork ---------------------------------------------------------------------------------
+rec "$TMP/fork.trace" "$TMP/fork"
+if [ "$(info_field "$TMP/fork.trace" '^session')" = 2 ]; then ok "fork: two sessions"; else not_ok "fork: expected two sessions"; fi
+check "fork: child session marked forked" grep -q " forked " <("$PROFF" record --instrument --info "$TMP/fork.trace")
+expect_calls "fork" "$TMP/fork.trace" a 3
+expect_calls "fork" "$TMP/fork.trace" b 5
+expect_calls "fork" "$TMP/fork.trace" c 2
+cpid=$("$PROFF" record --instrument --info "$TMP/fork.trace" | awk '/ forked / { print $4 }')
+expect_calls "fork: --pid child" "$TMP/fork.trace" b 5 --pid "$cpid"
+expect_calls "fork: --pid child" "$TMP/fork.trace" a 0 --pid "$cpid"
+
+# ---- exec -----------------------------------------------------------------------------------
+rec "$TMP/exec.trace" "$TMP/exec"
+if [ "$(info_field "$TMP/exec.trace" '^session')" = 2 ]; then ok "exec: two sessions"; else not_ok "exec: expected two sessions"; fi
+check "exec: first session ended by exec" grep -q "end exec" <("$PROFF" record --instrument --info "$TMP/exec.trace")
+expect_calls "exec" "$TMP/exec.trace" a 2
+expect_calls "exec" "$TMP/exec.trace" b 4
+expect_calls "exec" "$TMP/exec.trace" main 2
+
+# ---- longjmp, exceptions, deep recursion -------------------------------------------------------
+rec "$TMP/lj.trace" "$TMP/longjmp"
+expect_calls "longjmp" "$TMP/lj.trace" rec 1000
+expect_calls "longjmp" "$TMP/lj.trace" jump 100
+expect_calls "longjmp" "$TMP/lj.trace" after 1
+s=$("$PROFF" record --instrument --stats "$TMP/lj.trace" | sed -n 's/.*synthetic exits \([0-9]*\).*/\1/p')
+if [ "$s" = 1100 ]; then ok "longjmp: 1100 skipped exits resynchronised"; else not_ok "longjmp: $s synthetic exits, expected 1100"; fi
+no_negative "longjmp" "$TMP/lj.trace"
+
+rec "$TMP/exc.trace" "$TMP/exceptions"
+expect_calls "C++ exceptions" "$TMP/exc.trace" outer 100
+expect_calls "C++ exceptions" "$TMP/exc.trace" mid 500   # demangled, no parameters (as perf prints)
+expect_calls "C++ exceptions" "$TMP/exc.trace" thrower 100
+no_negative "C++ exceptions" "$TMP/exc.trace"
+
+rec "$TMP/deep.trace" "$TMP/deep" 150000
+expect_calls "deep recursion" "$TMP/deep.trace" down 150001
+no_negative "deep recursion" "$TMP/deep.trace"
+
+# ---- exit paths and signals ----------------------------------------------------------------------
+for m in "exit 3 exit" "_exit 4 _exit" "abort 134 signal 6" "segv 139 signal 11" "term 143 signal 15"; do
+	set -- $m
+	mode=$1 code=$2; shift 2
+	rec "$TMP/p_$mode.trace" "$TMP/paths" "$mode" 10; rc=$?
+	if [ "$rc" = "$code" ]; then ok "$mode: exit status $code passed on"; else not_ok "$mode: exit status $rc, expected $code"; fi
+	expect_calls "$mode" "$TMP/p_$mode.trace" work 10
+	check "$mode: session end recorded as '$*'" grep -q "end $*" <("$PROFF" record --instrument --info "$TMP/p_$mode.trace")
+done
+rec "$TMP/p_handler.trace" "$TMP/paths" handler 10
+expect_calls "signal handler" "$TMP/p_handler.trace" handler 10
+expect_calls "signal handler" "$TMP/p_handler.trace" work 20
+no_negative "signal handler" "$TMP/p_handler.trace"
+
+"$PROFF" record --instrument -q --buffer 64K -o "$TMP/kill.trace" -- "$TMP/paths" kill 300000 >/dev/null 2>&1; rc=$?
+if [ "$rc" = 137 ]; then ok "SIGKILL: exit status 137"; else not_ok "SIGKILL: exit status $rc"; fi
+n=$(calls "$TMP/kill.trace" work)
+if [ "$n" -gt 0 ] && [ "$n" -le 300000 ]; then ok "SIGKILL: trace readable up to the last flush ($n of 300000 calls)"; else not_ok "SIGKILL: $n calls of work"; fi
+
+# ---- damaged files, usage -----------------------------------------------------------------------
+head -c 100000 "$TMP/thr.trace" > "$TMP/cut.trace"
+check "truncated trace still reads" "$PROFF" record --instrument --stats "$TMP/cut.trace"
+check "truncated trace: reported" grep -q "truncated" <("$PROFF" record --instrument --info "$TMP/cut.trace")
+printf 'this is not a trace at all, just text\n' > "$TMP/bad.trace"
+expect_exit "not a trace: exit 1" 1 "$PROFF" record --instrument --stats "$TMP/bad.trace"
+check "not a trace: message names file and offset" grep -q "bad.trace: not a proff trace.*offset 0" "$TMP/ee.err"
+# a record whose size field is too small
+python3 - "$TMP/fib.trace" "$TMP/badsize.trace" <<'EOF'
+import sys, struct
+d = bytearray(open(sys.argv[1], 'rb').read())
+off = struct.unpack_from('<I', d, 8)[0]          # second record
+struct.pack_into('<I', d, off + 8, 3)
+open(sys.argv[2], 'wb').write(d)
+EOF
+expect_exit "record size too small: exit 1" 1 "$PROFF" record --instrument --stats "$TMP/badsize.trace"
+check "record size too small: byte offset in message" grep -q "record size 3 .*offset [1-9]" "$TMP/ee.err"
+expect_exit "no command: usage error" 129 "$PROFF" record --instrument
+expect_exit "unknown option: usage error" 129 "$PROFF" record --instrument --bogus -- true
+expect_exit "missing program: 127" 127 "$PROFF" record --instrument -q -o "$TMP/none.trace" -- "$TMP/does-not-exist"
+
+finish

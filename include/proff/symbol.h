@@ -78,9 +78,11 @@ uint64_t sym_objdump_addr(sym_dso *d, uint64_t addr);
 
 /* perf's srcline text for addr (map-address space), into buf:
  *   "file.c:42"  (basename of the DWARF file name; the full path if full_path),
- *   "sym+off"    when there is no line info but a symbol (off decimal, from the
- *                symbol start), e.g. "do_syscall_64+70",
- *   "dso[hex]"   with neither (dso short name, objdump address in hex).
+ *   "??:0"       no line, but addr is inside a symbol of the DSO's file (what
+ *                perf gets from `addr2line` answering "??:?"),
+ *   "sym+off"    no file to ask (kernel, modules) or a PLT entry, but a symbol
+ *                (off decimal from the symbol start), e.g. "do_syscall_64+70",
+ *   "dso[hex]"   neither line nor symbol (short name, objdump address in hex).
  * Returns buf. */
 const char *sym_srcline_str(sym_dso *d, uint64_t addr, bool full_path, char *buf, size_t len);
 

@@ -291,13 +291,20 @@ const char *sym_srcline_str(sym_dso *d, uint64_t addr, bool full_path, char *buf
 	unsigned line;
 	if (!len)
 		return buf;
-	if (d->kind != SYM_DSO_KERNEL && d->kind != SYM_DSO_MODULE && sym_srcline(d, addr, &file, &line)) {
+	bool has_file = d->kind != SYM_DSO_KERNEL && d->kind != SYM_DSO_MODULE && d->kind != SYM_DSO_ANON;
+	if (has_file && sym_srcline(d, addr, &file, &line)) {
 		const char *base = full_path ? NULL : strrchr(file, '/');
 		snprintf(buf, len, "%s:%u", base ? base + 1 : file, line);
 		return buf;
 	}
 	sym_info si;
-	if (sym_lookup(d, addr, &si))
+	bool have_sym = sym_lookup(d, addr, &si);
+	/* perf asks addr2line about the file its symbols came from; without a
+	 * line but inside one of that file's symbols addr2line says "??:?",
+	 * which perf shows as "??:0". PLT entries are perf's own invention. */
+	if (has_file && have_sym && !si.is_plt && d->symsrc_path)
+		snprintf(buf, len, "??:0");
+	else if (have_sym)
 		snprintf(buf, len, "%s+%llu", si.name, (unsigned long long)(addr - si.start));
 	else
 		snprintf(buf, len, "%s[%llx]", sym_dso_short_name(d),

@@ -366,9 +366,20 @@ static void test_srcline_inlines(void **state)
 	char full[1024];
 	snprintf(full, sizeof(full), "%s:%u", file, line);
 	assert_string_equal(sym_srcline_str(d, a, true, buf, sizeof(buf)), full);
+
+	/* no line for a PLT entry: "name@plt+off" (addr2line knows no symbol there) */
+	char *pl = run("objdump -d -j .plt '%s' | sed -n 's/^0*\\([0-9a-f]*\\) <\\(getppid@plt\\)>:$/\\1/p'", bin);
+	uint64_t plt = vaddr_to_off(bin, strtoull(pl, NULL, 16));
+	free(pl);
+	assert_string_equal(sym_srcline_str(d, plt + 6, false, buf, sizeof(buf)), "getppid@plt+6");
+	/* no line but a symbol of the file (_init has no DWARF): addr2line says "??:?" */
+	char *a2l = run("addr2line -e '%s' %#llx", bin, (unsigned long long)nm_value(bin, "_init"));
+	assert_string_equal(a2l, "??:?\n");
+	free(a2l);
+	assert_string_equal(sym_srcline_str(d, vaddr_to_off(bin, nm_value(bin, "_init")), false, buf, sizeof(buf)), "??:0");
 	sym_ctx_free(c);
 
-	/* no DWARF (stripped): "sym+off" when a symbol is known, else dso[addr] */
+	/* no DWARF (stripped), no symbol: dso[addr] */
 	c = new_ctx("/nonexistent");
 	d = sym_dso_get(c, path_of("prog.stripped"), NULL, 0, SYM_DSO_USER);
 	assert_false(sym_srcline(d, a, &file, &line));

@@ -2,7 +2,7 @@
 # build.sh OUTDIR — build the symbolizer test binaries from the sources next
 # to this script: prog (C, -O1 -g), prog.stripped (same, all symbols and
 # debug info removed, build-id kept), prog.other (a different build-id),
-# progpp (C++). Called by tests/unit/test_symbol.c; binaries are never
+# progpp and shapes (C++). Called by tests/unit/test_symbol.c; binaries are never
 # committed.
 set -eu
 src=$(cd "$(dirname "$0")" && pwd)
@@ -14,3 +14,4 @@ $CC -O1 -g -fno-omit-frame-pointer -Wl,--build-id=sha1 -o "$out/prog" "$src/prog
 strip --strip-all -o "$out/prog.stripped" "$out/prog"
 $CC -O1 -g -DOTHER_BUILD=1 -Wl,--build-id=sha1 -o "$out/prog.other" "$src/prog.c" -Wl,--defsym,proff_other_build=0
 $CXX -O1 -g -Wl,--build-id=sha1 -o "$out/progpp" "$src/progpp.cpp"
+$CXX -O1 -g -Wl,--build-id=sha1 -o "$out/shapes" "$src/shapes.cpp"

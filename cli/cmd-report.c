@@ -301,6 +301,7 @@ int cmd_report(int argc, char **argv)
 	fmt.quiet = a.quiet;
 	fmt.percent_limit = a.percent_limit;
 	fmt.show_nr_samples = a.show_nr_samples;
+	fmt.time_spec = a.time;
 	const char *pct = a.percentage ? a.percentage : pf_config_get("hist.percentage");
 	if (pct) {
 		if (!strcmp(pct, "relative"))
@@ -326,7 +327,7 @@ int cmd_report(int argc, char **argv)
 	lo.symfs = a.symfs;
 	lo.kallsyms = a.kallsyms;
 	lo.buildid_dir = a.buildid_dir;
-	lo.max_stack = a.max_stack;
+	lo.max_stack = 0;    /* applied by the hist layer, which knows the callchain order */
 	lo.time_spec = a.time;
 	uint8_t cpumask[4096 / 8];
 	if (a.cpus) {
@@ -451,6 +452,8 @@ int cmd_report(int argc, char **argv)
 		printf("\n]}\n");
 	else if (!a.quiet)
 		printf("\n\n#\n# (Tip: compare two profiles with: proff diff before.data after.data)\n#\n");
+	else
+		printf("\n\n");
 	pf_profile_free(prof);
 	hist_opts_release(&ho);
 	return rc;

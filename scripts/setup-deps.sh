@@ -26,6 +26,7 @@ NEEDED=(
   "gzip:/usr/bin/gzip"
   "binutils:/usr/bin/objcopy"
   "python3-dbg:/usr/bin/python3-dbg"
+  "time:/usr/bin/time"
 )
 
 missing=()

@@ -35,6 +35,7 @@ enum { HF_THREAD = 1, HF_DSO = 2, HF_SYMBOL = 4, HF_PARENT = 8 };
 
 typedef struct hist_entry {
 	uint32_t comm, pid, tid, cpu;
+	uint32_t thread;           /* profile thread of the first sample (column widths use its last comm) */
 	uint32_t dso;              /* profile dso index or PF_NONE */
 	uint32_t sym;              /* profile sym index or PF_NONE (unresolved) */
 	uint32_t sym_name;         /* string id of the symbol name (0 if unresolved) */
@@ -49,6 +50,7 @@ typedef struct hist_entry {
 	uint64_t nr_events;
 	uint8_t filtered;          /* HF_* bits; filtered rows are not printed */
 	uint32_t cc_root;          /* callchain tree root (hist-owned), PF_NONE if none */
+	uint32_t max_depth;        /* longest callchain appended (perf's tie rule puts callers first) */
 	void *user;                /* for callers (diff pairs etc.) */
 } hist_entry;
 

@@ -47,7 +47,8 @@ typedef struct pf_loc {
 	uint32_t dso;              /* PF_NONE: no map covered the address */
 	uint32_t sym;              /* index into syms, PF_NONE: unresolved */
 	uint64_t addr;             /* map address (file-offset space for user dsos; the ip if no map) */
-	uint64_t ip;               /* first runtime ip seen for this location */
+	uint64_t ip;               /* runtime ip: unresolved locations are kept per raw ip (perf shows
+	                            * callchain entries by raw ip), resolved ones keep the first seen */
 	char level;                /* '.' user, 'k' kernel, 'g' guest kernel, 'u' guest user, 'H' hypervisor */
 	uint32_t srcline;          /* string id of "file:line" (perf's text), PF_NONE until computed */
 } pf_loc;
@@ -58,8 +59,14 @@ typedef struct pf_node {
 	uint32_t depth;            /* 1 for the leaf-most frame under the root */
 } pf_node;
 
+typedef struct pf_thread {
+	uint32_t pid, tid;
+	uint32_t comm;             /* string id of the thread's last comm (perf's width rule uses it) */
+} pf_thread;
+
 typedef struct pf_sample {
 	uint32_t evsel;
+	uint32_t thread;           /* index into threads */
 	uint32_t pid, tid;
 	uint32_t comm;             /* string id of the thread's comm at sample time */
 	uint32_t cpu;              /* PF_NONE if the file has no CPU field */
@@ -106,6 +113,7 @@ typedef struct pf_profile {
 	pf_node *nodes; size_t nr_nodes, cap_nodes;
 	pf_sample *samples; size_t nr_samples, cap_samples;
 	pf_event *events; size_t nr_events;
+	pf_thread *threads; size_t nr_threads;
 	uint64_t nr_lost_samples;  /* "Total Lost Samples" */
 	uint64_t first_time, last_time;
 	bool has_branch_stack_feature;

@@ -35,6 +35,7 @@ typedef struct report_fmt {
 	bool elide[HK__MAX];       /* columns hidden (single-entry filters) */
 	const char *filter_lines;  /* "# dso: work\n"-style lines for the header, or NULL */
 	bool show_nr_samples;      /* -n */
+	const char *time_spec;     /* --time, echoed in the Samples line */
 } report_fmt;
 
 void report_fmt_init(report_fmt *f);

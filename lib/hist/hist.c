@@ -112,7 +112,14 @@ static int k_comm_cmp(const hist *h, const hist_entry *a, const hist_entry *b)
 {
 	return strcmp(pf_str(h->prof, a->comm), pf_str(h->prof, b->comm));
 }
-static size_t k_comm_width(const hist *h, const hist_entry *e) { return strlen(pf_str(h->prof, e->comm)); }
+/* perf sizes comm columns by the last comm of the row's thread */
+static size_t thread_comm_len(const hist *h, const hist_entry *e)
+{
+	if (e->thread < h->prof->nr_threads)
+		return strlen(pf_str(h->prof, h->prof->threads[e->thread].comm));
+	return strlen(pf_str(h->prof, e->comm));
+}
+static size_t k_comm_width(const hist *h, const hist_entry *e) { return thread_comm_len(h, e); }
 static int k_comm_print(const hist *h, const hist_entry *e, char *buf, size_t len, int width, bool pad, char sep)
 {
 	int n = put_name(buf, len, pf_str(h->prof, e->comm), width, sep);
@@ -123,12 +130,14 @@ static int k_pid_cmp(const hist *h, const hist_entry *a, const hist_entry *b)
 {
 	return a->tid < b->tid ? -1 : a->tid > b->tid;
 }
-static size_t k_pid_width(const hist *h, const hist_entry *e) { return strlen(pf_str(h->prof, e->comm)) + 8; }
+static size_t k_pid_width(const hist *h, const hist_entry *e) { return thread_comm_len(h, e) + 8; }
 static int k_pid_print(const hist *h, const hist_entry *e, char *buf, size_t len, int width, bool pad, char sep)
 {
+	/* perf: "%7d:%-*.*s" with the comm padded to width - 8 */
 	char tmp[600];
-	snprintf(tmp, sizeof(tmp), "%7u:%s", e->tid, pf_str(h->prof, e->comm));
-	int n = put_name(buf, len, tmp, width, sep);
+	int cw = width > 8 ? width - 8 : 0;
+	snprintf(tmp, sizeof(tmp), "%7u:%-*.*s", e->tid, cw, cw ? cw : 512, pf_str(h->prof, e->comm));
+	int n = put_name(buf, len, tmp, 0, sep);
 	return pad_to(buf, len, n, width, true);
 }
 
@@ -188,7 +197,7 @@ static int k_sym_print(const hist *h, const hist_entry *e, char *buf, size_t len
 		n += put_name(buf + n, len - (size_t)n, nm, width - n >= 0 ? width - n : 0, sep);
 	} else {
 		char tmp[40];
-		snprintf(tmp, sizeof(tmp), "%#018llx", (unsigned long long)e->addr);
+		snprintf(tmp, sizeof(tmp), "%#.16llx", (unsigned long long)e->addr);
 		n += put_name(buf + n, len - (size_t)n, tmp, width - n >= 0 ? width - n : 0, sep);
 	}
 	return pad_to(buf, len, n, width, pad);
@@ -201,7 +210,7 @@ static int k_cpu_cmp(const hist *h, const hist_entry *a, const hist_entry *b)
 static size_t k_cpu_width(const hist *h, const hist_entry *e) { return 3; }
 static int k_cpu_print(const hist *h, const hist_entry *e, char *buf, size_t len, int width, bool pad, char sep)
 {
-	int n = snprintf(buf, len, "%*d", width, e->cpu == PF_NONE ? -1 : (int)e->cpu);
+	int n = snprintf(buf, len, "%*.*d", width, width, e->cpu == PF_NONE ? -1 : (int)e->cpu);
 	return n;
 }
 
@@ -234,8 +243,8 @@ static int k_srcline_print(const hist *h, const hist_entry *e, char *buf, size_t
 
 const hist_key_def hist_keys[HK__MAX] = {
 	[HK_COMM]    = { "comm", NULL, "Command", HK_COMM, k_comm_cmp, k_comm_width, k_comm_print },
-	[HK_PID]     = { "pid", NULL, "Pid:Command", HK_PID, k_pid_cmp, k_pid_width, k_pid_print },
-	[HK_TID]     = { "tid", NULL, "Tid:Command", HK_TID, k_pid_cmp, k_pid_width, k_pid_print },
+	[HK_PID]     = { "pid", NULL, "    Pid:Command", HK_PID, k_pid_cmp, k_pid_width, k_pid_print },
+	[HK_TID]     = { "tid", NULL, "    Tid:Command", HK_TID, k_pid_cmp, k_pid_width, k_pid_print },
 	[HK_DSO]     = { "dso", NULL, "Shared Object", HK_DSO, k_dso_cmp, k_dso_width, k_dso_print },
 	[HK_SYM]     = { "sym", "symbol", "Symbol", HK_SYM, k_sym_cmp, k_sym_width, k_sym_print },
 	[HK_CPU]     = { "cpu", NULL, "CPU", HK_CPU, k_cpu_cmp, k_cpu_width, k_cpu_print },
@@ -290,9 +299,24 @@ typedef struct ctx {
 	const pf_sample *s;
 	uint32_t parent;     /* parent name id for this sample (0 = none) */
 	uint8_t thread_filtered;
+	char self_level;     /* level of the sample ip (chain entries without a map inherit it) */
 } ctx;
 
-static void key_words(hist *h, const ctx *c, uint32_t loc, uint64_t *w)
+/* A row's address and level as perf shows them: Self rows use the map
+ * address; callchain (cumulative) rows of unresolved frames use the raw ip,
+ * and without a map inherit the level of the sample. */
+static uint64_t row_addr(const pf_loc *l, bool chain) { return chain ? l->ip : l->addr; }
+static char row_level(const pf_profile *p, const ctx *c, const pf_loc *l, bool chain)
+{
+	if (!chain || l->sym != PF_NONE)
+		return l->level;
+	if (l->dso == PF_NONE)
+		return c->self_level;
+	enum sym_dso_kind k = p->dsos[l->dso].kind;
+	return (k == SYM_DSO_KERNEL || k == SYM_DSO_MODULE) ? 'k' : '.';
+}
+
+static void key_words(hist *h, const ctx *c, uint32_t loc, bool chain, uint64_t *w)
 {
 	const pf_profile *p = h->prof;
 	const pf_loc *l = &p->locs[loc];
@@ -314,7 +338,7 @@ static void key_words(hist *h, const ctx *c, uint32_t loc, uint64_t *w)
 				a = p->syms[l->sym].start;
 				b = p->syms[l->sym].end | (1ULL << 63);
 			} else {
-				a = l->addr;
+				a = row_addr(l, chain);
 				b = 0;
 			}
 			break;
@@ -361,11 +385,11 @@ static uint8_t entry_filter(hist *h, const ctx *c, uint32_t loc)
 	return f;
 }
 
-static int64_t find_entry(hist *h, const ctx *c, uint32_t loc, proff_error *err)
+static int64_t find_entry(hist *h, const ctx *c, uint32_t loc, bool chain, proff_error *err)
 {
 	struct hist_priv *pv = h->priv;
 	uint64_t w[HIST_MAX_KEYS * KW_PER_KEY];
-	key_words(h, c, loc, w);
+	key_words(h, c, loc, chain, w);
 	uint64_t hash = pf_hash_bytes(w, pv->kw * 8, 0x5eed);
 	id_table *t = &pv->tab;
 	if ((t->len + 1) * 2 > t->cap && id_table_grow(t) < 0)
@@ -377,7 +401,7 @@ static int64_t find_entry(hist *h, const ctx *c, uint32_t loc, proff_error *err)
 			hist_entry *e = &h->entries[id];
 			/* unresolved rows collapsed by name: show the lowest address */
 			const pf_loc *l = &h->prof->locs[loc];
-			if (e->sym == PF_NONE && l->addr < e->addr) {
+			if (h->opts.diff_mode && e->sym == PF_NONE && l->addr < e->addr) {
 				e->addr = l->addr;
 				e->ip = l->ip;
 				e->loc = loc;
@@ -405,6 +429,7 @@ static int64_t find_entry(hist *h, const ctx *c, uint32_t loc, proff_error *err)
 	hist_entry *e = &h->entries[h->n];
 	memset(e, 0, sizeof(*e));
 	e->comm = c->s->comm;
+	e->thread = c->s->thread;
 	e->pid = c->s->pid;
 	e->tid = c->s->tid;
 	e->cpu = c->s->cpu;
@@ -412,9 +437,9 @@ static int64_t find_entry(hist *h, const ctx *c, uint32_t loc, proff_error *err)
 	e->sym = l->sym;
 	e->sym_name = l->sym != PF_NONE ? p->syms[l->sym].name : 0;
 	e->loc = loc;
-	e->addr = l->addr;
+	e->addr = row_addr(l, chain);
 	e->ip = l->ip;
-	e->level = l->level;
+	e->level = row_level(p, c, l, chain);
 	e->parent = c->parent;
 	e->srcline = key_has(h, HK_SRCLINE) ? l->srcline : 0;
 	e->filtered = entry_filter(h, c, loc);
@@ -493,17 +518,22 @@ static int cc_add(hist *h, hist_entry *e, const uint32_t *locs, size_t n, uint64
 			return -1;
 	}
 	uint32_t cur = e->cc_root;
+	const pf_profile *p = h->prof;
 	for (size_t i = 0; i < n; i++) {
 		int inserted;
 		h->cc_nodes[cur].children_hit += period;
-		uint32_t *slot = pair_table_find(&pv->cc_child, cur, locs[i], 1, &inserted);
+		/* perf matches callchain entries by symbol, unresolved ones by
+		 * (map, ip): key the child by symbol id or by location */
+		const pf_loc *l = &p->locs[locs[i]];
+		uint64_t key = l->sym != PF_NONE ? ((uint64_t)1 << 32) | l->sym : locs[i];
+		uint32_t *slot = pair_table_find(&pv->cc_child, cur, key, 1, &inserted);
 		if (!slot)
 			return -1;
 		if (inserted) {
 			uint32_t nn = cc_new_node(h, cur, locs[i]);
 			if (nn == PF_NONE)
 				return -1;
-			slot = pair_table_find(&pv->cc_child, cur, locs[i], 0, NULL);
+			slot = pair_table_find(&pv->cc_child, cur, key, 0, NULL);
 			*slot = nn;
 		}
 		cur = *slot;
@@ -550,7 +580,7 @@ int hist_build(pf_profile *prof, uint32_t evsel, const hist_opts *opts, hist **o
 		const pf_sample *s = &prof->samples[si];
 		if (s->evsel != evsel)
 			continue;
-		ctx c = { s, sample_parent(h, s), 0 };
+		ctx c = { s, sample_parent(h, s), 0, prof->locs[prof->nodes[s->stack].loc].level };
 		if (opts->comms.n && !pf_strlist_has(&opts->comms, pf_str(prof, s->comm)))
 			c.thread_filtered |= HF_THREAD;
 		if (opts->nr_pids && !u32_in(opts->pids, opts->nr_pids, s->pid))
@@ -558,7 +588,7 @@ int hist_build(pf_profile *prof, uint32_t evsel, const hist_opts *opts, hist **o
 		if (opts->nr_tids && !u32_in(opts->tids, opts->nr_tids, s->tid))
 			c.thread_filtered |= HF_THREAD;
 		uint32_t leaf_loc = prof->nodes[s->stack].loc;
-		int64_t self = find_entry(h, &c, leaf_loc, err);
+		int64_t self = find_entry(h, &c, leaf_loc, false, err);
 		if (self < 0) {
 			rc = (int)self;
 			goto fail;
@@ -575,41 +605,53 @@ int hist_build(pf_profile *prof, uint32_t evsel, const hist_opts *opts, hist **o
 			h->total_non_filtered_period += s->period;
 			h->nr_non_filtered_samples += s->count;
 		}
-		uint32_t depth = prof->nodes[s->stack].depth;
-		if (opts->max_stack > 0 && depth > (uint32_t)opts->max_stack)
-			depth = (uint32_t)opts->max_stack;
-		if (want_cc && PF_GROW(chain, cap_chain, depth + 1) < 0) {
-			rc = proff_err_set(err, PROFF_ENOMEM, NULL, PROFF_NO_OFFSET, "out of memory");
-			goto fail;
+		/* the callchain as perf's cursor sees it: at most max_stack
+		 * entries, counted from the leaf in callee order and from the
+		 * root in caller order */
+		size_t full = prof->nodes[s->stack].depth;
+		if (want_cc || opts->children) {
+			if (PF_GROW(chain, cap_chain, 2 * full + 2) < 0) {
+				rc = proff_err_set(err, PROFF_ENOMEM, NULL, PROFF_NO_OFFSET, "out of memory");
+				goto fail;
+			}
 		}
+		size_t n = 0;
+		if (want_cc || opts->children)
+			for (uint32_t nd = s->stack; nd; nd = prof->nodes[nd].parent)
+				chain[n++] = prof->nodes[nd].loc;     /* leaf first */
+		size_t lo = 0, hi = n;
+		if (opts->max_stack > 0 && n > (size_t)opts->max_stack) {
+			if (opts->caller_order)
+				lo = n - (size_t)opts->max_stack;
+			else
+				hi = (size_t)opts->max_stack;
+		}
+		size_t nk = hi - lo;
+		uint32_t *cursor = chain + n;
+		for (size_t k = 0; k < nk; k++)
+			cursor[k] = opts->caller_order ? chain[hi - 1 - k] : chain[lo + k];
 		if (!opts->children) {
 			e->period_acc += s->period;
-			if (want_cc && prof->nodes[s->stack].depth > 0) {
-				/* chain of the sample: callee order = leaf first */
-				size_t n = 0;
-				for (uint32_t nd = s->stack; nd && n < depth; nd = prof->nodes[nd].parent)
-					chain[n++] = prof->nodes[nd].loc;
-				if (opts->caller_order)
-					for (size_t a = 0, b = n - 1; a < b; a++, b--) {
-						uint32_t t = chain[a]; chain[a] = chain[b]; chain[b] = t;
-					}
-				if (cc_add(h, &h->entries[self], chain, n, s->period, s->count) < 0) {
-					rc = proff_err_set(err, PROFF_ENOMEM, NULL, PROFF_NO_OFFSET, "out of memory");
-					goto fail;
-				}
+			if (want_cc && nk && cc_add(h, e, cursor, nk, s->period, s->count) < 0) {
+				rc = proff_err_set(err, PROFF_ENOMEM, NULL, PROFF_NO_OFFSET, "out of memory");
+				goto fail;
 			}
 			continue;
 		}
-		/* children: every distinct row on the stack, once per sample */
+		/* children: the self row, then every distinct row met along the
+		 * cursor (first occurrence wins, so recursion counts once) */
 		uint32_t stamp = (uint32_t)si;
-		size_t n = 0;
-		if (want_cc)
-			for (uint32_t nd = s->stack; nd && n < depth; nd = prof->nodes[nd].parent)
-				chain[n++] = prof->nodes[nd].loc;      /* leaf first */
-		uint32_t lvl = 0;
-		for (uint32_t nd = s->stack; nd && lvl < depth; nd = prof->nodes[nd].parent, lvl++) {
-			uint32_t loc = prof->nodes[nd].loc;
-			int64_t id = nd == s->stack ? self : find_entry(h, &c, loc, err);
+		pv->seen[self] = stamp;
+		e->period_acc += s->period;
+		if (nk > e->max_depth)
+			e->max_depth = (uint32_t)nk;
+		if (want_cc && nk && cc_add(h, e, cursor, nk, s->period, s->count) < 0) {
+			rc = proff_err_set(err, PROFF_ENOMEM, NULL, PROFF_NO_OFFSET, "out of memory");
+			goto fail;
+		}
+		for (size_t k = 0; k < nk; k++) {
+			uint32_t loc = cursor[k];
+			int64_t id = find_entry(h, &c, loc, true, err);
 			if (id < 0) {
 				rc = (int)id;
 				goto fail;
@@ -619,37 +661,12 @@ int hist_build(pf_profile *prof, uint32_t evsel, const hist_opts *opts, hist **o
 			pv->seen[id] = stamp;
 			hist_entry *ce = &h->entries[id];
 			ce->period_acc += s->period;
-			if (nd != s->stack) {
-				uint8_t cf = entry_filter(h, &c, loc);
-				ce->filtered &= cf;
-			}
-			if (want_cc) {
-				/* caller order: this frame down to the leaf, i.e.
-				 * chain[lvl], chain[lvl-1], ..., chain[0]; for the
-				 * self row the whole chain root first. */
-				uint32_t *seq = chain + n;   /* scratch after the chain */
-				size_t m = 0;
-				if (PF_GROW(chain, cap_chain, 2 * n + 2) < 0) {
-					rc = proff_err_set(err, PROFF_ENOMEM, NULL, PROFF_NO_OFFSET, "out of memory");
-					goto fail;
-				}
-				seq = chain + n;
-				/* the cursor in print order: caller = root..leaf, callee =
-				 * leaf..root; the self row gets all of it, a caller row
-				 * the rest of the cursor from its own frame on (perf). */
-				if (opts->caller_order) {
-					size_t from = nd == s->stack ? n : lvl + 1;
-					for (size_t k = from; k-- > 0;)
-						seq[m++] = chain[k];
-				} else {
-					size_t from = nd == s->stack ? 0 : lvl;
-					for (size_t k = from; k < n; k++)
-						seq[m++] = chain[k];
-				}
-				if (cc_add(h, ce, seq, m, s->period, s->count) < 0) {
-					rc = proff_err_set(err, PROFF_ENOMEM, NULL, PROFF_NO_OFFSET, "out of memory");
-					goto fail;
-				}
+			if (nk - k > ce->max_depth)
+				ce->max_depth = (uint32_t)(nk - k);
+			ce->filtered &= entry_filter(h, &c, loc);
+			if (want_cc && cc_add(h, ce, cursor + k, nk - k, s->period, s->count) < 0) {
+				rc = proff_err_set(err, PROFF_ENOMEM, NULL, PROFF_NO_OFFSET, "out of memory");
+				goto fail;
 			}
 		}
 	}
@@ -702,6 +719,14 @@ static int report_cmp(const void *pa, const void *pb)
 	if (sort_h->opts.children) {
 		if (a->period_acc != b->period_acc)
 			return a->period_acc > b->period_acc ? -1 : 1;
+		/* perf: with equal Children, put the caller (longer chains)
+		 * above the callee, within one thread */
+		if (a->thread == b->thread && a->max_depth != b->max_depth && sort_h->opts.callchain) {
+			bool longer_first = sort_h->opts.caller_order;
+			if ((a->max_depth > b->max_depth) == longer_first)
+				return -1;
+			return 1;
+		}
 	}
 	if (a->period != b->period)
 		return a->period > b->period ? -1 : 1;

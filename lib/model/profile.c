@@ -372,8 +372,25 @@ static uint32_t resolve_loc(pf_profile *p, const pthread_ *t, int cpumode, uint6
 	uint32_t *slot = pair_table_find(&pr->loc_tab, dso, addr, 1, &inserted);
 	if (!slot)
 		return PF_NONE;
-	if (!inserted)
-		return *slot;
+	if (!inserted) {
+		uint32_t id = *slot;
+		if (p->locs[id].sym != PF_NONE || p->locs[id].ip == ip || dso == PF_NONE)
+			return id;
+		/* an unresolved location met at another runtime ip (another
+		 * process's mapping): keep one location per raw ip */
+		slot = pair_table_find(&pr->loc_tab, dso | 0x80000000u, ip, 1, &inserted);
+		if (!slot)
+			return PF_NONE;
+		if (!inserted)
+			return *slot;
+		if (PF_GROW(p->locs, p->cap_locs, p->nr_locs + 1) < 0)
+			return PF_NONE;
+		uint32_t nid = (uint32_t)p->nr_locs;
+		*slot = nid;
+		p->locs[p->nr_locs++] = p->locs[id];
+		p->locs[nid].ip = ip;
+		return nid;
+	}
 	if (PF_GROW(p->locs, p->cap_locs, p->nr_locs + 1) < 0)
 		return PF_NONE;
 	uint32_t id = (uint32_t)p->nr_locs;
@@ -528,12 +545,12 @@ static uint32_t stack_of(pf_profile *p, const pthread_ *t, const pd_sample *s)
 	return leaf;
 }
 
-static int add_sample(pf_profile *p, uint32_t evsel, uint32_t pid, uint32_t tid, uint32_t comm,
-		      uint32_t cpu, uint32_t stack, uint64_t period)
+static int add_sample(pf_profile *p, uint32_t evsel, uint32_t thread, uint32_t pid, uint32_t tid,
+		      uint32_t comm, uint32_t cpu, uint32_t stack, uint64_t period)
 {
 	struct pf_profile_priv *pr = p->priv;
 	uint64_t h = pf_hash64(((uint64_t)evsel << 32 | pid) ^ pf_hash64(((uint64_t)tid << 32 | comm) ^
-			       pf_hash64(((uint64_t)cpu << 32) | stack)));
+			       pf_hash64((((uint64_t)cpu << 32) | stack) ^ ((uint64_t)thread << 40))));
 	id_table *tab = &pr->sample_tab;
 	if ((tab->len + 1) * 2 > tab->cap && id_table_grow(tab) < 0)
 		return -1;
@@ -542,7 +559,7 @@ static int add_sample(pf_profile *p, uint32_t evsel, uint32_t pid, uint32_t tid,
 		if (tab->hash[j] == h) {
 			pf_sample *s = &p->samples[tab->id[j] - 1];
 			if (s->evsel == evsel && s->pid == pid && s->tid == tid && s->comm == comm &&
-			    s->cpu == cpu && s->stack == stack) {
+			    s->cpu == cpu && s->stack == stack && s->thread == thread) {
 				s->period += period;
 				s->count++;
 				return 0;
@@ -552,7 +569,7 @@ static int add_sample(pf_profile *p, uint32_t evsel, uint32_t pid, uint32_t tid,
 	}
 	if (PF_GROW(p->samples, p->cap_samples, p->nr_samples + 1) < 0)
 		return -1;
-	p->samples[p->nr_samples] = (pf_sample){ evsel, pid, tid, comm, cpu, stack, period, 1 };
+	p->samples[p->nr_samples] = (pf_sample){ evsel, thread, pid, tid, comm, cpu, stack, period, 1 };
 	tab->id[j] = (uint32_t)++p->nr_samples;
 	tab->hash[j] = h;
 	tab->len++;
@@ -598,7 +615,8 @@ static int on_event(void *ctx, const pd_event *ev)
 		uint64_t period = s->period;
 		if (!(e->sample_type & PD_S_PERIOD))
 			period = 1;   /* perf: period defaults to 1 when not sampled */
-		if (add_sample(p, (uint32_t)s->evsel, s->pid, s->tid, t->comm, cpu, stack, period) < 0)
+		if (add_sample(p, (uint32_t)s->evsel, (uint32_t)(t - pr->threads), s->pid, s->tid, t->comm,
+			       cpu, stack, period) < 0)
 			return oom(p);
 		e->total_period += period;
 		e->nr_samples++;
@@ -955,6 +973,14 @@ int pf_profile_load(const char *path, const pf_load_opts *opts, pf_profile **out
 	pr->nbids = 0;
 	if (rc < 0)
 		goto fail;
+	p->threads = calloc(pr->nthreads ? pr->nthreads : 1, sizeof(pf_thread));
+	if (!p->threads) {
+		rc = oom(p);
+		goto fail;
+	}
+	for (size_t i = 0; i < pr->nthreads; i++)
+		p->threads[i] = (pf_thread){ pr->threads[i].pid, pr->threads[i].tid, pr->threads[i].comm };
+	p->nr_threads = pr->nthreads;
 	*out = p;
 	return 0;
 fail:
@@ -996,6 +1022,7 @@ void pf_profile_free(pf_profile *p)
 	free(p->locs);
 	free(p->nodes);
 	free(p->samples);
+	free(p->threads);
 	for (size_t i = 0; i < p->nr_warnings; i++)
 		free(p->warnings[i]);
 	free(p->warnings);

@@ -66,6 +66,58 @@ static int child_cmp(const void *pa, const void *pb)
 	return a->order < b->order ? -1 : a->order > b->order;
 }
 
+/* perf keeps a node's children in a tree ordered by (dso, symbol start or
+ * ip) descending; ties of the sorted output keep that order. `order`
+ * ranks a child in it. */
+typedef struct ckey { uint32_t node; uint32_t dso; uint64_t addr; } ckey;
+
+static int ckey_cmp(const void *pa, const void *pb)
+{
+	const ckey *a = pa, *b = pb;
+	if (a->dso != b->dso)
+		return a->dso > b->dso ? -1 : 1;
+	if (a->addr != b->addr)
+		return a->addr > b->addr ? -1 : 1;
+	return 0;
+}
+
+static ckey node_key(const hist *h, uint32_t n)
+{
+	const pf_profile *p = h->prof;
+	const pf_loc *l = &p->locs[h->cc_frames[h->cc_nodes[n].frames_off]];
+	ckey k = { n, l->dso == PF_NONE ? 0 : l->dso + 1, l->ip };
+	if (l->sym != PF_NONE)
+		k.addr = p->syms[l->sym].start;
+	return k;
+}
+
+/* children of n in perf's tree order; *out to be freed */
+static size_t ordered_children(const hist *h, uint32_t n, uint32_t **out)
+{
+	size_t k = 0;
+	for (uint32_t c = h->cc_nodes[n].first_child; c != PF_NONE; c = h->cc_nodes[c].next_sibling)
+		k++;
+	*out = NULL;
+	if (!k)
+		return 0;
+	ckey *v = malloc(k * sizeof(*v));
+	uint32_t *r = malloc(k * sizeof(*r));
+	if (!v || !r) {
+		free(v);
+		free(r);
+		return 0;
+	}
+	size_t i = 0;
+	for (uint32_t c = h->cc_nodes[n].first_child; c != PF_NONE; c = h->cc_nodes[c].next_sibling)
+		v[i++] = node_key(h, c);
+	qsort(v, k, sizeof(*v), ckey_cmp);
+	for (i = 0; i < k; i++)
+		r[i] = v[i].node;
+	free(v);
+	*out = r;
+	return k;
+}
+
 /* Children of run-end node n that pass min_hit, sorted by cumulative hits. */
 static size_t sorted_children(const hist *h, uint32_t n, uint64_t min_hit, child_ref **out)
 {
@@ -74,15 +126,18 @@ static size_t sorted_children(const hist *h, uint32_t n, uint64_t min_hit, child
 	if (!k)
 		return 0;
 	child_ref *v = malloc(k * sizeof(*v));
-	if (!v)
+	uint32_t *ord;
+	if (!v || ordered_children(h, n, &ord) != k) {
+		free(v);
 		return 0;
-	uint32_t ord = 0;
-	for (uint32_t c = h->cc_nodes[n].first_child; c != PF_NONE; c = h->cc_nodes[c].next_sibling) {
+	}
+	for (uint32_t i = 0; i < k; i++) {
+		uint32_t c = ord[i];
 		uint64_t cu = cumul(h, c);
 		if (cu >= min_hit)
-			v[m++] = (child_ref){ c, cu, ord };
-		ord++;
+			v[m++] = (child_ref){ c, cu, i };
 	}
+	free(ord);
 	qsort(v, m, sizeof(*v), child_cmp);
 	*out = v;
 	return m;
@@ -259,17 +314,22 @@ static int flat_cmp(const void *pa, const void *pb)
 	return a->order < b->order ? -1 : a->order > b->order;
 }
 
+/* post-order over perf's tree order: a node's children, then the node */
 static void collect_flat(const hist *h, uint32_t n, uint64_t min_hit, flat_ref **v, size_t *nv, size_t *cap)
 {
-	for (uint32_t c = h->cc_nodes[n].first_child; c != PF_NONE; c = h->cc_nodes[c].next_sibling) {
+	uint32_t *ord;
+	size_t k = ordered_children(h, n, &ord);
+	for (size_t i = 0; i < k; i++) {
+		uint32_t c = ord[i];
 		collect_flat(h, c, min_hit, v, nv, cap);
 		if (h->cc_nodes[c].hit && h->cc_nodes[c].hit >= min_hit) {
 			if (PF_GROW(*v, *cap, *nv + 1) < 0)
-				return;
+				break;
 			(*v)[*nv] = (flat_ref){ c, h->cc_nodes[c].hit, (uint32_t)*nv };
 			(*nv)++;
 		}
 	}
+	free(ord);
 }
 
 static void print_path(const gctx *g, uint32_t n, bool folded, bool *first)
@@ -371,7 +431,10 @@ int report_print_hist(FILE *out, hist *h, const report_fmt *f, uint64_t nr_lost)
 		if (ns > 1000) { ns /= 1000; unit = 'K'; }
 		if (ns > 1000) { ns /= 1000; unit = 'M'; }
 		if (ns > 1000) { ns /= 1000; unit = 'G'; }
-		fprintf(out, "# Samples: %" PRIu64 "%c of event '%s'\n", ns, unit, p->events[h->evsel].name);
+		fprintf(out, "# Samples: %" PRIu64 "%c of event '%s'", ns, unit, p->events[h->evsel].name);
+		if (f->time_spec)
+			fprintf(out, " (time slices: %s)", f->time_spec);
+		fputc('\n', out);
 		fprintf(out, "# Event count (approx.): %" PRIu64 "\n#\n", total);
 		fputs("# ", out);
 		for (size_t i = 0; i < ncols; i++) {

@@ -1,0 +1,13 @@
+#!/bin/bash
+# bench/run.sh — `make bench`: every benchmark, side by side with its peer
+# (perf, dprofpp, uftrace), medians and ratios printed. Large inputs are
+# generated under build/bench on first use (not committed) and reused.
+cd "$(dirname "$0")/.." || exit 2
+status=0
+for b in bench/report.sh bench/diff.sh bench/record.sh bench/instrument.sh bench/dprofpp.sh; do
+	[ -f "$b" ] || continue
+	echo "== $b"
+	bash "$b" || status=1
+	echo
+done
+exit $status

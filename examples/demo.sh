@@ -1,0 +1,36 @@
+#!/bin/bash
+# demo.sh — `make demo`: build two versions of examples/shapes.c, record each
+# (with `proff record` when it is available, else `perf record`), and show
+# what proff reports for them and how they differ.
+set -e
+cd "$(dirname "$0")/.."
+PROFF=${PROFF:-build/proff}
+OUT=${DEMO_DIR:-build/demo}
+mkdir -p "$OUT"
+CFLAGS="-O1 -g -fno-omit-frame-pointer"
+cc $CFLAGS -DVERSION=1 examples/shapes.c -o "$OUT/shapes-v1"
+cc $CFLAGS -DVERSION=2 examples/shapes.c -o "$OUT/shapes-v2"
+
+record() {   # record OUTFILE PROGRAM ARGS...
+	local out=$1; shift
+	if "$PROFF" record -q -e cpu-clock -g -o "$out" -- "$@" >/dev/null 2>"$OUT/record.err"; then
+		echo "  recorded $out with proff record"
+	else
+		perf record -q -e cpu-clock -g -o "$out" -- "$@" >/dev/null 2>>"$OUT/record.err"
+		echo "  recorded $out with perf record"
+	fi
+}
+
+echo "== recording version 1 and version 2 of examples/shapes.c"
+record "$OUT/before.data" "$OUT/shapes-v1" 400
+record "$OUT/after.data" "$OUT/shapes-v2" 400
+
+echo
+echo "== proff report -i before.data --no-children (Self)"
+"$PROFF" report -i "$OUT/before.data" --no-children -g none --percent-limit 1
+echo
+echo "== proff report -i after.data (Children and Self, call graph)"
+"$PROFF" report -i "$OUT/after.data" --percent-limit 5 -s sym
+echo
+echo "== proff diff before.data after.data"
+"$PROFF" diff "$OUT/before.data" "$OUT/after.data" || echo "(proff diff not available in this build)"

@@ -1,0 +1,68 @@
+#!/bin/bash
+# report.sh — oracle test: `proff report` against `perf report --stdio` on
+# the same perf.data files, over a matrix of options (Children/Self, sort
+# keys, filters, percentages, call-graph modes). Both outputs must be equal
+# except the random "(Tip: ...)" line, which is dropped from both.
+source "$(dirname "$0")/../lib.sh"
+
+W="$TMP/w"; mkdir -p "$W"
+cc -O1 -g -fno-omit-frame-pointer -mno-omit-leaf-frame-pointer -pthread \
+	-o "$W/calls" "$ROOT/tests/data/report/calls.c" 2>"$TMP/cc.err" ||
+	{ not_ok "build calls.c"; cat "$TMP/cc.err"; finish; }
+if ! can_perf_record; then
+	not_ok "perf record works here (needs root or perf_event_paranoid <= 1)"
+	finish
+fi
+rec() { local out=$1; shift; perf record -q -o "$out" "$@" >/dev/null 2>"$TMP/rec.err" || { cat "$TMP/rec.err"; return 1; }; }
+rec "$W/calls.data" -e cpu-clock -g -- "$W/calls" || not_ok "record calls"
+rec "$W/calls-cpu.data" -e cpu-clock -g --sample-cpu -- "$W/calls" || not_ok "record calls --sample-cpu"
+rec "$W/calls-nocg.data" -e cpu-clock -- "$W/calls" || not_ok "record calls without -g"
+rec "$W/py.data" -e cpu-clock -g -- python3 -c 'import json; s=0
+for i in range(150000): s += len(json.dumps({"a": i, "b": [i, i*2]}))' || not_ok "record python3"
+rec "$W/perl.data" -e cpu-clock -g -- perl -e 'my %h; for my $i (1..200000) { $h{$i % 1000} .= "x" x ($i % 7); } print scalar(keys %h), "\n"' || not_ok "record perl"
+head -c 3000000 /dev/urandom > "$W/rand.bin"
+rec "$W/xz.data" -e cpu-clock -g -- xz -T1 -6 -k -c "$W/rand.bin" || not_ok "record xz"
+
+strip_tip() { grep -v '^# (Tip:' ; }
+cmp_report() {   # cmp_report NAME FILE OPTS...
+	local name=$1 file=$2; shift 2
+	perf report -i "$file" --stdio "$@" 2>/dev/null | strip_tip > "$TMP/perf.out"
+	"$PROFF" report -i "$file" "$@" 2>"$TMP/proff.err" | strip_tip > "$TMP/proff.out"
+	DIFF_LINES=30 check_same "report $name: $(basename "$file") $*" "$TMP/perf.out" "$TMP/proff.out"
+}
+
+for f in "$W/calls.data" "$W/py.data" "$W/perl.data" "$W/xz.data"; do
+	cmp_report "self, no graph" "$f" --no-children -g none
+	cmp_report "children, no graph" "$f" --children -g none
+	cmp_report "self by sym" "$f" --no-children -g none -s sym
+	cmp_report "children by dso,sym" "$f" --children -g none -s dso,sym
+done
+F="$W/calls.data"
+cmp_report "default (children + caller graph)" "$F"
+cmp_report "self + callee graph" "$F" --no-children
+cmp_report "caller graph by sym" "$F" --no-children -g caller -s sym
+cmp_report "fractal" "$F" --no-children -g fractal -s sym
+cmp_report "flat" "$F" --no-children -g flat -s sym
+cmp_report "folded" "$F" --no-children -g folded -s sym
+cmp_report "graph threshold 2" "$F" --no-children -g graph,2,callee
+cmp_report "children caller graph sym" "$F" --children -s sym
+cmp_report "comm" "$F" --no-children -g none -s comm
+cmp_report "dso" "$F" --no-children -g none -s dso
+cmp_report "pid" "$F" --no-children -g none -s pid
+cmp_report "srcline" "$F" --no-children -g none -s srcline
+cmp_report "parent" "$F" --no-children -g none -s parent,sym
+cmp_report "dso filter" "$F" --no-children -g none -d calls
+cmp_report "dso filter relative" "$F" --no-children -g none -d calls --percentage relative
+cmp_report "two dsos" "$F" --no-children -g none -d calls,libc.so.6
+cmp_report "comm filter" "$F" --no-children -g none --comms kid
+cmp_report "symbol filter" "$F" --no-children -g none -S leaf_hot,leaf_cold
+cmp_report "symbol filter relative" "$F" --no-children -g none -S leaf_hot,leaf_cold --percentage relative
+cmp_report "percent limit" "$F" --no-children -g none --percent-limit 2
+cmp_report "percent limit children" "$F" -g none --percent-limit 5
+cmp_report "quiet" "$F" --no-children -g none -q
+cmp_report "max-stack" "$F" --children -g none --max-stack 3
+cmp_report "time 20%-60%" "$F" --no-children -g none --time 20%-60%
+cmp_report "cpu 0" "$W/calls-cpu.data" --no-children -g none -C 0
+cmp_report "cpu key" "$W/calls-cpu.data" --no-children -g none -s cpu,sym
+cmp_report "no callchains" "$W/calls-nocg.data"
+finish

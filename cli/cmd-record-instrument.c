@@ -19,11 +19,12 @@
 #include <unistd.h>
 
 #include "cmds.h"
+#include "proff/dprof.h"
 #include "proff/trace.h"
 
 enum opt_id {
 	O_INSTRUMENT = 1, O_OUTPUT, O_BUFFER, O_CLOCK, O_RUNTIME, O_QUIET, O_HELP,
-	O_INFO, O_STATS, O_EVENTS, O_NO_COMP, O_PID,
+	O_INFO, O_STATS, O_EVENTS, O_DPROFPP, O_NO_COMP, O_PID,
 };
 
 struct ri_opt {
@@ -44,7 +45,8 @@ static const struct ri_opt ri_opts[] = {
 	{ 0,   "info",          1, O_INFO,       "FILE  print the trace's sessions and calibration, do not record" },
 	{ 0,   "stats",         1, O_STATS,      "FILE  print per-function calls and times of a trace, do not record" },
 	{ 0,   "events",        1, O_EVENTS,     "FILE  print every (resynchronised) event of a trace, do not record" },
-	{ 0,   "no-compensate", 0, O_NO_COMP,    "with --stats: raw times, no overhead subtraction" },
+	{ 0,   "dprofpp",       1, O_DPROFPP,    "FILE  dprofpp's default table (real time) of a trace, do not record" },
+	{ 0,   "no-compensate", 0, O_NO_COMP,    "with --stats/--dprofpp: raw times, no overhead subtraction" },
 	{ 0,   "pid",           1, O_PID,        "PID  with --stats: only this process" },
 	{ 'h', "help",          0, O_HELP,       "this help" },
 };
@@ -52,7 +54,7 @@ static const struct ri_opt ri_opts[] = {
 
 struct ri_conf {
 	const char *output, *buffer, *clock, *runtime;
-	const char *info, *stats, *events;
+	const char *info, *stats, *events, *dprofpp;
 	bool quiet, compensate;
 	int pid;
 };
@@ -60,7 +62,7 @@ struct ri_conf {
 static void usage(FILE *f)
 {
 	fprintf(f, "usage: proff record --instrument [-o FILE] [options] [--] CMD [ARGS]\n"
-		   "       proff record --instrument --stats|--events|--info FILE\n\n");
+		   "       proff record --instrument --stats|--events|--info|--dprofpp FILE\n\n");
 	for (size_t i = 0; i < NOPTS; i++) {
 		const struct ri_opt *o = &ri_opts[i];
 		char s[8] = "    ";
@@ -90,6 +92,7 @@ static int apply(struct ri_conf *c, enum opt_id id, const char *val)
 	case O_INFO: c->info = val; break;
 	case O_STATS: c->stats = val; break;
 	case O_EVENTS: c->events = val; break;
+	case O_DPROFPP: c->dprofpp = val; break;
 	case O_NO_COMP: c->compensate = false; break;
 	case O_PID: {
 		char *end;
@@ -310,6 +313,26 @@ static int do_events(const char *path)
 	return rc < 0;
 }
 
+static int do_dprofpp(const struct ri_conf *c)
+{
+	proff_trace *t;
+	if (open_trace(c->dprofpp, &t) < 0)
+		return 1;
+	dprof_build_opts bo = { .out = stdout };
+	dprof_model *m;
+	proff_error err = { 0 };
+	int rc = proff_trace_to_dprof(t, &bo, c->compensate, &m, &err);
+	if (rc == 0) {
+		dprof_report_opts ro = { .clock = DPROF_CLOCK_REAL, .name_width = 34 };
+		rc = dprof_report(stdout, m, &ro, &err);
+		dprof_model_free(m);
+	}
+	if (rc < 0)
+		cli_error(&err);
+	proff_trace_close(t);
+	return rc < 0;
+}
+
 /* ---- recording ---------------------------------------------------------------------- */
 
 static void summary(const char *path)
@@ -423,6 +446,8 @@ int cmd_record_instrument(int argc, char **argv)
 		return do_stats(&c);
 	if (c.events)
 		return do_events(c.events);
+	if (c.dprofpp)
+		return do_dprofpp(&c);
 	if (i >= argc) {
 		cli_errorf("record --instrument: no command to run");
 		usage(stderr);

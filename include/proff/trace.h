@@ -226,6 +226,16 @@ int proff_trace_stats_compute(proff_trace *t, const proff_trace_stats_opts *opts
 			      proff_trace_stats *out, proff_error *err);
 void proff_trace_stats_free(proff_trace_stats *s);
 
+/* Feed the trace into the dprofpp builder (include/proff/dprof.h) and finish
+ * the model: every thread of every process on one time line (laid end to
+ * end), clock in microseconds (hz 1e6), overhead per mark o_full/2 when
+ * compensate is set (DProf's model), else 0. `proff dprofpp` can call this
+ * for files that start with PROFF_TRACE_MAGIC. */
+struct dprof_build_opts;
+struct dprof_model;
+int proff_trace_to_dprof(proff_trace *t, const struct dprof_build_opts *opts, bool compensate,
+			 struct dprof_model **out, proff_error *err);
+
 /* Decoding helpers, exposed for tests and fuzzing. */
 /* Read a varint at p (< end). Returns bytes used, 0 if malformed/truncated. */
 size_t proff_trace_get_varint(const uint8_t *p, const uint8_t *end, uint64_t *v);

@@ -426,11 +426,15 @@ int cmd_record(int argc, char **argv)
 	if (!quiet) {
 		fprintf(stderr, "[ proff record: Woken up %llu times to write data ]\n",
 			(unsigned long long)st.wakeups);
-		if (st.lost)
-			fprintf(stderr, "[ proff record: Lost %llu samples in %llu LOST records: "
+		if (st.lost || st.lost_samples)
+			fprintf(stderr, "[ proff record: Lost %llu samples (%llu LOST records of %llu samples): "
 					"try a bigger -m or a lower -F ]\n",
-				(unsigned long long)st.lost, (unsigned long long)st.lost_records);
-		if (o.compress_level)
+				(unsigned long long)(st.lost_samples ? st.lost_samples : st.lost),
+				(unsigned long long)st.lost_records, (unsigned long long)st.lost);
+		if (st.write_errno)
+			fprintf(stderr, "[ proff record: Wrote %.3f MB %s before the write error ]\n",
+				st.file_size / 1048576.0, o.output);
+		else if (o.compress_level)
 			fprintf(stderr, "[ proff record: Captured and wrote %.3f MB %s, compressed "
 					"(original %.3f MB, ratio is %.3f) ]\n",
 				st.file_size / 1048576.0, o.output, st.raw_size / 1048576.0,

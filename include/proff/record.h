@@ -73,6 +73,7 @@ typedef struct rec_stats {
 	uint64_t samples;             /* SAMPLE records written */
 	uint64_t lost;                /* samples lost (sum of LOST records) */
 	uint64_t lost_records;
+	uint64_t lost_samples;        /* kernel lost counts (LOST_SAMPLES records written) */
 	uint64_t wakeups;
 	uint64_t data_size, raw_size, file_size;
 	uint64_t nr_build_ids, nr_cached;

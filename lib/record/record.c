@@ -44,7 +44,8 @@ struct ring {
 struct evfd {
 	int fd;
 	int ev;           /* event index */
-	bool hup;
+	int cpu;
+	uint64_t id;
 };
 
 struct session {
@@ -65,6 +66,7 @@ struct session {
 	uint8_t *tmp;         /* a record wrapped around the buffer end */
 	struct rec_workload wl;
 	bool have_wl;
+	bool no_format_lost;  /* kernel < 6.0: no PERF_FORMAT_LOST */
 };
 
 static void notice(const rec_opts *o, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
@@ -194,7 +196,7 @@ static void build_attr(struct session *x, size_t i)
 		a->branch_sample_type = PERF_SAMPLE_BRANCH_ANY;
 	}
 	a->sample_type = st;
-	a->read_format = PERF_FORMAT_ID;
+	a->read_format = PERF_FORMAT_ID | (x->no_format_lost ? 0 : PERF_FORMAT_LOST);
 	a->disabled = 1;
 	a->inherit = !o->no_inherit && !o->system_wide;
 	a->enable_on_exec = x->have_wl && !o->system_wide;
@@ -265,6 +267,11 @@ static int open_one(struct session *x, size_t i, pid_t t, int cpu, bool first, p
 			build_attr(x, i);
 			continue;
 		}
+		if (first && e == EINVAL && (x->attr[i].read_format & PERF_FORMAT_LOST)) {
+			x->no_format_lost = true;    /* older kernel: lost counts come from LOST records only */
+			build_attr(x, i);
+			continue;
+		}
 		if (first && (e == EACCES || e == EPERM) && !x->attr[i].exclude_kernel && !x->o->system_wide &&
 		    rec_paranoid() >= 2 && geteuid() != 0) {
 			notice(x->o, "kernel.perf_event_paranoid is %d: recording user space only ('%s:u')",
@@ -331,10 +338,10 @@ static int open_events(struct session *x, unsigned pages, proff_error *err)
 					close(fd);
 					return proff_err_set(err, PROFF_ENOMEM, NULL, PROFF_NO_OFFSET, "out of memory");
 				}
-				x->fds[x->nr_fds++] = (struct evfd){ fd, (int)i, false };
 				uint64_t id = 0;
 				if (ioctl(fd, PERF_EVENT_IOC_ID, &id) == 0)
 					x->ids[i][x->nr_ids[i]++] = id;
+				x->fds[x->nr_fds++] = (struct evfd){ fd, (int)i, x->cpus[c], id };
 				struct ring *r = &x->rings[c];
 				if (r->fd < 0) {
 					void *m = mmap(NULL, mlen, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
@@ -427,6 +434,39 @@ static int read_all(struct session *x, proff_error *err)
 	}
 	if (total)
 		return pdw_finished_round(x->s.w, err);
+	return 0;
+}
+
+/* PERF_RECORD_LOST_SAMPLES per fd whose kernel-side lost count (PERF_FORMAT_LOST)
+ * is non-zero, as perf record writes at the end: perf report's "Total Lost Samples". */
+static int write_lost_samples(struct session *x, rec_stats *st, proff_error *err)
+{
+	if (x->no_format_lost)
+		return 0;
+	for (size_t i = 0; i < x->nr_fds; i++) {
+		uint64_t v[3];
+		if (read(x->fds[i].fd, v, sizeof(v)) != (ssize_t)sizeof(v) || !v[2])
+			continue;
+		uint8_t rec[64];
+		memset(rec, 0, sizeof(rec));
+		uint32_t type = PERF_RECORD_LOST_SAMPLES;
+		memcpy(rec, &type, 4);
+		memcpy(rec + 8, &v[2], 8);
+		size_t n = 16;
+		uint64_t stype = x->attr[0].sample_type;
+		if (stype & PERF_SAMPLE_TID) n += 8;
+		if (stype & PERF_SAMPLE_TIME) n += 8;
+		if (stype & PERF_SAMPLE_ID) { memcpy(rec + n, &x->fds[i].id, 8); n += 8; }
+		if (stype & PERF_SAMPLE_STREAM_ID) n += 8;
+		if (stype & PERF_SAMPLE_CPU) { uint32_t c = (uint32_t)x->fds[i].cpu; memcpy(rec + n, &c, 4); n += 8; }
+		if (stype & PERF_SAMPLE_IDENTIFIER) { memcpy(rec + n, &x->fds[i].id, 8); n += 8; }
+		uint16_t sz = (uint16_t)n;
+		memcpy(rec + 6, &sz, 2);
+		st->lost_samples += v[2];
+		int rc = pdw_write(x->s.w, rec, n, err);
+		if (rc)
+			return rc;
+	}
 	return 0;
 }
 
@@ -692,6 +732,8 @@ int rec_run(const rec_opts *o, rec_stats *st, proff_error *err)
 	ioctl_all(x, PERF_EVENT_IOC_DISABLE);
 	if (!rc)
 		rc = read_all(x, err);
+	if (!rc)
+		rc = write_lost_samples(x, st, err);
 
 finish:
 	if (x->s.w) {

@@ -192,6 +192,18 @@ WL_MS=50 "$PROFF" record -q -e cpu-clock,task-clock -o two.data "$W" simple
 n=$(perf report -i two.data --stdio 2>/dev/null | grep -c "of event '")
 [ "$n" = 2 ] && ok "two events: two blocks in perf report" || not_ok "two events ($n)"
 
+# ---- lost samples: a one-page ring buffer at 50 kHz ------------------------------------
+WL_MS=150 "$PROFF" record -m 1 -F 50000 -g -o lost.data "$W" 0 2> lost.err
+n=$(sed -n 's/.*Lost \([0-9]*\) samples (\([0-9]*\) LOST records.*/\1 \2/p' lost.err)
+if [ -z "$n" ]; then
+	skip "lost samples (nothing was lost with -m 1 -F 50000 this time)"
+else
+	set -- $n
+	perf report -i lost.data --stdio > lost.out 2>&1
+	grep -q "Total Lost Samples: $1\$" lost.out && ok "lost samples: perf report shows the $1 proff reported" || not_ok "lost samples ($1)"
+	grep -q "lost $2 chunks" lost.out && ok "lost samples: $2 LOST records seen by perf" || not_ok "LOST records ($2)"
+fi
+
 # ---- before / after with a rebuilt binary -------------------------------------------
 mkdir -p bin
 cc -O2 -g -fno-omit-frame-pointer -o bin/prog "$TMP/wl.c" -lpthread

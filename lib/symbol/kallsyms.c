@@ -1,8 +1,8 @@
 /* kallsyms.c — kernel and module symbols from a kallsyms file.
  *
- * Which file: --kallsyms FILE always; else /proc/kallsyms when the recorded
- * kernel build-id is the running kernel's (/sys/kernel/notes), else the copy
- * perf record keeps in the build-id cache ([kernel.kallsyms]/<id>/kallsyms),
+ * Which file: --kallsyms FILE always; else the copy perf record keeps in the
+ * build-id cache ([kernel.kallsyms]/<id>/kallsyms), else /proc/kallsyms when
+ * the recorded kernel build-id is the running kernel's (/sys/kernel/notes),
  * else /proc/kallsyms when no build-id was recorded and the recorded
  * osrelease is `uname -r` (or none was recorded). The file is parsed once per
  * context; the kernel dso takes the lines without a "[module]" tag, each
@@ -67,10 +67,9 @@ static char *choose_kallsyms(sym_ctx *c, const sym_dso *d)
 	if (c->kallsyms)
 		return strdup(c->kallsyms);
 	if (d->bid_size) {
-		uint8_t id[SYM_BUILD_ID_MAX] = { 0 };
-		int n = notes_build_id("/sys/kernel/notes", id, sizeof(id));
-		if (n > 0 && (size_t)n <= d->bid_size && memcmp(id, d->bid, (size_t)n) == 0)
-			return strdup("/proc/kallsyms");
+		/* the copy perf record saved is the same text as the running
+		 * kernel's when the ids match, and much faster to read than
+		 * /proc/kallsyms (~0.3 s of kernel time for 120k lines) */
 		if (c->buildid_dir) {
 			char hex[2 * SYM_BUILD_ID_MAX + 1], *p = NULL;
 			sym_build_id_hex(d->bid, d->bid_size, hex);
@@ -80,6 +79,10 @@ static char *choose_kallsyms(sym_ctx *c, const sym_dso *d)
 				free(p);
 			}
 		}
+		uint8_t id[SYM_BUILD_ID_MAX] = { 0 };
+		int n = notes_build_id("/sys/kernel/notes", id, sizeof(id));
+		if (n > 0 && (size_t)n <= d->bid_size && memcmp(id, d->bid, (size_t)n) == 0)
+			return strdup("/proc/kallsyms");
 		if (n > 0)      /* a different kernel, and no saved copy */
 			return NULL;
 	}

@@ -529,6 +529,116 @@ static void test_kallsyms(void **state)
 	sym_ctx_free(c);
 }
 
+static void test_symfs(void **state)
+{
+	/* the recorded path only exists under --symfs DIR */
+	char *out = run("set -e; cd '%s'; mkdir -p symfs/opt/app; cp prog symfs/opt/app/prog && echo ok", g_dir);
+	assert_string_equal(out, "ok\n");
+	free(out);
+	uint8_t id[20];
+	size_t n = file_build_id(path_of("prog"), id);
+	sym_opts o = { .demangle = true, .symfs = path_of("symfs"), .buildid_dir = "/nonexistent" };
+	sym_ctx *c;
+	proff_error err;
+	assert_int_equal(sym_ctx_new(&o, &c, &err), 0);
+	sym_dso *d = sym_dso_get(c, "/opt/app/prog", id, n, SYM_DSO_USER);
+	sym_info si;
+	assert_true(sym_lookup(d, vaddr_to_off(path_of("prog"), nm_value(path_of("prog"), "main")), &si));
+	assert_string_equal(si.name, "main");
+	assert_int_equal(sym_dso_origin(d), 'd');
+	assert_string_equal(sym_dso_long_name(d), "/opt/app/prog");
+	sym_ctx_free(c);
+}
+
+/* Broken files: no symbols, never a crash. */
+static void test_bad_files(void **state)
+{
+	char *out = run("set -e; cd '%s'; head -c 3000 prog > trunc; head -c 64 prog > tiny; "
+			"printf 'not an elf at all' > text; : > empty; "
+			"dd if=/dev/urandom of=noise bs=1k count=16 2>/dev/null; "
+			"cp prog flipped; printf '\\377\\377\\377\\377' | dd of=flipped bs=1 seek=40 conv=notrunc 2>/dev/null; "
+			"echo ok", g_dir);
+	assert_string_equal(out, "ok\n");
+	free(out);
+	const char *names[] = { "trunc", "tiny", "text", "empty", "noise", "flipped" };
+	sym_ctx *c = new_ctx("/nonexistent");
+	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
+		sym_dso *d = sym_dso_get(c, path_of(names[i]), NULL, 0, SYM_DSO_USER);
+		sym_info si;
+		const char *file;
+		unsigned line;
+		sym_inline_frame fr[4];
+		char buf[256];
+		for (uint64_t a = 0; a < 0x3000; a += 0x101) {
+			(void)sym_lookup(d, a, &si);
+			(void)sym_srcline(d, a, &file, &line);
+			(void)sym_inlines(d, a, fr, 4);
+			(void)sym_srcline_str(d, a, false, buf, sizeof(buf));
+		}
+		uint8_t id[20];
+		proff_error err;
+		(void)sym_read_build_id(path_of(names[i]), id, sizeof(id), &err);
+	}
+	sym_ctx_free(c);
+}
+
+/* [vdso]: the running image, checked against nm on a dump of it */
+static void test_vdso(void **state)
+{
+	char *out = run("grep '\\[vdso\\]' /proc/self/maps | head -1");
+	unsigned long lo, hi;
+	if (sscanf(out, "%lx-%lx", &lo, &hi) != 2) {
+		free(out);
+		skip();
+	}
+	free(out);
+	/* our own mapping (the child's differs only by address) */
+	FILE *m = fopen("/proc/self/maps", "r");
+	assert_non_null(m);
+	char line[512];
+	lo = hi = 0;
+	while (fgets(line, sizeof(line), m))
+		if (strstr(line, "[vdso]"))
+			sscanf(line, "%lx-%lx", &lo, &hi);
+	fclose(m);
+	assert_true(hi > lo);
+	FILE *f = fopen(path_of("vdso.so"), "wb");
+	assert_non_null(f);
+	assert_int_equal(fwrite((void *)lo, 1, hi - lo, f), hi - lo);
+	fclose(f);
+	uint8_t id[20];
+	proff_error err;
+	int n = sym_read_build_id(path_of("vdso.so"), id, sizeof(id), &err);
+	sym_ctx *c = new_ctx("/nonexistent");
+	sym_dso *d = sym_dso_get(c, "[vdso]", n > 0 ? id : NULL, n > 0 ? (size_t)n : 0, SYM_DSO_VDSO);
+	assert_true(sym_dso_has_symbols(d));
+	out = run("nm -D '%s' | awk '$2 == \"T\" {print $1, $3}'", path_of("vdso.so"));
+	int seen = 0;
+	for (char *sv = NULL, *l = strtok_r(out, "\n", &sv); l; l = strtok_r(NULL, "\n", &sv)) {
+		char name[128];
+		unsigned long long v;
+		if (sscanf(l, "%llx %127s", &v, name) != 2)
+			continue;
+		char *at = strchr(name, '@');
+		if (at)
+			*at = '\0';
+		sym_info si;
+		assert_true(sym_lookup(d, vaddr_to_off(path_of("vdso.so"), v), &si));
+		/* aliases (clock_gettime / __vdso_clock_gettime): one of them */
+		assert_true(strstr(si.name, name) || strstr(name, si.name));
+		seen++;
+	}
+	free(out);
+	assert_true(seen >= 2);
+	if (n > 0) {
+		/* another vdso's build-id: the running image is not used */
+		id[0] ^= 0xff;
+		sym_dso *x = sym_dso_get(c, "[vdso]", id, (size_t)n, SYM_DSO_VDSO);
+		assert_false(sym_dso_has_symbols(x));
+	}
+	sym_ctx_free(c);
+}
+
 static void test_anon(void **state)
 {
 	sym_ctx *c = new_ctx("/nonexistent");
@@ -552,6 +662,9 @@ int main(void)
 		cmocka_unit_test(test_srcline_inlines),
 		cmocka_unit_test(test_demangle),
 		cmocka_unit_test(test_kallsyms),
+		cmocka_unit_test(test_symfs),
+		cmocka_unit_test(test_bad_files),
+		cmocka_unit_test(test_vdso),
 		cmocka_unit_test(test_anon),
 	};
 	return cmocka_run_group_tests_name("symbol", tests, setup, teardown);

@@ -165,6 +165,8 @@ static int f_cmdline(cur *c, FILE *out, bool full)
 	if (out)
 		fprintf(out, "# cmdline : ");
 	else {
+		free(c->r->hdr.cmdline);        /* a repeated CMDLINE replaces the first */
+		c->r->hdr.nr_cmdline = 0;
 		c->r->hdr.cmdline = pf_calloc(nr, sizeof(char *));
 		if (!c->r->hdr.cmdline)
 			return proff_err_set(c->r->err, PROFF_ENOMEM, c->r->name, PROFF_NO_OFFSET, "out of memory");

@@ -52,6 +52,7 @@ struct pd_reader {
 	bool mapped;                /* map came from mmap (munmap on close) */
 	bool stream;                /* pipe format read from a non-seekable fd */
 	bool swap;
+	bool interrupted;          /* header data.size was 0 */
 	pd_header hdr;
 	pd_attr *attrs;
 	size_t nr_attrs, cap_attrs;

@@ -412,6 +412,7 @@ static int parse_file_header(pd_reader *r)
 			"reading records up to the end of the file", r->name);
 		r->data_start = h->data_offset;
 		r->data_end = len;
+		r->interrupted = true;
 		memset(h->features, 0, sizeof(h->features));
 		return 0;
 	}
@@ -474,6 +475,7 @@ static int apply_record(pd_reader *r, const uint8_t *rec, uint64_t off)
 		/* pd_attr_parse swapped already; the record copy is host-order */
 		if ((rc = pd_add_attr(r, &a)) < 0)
 			return rc;
+		pd_attr_synth_name(r, &r->attrs[r->nr_attrs - 1]);
 		for (size_t p = 8 + alen; p + 8 <= size; p += 8)
 			if ((rc = pd_attr_add_id(r, r->nr_attrs - 1, pd_ld64(rec + p))) < 0)
 				return rc;
@@ -627,8 +629,10 @@ static int flush_queue(pd_reader *r, uint64_t limit, bool all)
 			return rc;
 		}
 	}
-	memmove(r->q, r->q + k, (r->qlen - k) * sizeof(*r->q));
-	r->qlen -= k;
+	if (k) {
+		memmove(r->q, r->q + k, (r->qlen - k) * sizeof(*r->q));
+		r->qlen -= k;
+	}
 	uint64_t min_seq = UINT64_MAX;
 	for (size_t i = 0; i < r->qlen; i++)
 		if (r->q[i].seq < min_seq)
@@ -780,9 +784,17 @@ static int handle_record(pd_reader *r, const uint8_t *raw, uint16_t size, uint64
 	}
 	if (type >= PD_HEADER_ATTR || !r->ordered) {
 		/* user records (and everything when unordered): in file order */
-		if (!(r->hdr.pipe_mode && off < r->applied_end && !comp && is_pipe_header_type(type)))
-			if ((rc = apply_record(r, rec, off)) < 0)
-				return rc;
+		if (is_pipe_header_type(type)) {
+			/* attrs/features/build-ids: applied once (pd_open applies the
+			 * leading ones; a later pd_process pass must not repeat them) */
+			if (!comp && off >= r->applied_end) {
+				if ((rc = apply_record(r, rec, off)) < 0)
+					return rc;
+				r->applied_end = off + size;
+			}
+		} else if ((rc = apply_record(r, rec, off)) < 0) {
+			return rc;
+		}
 		if (type == PD_FINISHED_ROUND && r->ordered) {
 			if ((rc = flush_queue(r, r->next_flush, false)) != 0)
 				return rc;
@@ -883,6 +895,12 @@ static int process_records(pd_reader *r, const uint8_t *buf, size_t len, uint64_
 		pos += size + skip;
 	}
 	*consumed = pos;
+	if (final && pos < len && r->interrupted && !comp) {
+		pd_warn(r, "%s: the last record (at byte offset %llu) is incomplete: ignored", r->name,
+			(unsigned long long)(base_off + pos));
+		*consumed = len;
+		return 0;
+	}
 	if (final && pos < len) {
 		if (comp)
 			return pd_fmt_err(r, r->comp_rec_off, "compressed data ends inside a record");

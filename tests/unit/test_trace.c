@@ -1,0 +1,416 @@
+/* test_trace.c — unit tests of the trace reader (lib/trace).
+ *
+ * Traces are built by hand here, record by record, with the encoding of
+ * include/proff/trace.h, so every expected count and time is known by
+ * construction: nesting with exact inclusive/exclusive times, TAU-style
+ * compensation, a tail-called exit hook, longjmp resynchronisation, an exit
+ * whose entry precedes the trace (fork child), flush pauses, and damaged files
+ * (bad magic, bad sizes, truncation, malformed varints, missing session).
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <cmocka.h>
+
+#include "proff/trace.h"
+
+/* this cmocka has no assert_double_equal */
+#define assert_double_equal(a, b, eps) do { \
+	double a_ = (a), b_ = (b); \
+	if (!(a_ - b_ <= (eps) && b_ - a_ <= (eps))) \
+		print_error("%.12g != %.12g\n", a_, b_); \
+	assert_true(a_ - b_ <= (eps) && b_ - a_ <= (eps)); \
+} while (0)
+
+/* ---- a tiny trace writer ---- */
+
+typedef struct tw {
+	uint8_t buf[1 << 16];
+	size_t n;
+	size_t ev_start;           /* offset of the open events record */
+	uint64_t ts, fn, cfa;      /* delta state */
+} tw;
+
+static void put(tw *w, const void *p, size_t n)
+{
+	assert_true(w->n + n <= sizeof(w->buf));
+	memcpy(w->buf + w->n, p, n);
+	w->n += n;
+}
+
+static void rec_hdr(tw *w, int type, uint32_t size, uint32_t tid, uint64_t session)
+{
+	proff_trace_rec r = { PROFF_TRACE_MAGIC, (uint16_t)type, PROFF_TRACE_VERSION, size, tid, session };
+	put(w, &r, sizeof(r));
+}
+
+static void session(tw *w, uint64_t id, uint32_t pid, double o_in, double o_full)
+{
+	proff_trace_session s = {
+		.clock = PROFF_CLOCK_MONOTONIC, .ticks_per_sec = 1000000000u, .start_ts = 0,
+		.o_in_x1024 = (uint64_t)(o_in * 1024), .o_full_x1024 = (uint64_t)(o_full * 1024),
+		.pid = pid, .exe_len = 4,
+	};
+	rec_hdr(w, PTR_SESSION, (uint32_t)(sizeof(proff_trace_rec) + sizeof(s) + 4), 0, id);
+	put(w, &s, sizeof(s));
+	put(w, "prog", 4);
+}
+
+static void ev_begin(tw *w, uint64_t sess, uint32_t tid, uint64_t pause)
+{
+	w->ev_start = w->n;
+	rec_hdr(w, PTR_EVENTS, 0, tid, sess);
+	proff_trace_events_hdr h = { .base_ts = w->ts, .base_fn = w->fn, .base_cfa = w->cfa, .pause_ticks = pause };
+	put(w, &h, sizeof(h));
+}
+
+static void varint(tw *w, uint64_t v)
+{
+	while (v >= 0x80) {
+		uint8_t b = (uint8_t)(v | 0x80);
+		put(w, &b, 1);
+		v >>= 7;
+	}
+	uint8_t b = (uint8_t)v;
+	put(w, &b, 1);
+}
+
+static uint64_t zz(uint64_t v) { return (v << 1) ^ (uint64_t)((int64_t)v >> 63); }
+
+static void ev(tw *w, int is_exit, uint64_t ts, uint64_t fn, uint64_t cfa)
+{
+	varint(w, (ts - w->ts) << 1 | (uint64_t)is_exit);
+	varint(w, zz(fn - w->fn));
+	varint(w, zz(cfa - w->cfa));
+	w->ts = ts;
+	w->fn = fn;
+	w->cfa = cfa;
+}
+
+static void ev_end(tw *w)
+{
+	uint32_t size = (uint32_t)(w->n - w->ev_start);
+	memcpy(w->buf + w->ev_start + 8, &size, 4);
+}
+
+static char *write_file(const tw *w, size_t len)
+{
+	char *path = strdup("/tmp/proff-test-trace.XXXXXX");
+	int fd = mkstemp(path);
+	assert_true(fd >= 0);
+	assert_int_equal(write(fd, w->buf, len), (ssize_t)len);
+	close(fd);
+	return path;
+}
+
+/* no maps are recorded, so functions are named by address: 0x1, 0x2, ... */
+#define MAIN 0x100
+#define F    0x200
+#define G    0x300
+#define H    0x400
+
+static const proff_trace_func_stats *find(const proff_trace_stats *s, uint64_t addr)
+{
+	char name[32];
+	snprintf(name, sizeof(name), "0x%llx", (unsigned long long)addr);
+	for (size_t i = 0; i < s->nfuncs; i++)
+		if (!strcmp(s->funcs[i].name, name))
+			return &s->funcs[i];
+	return NULL;
+}
+
+static void stats_of(const tw *w, bool compensate, proff_trace_stats *st)
+{
+	char *path = write_file(w, w->n);
+	proff_trace *t;
+	proff_error err = { 0 };
+	assert_int_equal(proff_trace_open(path, &t, &err), 0);
+	proff_trace_stats_opts o = { .compensate = compensate };
+	assert_int_equal(proff_trace_stats_compute(t, &o, st, &err), 0);
+	/* names point into t: keep a copy of what the tests look at */
+	for (size_t i = 0; i < st->nfuncs; i++)
+		st->funcs[i].name = strdup(st->funcs[i].name);
+	proff_trace_close(t);
+	unlink(path);
+	free(path);
+}
+
+static void stats_free(proff_trace_stats *st)
+{
+	for (size_t i = 0; i < st->nfuncs; i++)
+		free((char *)st->funcs[i].name);
+	proff_trace_stats_free(st);
+}
+
+#define NS 1e-9
+#define EPS 1e-12
+
+/* main { f { g } f } : exact times, raw and compensated */
+static void build_nested(tw *w)
+{
+	session(w, 7, 42, 10, 30);
+	ev_begin(w, 7, 42, 0);
+	ev(w, 0, 100, MAIN, 0x1000);
+	ev(w, 0, 110, F, 0x0f00);
+	ev(w, 0, 120, G, 0x0e00);
+	ev(w, 1, 150, G, 0x0e00);
+	ev(w, 1, 170, F, 0x0f00);
+	ev(w, 0, 180, F, 0x0f00);
+	ev(w, 1, 200, F, 0x0f08);     /* exit hook tail-called: above the entry frame */
+	ev(w, 1, 300, MAIN, 0x1000);
+	ev_end(w);
+}
+
+static void test_nested_raw(void **state)
+{
+	(void)state;
+	static tw w;
+	memset(&w, 0, sizeof(w));
+	build_nested(&w);
+	proff_trace_stats st;
+	stats_of(&w, false, &st);
+	const proff_trace_func_stats *m = find(&st, MAIN), *f = find(&st, F), *g = find(&st, G);
+	assert_non_null(m); assert_non_null(f); assert_non_null(g);
+	assert_int_equal(m->calls, 1);
+	assert_int_equal(f->calls, 2);
+	assert_int_equal(g->calls, 1);
+	assert_double_equal(m->incl, 200 * NS, EPS);
+	assert_double_equal(m->excl, 120 * NS, EPS);
+	assert_double_equal(f->incl, 80 * NS, EPS);
+	assert_double_equal(f->excl, 50 * NS, EPS);
+	assert_double_equal(f->min, 20 * NS, EPS);
+	assert_double_equal(f->max, 60 * NS, EPS);
+	assert_double_equal(g->excl, 30 * NS, EPS);
+	assert_int_equal(m->descendants, 3);
+	assert_int_equal(m->children, 2);
+	assert_int_equal(st.synthetic_exits, 0);
+	assert_int_equal(st.synthetic_entries, 0);
+	assert_int_equal(st.calls, 4);
+	stats_free(&st);
+}
+
+static void test_nested_compensated(void **state)
+{
+	(void)state;
+	static tw w;
+	memset(&w, 0, sizeof(w));
+	build_nested(&w);
+	proff_trace_stats st;
+	stats_of(&w, true, &st);
+	const proff_trace_func_stats *m = find(&st, MAIN), *f = find(&st, F), *g = find(&st, G);
+	/* incl' = incl - o_in - D*o_full per activation (o_in 10, o_full 30) */
+	assert_double_equal(g->incl, 20 * NS, EPS);          /* 30 - 10 */
+	assert_double_equal(f->incl, 30 * NS, EPS);          /* (60-10-30) + (20-10) */
+	assert_double_equal(f->excl, 10 * NS, EPS);          /* 20-20 + 10-0 */
+	assert_double_equal(m->incl, 100 * NS, EPS);         /* 200 - 10 - 3*30 */
+	assert_double_equal(m->excl, 70 * NS, EPS);          /* 100 - (20 + 10) */
+	stats_free(&st);
+}
+
+/* main { a { b <longjmp> } } c : the exits of a and b never come */
+static void test_longjmp_resync(void **state)
+{
+	(void)state;
+	static tw w;
+	memset(&w, 0, sizeof(w));
+	session(&w, 7, 42, 0, 0);
+	ev_begin(&w, 7, 42, 0);
+	ev(&w, 0, 0, MAIN, 0x1000);
+	ev(&w, 0, 10, F, 0x0f00);
+	ev(&w, 0, 20, G, 0x0e00);
+	ev(&w, 0, 30, H, 0x0f00);      /* same depth as F: F and G are dead */
+	ev(&w, 1, 40, H, 0x0f00);
+	ev(&w, 1, 50, MAIN, 0x1000);
+	ev_end(&w);
+	proff_trace_stats st;
+	stats_of(&w, false, &st);
+	assert_int_equal(st.synthetic_exits, 2);
+	assert_int_equal(find(&st, F)->calls, 1);
+	assert_int_equal(find(&st, G)->calls, 1);
+	assert_int_equal(find(&st, H)->calls, 1);
+	assert_double_equal(find(&st, F)->incl, 20 * NS, EPS);
+	assert_double_equal(find(&st, G)->incl, 10 * NS, EPS);
+	assert_double_equal(find(&st, MAIN)->excl, 20 * NS, EPS);   /* 50 - 20 - 10 */
+	stats_free(&st);
+}
+
+/* the child of a fork: main's exit comes without its entry */
+static void test_orphan_exit(void **state)
+{
+	(void)state;
+	static tw w;
+	memset(&w, 0, sizeof(w));
+	session(&w, 9, 43, 0, 0);
+	ev_begin(&w, 9, 43, 0);
+	ev(&w, 0, 5, F, 0x0e00);
+	ev(&w, 1, 10, F, 0x0e00);
+	ev(&w, 1, 20, MAIN, 0x1000);
+	ev_end(&w);
+	proff_trace_stats st;
+	stats_of(&w, false, &st);
+	assert_int_equal(st.synthetic_entries, 1);
+	assert_int_equal(find(&st, MAIN)->calls, 1);
+	assert_double_equal(find(&st, MAIN)->incl, 15 * NS, EPS);  /* from the thread's first event */
+	assert_double_equal(find(&st, MAIN)->excl, 10 * NS, EPS);
+	stats_free(&st);
+}
+
+/* the time spent writing a buffer (pause) is removed */
+static void test_pause(void **state)
+{
+	(void)state;
+	static tw w;
+	memset(&w, 0, sizeof(w));
+	session(&w, 7, 42, 0, 0);
+	ev_begin(&w, 7, 42, 0);
+	ev(&w, 0, 100, MAIN, 0x1000);
+	ev(&w, 0, 110, F, 0x0f00);
+	ev_end(&w);
+	ev_begin(&w, 7, 42, 1000);      /* 1000 ticks writing the first record */
+	ev(&w, 1, 1130, F, 0x0f00);
+	ev(&w, 1, 1200, MAIN, 0x1000);
+	ev_end(&w);
+	proff_trace_stats st;
+	stats_of(&w, false, &st);
+	assert_double_equal(find(&st, F)->incl, 20 * NS, EPS);
+	assert_double_equal(find(&st, MAIN)->incl, 100 * NS, EPS);
+	stats_free(&st);
+}
+
+/* ---- damaged files ---- */
+
+static int open_err(const tw *w, size_t len, proff_error *err)
+{
+	char *path = write_file(w, len);
+	proff_trace *t = NULL;
+	memset(err, 0, sizeof(*err));
+	int rc = proff_trace_open(path, &t, err);
+	if (rc == 0) {
+		proff_trace_stats st;
+		rc = proff_trace_stats_compute(t, NULL, &st, err);
+		if (rc == 0)
+			proff_trace_stats_free(&st);
+		proff_trace_close(t);
+	}
+	unlink(path);
+	free(path);
+	return rc;
+}
+
+static void test_bad_magic(void **state)
+{
+	(void)state;
+	static tw w;
+	memset(&w, 0, sizeof(w));
+	build_nested(&w);
+	w.buf[0] ^= 0xff;
+	proff_error err;
+	assert_int_equal(open_err(&w, w.n, &err), PROFF_EFORMAT);
+	assert_int_equal(err.offset, 0);
+	assert_non_null(strstr(err.msg, "not a proff trace"));
+}
+
+static void test_bad_size(void **state)
+{
+	(void)state;
+	static tw w;
+	memset(&w, 0, sizeof(w));
+	build_nested(&w);
+	size_t second = sizeof(proff_trace_rec) + sizeof(proff_trace_session) + 4;
+	uint32_t tiny = 5;
+	memcpy(w.buf + second + 8, &tiny, 4);
+	proff_error err;
+	assert_int_equal(open_err(&w, w.n, &err), PROFF_EFORMAT);
+	assert_int_equal(err.offset, second);
+	/* an events record shorter than its header */
+	memset(&w, 0, sizeof(w));
+	build_nested(&w);
+	tiny = sizeof(proff_trace_rec) + 4;
+	memcpy(w.buf + second + 8, &tiny, 4);
+	assert_int_equal(open_err(&w, w.n, &err), PROFF_EFORMAT);
+	assert_non_null(strstr(err.msg, "too short"));
+}
+
+static void test_truncated(void **state)
+{
+	(void)state;
+	static tw w;
+	memset(&w, 0, sizeof(w));
+	build_nested(&w);
+	char *path = write_file(&w, w.n - 3);
+	proff_trace *t;
+	proff_error err = { 0 };
+	assert_int_equal(proff_trace_open(path, &t, &err), 0);
+	proff_trace_info in;
+	proff_trace_get_info(t, &in);
+	assert_true(in.truncated_bytes > 0);
+	assert_int_equal(in.nsessions, 1);
+	proff_trace_close(t);
+	unlink(path);
+	free(path);
+}
+
+static void test_bad_varint(void **state)
+{
+	(void)state;
+	static tw w;
+	memset(&w, 0, sizeof(w));
+	session(&w, 7, 42, 0, 0);
+	ev_begin(&w, 7, 42, 0);
+	for (int i = 0; i < 12; i++)
+		put(&w, "\xff", 1);
+	ev_end(&w);
+	proff_error err;
+	assert_int_equal(open_err(&w, w.n, &err), PROFF_EFORMAT);
+	assert_true(err.offset != PROFF_NO_OFFSET);
+	uint64_t v;
+	const uint8_t ok[] = { 0x96, 0x01 }, bad[] = { 0x80, 0x80 };
+	assert_int_equal(proff_trace_get_varint(ok, ok + 2, &v), 2);
+	assert_int_equal(v, 150);
+	assert_int_equal(proff_trace_get_varint(bad, bad + 2, &v), 0);
+}
+
+static void test_no_session(void **state)
+{
+	(void)state;
+	static tw w;
+	memset(&w, 0, sizeof(w));
+	ev_begin(&w, 7, 42, 0);
+	ev(&w, 0, 100, MAIN, 0x1000);
+	ev_end(&w);
+	proff_error err;
+	assert_int_equal(open_err(&w, w.n, &err), PROFF_EFORMAT);
+	assert_non_null(strstr(err.msg, "no session record"));
+}
+
+static void test_empty(void **state)
+{
+	(void)state;
+	static tw w;
+	memset(&w, 0, sizeof(w));
+	proff_error err;
+	assert_int_equal(open_err(&w, 0, &err), PROFF_EFORMAT);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_nested_raw),
+		cmocka_unit_test(test_nested_compensated),
+		cmocka_unit_test(test_longjmp_resync),
+		cmocka_unit_test(test_orphan_exit),
+		cmocka_unit_test(test_pause),
+		cmocka_unit_test(test_bad_magic),
+		cmocka_unit_test(test_bad_size),
+		cmocka_unit_test(test_truncated),
+		cmocka_unit_test(test_bad_varint),
+		cmocka_unit_test(test_no_session),
+		cmocka_unit_test(test_empty),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -656,21 +656,18 @@ static int add_name(sym_dso *d, uint64_t start, uint64_t size, uint8_t bind, uin
 	return rc;
 }
 
-/* Symbols of syms (.symtab, else .dynsym), adjusted with runtime's program
- * headers, the way dso__load_sym() does for user-space DSOs. */
-static int read_elf_symbols(sym_dso *d, elf_src *syms, elf_src *runtime)
+/* Symbols of one symbol table (SHT_SYMTAB or SHT_DYNSYM) of syms, adjusted
+ * with runtime's program headers, the way dso__load_sym() does for
+ * user-space DSOs. */
+static int read_elf_symbols(sym_dso *d, elf_src *syms, elf_src *runtime, GElf_Word want)
 {
 	Elf *elf = syms->elf;
 	Elf_Scn *scn = NULL, *tab = NULL;
 	GElf_Shdr tabsh;
-	for (int pass = 0; pass < 2 && !tab; pass++) {
-		GElf_Word want = pass == 0 ? SHT_SYMTAB : SHT_DYNSYM;
-		scn = NULL;
-		while ((scn = elf_nextscn(elf, scn)) != NULL) {
-			if (gelf_getshdr(scn, &tabsh) && tabsh.sh_type == want) {
-				tab = scn;
-				break;
-			}
+	while ((scn = elf_nextscn(elf, scn)) != NULL) {
+		if (gelf_getshdr(scn, &tabsh) && tabsh.sh_type == want) {
+			tab = scn;
+			break;
 		}
 	}
 	if (!tab)
@@ -953,14 +950,18 @@ static int load_user(sym_dso *d)
 		if (dwarf_i >= 0)
 			d->dwarf_path = strdup(cand[dwarf_i].path);
 		rc = load_phdrs(d, rs->elf);
-		if (rc == 0)
-			rc = read_elf_symbols(d, ss, rs);
-		if (rc == 0 && d->tab.n) {
+		/* .symtab, then .dynsym of the same file (perf >= 5.14 reads both);
+		 * each pass ends with the end/duplicate fixups over everything */
+		if (rc == 0 && ss->has_symtab) {
+			rc = read_elf_symbols(d, ss, rs, SHT_SYMTAB);
 			symtab_fixup(&d->tab, false);
-			rc = synthesize_plt(d, rs->elf);
-		} else if (rc == 0) {
-			rc = synthesize_plt(d, rs->elf);
 		}
+		if (rc == 0 && ss->has_dynsym) {
+			rc = read_elf_symbols(d, ss, rs, SHT_DYNSYM);
+			symtab_fixup(&d->tab, false);
+		}
+		if (rc == 0)
+			rc = synthesize_plt(d, rs->elf);
 		if (!d->tab.n)
 			d->origin = ' ';
 	}

@@ -122,8 +122,10 @@ void hist_free(hist *h);
 
 /* Compare two entries by the sort keys (the hist's mode), as perf's collapse/sort. */
 int hist_entry_cmp_keys(const hist *h, const hist_entry *a, const hist_entry *b);
-/* Sort entries in perf report order (Children or Self desc, then keys). */
+/* Sort entries in perf report order (Children or Self desc, then keys),
+ * ties included: replays perf's tree insertions (lib/hist/perforder.c). */
 void hist_sort_report(hist *h);
+int hist_order_perf(hist *h);
 /* Column width of key k over the non-filtered entries (perf's hists__calc_col_len). */
 size_t hist_key_col_width(const hist *h, int key_id);
 

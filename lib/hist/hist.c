@@ -335,8 +335,10 @@ static void key_words(hist *h, const ctx *c, uint32_t loc, bool chain, uint64_t 
 				a = l->sym == PF_NONE ? 0 : p->syms[l->sym].name;
 				b = a ? 0 : (l->dso == PF_NONE ? 1 : 0);   /* no-map ips collapse too */
 			} else if (l->sym != PF_NONE) {
+				/* perf: dso name, then symbol start and end */
 				a = p->syms[l->sym].start;
-				b = p->syms[l->sym].end | (1ULL << 63);
+				b = (p->syms[l->sym].end & 0xffffffffffULL) |
+				    ((uint64_t)p->dsos[l->dso].short_name << 40) | (1ULL << 63);
 			} else {
 				a = row_addr(l, chain);
 				b = 0;
@@ -736,9 +738,11 @@ static int report_cmp(const void *pa, const void *pb)
 void hist_sort_report(hist *h)
 {
 	/* entries are reordered: the key index is rebuilt lazily if ever needed */
-	sort_h = h;
-	qsort(h->entries, h->n, sizeof(*h->entries), report_cmp);
-	sort_h = NULL;
+	if (hist_order_perf(h) < 0) {
+		sort_h = h;
+		qsort(h->entries, h->n, sizeof(*h->entries), report_cmp);
+		sort_h = NULL;
+	}
 	id_table_free(&h->priv->tab);
 	free(h->priv->keyw);
 	h->priv->keyw = NULL;

@@ -1,0 +1,350 @@
+/* perforder.c — perf report's exact row order, ties included.
+ *
+ * perf sorts rows by inserting them into red-black trees: first the input
+ * tree (rows in the order their first sample arrived, keyed by the sort
+ * keys' comparators), then, when a key needs it, a collapse tree, and last
+ * the output tree keyed by Children/Self and the keys' sort functions. Two
+ * of those comparators are not transitive (unresolved symbols compare by
+ * address only, resolved ones by dso first; equal Children compare by
+ * callchain depth only within one thread), so the printed order of tied
+ * rows depends on the trees' shapes. This file replays the same insertions
+ * into the same kind of tree (Linux's rbtree insertion and recoloring), with
+ * perf's comparators and sign conventions, and reads the result in order.
+ *
+ * hist entries are in creation order when this runs: the order in which
+ * perf would have created them (first sample first; within a sample the
+ * Self row, then the callchain rows in cursor order).
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "proff/hist.h"
+
+typedef struct rbn {
+	uint32_t left, right, parent;
+	uint8_t red;
+} rbn;
+
+#define NIL UINT32_MAX
+
+typedef struct rbtree {
+	rbn *n;
+	uint32_t root;
+} rbtree;
+
+static void set_child(rbtree *t, uint32_t parent, uint32_t old, uint32_t new_)
+{
+	if (parent == NIL)
+		t->root = new_;
+	else if (t->n[parent].left == old)
+		t->n[parent].left = new_;
+	else
+		t->n[parent].right = new_;
+}
+
+/* old's position goes to new_ (which takes old's color); old becomes a child
+ * of new_ with color `color` (Linux __rb_rotate_set_parents) */
+static void rotate_set_parents(rbtree *t, uint32_t old, uint32_t new_, uint8_t color)
+{
+	uint32_t parent = t->n[old].parent;
+	t->n[new_].parent = parent;
+	t->n[new_].red = t->n[old].red;
+	t->n[old].parent = new_;
+	t->n[old].red = color;
+	set_child(t, parent, old, new_);
+}
+
+/* Linux lib/rbtree.c __rb_insert, node already linked as a red leaf */
+static void rb_insert_color(rbtree *t, uint32_t node)
+{
+	rbn *n = t->n;
+	uint32_t parent = n[node].parent, gparent, tmp;
+	for (;;) {
+		if (parent == NIL) {
+			n[node].red = 0;
+			break;
+		}
+		if (!n[parent].red)
+			break;
+		gparent = n[parent].parent;
+		tmp = n[gparent].right;
+		if (parent != tmp) {                  /* parent is gparent's left */
+			if (tmp != NIL && n[tmp].red) {
+				n[tmp].red = 0;
+				n[parent].red = 0;
+				node = gparent;
+				parent = n[node].parent;
+				n[node].red = 1;
+				continue;
+			}
+			tmp = n[parent].right;
+			if (node == tmp) {
+				tmp = n[node].left;
+				n[parent].right = tmp;
+				n[node].left = parent;
+				if (tmp != NIL) {
+					n[tmp].parent = parent;
+					n[tmp].red = 0;
+				}
+				n[parent].parent = node;
+				n[parent].red = 1;
+				parent = node;
+				tmp = n[node].right;
+			}
+			n[gparent].left = tmp;
+			n[parent].right = gparent;
+			if (tmp != NIL) {
+				n[tmp].parent = gparent;
+				n[tmp].red = 0;
+			}
+			rotate_set_parents(t, gparent, parent, 1);
+			break;
+		} else {
+			tmp = n[gparent].left;
+			if (tmp != NIL && n[tmp].red) {
+				n[tmp].red = 0;
+				n[parent].red = 0;
+				node = gparent;
+				parent = n[node].parent;
+				n[node].red = 1;
+				continue;
+			}
+			tmp = n[parent].left;
+			if (node == tmp) {
+				tmp = n[node].right;
+				n[parent].left = tmp;
+				n[node].right = parent;
+				if (tmp != NIL) {
+					n[tmp].parent = parent;
+					n[tmp].red = 0;
+				}
+				n[parent].parent = node;
+				n[parent].red = 1;
+				parent = node;
+				tmp = n[node].left;
+			}
+			n[gparent].right = tmp;
+			n[parent].left = gparent;
+			if (tmp != NIL) {
+				n[tmp].parent = gparent;
+				n[tmp].red = 0;
+			}
+			rotate_set_parents(t, gparent, parent, 1);
+			break;
+		}
+	}
+}
+
+/* goes_left(new, existing): the per-stage descent rule */
+typedef bool (*descend_fn)(const hist *h, const hist_entry *nw, const hist_entry *ex);
+
+/* Insert items (indexes into h->entries, in order) and return their in-order
+ * sequence in `out`. */
+static int replay(const hist *h, const uint32_t *items, size_t n, descend_fn left, uint32_t *out)
+{
+	rbtree t;
+	t.n = malloc((n ? n : 1) * sizeof(rbn));
+	if (!t.n)
+		return -1;
+	t.root = NIL;
+	for (size_t i = 0; i < n; i++) {
+		uint32_t x = (uint32_t)i;
+		t.n[x] = (rbn){ NIL, NIL, NIL, 1 };
+		uint32_t cur = t.root, parent = NIL;
+		bool go_left = false;
+		while (cur != NIL) {
+			parent = cur;
+			go_left = left(h, &h->entries[items[i]], &h->entries[items[cur]]);
+			cur = go_left ? t.n[cur].left : t.n[cur].right;
+		}
+		t.n[x].parent = parent;
+		if (parent == NIL)
+			t.root = x;
+		else if (go_left)
+			t.n[parent].left = x;
+		else
+			t.n[parent].right = x;
+		rb_insert_color(&t, x);
+	}
+	/* in-order walk (an rb-tree of n < 2^32 nodes is at most 64 deep) */
+	size_t k = 0, sp = 0;
+	uint32_t stack[128];
+	uint32_t cur = t.root;
+	while (cur != NIL || sp) {
+		while (cur != NIL) {
+			stack[sp++] = cur;
+			cur = t.n[cur].left;
+		}
+		cur = stack[--sp];
+		out[k++] = items[cur];
+		cur = t.n[cur].right;
+	}
+	free(t.n);
+	return k == n ? 0 : -1;
+}
+
+/* ---- perf's comparators: cmp(left, right), int64 sign conventions ---------- */
+
+static int64_t cmp_null(const void *l, const void *r)
+{
+	if (!l && !r)
+		return 0;
+	return !l ? -1 : 1;
+}
+
+static int64_t sgn(int v) { return v < 0 ? -1 : v > 0; }
+
+static const char *dso_name(const hist *h, const hist_entry *e) { return hist_dso_name(h, e); }
+
+static int64_t dso_cmp(const hist *h, const hist_entry *l, const hist_entry *r)
+{
+	/* sort__dso_cmp(l, r) = _sort__dso_cmp(r->map, l->map) */
+	const char *dl = dso_name(h, r), *dr = dso_name(h, l);
+	if (!dl || !dr)
+		return cmp_null(dr, dl);
+	return sgn(strcmp(dl, dr));
+}
+
+static int64_t addr_cmp(uint64_t l, uint64_t r) { return (int64_t)(r - l); }
+
+static int64_t sym_cmp(const hist *h, const hist_entry *l, const hist_entry *r)
+{
+	if (l->sym == PF_NONE && r->sym == PF_NONE)
+		return addr_cmp(l->addr, r->addr);
+	int64_t ret = dso_cmp(h, l, r);
+	if (ret)
+		return ret;
+	if (l->sym == PF_NONE || r->sym == PF_NONE)
+		return cmp_null(l->sym == PF_NONE ? NULL : l, r->sym == PF_NONE ? NULL : r);
+	const pf_sym *sl = &h->prof->syms[l->sym], *sr = &h->prof->syms[r->sym];
+	if (sl->start != sr->start)
+		return (int64_t)(sr->start - sl->start);
+	return (int64_t)(sr->end - sl->end);
+}
+
+static int64_t sym_sort(const hist *h, const hist_entry *l, const hist_entry *r)
+{
+	if (l->sym == PF_NONE || r->sym == PF_NONE)
+		return cmp_null(l->sym == PF_NONE ? NULL : l, r->sym == PF_NONE ? NULL : r);
+	return sgn(strcmp(hist_sym_name(h, r), hist_sym_name(h, l)));
+}
+
+static int64_t key_cmp(const hist *h, int key, int stage, const hist_entry *l, const hist_entry *r)
+{
+	const pf_profile *p = h->prof;
+	switch (key) {
+	case HK_COMM:
+		return sgn(strcmp(pf_str(p, r->comm), pf_str(p, l->comm)));
+	case HK_PID:
+	case HK_TID:
+		return (int64_t)r->tid - (int64_t)l->tid;
+	case HK_DSO:
+		return dso_cmp(h, l, r);
+	case HK_SYM:
+		if (h->opts.diff_mode && stage > 0) {
+			const char *a = hist_sym_name(h, l), *b = hist_sym_name(h, r);
+			if (!a || !b)
+				return cmp_null(a, b);
+			return sgn(strcmp(b, a));
+		}
+		return stage == 2 ? sym_sort(h, l, r) : sym_cmp(h, l, r);
+	case HK_CPU:
+		return (int64_t)r->cpu - (int64_t)l->cpu;
+	case HK_PARENT: {
+		const char *a = l->parent ? pf_str(p, l->parent) : NULL;
+		const char *b = r->parent ? pf_str(p, r->parent) : NULL;
+		if (!a || !b)
+			return cmp_null(a, b);
+		return sgn(strcmp(b, a));
+	}
+	case HK_SRCLINE:
+		if (stage == 0) {
+			int64_t ret = addr_cmp(l->addr, r->addr);
+			return ret ? ret : dso_cmp(h, l, r);
+		}
+		return sgn(strcmp(pf_str(p, r->srcline), pf_str(p, l->srcline)));
+	}
+	return 0;
+}
+
+static int64_t entry_cmp(const hist *h, int stage, const hist_entry *l, const hist_entry *r)
+{
+	for (int i = 0; i < h->nkeys; i++) {
+		int64_t c = key_cmp(h, h->keys[i], stage, l, r);
+		if (c)
+			return c;
+	}
+	return 0;
+}
+
+/* stage 0 (input) and 1 (collapse): cmp(existing, new) < 0 -> left */
+static bool left_input(const hist *h, const hist_entry *nw, const hist_entry *ex)
+{
+	return entry_cmp(h, 0, ex, nw) < 0;
+}
+static bool left_collapse(const hist *h, const hist_entry *nw, const hist_entry *ex)
+{
+	return entry_cmp(h, 1, ex, nw) < 0;
+}
+
+static int64_t field_cmp(uint64_t a, uint64_t b) { return a > b ? 1 : a < b ? -1 : 0; }
+
+/* stage 2 (output): hist_entry__sort(new, existing) > 0 -> left */
+static bool left_output(const hist *h, const hist_entry *a, const hist_entry *b)
+{
+	int64_t c = 0;
+	if (h->opts.children) {
+		c = field_cmp(a->period_acc, b->period_acc);
+		if (!c && a->thread == b->thread && h->opts.callchain) {
+			c = (int64_t)b->max_depth - (int64_t)a->max_depth;
+			if (h->opts.caller_order)
+				c = -c;
+		}
+	}
+	if (!c)
+		c = field_cmp(a->period, b->period);
+	if (!c)
+		c = entry_cmp(h, 2, a, b);
+	return c > 0;
+}
+
+static bool needs_collapse(const hist *h)
+{
+	for (int i = 0; i < h->nkeys; i++)
+		if (h->keys[i] == HK_COMM || h->keys[i] == HK_SRCLINE ||
+		    (h->keys[i] == HK_SYM && h->opts.diff_mode))
+			return true;
+	return false;
+}
+
+int hist_order_perf(hist *h)
+{
+	size_t n = h->n;
+	uint32_t *a = malloc((n ? n : 1) * sizeof(*a));
+	uint32_t *b = malloc((n ? n : 1) * sizeof(*b));
+	hist_entry *sorted = malloc((n ? n : 1) * sizeof(*sorted));
+	if (!a || !b || !sorted) {
+		free(a);
+		free(b);
+		free(sorted);
+		return -1;
+	}
+	for (size_t i = 0; i < n; i++)
+		a[i] = (uint32_t)i;
+	int rc = replay(h, a, n, left_input, b);
+	if (!rc && needs_collapse(h)) {
+		rc = replay(h, b, n, left_collapse, a);
+		uint32_t *t = a; a = b; b = t;
+	}
+	if (!rc)
+		rc = replay(h, b, n, left_output, a);
+	if (!rc) {
+		for (size_t i = 0; i < n; i++)
+			sorted[i] = h->entries[a[i]];
+		memcpy(h->entries, sorted, n * sizeof(*sorted));
+	}
+	free(a);
+	free(b);
+	free(sorted);
+	return rc;
+}

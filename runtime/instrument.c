@@ -90,6 +90,7 @@ static struct {
 	pthread_mutex_t reg_lock;
 	struct tbuf *threads;
 	atomic_int finished;
+	pid_t pid;              /* to recognise a vfork child, which shares this memory */
 	char path[4096];
 } P = { .fd = -1, .reg_lock = PTHREAD_MUTEX_INITIALIZER };
 
@@ -698,6 +699,8 @@ static NOINSTR void finish(int reason, int code, int in_signal)
 {
 	if (atomic_load(&P.state) != PS_READY)
 		return;
+	if (!in_signal && getpid() != P.pid)
+		return;                 /* a vfork child: the buffers are the parent's */
 	if (reason != PROFF_END_EXEC && atomic_exchange(&P.finished, 1))
 		return;
 	flush_all(in_signal);
@@ -736,7 +739,8 @@ static NOINSTR void atfork_child(void)
 		return;
 	struct tbuf *b = &T;
 	P.parent_session = P.session;
-	P.session = ((uint64_t)getpid() << 32) ^ (now() & 0xffffffffu);
+	P.pid = getpid();
+	P.session = ((uint64_t)P.pid << 32) ^ (now() & 0xffffffffu);
 	P.flags = PROFF_SESS_F_FORKED;
 	P.start_ts = now();
 	P.start_mono = mono_ns(CLOCK_MONOTONIC);
@@ -824,7 +828,8 @@ static NOINSTR void proc_init(void)
 		setenv("PROFF_TSC_HZ", hz, 1);
 	}
 	P.bufsize = parse_size(getenv("PROFF_BUFFER"), 1 << 20);
-	P.session = ((uint64_t)getpid() << 32) ^ (now() & 0xffffffffu);
+	P.pid = getpid();
+	P.session = ((uint64_t)P.pid << 32) ^ (now() & 0xffffffffu);
 	P.flags = getenv("PROFF_EXECED") ? PROFF_SESS_F_EXECED : 0;
 	setenv("PROFF_EXECED", "1", 1);
 	P.start_ts = now();

@@ -161,6 +161,16 @@ if [ "$rc" = 137 ]; then ok "SIGKILL: exit status 137"; else not_ok "SIGKILL: ex
 n=$(calls "$TMP/kill.trace" work)
 if [ "$n" -gt 0 ] && [ "$n" -le 300000 ]; then ok "SIGKILL: trace readable up to the last flush ($n of 300000 calls)"; else not_ok "SIGKILL: $n calls of work"; fi
 
+# ---- dlopen: a library loaded later is symbolized ------------------------------------------------
+if gcc -O2 -g -finstrument-functions -fPIC -shared -o "$TMP/plugin.so" "$SRC/plugin.c" &&
+   gcc $CFLAGS_I -o "$TMP/dlopen" "$SRC/dlopen.c" -ldl; then
+	rec "$TMP/dl.trace" "$TMP/dlopen" "$TMP/plugin.so"
+	expect_calls "dlopen" "$TMP/dl.trace" plugin_fn 3
+	expect_calls "dlopen" "$TMP/dl.trace" plugin_leaf 6
+else
+	not_ok "build dlopen test"
+fi
+
 # ---- damaged files, usage -----------------------------------------------------------------------
 head -c 100000 "$TMP/thr.trace" > "$TMP/cut.trace"
 check "truncated trace still reads" "$PROFF" record --instrument --stats "$TMP/cut.trace"

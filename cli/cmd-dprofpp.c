@@ -1,5 +1,6 @@
 /* cmd-dprofpp.c — `proff dprofpp [options] [file]`: Devel::DProf-compatible
- * reports (what dprofpp prints) of a tmon.out.
+ * reports (what dprofpp prints) of a tmon.out, or of a proff exact trace
+ * (proff record --instrument; recognised by its magic number).
  *
  * Options are parsed like dprofpp's Getopt::Std getopts (bundling, "--" ends
  * options, DPROFPP_OPTS split on white space and parsed first), then the file
@@ -16,6 +17,7 @@
 
 #include "cmds.h"
 #include "proff/dprof.h"
+#include "proff/trace.h"
 
 extern char **environ;
 
@@ -186,6 +188,34 @@ static int run_profiler(const char *script)
 	return 0;
 }
 
+/* A proff trace (proff record --instrument) instead of a tmon.out? */
+static bool is_proff_trace(const char *path)
+{
+	unsigned char m[4];
+	FILE *f = fopen(path, "rb");
+	if (!f)
+		return false;
+	size_t n = fread(m, 1, 4, f);
+	fclose(f);
+	uint32_t magic = (uint32_t)m[0] | (uint32_t)m[1] << 8 | (uint32_t)m[2] << 16 | (uint32_t)m[3] << 24;
+	return n == 4 && magic == PROFF_TRACE_MAGIC;
+}
+
+static int read_trace(const char *path, const dprof_build_opts *bo, dprof_model **m, proff_error *err)
+{
+	proff_trace *t;
+	int rc = proff_trace_open(path, &t, err);
+	if (rc < 0)
+		return rc;
+	proff_error serr;
+	proff_err_clear(&serr);
+	if (proff_trace_symbolize(t, NULL, &serr) < 0)
+		cli_warnf("%s: no symbols: %s", path, serr.msg);
+	rc = proff_trace_to_dprof(t, bo, true, m, err);
+	proff_trace_close(t);
+	return rc;
+}
+
 static int name_width(void)
 {
 	struct winsize ws;
@@ -301,7 +331,16 @@ int cmd_dprofpp(int argc, char **argv)
 	proff_error err;
 	proff_err_clear(&err);
 	dprof_model *m = NULL;
-	if (dprof_read_tmon(o.file, &ro, &m, &err) < 0) {
+	int rrc;
+	if (is_proff_trace(o.file)) {
+		/* one wall clock: the time columns are real time */
+		if (!o.set['u'] && !o.set['s'])
+			rp.clock = DPROF_CLOCK_REAL;
+		rrc = read_trace(o.file, &ro.build, &m, &err);
+	} else {
+		rrc = dprof_read_tmon(o.file, &ro, &m, &err);
+	}
+	if (rrc < 0) {
 		fflush(stdout);
 		cli_error(&err);
 		return 1;

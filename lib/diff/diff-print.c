@@ -71,15 +71,24 @@ static size_t build_cols(const diff_result *r, const diff_opts *o, col *cols, si
 	return n;
 }
 
-/* the text of one diff cell, before alignment (perf's __hpp__entry_global) */
+/* The text of one diff cell, before alignment. Without -t perf renders the
+ * Baseline and compute columns with its colour printers (used even when the
+ * output is not a tty): "%*.2f%%", "%+*.2f%%", "%*.6f" and "%14ld", printed
+ * whatever the value; with -t it uses the plain printers: "%.2f", "%+4.2F%%",
+ * "%14.6F" only if > 0 and "%14ld" only if != 0. */
 static void cell_text(const diff_result *r, const diff_opts *o, const diff_row *row,
 		      const col *c, char *buf)
 {
+	bool plain = o->field_sep != NULL;
 	buf[0] = ' ';
 	buf[1] = '\0';
 	if (c->kind == COL_BASELINE) {
-		if (!row->dummy)
-			snprintf(buf, CELL, o->field_sep ? "%.2f" : "%6.2f%%", diff_row_baseline_pct(r, row));
+		if (row->dummy)
+			return;
+		if (plain)
+			snprintf(buf, CELL, "%.2f", diff_row_baseline_pct(r, row));
+		else
+			snprintf(buf, CELL, "%*.2f%%", c->width - 1, diff_row_baseline_pct(r, row));
 		return;
 	}
 	const diff_pair *p = c->file ? &row->pairs[c->file] : NULL;
@@ -91,18 +100,23 @@ static void cell_text(const diff_result *r, const diff_opts *o, const diff_row *
 	switch (c->kind) {
 	case COL_DELTA:
 	case COL_DELTA_ABS:
-		snprintf(buf, CELL, "%+4.2F%%", p->delta);
+		if (plain)
+			snprintf(buf, CELL, "%+4.2F%%", p->delta);
+		else
+			snprintf(buf, CELL, "%+*.2f%%", c->width - 1, p->delta);
 		break;
 	case COL_RATIO:
 		if (row->dummy)
 			snprintf(buf, CELL, "N/A");
+		else if (!plain)
+			snprintf(buf, CELL, "%*.6f", c->width, p->ratio);
 		else if (p->ratio > 0.0)
 			snprintf(buf, CELL, "%14.6F", p->ratio);
 		break;
 	case COL_WDIFF:
 		if (row->dummy)
 			snprintf(buf, CELL, "N/A");
-		else    /* perf 6.1 prints 0 too (its source suggests a blank) */
+		else if (!plain || p->wdiff != 0)
 			snprintf(buf, CELL, "%14" PRId64, p->wdiff);
 		break;
 	case COL_FORMULA:

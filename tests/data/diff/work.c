@@ -1,6 +1,7 @@
 /* work.c — test workload for proff diff: a parent and a forked "helper"
  * child burn CPU in named functions whose shares differ between mode A and
  * mode B (functions only in A / only in B, libc memset, getppid syscalls).
+ * Build with -DWORK_EXTRA for a rebuilt variant whose functions moved.
  * Usage: work A|B [repeat]; WORK_UNIT=n scales the burn loops (default 20000000).
  */
 #define _GNU_SOURCE
@@ -16,6 +17,9 @@ static long UNIT = 20000000L;
 
 #define BURN(n) do { double x = 0; for (long i = 0; i < (n); i++) x += (double)i * 1.000001; sink += x; } while (0)
 
+#ifdef WORK_EXTRA   /* a "rebuilt" binary: one more function moves all the others */
+__attribute__((noinline)) void extra_first(long n)  { BURN(n * UNIT / 4); }
+#endif
 __attribute__((noinline)) void compute_hot(long n)  { BURN(n * UNIT); }
 __attribute__((noinline)) void compute_mid(long n)  { BURN(n * UNIT); }
 __attribute__((noinline)) void compute_cold(long n) { BURN(n * UNIT); }
@@ -65,6 +69,9 @@ int main(int argc, char **argv)
 			helper_main(mode_b ? 12 : 6);
 			_exit(0);
 		}
+#ifdef WORK_EXTRA
+		extra_first(1);
+#endif
 		if (!mode_b) {
 			phase_compute(40, 25);
 			compute_cold(10);

@@ -5,7 +5,7 @@
  * and the full name with -v. __cxa_demangle always gives the full form, so
  * the short form is cut out of it: drop " [clone .x]" suffixes, trailing
  * cv/ref qualifiers, the outermost parameter list, and a template function's
- * return type.
+ * return type. Rust legacy names get perf's Rust post-processing.
  */
 #include "symbol-int.h"
 
@@ -113,6 +113,74 @@ static void strip_function_type(char *s)
 		memmove(s, s + cut, n - cut + 1);
 }
 
+/* Rust's legacy mangling is C++-shaped: "_ZN4core3ptr13drop_in_place
+ * 17h0123456789abcdefE" demangles to "core::ptr::drop_in_place::h0123...".
+ * perf then drops the "::h<16 hex>" hash and decodes the "$LT$"-style
+ * escapes, "..", and "." (-> "-"). */
+static bool rust_is_mangled(const char *s)
+{
+	size_t n = strlen(s);
+	if (n < 19 || strncmp(s + n - 19, "::h", 3) != 0)
+		return false;
+	for (size_t i = n - 16; i < n; i++)
+		if (!strchr("0123456789abcdef", s[i]))
+			return false;
+	/* every '$' escape must be one perf knows */
+	for (const char *p = s; (p = strchr(p, '$')) != NULL;) {
+		const char *e = strchr(p + 1, '$');
+		if (!e || e - p > 6)
+			return false;
+		p = e + 1;
+	}
+	return true;
+}
+
+static void rust_demangle(char *s)
+{
+	static const struct { const char *esc, *rep; } esc[] = {
+		{ "$SP$", "@" }, { "$BP$", "*" }, { "$RF$", "&" }, { "$LT$", "<" }, { "$GT$", ">" },
+		{ "$LP$", "(" }, { "$RP$", ")" }, { "$C$", "," }, { "$u7e$", "~" }, { "$u20$", " " },
+		{ "$u27$", "'" }, { "$u5b$", "[" }, { "$u5d$", "]" }, { "$u7b$", "{" }, { "$u7d$", "}" },
+		{ "$u3b$", ";" }, { "$u2b$", "+" }, { "$u22$", "\"" },
+	};
+	size_t n = strlen(s) - 19;
+	char *src = strndup(s, n);
+	if (!src)
+		return;
+	char *out = s;
+	const char *in = src, *end = src + n;
+	while (in < end) {
+		if (*in == '$') {
+			size_t k;
+			for (k = 0; k < sizeof(esc) / sizeof(esc[0]); k++) {
+				size_t l = strlen(esc[k].esc);
+				if ((size_t)(end - in) >= l && strncmp(in, esc[k].esc, l) == 0) {
+					*out++ = esc[k].rep[0];
+					in += l;
+					break;
+				}
+			}
+			if (k == sizeof(esc) / sizeof(esc[0]))
+				*out++ = *in++;
+		} else if (*in == '_' && (in == src || in[-1] == ':') && in + 1 < end && in[1] == '$') {
+			in++;   /* "_" the mangler put before a component starting with an escape */
+		} else if (*in == '.') {
+			if (in + 1 < end && in[1] == '.') {
+				*out++ = ':';
+				*out++ = ':';
+				in += 2;
+			} else {
+				*out++ = '-';
+				in++;
+			}
+		} else {
+			*out++ = *in++;
+		}
+	}
+	*out = '\0';
+	free(src);
+}
+
 char *sym_demangle(const char *name, bool with_params)
 {
 	int status = 0;
@@ -121,7 +189,9 @@ char *sym_demangle(const char *name, bool with_params)
 		free(out);
 		return NULL;
 	}
-	if (!with_params)
+	if (rust_is_mangled(out))
+		rust_demangle(out);
+	else if (!with_params)
 		strip_function_type(out);
 	return out;
 }

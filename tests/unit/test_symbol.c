@@ -445,6 +445,33 @@ static void test_demangle(void **state)
 	sym_ctx_free(c);
 }
 
+/* internal, exported by the library for this test */
+char *sym_demangle(const char *name, bool with_params);
+
+/* Rust legacy names: the hash goes, escapes are decoded (by construction of
+ * the Rust legacy mangling); non-mangled names are left alone. */
+static void test_demangle_rust(void **state)
+{
+	struct { const char *in, *out; } cases[] = {
+		{ "_ZN4core3fmt5write17h0123456789abcdefE", "core::fmt::write" },
+		{ "_ZN60_$LT$alloc..vec..Vec$LT$T$GT$$u20$as$u20$core..ops..Drop$GT$4drop17h1234567890abcdefE",
+		  "<alloc::vec::Vec<T> as core::ops::Drop>::drop" },
+		{ "_ZN3std2rt10lang_start28_$u7b$$u7b$closure$u7d$$u7d$17h0123456789abcdefE",
+		  "std::rt::lang_start::{{closure}}" },
+	};
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		for (int params = 0; params < 2; params++) {
+			char *d = sym_demangle(cases[i].in, params);
+			assert_non_null(d);
+			assert_string_equal(d, cases[i].out);
+			free(d);
+		}
+	}
+	assert_null(sym_demangle("main", false));
+	assert_null(sym_demangle("_Z", false));
+	assert_null(sym_demangle("_Zfoo(", true));
+}
+
 /* ---- kallsyms ---------------------------------------------------------------------- */
 
 static void write_file(const char *path, const char *text)
@@ -661,6 +688,7 @@ int main(void)
 		cmocka_unit_test(test_stripped_and_cache),
 		cmocka_unit_test(test_srcline_inlines),
 		cmocka_unit_test(test_demangle),
+		cmocka_unit_test(test_demangle_rust),
 		cmocka_unit_test(test_kallsyms),
 		cmocka_unit_test(test_symfs),
 		cmocka_unit_test(test_bad_files),

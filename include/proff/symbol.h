@@ -53,14 +53,18 @@ int sym_ctx_new(const sym_opts *opts, sym_ctx **out, proff_error *err);
 void sym_ctx_free(sym_ctx *ctx);
 
 /* Get (creating once) the DSO for a recorded filename + optional build-id.
- * Never fails for lack of a file: the dso then simply has no symbols. */
+ * Never fails for lack of a file: the dso then simply has no symbols.
+ * A "/tmp/perf-PID.map" JIT symbol file (what perf reads for anonymous
+ * executable maps) is loaded as such; its addresses are absolute ips. */
 sym_dso *sym_dso_get(sym_ctx *ctx, const char *filename,
 		     const uint8_t *build_id, size_t build_id_size, enum sym_dso_kind kind);
 
 const char *sym_dso_long_name(const sym_dso *d);    /* recorded path */
 const char *sym_dso_short_name(const sym_dso *d);   /* basename, or "[kernel.kallsyms]" etc */
 enum sym_dso_kind sym_dso_kind(const sym_dso *d);
-/* perf's origin char for -v output: 'B' build-id cache, 'k' kallsyms, 'D' debuglink/system, ' ' none */
+/* perf's origin char for -v output: 'B' build-id cache elf, 'D' build-id
+ * cache debug file, 'b' /usr/lib/debug/.build-id, 'l' debuglink, 'd' the
+ * recorded path, 'k' kallsyms, 'j' perf-PID.map, ' ' no symbols */
 char sym_dso_origin(const sym_dso *d);
 bool sym_dso_has_symbols(sym_dso *d);
 

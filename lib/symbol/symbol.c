@@ -970,6 +970,48 @@ static int load_user(sym_dso *d)
 	return rc;
 }
 
+/* "/tmp/perf-PID.map" (JIT symbol files: "START SIZE name" per line, hex,
+ * absolute addresses), perf's dso__load_perf_map(); origin 'j'. */
+static bool is_perf_map(const char *name)
+{
+	int pid, n = 0;
+	return sscanf(name, "/tmp/perf-%d.map%n", &pid, &n) == 1 && n > 0 && name[n] == '\0';
+}
+
+static int load_perf_map(sym_dso *d)
+{
+	char tmp[PATH_MAX];
+	FILE *f = fopen(symfs_join(d->ctx, d->long_name, tmp, sizeof(tmp)), "r");
+	if (!f)
+		return 0;
+	char *line = NULL;
+	size_t cap = 0;
+	ssize_t len;
+	int rc = 0;
+	while ((len = getline(&line, &cap, f)) > 0) {
+		if (line[len - 1] == '\n')
+			line[--len] = '\0';
+		char *p = line, *e;
+		unsigned long long start = strtoull(p, &e, 16);
+		if (e == p || *e != ' ')
+			continue;
+		p = e + 1;
+		unsigned long long size = strtoull(p, &e, 16);
+		if (e == p || *e != ' ' || !e[1])
+			continue;
+		rc = symtab_add(&d->tab, start, size, STB_GLOBAL, STT_FUNC, e + 1, strlen(e + 1), false);
+		if (rc < 0)
+			break;
+	}
+	free(line);
+	fclose(f);
+	if (rc == 0 && d->tab.n) {
+		symtab_fixup(&d->tab, false);
+		d->origin = 'j';
+	}
+	return rc;
+}
+
 static void dso_load(sym_dso *d)
 {
 	if (d->loaded)
@@ -979,13 +1021,15 @@ static void dso_load(sym_dso *d)
 	switch (d->kind) {
 	case SYM_DSO_USER:
 	case SYM_DSO_VDSO:
-		rc = load_user(d);
+		rc = is_perf_map(d->long_name) ? load_perf_map(d) : load_user(d);
 		break;
 	case SYM_DSO_KERNEL:
 	case SYM_DSO_MODULE:
 		rc = sym_kernel_load(d);
 		break;
 	case SYM_DSO_ANON:
+		if (is_perf_map(d->long_name))
+			rc = load_perf_map(d);
 		break;
 	}
 	if (rc < 0)

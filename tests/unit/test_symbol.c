@@ -666,6 +666,29 @@ static void test_vdso(void **state)
 	sym_ctx_free(c);
 }
 
+static void test_perf_map(void **state)
+{
+	/* the name must be /tmp/perf-PID.map: use --symfs to keep it private */
+	char *out = run("set -e; cd '%s'; mkdir -p pm/tmp; "
+			"printf '7f0000001000 40 jit_one\\n7f0000001040 20 Interp::run(int)\\nbad line\\n' "
+			"> pm/tmp/perf-4242.map && echo ok", g_dir);
+	assert_string_equal(out, "ok\n");
+	free(out);
+	sym_opts o = { .symfs = path_of("pm"), .buildid_dir = "/nonexistent" };
+	sym_ctx *c;
+	proff_error err;
+	assert_int_equal(sym_ctx_new(&o, &c, &err), 0);
+	sym_dso *d = sym_dso_get(c, "/tmp/perf-4242.map", NULL, 0, SYM_DSO_ANON);
+	sym_info si;
+	assert_true(sym_lookup(d, 0x7f0000001010, &si));
+	assert_string_equal(si.name, "jit_one");
+	assert_true(sym_lookup(d, 0x7f000000105f, &si));
+	assert_string_equal(si.name, "Interp::run(int)");
+	assert_false(sym_lookup(d, 0x7f0000001060, &si));
+	assert_int_equal(sym_dso_origin(d), 'j');
+	sym_ctx_free(c);
+}
+
 static void test_anon(void **state)
 {
 	sym_ctx *c = new_ctx("/nonexistent");
@@ -693,6 +716,7 @@ int main(void)
 		cmocka_unit_test(test_symfs),
 		cmocka_unit_test(test_bad_files),
 		cmocka_unit_test(test_vdso),
+		cmocka_unit_test(test_perf_map),
 		cmocka_unit_test(test_anon),
 	};
 	return cmocka_run_group_tests_name("symbol", tests, setup, teardown);

@@ -57,22 +57,54 @@ static int rb_emit(rec_state *s, struct rbuf *r, proff_error *err)
 	return rec_emit(s, r->b, r->n, err);
 }
 
+/* Size of the kernel text from /proc/iomem ("Kernel code" = __pa(_text) ..
+ * __pa(_etext) - 1 on x86): far cheaper than walking all of /proc/kallsyms. */
+static uint64_t iomem_kernel_code(void)
+{
+	FILE *f = fopen("/proc/iomem", "re");
+	if (!f)
+		return 0;
+	char line[256];
+	uint64_t len = 0;
+	while (fgets(line, sizeof(line), f)) {
+		unsigned long long a, b;
+		if (strstr(line, ": Kernel code") && sscanf(line, " %llx-%llx", &a, &b) == 2 && b > a) {
+			len = b - a + 1;
+			break;
+		}
+	}
+	fclose(f);
+	return len;
+}
+
 static int kallsyms_text(uint64_t *text, uint64_t *etext)
 {
 	FILE *f = fopen("/proc/kallsyms", "re");
 	if (!f)
 		return -1;
 	char line[512];
+	uint64_t code_len = 0;
+	bool looked = false;
 	*text = *etext = 0;
 	while (fgets(line, sizeof(line), f)) {
 		unsigned long long a;
 		char t, name[256];
+		if (!strstr(line, " _text") && !strstr(line, " _etext"))
+			continue;
 		if (sscanf(line, "%llx %c %255s", &a, &t, name) != 3)
 			continue;
 		if (!strcmp(name, "_text"))
 			*text = a;
 		else if (!strcmp(name, "_etext"))
 			*etext = a;
+		if (*text && !looked) {
+			looked = true;
+			code_len = iomem_kernel_code();
+			if (code_len) {
+				*etext = *text + code_len;
+				break;
+			}
+		}
 		if (*text && *etext)
 			break;
 	}

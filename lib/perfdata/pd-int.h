@@ -83,7 +83,8 @@ struct pd_reader {
 	pd_chunk *old_head, *old_tail;
 	/* ordered queue */
 	pd_qent *q, *qtmp;
-	size_t qlen, qcap, qtmp_cap;
+	size_t qhead, qlen, qcap, qtmp_cap;
+	size_t qsorted;             /* entries from qhead known to be sorted */
 	uint64_t seq;
 	uint64_t next_flush, max_time;
 	bool ordered;

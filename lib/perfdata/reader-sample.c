@@ -101,6 +101,26 @@ static int parse_trailer(pd_reader *r, const uint8_t *rec, uint16_t size, uint64
 	return 0;
 }
 
+/* field-wise clear: a memset of the whole struct (rep stos) cost a third of
+ * the decode time */
+static inline void sample_clear(pd_sample *s)
+{
+	s->ip = 0; s->pid = s->tid = 0; s->time = 0; s->addr = 0; s->id = 0; s->stream_id = 0;
+	s->cpu = 0; s->period = 0;
+	s->read_values = NULL; s->nr_read_values = 0;
+	s->callchain = NULL; s->nr_callchain = 0;
+	s->raw = NULL; s->raw_size = 0;
+	s->branches = NULL; s->nr_branches = 0;
+	s->has_hw_idx = false; s->hw_idx = 0; s->branch_counters = NULL;
+	s->regs_user_abi = 0; s->regs_user = NULL; s->nr_regs_user = 0;
+	s->stack_user_size = 0; s->stack_user = NULL; s->stack_user_dyn_size = 0;
+	s->weight = 0; s->weight_var2 = s->weight_var3 = 0;
+	s->data_src = 0; s->transaction = 0;
+	s->regs_intr_abi = 0; s->regs_intr = NULL; s->nr_regs_intr = 0;
+	s->phys_addr = 0; s->cgroup = 0; s->data_page_size = s->code_page_size = 0;
+	s->aux_size = 0; s->aux = NULL;
+}
+
 #define NEED(n, what) do { \
 	if ((uint64_t)(n) > (uint64_t)(end - p)) \
 		return pd_fmt_err(r, off + (uint64_t)(p - rec), \
@@ -109,18 +129,18 @@ static int parse_trailer(pd_reader *r, const uint8_t *rec, uint16_t size, uint64
 } while (0)
 
 static int decode_sample(pd_reader *r, const uint8_t *rec, uint16_t size, uint64_t off,
-			 const pd_attr *a, pd_sample *s)
+			 const pd_attr *a, pd_sample *s, pd_sample_id *sid)
 {
 	const uint8_t *p = rec + 8, *end = rec + size;
 	uint64_t st = a->sample_type;
-	if (st & PD_S_IDENTIFIER) { NEED(8, "IDENTIFIER"); s->id = pd_ld64(p); p += 8; }
+	if (st & PD_S_IDENTIFIER) { NEED(8, "IDENTIFIER"); sid->id = s->id = pd_ld64(p); p += 8; }
 	if (st & PD_S_IP) { NEED(8, "IP"); s->ip = pd_ld64(p); p += 8; }
-	if (st & PD_S_TID) { NEED(8, "TID"); s->pid = pd_ld32(p); s->tid = pd_ld32(p + 4); p += 8; }
-	if (st & PD_S_TIME) { NEED(8, "TIME"); s->time = pd_ld64(p); p += 8; }
+	if (st & PD_S_TID) { NEED(8, "TID"); sid->pid = s->pid = pd_ld32(p); sid->tid = s->tid = pd_ld32(p + 4); p += 8; }
+	if (st & PD_S_TIME) { NEED(8, "TIME"); sid->time = s->time = pd_ld64(p); p += 8; }
 	if (st & PD_S_ADDR) { NEED(8, "ADDR"); s->addr = pd_ld64(p); p += 8; }
-	if (st & PD_S_ID) { NEED(8, "ID"); s->id = pd_ld64(p); p += 8; }
-	if (st & PD_S_STREAM_ID) { NEED(8, "STREAM_ID"); s->stream_id = pd_ld64(p); p += 8; }
-	if (st & PD_S_CPU) { NEED(8, "CPU"); s->cpu = pd_ld32(p); p += 8; }
+	if (st & PD_S_ID) { NEED(8, "ID"); sid->id = s->id = pd_ld64(p); p += 8; }
+	if (st & PD_S_STREAM_ID) { NEED(8, "STREAM_ID"); sid->stream_id = s->stream_id = pd_ld64(p); p += 8; }
+	if (st & PD_S_CPU) { NEED(8, "CPU"); sid->cpu = s->cpu = pd_ld32(p); p += 8; }
 	if (st & PD_S_PERIOD) { NEED(8, "PERIOD"); s->period = pd_ld64(p); p += 8; }
 	if (st & PD_S_READ) {
 		uint64_t rf = a->read_format;
@@ -285,30 +305,26 @@ int pd_decode(pd_reader *r, const uint8_t *rec, uint64_t off, bool comp, pd_even
 			r->nr_unknown_id++;
 			return 1;
 		}
-		memset(&ev->sid, 0, sizeof(ev->sid));
 		pd_sample *s = &ev->u.sample;
-		memset(s, 0, sizeof(*s));
+		sample_clear(s);
 		s->evsel = ai;
 		s->misc = misc;
 		s->cpumode = misc & PD_CPUMODE_MASK;
 		const pd_attr *a = &r->attrs[ai];
-		int rc = decode_sample(r, rec, size, off, a, s);
+		uint64_t st = a->sample_type;
+		pd_sample_id *sid = &ev->sid;
+		sid->has_tid = st & PD_S_TID;
+		sid->has_time = st & PD_S_TIME;
+		sid->has_id = st & (PD_S_ID | PD_S_IDENTIFIER);
+		sid->has_cpu = st & PD_S_CPU;
+		sid->has_stream_id = st & PD_S_STREAM_ID;
+		sid->pid = sid->tid = sid->cpu = 0;
+		sid->time = sid->id = sid->stream_id = 0;
+		int rc = decode_sample(r, rec, size, off, a, s, sid);
 		if (rc < 0)
 			return rc;
-		if (!(a->sample_type & PD_S_PERIOD))
+		if (!(st & PD_S_PERIOD))
 			s->period = a->freq ? 1 : a->sample_period;
-		uint64_t st = a->sample_type;
-		ev->sid.has_tid = st & PD_S_TID;
-		ev->sid.pid = s->pid;
-		ev->sid.tid = s->tid;
-		ev->sid.has_time = st & PD_S_TIME;
-		ev->sid.time = s->time;
-		ev->sid.has_id = st & (PD_S_ID | PD_S_IDENTIFIER);
-		ev->sid.id = s->id;
-		ev->sid.has_cpu = st & PD_S_CPU;
-		ev->sid.cpu = s->cpu;
-		ev->sid.has_stream_id = st & PD_S_STREAM_ID;
-		ev->sid.stream_id = s->stream_id;
 		return 0;
 	}
 	memset(&ev->u, 0, sizeof(ev->u));

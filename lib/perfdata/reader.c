@@ -616,33 +616,54 @@ static void release_chunks(pd_reader *r, uint64_t min_seq)
 /* deliver queued records with time <= limit (all when all=true) */
 static int flush_queue(pd_reader *r, uint64_t limit, bool all)
 {
-	int rc = sort_queue(r, 0, r->qlen);
+	/* [qhead, qhead + qsorted) is sorted from the last flush; sort the new
+	 * tail and merge the two runs */
+	size_t h = r->qhead, n = r->qlen, mid = h + r->qsorted;
+	int rc = sort_queue(r, mid, n);
 	if (rc < 0)
 		return rc;
-	size_t k = 0;
-	while (k < r->qlen && (all || r->q[k].time <= limit)) {
+	if (mid > h && mid < n && r->q[mid - 1].time > r->q[mid].time) {
+		if (r->qtmp_cap < n - h) {
+			pd_qent *t = pf_realloc_array(r->qtmp, r->qcap, sizeof(*t));
+			if (!t)
+				return proff_err_set(r->err, PROFF_ENOMEM, r->name, PROFF_NO_OFFSET, "out of memory (ordered queue)");
+			r->qtmp = t;
+			r->qtmp_cap = r->qcap;
+		}
+		merge_runs(r->qtmp, r->q + h, mid - h, r->q + mid, n - mid);
+		memcpy(r->q + h, r->qtmp, (n - h) * sizeof(*r->q));
+	}
+	size_t k = h;
+	rc = 0;
+	while (k < n && (all || r->q[k].time <= limit)) {
 		pd_qent *e = &r->q[k++];
 		rc = deliver_now(r, e->rec, e->off & ~PD_QOFF_COMP, (e->off & PD_QOFF_COMP) != 0);
-		if (rc) {
-			memmove(r->q, r->q + k, (r->qlen - k) * sizeof(*r->q));
-			r->qlen -= k;
-			return rc;
-		}
+		if (rc)
+			break;
 	}
-	if (k) {
-		memmove(r->q, r->q + k, (r->qlen - k) * sizeof(*r->q));
-		r->qlen -= k;
+	r->qhead = k;
+	if (r->qhead == r->qlen)
+		r->qhead = r->qlen = 0;
+	r->qsorted = r->qlen - r->qhead;
+	if (rc)
+		return rc;
+	if (r->old_head) {
+		uint64_t min_seq = UINT64_MAX;
+		for (size_t i = r->qhead; i < r->qlen; i++)
+			if (r->q[i].seq < min_seq)
+				min_seq = r->q[i].seq;
+		release_chunks(r, min_seq);
 	}
-	uint64_t min_seq = UINT64_MAX;
-	for (size_t i = 0; i < r->qlen; i++)
-		if (r->q[i].seq < min_seq)
-			min_seq = r->q[i].seq;
-	release_chunks(r, min_seq);
 	return 0;
 }
 
 static int enqueue(pd_reader *r, const uint8_t *rec, uint64_t off, bool comp, uint64_t t)
 {
+	if (r->qlen == r->qcap && r->qhead) {
+		memmove(r->q, r->q + r->qhead, (r->qlen - r->qhead) * sizeof(*r->q));
+		r->qlen -= r->qhead;
+		r->qhead = 0;
+	}
 	if (r->qlen == r->qcap) {
 		size_t ncap = r->qcap ? r->qcap * 2 : 4096;
 		pd_qent *q = pf_realloc_array(r->q, ncap, sizeof(*q));
@@ -651,8 +672,6 @@ static int enqueue(pd_reader *r, const uint8_t *rec, uint64_t off, bool comp, ui
 		r->q = q;
 		r->qcap = ncap;
 	}
-	if (t < r->next_flush && r->qlen == 0)
-		r->nr_unordered++;
 	pd_qent *e = &r->q[r->qlen++];
 	e->time = t;
 	e->seq = r->seq++;
@@ -1183,7 +1202,7 @@ int pd_process(pd_reader *r, bool ordered, pd_event_cb cb, void *ctx, proff_erro
 	r->cb = cb;
 	r->cb_ctx = ctx;
 	r->ordered = ordered;
-	r->qlen = 0;
+	r->qlen = r->qhead = r->qsorted = 0;
 	r->next_flush = r->max_time = 0;
 	r->nr_unknown_id = 0;
 	int rc;
@@ -1213,7 +1232,7 @@ int pd_process(pd_reader *r, bool ordered, pd_event_cb cb, void *ctx, proff_erro
 		rc = pd_fmt_err(r, r->comp_rec_off, "compressed data ends inside a record (%zu bytes left)", r->dcur->len);
 	if (rc == 0 && r->ordered)
 		rc = flush_queue(r, 0, true);
-	r->qlen = 0;
+	r->qlen = r->qhead = r->qsorted = 0;
 	free_chunks(r->old_head);
 	r->old_head = r->old_tail = NULL;
 	if (r->dcur) {

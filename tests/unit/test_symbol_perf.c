@@ -203,7 +203,7 @@ static void test_against_perf(void **state)
 		}
 		/* perf cuts the last column to a width computed from the entries
 		 * whose srcline was known when widths were set: compare the prefix */
-		if (r->srcline[0]) {
+		if (r->srcline[0] && strcmp(r->dso, "[unknown]") != 0) {  /* no map: perf says ??:0 */
 			sym_srcline_str(d, r->addr, false, buf, sizeof(buf));
 			if (strncmp(buf, r->srcline, strlen(r->srcline)) != 0)
 				assert_string_equal(buf, r->srcline);

@@ -549,7 +549,8 @@ int dprof_report(FILE *out, const dprof_model *m, const dprof_report_opts *o, pr
 		r.times[i] = m->excl[i];
 		r.ctimes[i] = m->incl[i];
 	}
-	memcpy(r.keys, m->order, m->norder * sizeof(*r.keys));
+	if (m->norder)
+		memcpy(r.keys, m->order, m->norder * sizeof(*r.keys));
 	r.nkeys = m->norder;
 	r.runtime = m->has_only_sub ? m->only_sub_runtime : 0;
 	r.hz = m->hz;

@@ -20,6 +20,7 @@
 #include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -208,25 +209,58 @@ static int read_header(const char *buf, size_t len, const char *file, header *h,
 
 /* ---- body ---- */
 
+/* Sub ids are strings to dprofpp ("1a" and "01a" differ). Canonical
+ * lower-case hex ids of up to 5 digits (what DProf writes) index `hex`
+ * directly; anything else goes through a string table. */
 typedef struct idmap {
 	pf_strtab ids;
 	uint32_t *name;         /* id index -> name id + 1 (0 = undefined) */
 	size_t cap;
+	uint32_t *hex;          /* hex value -> name id + 1 */
+	size_t hexcap;
 } idmap;
 
-static int64_t id_lookup_put(idmap *m, const tok *t, bool create)
+static bool canon_hex(const tok *t, uint32_t *v)
 {
+	if (t->n == 0 || t->n > 5 || (t->p[0] == '0' && t->n > 1))
+		return false;
+	uint32_t x = 0;
+	for (size_t i = 0; i < t->n; i++) {
+		char c = t->p[i];
+		if (c >= '0' && c <= '9')
+			x = x * 16 + (uint32_t)(c - '0');
+		else if (c >= 'a' && c <= 'f')
+			x = x * 16 + (uint32_t)(c - 'a' + 10);
+		else
+			return false;
+	}
+	*v = x;
+	return true;
+}
+
+/* Slot holding the name of id t (created if absent), NULL on no memory. */
+static uint32_t *id_slot(idmap *m, const tok *t)
+{
+	uint32_t v;
+	if (canon_hex(t, &v)) {
+		if (v >= m->hexcap) {
+			size_t old = m->hexcap;
+			if (PF_GROW(m->hex, m->hexcap, (size_t)v + 1) < 0)
+				return NULL;
+			memset(m->hex + old, 0, (m->hexcap - old) * sizeof(*m->hex));
+		}
+		return &m->hex[v];
+	}
 	int64_t ix = pf_strtab_intern(&m->ids, t->p, t->n);
 	if (ix < 0)
-		return -2;
+		return NULL;
 	if ((size_t)ix >= m->cap) {
 		size_t old = m->cap;
 		if (PF_GROW(m->name, m->cap, (size_t)ix + 1) < 0)
-			return -2;
+			return NULL;
 		memset(m->name + old, 0, (m->cap - old) * sizeof(*m->name));
 	}
-	(void)create;
-	return ix;
+	return &m->name[ix];
 }
 
 static double pick(enum dprof_clock c, double u, double s, double r)
@@ -316,12 +350,12 @@ int dprof_read_tmon_buf(const char *buf, size_t len, const char *file,
 				namebuf[k++] = ')';
 			}
 			int64_t nid = dprof_builder_intern(b, namebuf, k);
-			int64_t ix = id_lookup_put(&ids, &tk[1], true);
-			if (nid < 0 || ix < 0) {
+			uint32_t *slot = nid < 0 ? NULL : id_slot(&ids, &tk[1]);
+			if (!slot) {
 				rc = proff_err_set(err, PROFF_ENOMEM, file, off, "out of memory");
 				goto done;
 			}
-			ids.name[ix] = (uint32_t)nid + 1;
+			*slot = (uint32_t)nid + 1;
 			continue;
 		}
 		if (nt == 0) {
@@ -377,13 +411,13 @@ int dprof_read_tmon_buf(const char *buf, size_t len, const char *file,
 				goto done;
 			}
 		} else if (nt == 2) {
-			int64_t ix = id_lookup_put(&ids, &tk[1], false);
-			if (ix == -2) {
+			uint32_t *slot = id_slot(&ids, &tk[1]);
+			if (!slot) {
 				rc = proff_err_set(err, PROFF_ENOMEM, file, off, "out of memory");
 				goto done;
 			}
-			if (ids.name[ix])
-				nid = ids.name[ix] - 1;
+			if (*slot)
+				nid = *slot - 1;
 		}
 		if (dir == '/') {
 			rc = dprof_builder_unwind(b, 0, nid >= 0 ? (uint32_t)nid : DPROF_NAME_NONE, t);
@@ -412,6 +446,7 @@ int dprof_read_tmon_buf(const char *buf, size_t len, const char *file,
 done:
 	pf_strtab_free(&ids.ids);
 	free(ids.name);
+	free(ids.hex);
 	dprof_builder_free(b);
 	return rc;
 }
@@ -474,6 +509,22 @@ int dprof_read_tmon(const char *path, const dprof_read_opts *opts, dprof_model *
 {
 	char *buf;
 	size_t len;
+	/* regular files are mapped (the parser never reads past len) */
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	struct stat st;
+	if (fd >= 0 && fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && st.st_size > 0 &&
+	    (uint64_t)st.st_size <= MAX_FILE) {
+		void *p = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
+		close(fd);
+		if (p != MAP_FAILED) {
+			madvise(p, (size_t)st.st_size, MADV_SEQUENTIAL);
+			int rc = dprof_read_tmon_buf(p, (size_t)st.st_size, path, opts, out, err);
+			munmap(p, (size_t)st.st_size);
+			return rc;
+		}
+	} else if (fd >= 0) {
+		close(fd);
+	}
 	int rc = slurp(path, &buf, &len, err);
 	if (rc < 0)
 		return rc;

@@ -23,7 +23,9 @@ __attribute__((noinline)) static double leaf(long n) { double x = 0; for (long i
 __attribute__((noinline)) static double level(int d, long n)
 {
 	if (d == 0) return leaf(n);
-	return level(d - 1, n) + (d & 1 ? leaf(n / 8) : 0);
+	double r = level(d - 1, n);      /* work after the call: a real frame per level */
+	sink += r;
+	return r + (d & 1 ? leaf(n / 8) : 0);
 }
 int main(int argc, char **argv)
 {
@@ -37,7 +39,7 @@ int main(int argc, char **argv)
 	return 0;
 }
 CEOF
-cc -O2 -fno-omit-frame-pointer -o "$W" "$W.c" || { echo "  cannot compile the workload"; exit 1; }
+cc -O2 -fno-omit-frame-pointer -fno-optimize-sibling-calls -o "$W" "$W.c" || { echo "  cannot compile the workload"; exit 1; }
 REPS=${RECORD_REPS:-$("$W" 200 | awk '{ r = int(200 / $1); print r < 1 ? 1 : r }')}
 CACHE=$BENCH_DIR/record-debug
 export PROFF_BUILDID_DIR=$CACHE

@@ -210,9 +210,8 @@ void rec_scan(rec_state *s, const uint8_t *r, size_t size)
 			memcpy(&pid, r + 8, 4);
 			memcpy(&ppid, r + 12, 4);
 			if (pid != ppid) {
-				struct rec_proc *pp = get_proc(s, ppid, false);
 				struct rec_proc *c = get_proc(s, pid, true);
-				pp = get_proc(s, ppid, false);   /* may have moved */
+				struct rec_proc *pp = get_proc(s, ppid, false);   /* after c: procs may move */
 				if (c && pp && pp->n && !PF_GROW(c->maps, c->cap, pp->n)) {
 					memcpy(c->maps, pp->maps, pp->n * sizeof(*c->maps));
 					c->n = pp->n;

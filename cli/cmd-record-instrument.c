@@ -322,7 +322,10 @@ static int do_dprofpp(const struct ri_conf *c)
 	dprof_model *m;
 	proff_error err = { 0 };
 	int rc = proff_trace_to_dprof(t, &bo, c->compensate, &m, &err);
-	if (rc == 0) {
+	if (rc == 0 && m->norder == 0) {
+		cli_warnf("%s: no calls recorded", c->dprofpp);
+		dprof_model_free(m);
+	} else if (rc == 0) {
 		dprof_report_opts ro = { .clock = DPROF_CLOCK_REAL, .name_width = 34 };
 		rc = dprof_report(stdout, m, &ro, &err);
 		dprof_model_free(m);

@@ -402,6 +402,48 @@ static void test_srcline_inlines(void **state)
 	sym_ctx_free(c);
 }
 
+/* A stripped system binary whose symbols and lines come from the separate
+ * debug file in /usr/lib/debug/.build-id (python3-dbg): origin 'b'. */
+static void test_debug_file(void **state)
+{
+	char *py = run("readlink -f /usr/bin/python3 2>/dev/null");
+	py[strcspn(py, "\n")] = '\0';
+	uint8_t id[20];
+	proff_error err;
+	int n = *py ? sym_read_build_id(py, id, sizeof(id), &err) : -1;
+	char hex[41], dbg[256];
+	if (n > 0) {
+		sym_build_id_hex(id, (size_t)n, hex);
+		snprintf(dbg, sizeof(dbg), "/usr/lib/debug/.build-id/%.2s/%s.debug", hex, hex + 2);
+	}
+	if (n <= 0 || access(dbg, R_OK) != 0) {
+		free(py);
+		skip();
+	}
+	uint64_t v = nm_value(dbg, "_PyEval_EvalFrameDefault");
+	uint64_t a = vaddr_to_off(py, v);
+	sym_ctx *c = new_ctx("/nonexistent");
+	sym_dso *d = sym_dso_get(c, py, id, (size_t)n, SYM_DSO_USER);
+	sym_info si;
+	assert_true(sym_lookup(d, a + 0x40, &si));
+	assert_string_equal(si.name, "_PyEval_EvalFrameDefault");
+	assert_int_equal(sym_dso_origin(d), 'b');
+	const char *file;
+	unsigned line;
+	assert_true(sym_srcline(d, a + 0x40, &file, &line));
+	char *want = run("addr2line -e '%s' %#llx", dbg, (unsigned long long)(v + 0x40));
+	char *disc = strstr(want, " (discriminator");
+	if (disc)
+		*disc = '\0';
+	want[strcspn(want, "\n")] = '\0';
+	char got[1024];
+	snprintf(got, sizeof(got), "%s:%u", file, line);
+	assert_string_equal(got, want);
+	free(want);
+	free(py);
+	sym_ctx_free(c);
+}
+
 /* ---- C++ ------------------------------------------------------------------------ */
 
 static void test_demangle(void **state)
@@ -710,6 +752,7 @@ int main(void)
 		cmocka_unit_test(test_build_id),
 		cmocka_unit_test(test_stripped_and_cache),
 		cmocka_unit_test(test_srcline_inlines),
+		cmocka_unit_test(test_debug_file),
 		cmocka_unit_test(test_demangle),
 		cmocka_unit_test(test_demangle_rust),
 		cmocka_unit_test(test_kallsyms),

@@ -7,7 +7,9 @@
  * lib/diff.
  */
 #include <errno.h>
+#include <libelf.h>
 #include <limits.h>
+#include <pthread.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -398,6 +400,26 @@ static int check_owner(const char *path, bool force)
 	return 0;
 }
 
+/* One file to load; files are loaded concurrently (each profile is
+ * independent), errors are reported afterwards in file order. */
+typedef struct load_job {
+	const char *path;
+	pf_load_opts lo;
+	char *time_spec;
+	pf_profile *prof;
+	proff_error err;
+	int rc;
+	pthread_t th;
+	bool started;
+} load_job;
+
+static void *load_thread(void *arg)
+{
+	load_job *j = arg;
+	j->rc = pf_profile_load(j->path, &j->lo, &j->prof, &j->err);
+	return NULL;
+}
+
 static int dump_file(const char *path)
 {
 	pd_reader *rd;
@@ -537,43 +559,57 @@ int cmd_diff(int argc, char **argv)
 		}
 	}
 
-	/* load every file completely, in order (as perf) */
+	/* load every file completely (concurrently; results used in file order) */
 	pf_profile **profs = calloc(nfiles, sizeof(*profs));
-	if (!profs)
+	load_job *jobs = calloc(nfiles, sizeof(*jobs));
+	if (!profs || !jobs) {
+		free(jobs);
 		goto out_cpu;
+	}
 	for (size_t f = 0; f < nfiles; f++) {
 		if (check_owner(paths[f], c.force))
-			goto out_profs;
+			goto out_jobs;
 		if (c.dump && dump_file(paths[f]))
-			goto out_profs;
-		pf_load_opts lo;
-		pf_load_opts_init(&lo);
-		lo.symfs = c.symfs;
-		lo.kallsyms = c.kallsyms;
-		lo.use_callchain = need_callchain;
-		lo.cpu_mask = cpu_mask;
-		lo.cpu_mask_bits = cpu_mask ? (size_t)cpu_bits : 0;
-		char *ts = NULL;
+			goto out_jobs;
+		load_job *j = &jobs[f];
+		j->path = paths[f];
+		pf_load_opts_init(&j->lo);
+		j->lo.symfs = c.symfs;
+		j->lo.kallsyms = c.kallsyms;
+		j->lo.use_callchain = need_callchain;
+		j->lo.cpu_mask = cpu_mask;
+		j->lo.cpu_mask_bits = cpu_mask ? (size_t)cpu_bits : 0;
 		if (c.time_str) {
-			ts = time_spec_for(c.time_str, f);
-			if (!ts) {
+			j->time_spec = time_spec_for(c.time_str, f);
+			if (!j->time_spec) {
 				fprintf(stderr, "Invalid time string\n");
-				goto out_profs;
+				goto out_jobs;
 			}
-			lo.time_spec = ts;
+			j->lo.time_spec = j->time_spec;
 		}
-		proff_error err = {0};
-		int lrc = pf_profile_load(paths[f], &lo, &profs[f], &err);
-		free(ts);
-		if (lrc < 0) {
-			cli_error(&err);
-			goto out_profs;
+	}
+	elf_version(EV_CURRENT);     /* libelf's global init, before any thread */
+	for (size_t f = 1; f < nfiles; f++)
+		jobs[f].started = pthread_create(&jobs[f].th, NULL, load_thread, &jobs[f]) == 0;
+	load_thread(&jobs[0]);
+	for (size_t f = 1; f < nfiles; f++) {
+		if (jobs[f].started)
+			pthread_join(jobs[f].th, NULL);
+		else
+			load_thread(&jobs[f]);
+	}
+	for (size_t f = 0; f < nfiles; f++)
+		profs[f] = jobs[f].prof;
+	for (size_t f = 0; f < nfiles; f++) {
+		if (jobs[f].rc < 0) {
+			cli_error(&jobs[f].err);
+			goto out_jobs;
 		}
 		if (c.cpu_list) {
 			for (size_t e = 0; e < profs[f]->nr_events; e++)
 				if (!profs[f]->events[e].has_cpu) {
 					fprintf(stderr, "File does not contain CPU events. Remove -C option to proceed.\n");
-					goto out_profs;
+					goto out_jobs;
 				}
 		}
 	}
@@ -582,10 +618,10 @@ int cmd_diff(int argc, char **argv)
 			if (!profs[f]->has_branch_stack_feature) {
 				cli_errorf("%s: %s needs branch stacks (record with -b)", paths[f],
 					   c.stream ? "--stream" : "-c cycles");
-				goto out_profs;
+				goto out_jobs;
 			}
 		cli_errorf("%s is not implemented yet", c.stream ? "--stream" : "-c cycles");
-		goto out_profs;
+		goto out_jobs;
 	}
 
 	if (c.json)
@@ -593,7 +629,7 @@ int cmd_diff(int argc, char **argv)
 	const pf_profile *base = profs[0];
 	hist **hs = calloc(nfiles, sizeof(*hs));
 	if (!hs)
-		goto out_profs;
+		goto out_jobs;
 	bool first = true;
 	rc = 0;
 	for (size_t ev = 0; ev < base->nr_events && !rc; ev++) {
@@ -638,10 +674,13 @@ int cmd_diff(int argc, char **argv)
 	if (c.json && !rc)
 		diff_json_end(stdout);
 	free(hs);
-out_profs:
-	for (size_t f = 0; f < nfiles; f++)
-		if (profs[f])
-			pf_profile_free(profs[f]);
+out_jobs:
+	for (size_t f = 0; f < nfiles; f++) {
+		if (jobs[f].prof)
+			pf_profile_free(jobs[f].prof);
+		free(jobs[f].time_spec);
+	}
+	free(jobs);
 	free(profs);
 out_cpu:
 	free(cpu_mask);

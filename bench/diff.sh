@@ -1,0 +1,60 @@
+#!/bin/bash
+# bench/diff.sh — proff diff vs perf diff on two large many-DSO profiles
+# (gcc + python3 + xz loops recorded at 20 kHz with -g; together >= 1 M
+# samples), generated once into build/bench/diff_{a,b}.data (not committed).
+# Checks the outputs are identical, prints median times, peak RSS and the
+# ratios against the targets: >= 10x (default keys), >= 20x (-s srcline),
+# peak RSS <= 1/4 of perf's. Last line:
+#   diff: proff X.XXs, perf Y.YYs, ratio Zx; RSS proff A MB, perf B MB
+source "$(dirname "$0")/lib.sh"
+
+make_mix() {   # make_mix OUT ITERATIONS VARIANT (a fixed amount of work, ~1.2 s CPU each)
+	local out=$1 iters=$2 v=$3 w="$BENCH_DIR/diffwl"
+	mkdir -p "$w"
+	cp "$ROOT/tests/data/diff/work.c" "$w/src.c"
+	head -c 4000000 /dev/urandom > "$w/blob"
+	local py="import json,re; [json.dumps({str(i):[i,str(i)*3]}) for i in range(60000)]; [re.sub('a+','b','caaat'*20) for i in range(20000)]"
+	[ "$v" = b ] && py="import json,re; [json.dumps({str(i):[i,str(i)*2]}) for i in range(90000)]; sorted(str(i) for i in range(200000))"
+	cat > "$w/mix_$v.sh" <<EOS
+#!/bin/sh
+i=0
+while [ \$i -lt $iters ]; do
+  i=\$((i + 1))
+  gcc -O$([ "$v" = b ] && echo 1 || echo 2) -c $w/src.c -o /dev/null
+  python3 -c "$py"
+  xz -$([ "$v" = b ] && echo 4 || echo 2) -T1 -c $w/blob > /dev/null
+done
+EOS
+	perf record -q -F 20000 -g -e cpu-clock -o "$out" -- sh "$w/mix_$v.sh" >/dev/null 2>&1
+}
+
+A="$BENCH_DIR/diff_a.data"
+B="$BENCH_DIR/diff_b.data"
+for v in a b; do
+	f="$BENCH_DIR/diff_$v.data"
+	if [ ! -s "$f" ]; then
+		echo "  generating $f (about 30 s of CPU)..."
+		make_mix "$f" "${DIFF_BENCH_ITERS:-24}" $v
+	fi
+done
+na=$(perf report -i "$A" --stdio --no-children -g none 2>/dev/null | sed -n 's/^# Samples: \([0-9]*\)\(.\).*/\1\2/p')
+nb=$(perf report -i "$B" --stdio --no-children -g none 2>/dev/null | sed -n 's/^# Samples: \([0-9]*\)\(.\).*/\1\2/p')
+echo "  profiles: $A ($(du -h "$A" | cut -f1), $na samples), $B ($(du -h "$B" | cut -f1), $nb samples)"
+
+LAST=""
+bench_pair() {   # bench_pair LABEL TARGET_RATIO OPTS...
+	local label=$1 target=$2; shift 2
+	perf diff "$@" "$A" "$B" > "$BENCH_DIR/perf.out" 2>/dev/null
+	"$PROFF" diff "$@" "$A" "$B" > "$BENCH_DIR/proff.out" 2>/dev/null
+	if cmp -s "$BENCH_DIR/perf.out" "$BENCH_DIR/proff.out"; then same="identical output"
+	else same="OUTPUT DIFFERS ($(diff "$BENCH_DIR/perf.out" "$BENCH_DIR/proff.out" | grep -c '^[<>]') lines)"; fi
+	measure "perf diff $*" perf diff "$@" "$A" "$B"; local pt=$MED_S pr=$RSS_MB
+	measure "proff diff $*" "$PROFF" diff "$@" "$A" "$B"; local ft=$MED_S fr=$RSS_MB
+	echo "  diff $label: proff ${ft}s, perf ${pt}s, ratio $(ratio "$pt" "$ft")x (target ${target}x); RSS proff ${fr} MB, perf ${pr} MB (1/$(ratio "$pr" "$fr")); $same"
+	[ -z "$LAST" ] && LAST=$(printf 'diff: proff %.2fs, perf %.2fs, ratio %sx; RSS proff %s MB, perf %s MB' \
+		"$ft" "$pt" "$(ratio "$pt" "$ft")" "$fr" "$pr")
+}
+
+bench_pair "default" 10
+bench_pair "-s srcline" 20 -s srcline
+echo "$LAST"

@@ -490,7 +490,8 @@ static int display_tree(rep *r, proff_error *err)
 			kids[nk].name = m->names.strs[m->nodes[k].name];
 			nk++;
 		}
-		qsort(kids, nk, sizeof(*kids), cmp_kid);
+		if (nk > 1)
+			qsort(kids, nk, sizeof(*kids), cmp_kid);
 		if (n->count) {
 			double kt = 0;
 			for (size_t i = 0; i < nk; i++)

@@ -74,6 +74,7 @@ struct pd_reader {
 	size_t spos;                /* parse position in sbuf */
 	uint64_t sbuf_off;          /* file offset of sbuf->data[0] */
 	bool seof;
+	bool stream_done;           /* a stream can be processed once */
 	/* compressed stream state */
 	void *zds;
 	pd_chunk *dcur;             /* current decompressed chunk */

@@ -1207,9 +1207,12 @@ int pd_process(pd_reader *r, bool ordered, pd_event_cb cb, void *ctx, proff_erro
 	r->nr_unknown_id = 0;
 	int rc;
 	if (r->stream) {
-		if (r->seof && r->sbuf && r->spos >= r->sbuf->len && r->applied_end == 0) {
-			rc = 0;
+		if (r->stream_done) {
+			r->err = NULL;
+			return proff_err_set(err, PROFF_EUSAGE, r->name, PROFF_NO_OFFSET,
+					     "a pipe can be read only once");
 		}
+		r->stream_done = true;
 		/* restart from the beginning of what pd_open buffered */
 		if (r->sbuf && r->sbuf_off == 16)
 			r->spos = 0;

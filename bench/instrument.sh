@@ -5,6 +5,7 @@
 #   floor     a preloaded pair of hooks that only read the TSC (what any
 #             timestamping tracer pays at least on this machine)
 #   proff     libproff-instrument.so preloaded (what proff record --instrument runs)
+#   counts    the same with PROFF_CLOCK=none (calls and call tree, no timestamps)
 #   uftrace   uftrace record (--no-libcall --no-event)
 # RUNS times each, interleaved; prints medians, ns added per call against
 # plain, the proff/uftrace ratio and bytes per call of each trace.
@@ -51,11 +52,12 @@ measure() {  # prints microseconds
 run_plain()   { "$TMP/fib" "$N" >/dev/null; }
 run_floor()   { LD_PRELOAD="$TMP/floor.so" "$TMP/fib" "$N" >/dev/null; }
 run_proff()   { PROFF_OUTPUT="$TMP/fib.trace" LD_PRELOAD="$RT" "$TMP/fib" "$N" >/dev/null; }
+run_counts()  { PROFF_CLOCK=none PROFF_OUTPUT="$TMP/counts.trace" LD_PRELOAD="$RT" "$TMP/fib" "$N" >/dev/null; }
 run_uftrace() { rm -rf "$TMP/uftrace.data"; uftrace record --no-libcall --no-event -d "$TMP/uftrace.data" "$TMP/fib" "$N" >/dev/null 2>&1; }
 
 declare -A T
 for r in $(seq "$RUNS"); do
-	for k in plain floor proff uftrace; do
+	for k in plain floor proff counts uftrace; do
 		T[$k]="${T[$k]:-} $(measure "$k")"
 	done
 done
@@ -64,11 +66,12 @@ median() { tr ' ' '\n' | grep . | sort -n | awk '{ a[NR] = $1 } END { print (NR 
 echo "# fib($N): $CALLS calls, $RUNS runs each, median $MODE time; ns/call = (median - plain median) / calls"
 printf '%-8s %12s %12s %12s\n' tool median_ms ns_per_call bytes_per_call
 plain=$(echo "${T[plain]}" | median)
-for k in plain floor proff uftrace; do
+for k in plain floor proff counts uftrace; do
 	m=$(echo "${T[$k]}" | median)
 	ns=$(awk -v m="$m" -v p="$plain" -v c="$CALLS" 'BEGIN { printf "%.1f", (m - p) * 1000 / c }')
 	case $k in
 	proff) b=$(awk -v s="$(stat -c %s "$TMP/fib.trace")" -v c="$CALLS" 'BEGIN { printf "%.1f", s / c }') ;;
+	counts) b=$(awk -v s="$(stat -c %s "$TMP/counts.trace")" -v c="$CALLS" 'BEGIN { printf "%.1f", s / c }') ;;
 	uftrace) b=$(awk -v s="$(du -sb "$TMP/uftrace.data" | cut -f1)" -v c="$CALLS" 'BEGIN { printf "%.1f", s / c }') ;;
 	*) b=- ;;
 	esac

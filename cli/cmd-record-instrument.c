@@ -39,7 +39,7 @@ static const struct ri_opt ri_opts[] = {
 	{ 0,   "instrument",    0, O_INSTRUMENT, "record an exact trace (this command)" },
 	{ 'o', "output",        1, O_OUTPUT,     "FILE  trace file (default " PROFF_TRACE_DEFAULT_FILE ", or $PROFF_OUTPUT)" },
 	{ 0,   "buffer",        1, O_BUFFER,     "SIZE  per-thread buffer, bytes with K/M suffix (default 1M)" },
-	{ 0,   "clock",         1, O_CLOCK,      "tsc|monotonic  timestamp source (default tsc when invariant)" },
+	{ 0,   "clock",         1, O_CLOCK,      "tsc|monotonic|none  timestamp source (default tsc when invariant; none: counts only)" },
 	{ 0,   "runtime",       1, O_RUNTIME,    "PATH  libproff-instrument.so to preload" },
 	{ 'q', "quiet",         0, O_QUIET,      "no summary line" },
 	{ 0,   "info",          1, O_INFO,       "FILE  print the trace's sessions and calibration, do not record" },
@@ -81,8 +81,8 @@ static int apply(struct ri_conf *c, enum opt_id id, const char *val)
 	case O_OUTPUT: c->output = val; break;
 	case O_BUFFER: c->buffer = val; break;
 	case O_CLOCK:
-		if (strcmp(val, "tsc") && strcmp(val, "monotonic")) {
-			cli_errorf("--clock: '%s' is not tsc or monotonic", val);
+		if (strcmp(val, "tsc") && strcmp(val, "monotonic") && strcmp(val, "none")) {
+			cli_errorf("--clock: '%s' is not tsc, monotonic or none", val);
 			return -1;
 		}
 		c->clock = val;
@@ -203,7 +203,8 @@ static int find_runtime(const struct ri_conf *c, char *out, size_t len)
 
 static const char *clock_name(uint32_t c)
 {
-	return c == PROFF_CLOCK_TSC ? "tsc" : c == PROFF_CLOCK_MONOTONIC ? "monotonic" : "?";
+	return c == PROFF_CLOCK_TSC ? "tsc" : c == PROFF_CLOCK_MONOTONIC ? "monotonic" :
+	       c == PROFF_CLOCK_NONE ? "none" : "?";
 }
 
 static const char *const end_names[] = { "running/killed", "exit", "_exit", "exec", "signal" };

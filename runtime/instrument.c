@@ -11,7 +11,8 @@
  * (libproff-instrument.a). Environment:
  *   PROFF_OUTPUT   trace file (default proff.trace; made absolute at start)
  *   PROFF_BUFFER   per-thread buffer size in bytes (K/M suffix; default 1M)
- *   PROFF_CLOCK    "tsc" or "monotonic" (default: tsc if invariant)
+ *   PROFF_CLOCK    "tsc", "monotonic" or "none" (default: tsc if invariant;
+ *                  none records calls without timestamps)
  *   PROFF_APPEND   set: append to the file instead of truncating it (set by
  *                  the runtime itself for exec'd children, and by proff record)
  *
@@ -80,6 +81,7 @@ static struct {
 	atomic_int state;
 	int fd;
 	int use_tsc;
+	int no_clock;           /* PROFF_CLOCK=none: call counts and call tree only */
 	uint64_t ticks_per_sec;
 	uint64_t session, parent_session;
 	uint32_t flags;
@@ -333,7 +335,7 @@ static NOINSTR void write_session(void)
 	if (cl > 8192)
 		cl = 8192;
 	proff_trace_session s = {
-		.clock = P.use_tsc ? PROFF_CLOCK_TSC : PROFF_CLOCK_MONOTONIC,
+		.clock = P.use_tsc ? PROFF_CLOCK_TSC : P.no_clock ? PROFF_CLOCK_NONE : PROFF_CLOCK_MONOTONIC,
 		.flags = P.flags,
 		.ticks_per_sec = P.ticks_per_sec,
 		.start_ts = P.start_ts,
@@ -418,7 +420,7 @@ static NOINSTR void flush_own(struct tbuf *b)
 	lock_buf(b, -1);
 	if (b->state == TS_ACTIVE) {
 		chunk_write(b, b->pos);
-		chunk_begin(b, now() - t0);
+		chunk_begin(b, P.no_clock ? 0 : now() - t0);
 	}
 	unlock_buf(b);
 }
@@ -551,15 +553,20 @@ static inline NOINSTR uint64_t zigzag(uint64_t v)
 /* Encode one event at p (enough room is guaranteed by limit). */
 static inline __attribute__((always_inline)) NOINSTR
 void encode(struct tbuf *b, uint8_t *p, uint8_t *lim, uint64_t fn, uint64_t cfa,
-	    uint64_t is_exit, int tsc)
+	    uint64_t is_exit, int clk)
 {
 	b->limit = NULL;                /* inside a hook: nested events are dropped */
 	BARRIER();
+	uint64_t t;
 #if HAVE_TSC
-	uint64_t t = tsc ? __rdtsc() : mono_ns(CLOCK_MONOTONIC);
-#else
-	uint64_t t = mono_ns(CLOCK_MONOTONIC);
+	if (clk == 1)
+		t = __rdtsc();
+	else
 #endif
+	if (clk == 2)
+		t = b->last_ts;         /* no clock: counts and call tree only */
+	else
+		t = mono_ns(CLOCK_MONOTONIC);
 	uint64_t d = t - b->last_ts;
 	if (UNLIKELY((int64_t)d < 0)) { /* TSC read on another core, slightly behind */
 		d = 0;
@@ -583,7 +590,7 @@ static NOINSTR __attribute__((noinline)) void record_slow(uint64_t fn, uint64_t 
 	if (p >= b->limit)
 		p = slow_path(b);
 	if (p)
-		encode(b, p, b->limit, fn, cfa, is_exit, P.use_tsc);
+		encode(b, p, b->limit, fn, cfa, is_exit, P.use_tsc ? 1 : P.no_clock ? 2 : 0);
 }
 
 /* The fast path makes no call, so it needs no callee-saved registers. */
@@ -647,7 +654,7 @@ static NOINSTR size_t get_varint(const uint8_t **pp, const uint8_t *end, uint64_
 static NOINSTR void calibrate_overhead(struct tbuf *b)
 {
 	enum { N = 1000, R = 9 };
-	if (b->state != TS_ACTIVE || b->size < HDR_BYTES + N * 2 * PROFF_TRACE_MAX_EVENT + 64)
+	if (b->state != TS_ACTIVE || P.no_clock || b->size < HDR_BYTES + N * 2 * PROFF_TRACE_MAX_EVENT + 64)
 		return;
 	double best_in = -1, best_full = -1;
 	for (int r = 0; r < R; r++) {
@@ -816,7 +823,8 @@ static NOINSTR void proc_init(void)
 	setenv("PROFF_APPEND", "1", 1);
 
 	const char *clk = getenv("PROFF_CLOCK");
-	P.use_tsc = HAVE_TSC && !(clk && !strcmp(clk, "monotonic")) && tsc_invariant();
+	P.no_clock = clk && !strcmp(clk, "none");
+	P.use_tsc = HAVE_TSC && !P.no_clock && !(clk && !strcmp(clk, "monotonic")) && tsc_invariant();
 	P.ticks_per_sec = P.use_tsc ? tsc_rate() : 1000000000u;
 	if (P.use_tsc && P.ticks_per_sec == 0) {
 		P.use_tsc = 0;

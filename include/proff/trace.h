@@ -49,6 +49,7 @@ typedef struct proff_trace_rec {
 enum proff_trace_clock {
 	PROFF_CLOCK_TSC = 1,        /* rdtsc ticks, invariant TSC */
 	PROFF_CLOCK_MONOTONIC = 2,  /* CLOCK_MONOTONIC nanoseconds */
+	PROFF_CLOCK_NONE = 3,       /* no timestamps (all deltas 0): counts and call tree only */
 };
 
 #define PROFF_SESS_F_FORKED   1u   /* session created by fork() of parent_session */

@@ -225,7 +225,7 @@ static int index_record(proff_trace *t, const proff_trace_rec *r, uint64_t off, 
 		if ((uint64_t)h.exe_len + h.cmd_len > n - sizeof(h))
 			return proff_err_set(err, PROFF_EFORMAT, t->path, off,
 					     "session record: path and command line overrun the record");
-		if (h.clock != PROFF_CLOCK_TSC && h.clock != PROFF_CLOCK_MONOTONIC)
+		if (h.clock != PROFF_CLOCK_TSC && h.clock != PROFF_CLOCK_MONOTONIC && h.clock != PROFF_CLOCK_NONE)
 			return proff_err_set(err, PROFF_ENOTSUP, t->path, off,
 					     "session record: unknown clock %u", h.clock);
 		if (h.ticks_per_sec < 1000 || h.ticks_per_sec > 1000000000000ull)

@@ -82,6 +82,12 @@ rec "$TMP/mono.trace" "$TMP/fib" 15
 expect_calls "clock monotonic" "$TMP/mono.trace" fib 1973
 check "clock monotonic: header says 1000 MHz" grep -q "clock 1000.000 MHz" <("$PROFF" record --instrument --info "$TMP/mono.trace")
 
+# no clock: counts and call tree only, still exact
+"$PROFF" record --instrument -q --clock none -o "$TMP/none.trace" -- "$TMP/fib" 15 >/dev/null 2>&1
+expect_calls "clock none" "$TMP/none.trace" fib 1973
+"$PROFF" record --instrument -q --clock none -o "$TMP/none2.trace" -- "$TMP/longjmp" >/dev/null 2>&1
+expect_calls "clock none, longjmp" "$TMP/none2.trace" rec 1000
+
 # static linking with libproff-instrument.a, no proff record
 if gcc $CFLAGS_I -o "$TMP/fib_static" "$SRC/fib.c" "$RTA" -ldl 2>"$TMP/cc.err"; then
 	(cd "$TMP" && PROFF_OUTPUT=static.trace ./fib_static 12 >/dev/null)

@@ -19,6 +19,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <pthread.h>
 
 #include "proff/perfdata.h"
 
@@ -155,6 +156,18 @@ static void test_header_fields(void **s)
 	assert_true(pd_get_attr(r, 0)->nr_ids >= 1);
 	assert_true(h->nr_cmdline > 3);
 	assert_string_equal(h->cmdline[1], "record");
+	pd_close(r);
+	/* BUILD_ID feature: 20-byte SHA1 ids (size form), kernel entry pid -1 */
+	assert_int_equal(pd_open(DATA "small.data", &r, &e), 0);
+	h = pd_get_header(r);
+	assert_true(h->nr_build_ids >= 2);
+	bool kernel = false;
+	for (size_t i = 0; i < h->nr_build_ids; i++) {
+		assert_int_equal(h->build_ids[i].size, 20);
+		if (!strcmp(h->build_ids[i].filename, "[kernel.kallsyms]") && h->build_ids[i].pid == -1)
+			kernel = true;
+	}
+	assert_true(kernel);
 	pd_close(r);
 	assert_int_equal(pd_open(DATA "small-be.data", &r, &e), 0);
 	assert_true(pd_get_header(r)->needs_swap);
@@ -651,6 +664,119 @@ static void test_bad_records(void **s)
 	expect_process_error(&b, "empty", 0);
 }
 
+/* pipe stream larger than the reader's buffer, written in odd pieces: records
+ * straddle reads, the ordered queue keeps stream chunks alive */
+struct writer { int fd; uint8_t *p; size_t n; };
+static void *writer_main(void *arg)
+{
+	struct writer *w = arg;
+	size_t off = 0, step = 1;
+	while (off < w->n) {
+		size_t k = step < w->n - off ? step : w->n - off;
+		ssize_t got = write(w->fd, w->p + off, k);
+		if (got <= 0)
+			break;
+		off += (size_t)got;
+		step = step * 7 % 100003 + 1;
+	}
+	close(w->fd);
+	return NULL;
+}
+
+typedef struct order { uint64_t n, last, bad, rounds; } order;
+static int order_cb(void *ctx, const pd_event *ev)
+{
+	order *o = ctx;
+	if (ev->type == PD_FINISHED_ROUND)
+		o->rounds++;
+	if (ev->type != PD_SAMPLE)
+		return 0;
+	if (ev->u.sample.time < o->last)
+		o->bad++;
+	o->last = ev->u.sample.time;
+	o->n++;
+	return 0;
+}
+
+static void test_pipe_stream(void **s)
+{
+	(void)s;
+	const size_t nsamp = 60000, per_round = 1000;
+	size_t cap = 16 + 200 + nsamp * 40 + (nsamp / per_round) * 8 + 64;
+	uint8_t *img = calloc(1, cap);
+	buf *b = malloc(sizeof(buf));
+	size_t n = 0;
+	memcpy(img, "PERFILE2", 8);
+	uint64_t hs = 16;
+	memcpy(img + 8, &hs, 8);
+	n = 16;
+	/* HEADER_ATTR: attr (128) + one id */
+	memset(b, 0, sizeof(*b));
+	size_t at = rec_begin(b, PD_HEADER_ATTR, 0);
+	uint8_t attr[128] = { 0 };
+	uint32_t t1 = 1, sz = 128;
+	uint64_t st = PD_S_IP | PD_S_TID | PD_S_TIME | PD_S_PERIOD, fl = 1ull << 18;
+	memcpy(attr, &t1, 4); memcpy(attr + 4, &sz, 4); memcpy(attr + 24, &st, 8); memcpy(attr + 40, &fl, 8);
+	put(b, attr, 128);
+	p64(b, 5);
+	rec_end(b, at);
+	memcpy(img + n, b->d, b->n);
+	n += b->n;
+	uint64_t x = 12345;
+	for (size_t i = 0; i < nsamp; i++) {
+		b->n = 0;
+		at = rec_begin(b, PD_SAMPLE, 2);
+		x = x * 6364136223846793005ull + 1442695040888963407ull;
+		p64(b, 0x1000 + i);
+		p32(b, 1); p32(b, 1);
+		p64(b, 1000000 + (i / per_round) * 10000 + (x >> 33) % 5000);   /* shuffled inside a round */
+		p64(b, 1);
+		rec_end(b, at);
+		memcpy(img + n, b->d, b->n);
+		n += b->n;
+		if (i % per_round == per_round - 1) {
+			b->n = 0;
+			at = rec_begin(b, PD_FINISHED_ROUND, 0);
+			rec_end(b, at);
+			memcpy(img + n, b->d, b->n);
+			n += b->n;
+		}
+	}
+	int fds[2];
+	assert_int_equal(pipe(fds), 0);
+	struct writer w = { fds[1], img, n };
+	pthread_t th;
+	pthread_create(&th, NULL, writer_main, &w);
+	pd_reader *r;
+	proff_error e;
+	assert_int_equal(pd_open_fd(fds[0], "pipe", &r, &e), 0);
+	assert_true(pd_get_header(r)->pipe_mode);
+	order o = { 0 };
+	int rc = pd_process(r, true, order_cb, &o, &e);
+	if (rc)
+		fail_msg("%s", e.msg);
+	assert_int_equal(o.n, nsamp);
+	assert_int_equal(o.bad, 0);
+	assert_int_equal(o.rounds, nsamp / per_round);
+	/* a pipe cannot be read twice */
+	assert_true(pd_process(r, true, order_cb, &o, &e) < 0);
+	pd_close(r);
+	pthread_join(th, NULL);
+	close(fds[0]);
+	/* the same bytes from memory: same result, unordered sees the shuffle */
+	assert_int_equal(pd_open_mem(img, n, "mem", &r, &e), 0);
+	memset(&o, 0, sizeof(o));
+	assert_int_equal(pd_process(r, true, order_cb, &o, &e), 0);
+	assert_int_equal(o.n, nsamp);
+	assert_int_equal(o.bad, 0);
+	memset(&o, 0, sizeof(o));
+	assert_int_equal(pd_process(r, false, order_cb, &o, &e), 0);
+	assert_true(o.bad > 0);
+	pd_close(r);
+	free(b);
+	free(img);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -668,6 +794,7 @@ int main(void)
 		cmocka_unit_test(test_ordered_rounds),
 		cmocka_unit_test(test_interrupted_recording),
 		cmocka_unit_test(test_bad_records),
+		cmocka_unit_test(test_pipe_stream),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

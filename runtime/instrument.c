@@ -33,6 +33,7 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/prctl.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
@@ -80,6 +81,8 @@ enum { PS_NONE = 0, PS_INITIALIZING, PS_READY, PS_FAILED };
 static struct {
 	atomic_int state;
 	int fd;
+	dev_t dev;              /* identity of the trace file behind fd */
+	ino_t ino;
 	int use_tsc;
 	int no_clock;           /* PROFF_CLOCK=none: call counts and call tree only */
 	uint64_t ticks_per_sec;
@@ -180,6 +183,33 @@ static NOINSTR int write_all(int fd, const void *p, size_t n)
 	return 0;
 }
 
+/* The trace's fd, checked before each write: a program that closes every
+ * descriptor (daemons) may have closed it, or reused its number for a file of
+ * its own. Then the trace file is opened again. Async-signal-safe. */
+static NOINSTR int trace_fd(void)
+{
+	struct stat st;
+	int fd = P.fd;
+	if (fd < 0)
+		return -1;
+	if (fstat(fd, &st) == 0 && st.st_dev == P.dev && st.st_ino == P.ino)
+		return fd;
+	fd = open(P.path, O_WRONLY | O_APPEND | O_CLOEXEC);
+	if (fd < 0)
+		return -1;
+	int hi = fcntl(fd, F_DUPFD_CLOEXEC, 512);
+	if (hi >= 0) {
+		close(fd);
+		fd = hi;
+	}
+	if (fstat(fd, &st) == 0) {
+		P.dev = st.st_dev;
+		P.ino = st.st_ino;
+	}
+	P.fd = fd;
+	return fd;
+}
+
 static NOINSTR void rec_init(proff_trace_rec *r, int type, size_t size, uint32_t tid)
 {
 	r->magic = PROFF_TRACE_MAGIC;
@@ -194,7 +224,8 @@ static NOINSTR void rec_init(proff_trace_rec *r, int type, size_t size, uint32_t
 static NOINSTR void rec_write(int type, uint32_t tid, const void *a, size_t na,
 			      const void *b, size_t nb, const void *c, size_t nc)
 {
-	if (P.fd < 0)
+	int fd = trace_fd();
+	if (fd < 0)
 		return;
 	size_t n = sizeof(proff_trace_rec) + na + nb + nc;
 	uint8_t stackbuf[512], *buf = stackbuf;
@@ -208,7 +239,7 @@ static NOINSTR void rec_write(int type, uint32_t tid, const void *a, size_t na,
 	if (na) memcpy(p, a, na), p += na;
 	if (nb) memcpy(p, b, nb), p += nb;
 	if (nc) memcpy(p, c, nc);
-	write_all(P.fd, buf, n);
+	write_all(fd, buf, n);
 	if (buf != stackbuf)
 		munmap(buf, n);
 }
@@ -391,8 +422,9 @@ static NOINSTR void chunk_write(struct tbuf *b, uint8_t *end)
 	if (end <= b->buf + HDR_BYTES)
 		return;
 	rec_init((proff_trace_rec *)b->buf, PTR_EVENTS, (size_t)(end - b->buf), b->tid);
-	if (P.fd >= 0)
-		write_all(P.fd, b->buf, (size_t)(end - b->buf));
+	int fd = trace_fd();
+	if (fd >= 0)
+		write_all(fd, b->buf, (size_t)(end - b->buf));
 }
 
 static NOINSTR int lock_buf(struct tbuf *b, long spins)
@@ -817,6 +849,17 @@ static NOINSTR void proc_init(void)
 			write_all(2, msg, (size_t)n < sizeof(msg) ? (size_t)n : sizeof(msg) - 1);
 		atomic_store(&P.state, PS_FAILED);
 		return;
+	}
+	/* out of the way of programs that expect the lowest free descriptors */
+	int hi = fcntl(P.fd, F_DUPFD_CLOEXEC, 512);
+	if (hi >= 0) {
+		close(P.fd);
+		P.fd = hi;
+	}
+	struct stat st;
+	if (fstat(P.fd, &st) == 0) {
+		P.dev = st.st_dev;
+		P.ino = st.st_ino;
 	}
 	/* exec'd children append to the same file */
 	setenv("PROFF_OUTPUT", P.path, 1);

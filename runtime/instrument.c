@@ -819,6 +819,8 @@ static NOINSTR size_t parse_size(const char *s, size_t dflt)
 	return (size_t)v;
 }
 
+static void rt_on_exit(int status, void *arg);
+
 static NOINSTR void proc_init(void)
 {
 	int expect = PS_NONE;
@@ -900,6 +902,8 @@ static NOINSTR void proc_init(void)
 		sigaction(fatal_signals[i], &sa, NULL);
 	}
 
+	on_exit(rt_on_exit, NULL);
+
 	/* the calling thread: calibrate through the real hooks, then go */
 	atomic_store(&P.state, PS_READY);
 	struct tbuf *b = &T;
@@ -916,9 +920,25 @@ static NOINSTR __attribute__((constructor(101))) void rt_ctor(void)
 	proc_init();
 }
 
+/* The end of a normal exit is whichever of these two runs last: the on_exit
+ * handler (it knows the exit status) or the destructor. Preloaded, the
+ * destructor runs first (from _dl_fini, registered after our handler);
+ * linked statically, the handler runs first. */
+static volatile int exit_status = -1, exit_seen, dtor_seen;
+
+static NOINSTR void rt_on_exit(int status, void *arg)
+{
+	exit_status = status;
+	exit_seen = 1;
+	if (dtor_seen)
+		finish(PROFF_END_EXIT, status, 0);
+}
+
 static NOINSTR __attribute__((destructor(101))) void rt_dtor(void)
 {
-	finish(PROFF_END_EXIT, -1, 0);
+	dtor_seen = 1;
+	if (exit_seen)
+		finish(PROFF_END_EXIT, exit_status, 0);
 }
 
 /* ---- interposed libc functions: flush before the process image goes away ---- */

@@ -149,7 +149,7 @@ expect_calls "deep recursion" "$TMP/deep.trace" down 150001
 no_negative "deep recursion" "$TMP/deep.trace"
 
 # ---- exit paths and signals ----------------------------------------------------------------------
-for m in "exit 3 exit" "_exit 4 _exit" "abort 134 signal 6" "segv 139 signal 11" "term 143 signal 15"; do
+for m in "exit 3 exit 3" "_exit 4 _exit 4" "abort 134 signal 6" "segv 139 signal 11" "term 143 signal 15"; do
 	set -- $m
 	mode=$1 code=$2; shift 2
 	rec "$TMP/p_$mode.trace" "$TMP/paths" "$mode" 10; rc=$?

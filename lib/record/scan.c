@@ -67,6 +67,9 @@ static struct rec_proc *get_proc(rec_state *s, uint32_t pid, bool create)
 	return p;
 }
 
+/* Maps of a process are kept sorted by start and non-overlapping: a new map
+ * replaces whatever it covers (trimmed pieces of partly covered maps are
+ * dropped too: only "which DSO is at this address" matters here). */
 static void add_map(rec_state *s, uint32_t pid, uint64_t start, uint64_t len, const char *name)
 {
 	struct rec_proc *p = get_proc(s, pid, true);
@@ -77,14 +80,24 @@ static void add_map(rec_state *s, uint32_t pid, uint64_t start, uint64_t len, co
 		return;
 	uint64_t end = start + len;
 	size_t j = 0;
-	for (size_t i = 0; i < p->n; i++)       /* drop what the new map covers */
+	for (size_t i = 0; i < p->n; i++)       /* drop what the new map overlaps */
 		if (p->maps[i].end <= start || p->maps[i].start >= end)
 			p->maps[j++] = p->maps[i];
 	p->n = j;
 	p->last = 0;
 	if (PF_GROW(p->maps, p->cap, p->n + 1))
 		return;
-	p->maps[p->n++] = (struct rec_map){ start, end, dso };
+	size_t lo = 0, hi = p->n;             /* first map starting after start */
+	while (lo < hi) {
+		size_t mid = (lo + hi) / 2;
+		if (p->maps[mid].start < start)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	memmove(p->maps + lo + 1, p->maps + lo, (p->n - lo) * sizeof(*p->maps));
+	p->maps[lo] = (struct rec_map){ start, end, dso };
+	p->n++;
 }
 
 static void mark_user(rec_state *s, struct rec_proc *p, uint64_t ip)
@@ -95,12 +108,17 @@ static void mark_user(rec_state *s, struct rec_proc *p, uint64_t ip)
 		s->dsos[p->maps[p->last].dso].hit = true;
 		return;
 	}
-	for (size_t i = 0; i < p->n; i++) {
-		if (ip >= p->maps[i].start && ip < p->maps[i].end) {
-			s->dsos[p->maps[i].dso].hit = true;
-			p->last = i;
-			return;
-		}
+	size_t lo = 0, hi = p->n;             /* last map with start <= ip */
+	while (lo < hi) {
+		size_t mid = (lo + hi) / 2;
+		if (p->maps[mid].start <= ip)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (lo && ip < p->maps[lo - 1].end) {
+		s->dsos[p->maps[lo - 1].dso].hit = true;
+		p->last = lo - 1;
 	}
 }
 

@@ -1,7 +1,7 @@
 /* synth.c — what the recorder writes besides the kernel's own records:
  *  - synthesized records for the state that existed before recording, read
  *    from /proc like perf does: the kernel map ([kernel.kallsyms]_text with
- *    pgoff = address of _text), FORK + COMM for every thread, MMAP2 for every
+ *    pgoff = address of _text) and one per module, FORK + COMM for every thread, MMAP2 for every
  *    executable mapping. Their sample_id_all trailer is zero (time 0 sorts
  *    them first);
  *  - the header features (HOSTNAME, OSRELEASE, VERSION, ARCH, NRCPUS,
@@ -112,6 +112,8 @@ static int kallsyms_text(uint64_t *text, uint64_t *etext)
 	return *text ? 0 : -1;
 }
 
+static int synth_modules(rec_state *s, struct rbuf *r, proff_error *err);
+
 int rec_synth_kernel(rec_state *s, proff_error *err)
 {
 	uint64_t text = 0, etext = 0;
@@ -127,7 +129,38 @@ int rec_synth_kernel(rec_state *s, proff_error *err)
 	rb_u64(r, text);
 	rb_str(r, "[kernel.kallsyms]_text");
 	int rc = rb_emit(s, r, err);
+	if (!rc)
+		rc = synth_modules(s, r, err);
 	free(r);
+	return rc;
+}
+
+/* One kernel MMAP per loaded module ("[name]", as perf names modules whose
+ * file it has not looked up), so module samples fall in a module map. */
+static int synth_modules(rec_state *s, struct rbuf *r, proff_error *err)
+{
+	FILE *f = fopen("/proc/modules", "re");
+	if (!f)
+		return 0;
+	char line[1024];
+	int rc = 0;
+	while (!rc && fgets(line, sizeof(line), f)) {
+		char name[64], state[32];
+		unsigned long long size, addr;
+		if (sscanf(line, "%63s %llu %*s %*s %31s %llx", name, &size, state, &addr) != 4 || !addr)
+			continue;
+		char fname[80];
+		snprintf(fname, sizeof(fname), "[%s]", name);
+		rb_hdr(r, PERF_RECORD_MMAP, PERF_RECORD_MISC_KERNEL);
+		rb_u32(r, (uint32_t)-1);
+		rb_u32(r, 0);
+		rb_u64(r, addr);
+		rb_u64(r, size);
+		rb_u64(r, 0);
+		rb_str(r, fname);
+		rc = rb_emit(s, r, err);
+	}
+	fclose(f);
 	return rc;
 }
 

@@ -137,7 +137,7 @@ static uint64_t max_sample_rate(void)
 static int apply(rec_opts *o, enum opt_id id, const char *name, const char *val, bool *quiet,
 		 pid_t **pids, size_t *npids, pid_t **tids, size_t *ntids)
 {
-	uint64_t x;
+	uint64_t x = 0;
 	proff_error err;
 	switch (id) {
 	case O_OUTPUT: o->output = val; break;
@@ -168,18 +168,20 @@ static int apply(rec_opts *o, enum opt_id id, const char *name, const char *val,
 				o->freq = 4000;
 			break;
 		}
-		if (parse_u64(name, val, &x) || !x) {
-			if (!x)
-				cli_errorf("-F needs a frequency above 0");
+		if (parse_u64(name, val, &x))
+			return -1;
+		if (!x) {
+			cli_errorf("-F needs a frequency above 0");
 			return -1;
 		}
 		o->freq = x;
 		o->period = 0;
 		break;
 	case O_COUNT:
-		if (parse_u64(name, val, &x) || !x) {
-			if (!x)
-				cli_errorf("-c needs a period above 0");
+		if (parse_u64(name, val, &x))
+			return -1;
+		if (!x) {
+			cli_errorf("-c needs a period above 0");
 			return -1;
 		}
 		o->period = x;

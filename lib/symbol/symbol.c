@@ -798,11 +798,8 @@ static int synthesize_plt(sym_dso *d, Elf *elf)
 		const char *name = NULL;
 		if (gelf_getsym(symdata, (int)symidx, &s))
 			name = elf_strptr(elf, dynsh.sh_link, s.st_name);
-		char buf[64];
-		if (!name || !*name) {
-			snprintf(buf, sizeof(buf), "offset_%#llx", (unsigned long long)off);
-			name = buf;
-		}
+		if (!name)
+			name = "";      /* perf 6.1 prints "@plt" for IRELATIVE entries */
 		int rc = add_name(d, off, entsize, STB_GLOBAL, STT_FUNC, name, true, "@plt");
 		if (rc < 0)
 			return rc;

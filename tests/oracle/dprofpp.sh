@@ -95,6 +95,15 @@ check_same "DPROFPP_OPTS names the file" "$TMP/exp.out" "$TMP/act.out"
 	"$PROFF" dprofpp -l > "$TMP/act.out" 2>/dev/null)
 check_same "default file tmon.out" "$TMP/exp.out" "$TMP/act.out"
 
+# on a terminal wider than 80 columns the Name column grows
+if command -v script >/dev/null && [ -f "$W/longnames-over.tmon" ]; then
+	script -q -c "stty cols 123; dprofpp '$W/longnames-over.tmon'" /dev/null > "$TMP/exp.out" 2>&1
+	script -q -c "stty cols 123; '$PROFF' dprofpp '$W/longnames-over.tmon'" /dev/null > "$TMP/act.out" 2>&1
+	check_same "Name column on a 123-column terminal" "$TMP/exp.out" "$TMP/act.out"
+else
+	skip "terminal width (no script(1))"
+fi
+
 # -p runs perl -d:DProf first; -Q stops there
 mkdir -p "$W/p" && rm -f "$W/p/tmon.out"
 (cd "$W/p" && "$PROFF" dprofpp -p "$D/recursion.pl" -Q >/dev/null 2>&1)

@@ -167,6 +167,21 @@ static int dump_cb(void *ctx, const pd_event *ev)
 		fprintf(out, "PERF_RECORD_TIME_CONV shift %" PRIu64 " mult %" PRIu64 " zero %" PRIu64 "\n",
 			ev->u.time_conv.time_shift, ev->u.time_conv.time_mult, ev->u.time_conv.time_zero);
 		return 0;
+	case PD_CPU_MAP: {
+		/* u16 type: 0 = list {u16 nr, u16 cpu[]}, 2 = range {u8 any, u8 pad, u16 start, u16 end} */
+		uint16_t t = ev->size >= 10 ? pd_ld16(rec + 8) : 0xffff;
+		fprintf(out, "PERF_RECORD_CPU_MAP");
+		if (t == 2 && ev->size >= 16) {
+			fprintf(out, ": %u-%u", pd_ld16(rec + 12), pd_ld16(rec + 14));
+		} else if (t == 0 && ev->size >= 12) {
+			uint16_t nr = pd_ld16(rec + 10);
+			fprintf(out, ":");
+			for (uint16_t i = 0; i < nr && 12u + 2u * (i + 1u) <= ev->size; i++)
+				fprintf(out, "%s%u", i ? "," : " ", pd_ld16(rec + 12 + 2 * i));
+		}
+		fprintf(out, "\n");
+		return 0;
+	}
 	case PD_HEADER_FEATURE:
 		fprintf(out, "PERF_RECORD_HEADER_FEATURE %s\n",
 			ev->size >= 16 ? pd_feature_name((int)pd_ld64(rec + 8)) : "?");

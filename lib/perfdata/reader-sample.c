@@ -692,6 +692,22 @@ int pd_swap_record(pd_reader *r, uint8_t *rec, uint64_t off)
 				sw64(b + 8 + 24 * i);
 		}
 		return 0;
+	case PD_CPU_MAP:
+		if (blen >= 2) {
+			sw16(b);
+			uint16_t t = pd_ld16(b);
+			if (t == 0 && blen >= 4) {
+				sw16(b + 2);
+				uint16_t nr = pd_ld16(b + 2);
+				for (size_t i = 0; i < nr && 4 + 2 * (i + 1) <= blen; i++)
+					sw16(b + 4 + 2 * i);
+			} else if (t == 1 && blen >= 6) {
+				sw16(b + 2); sw16(b + 4);       /* nr, long_size; masks left as is */
+			} else if (t == 2 && blen >= 8) {
+				sw16(b + 4); sw16(b + 6);
+			}
+		}
+		return 0;
 	case PD_COMPRESSED2:
 		if (blen >= 8) sw64(b);
 		return 0;

@@ -717,21 +717,24 @@ static int decompress_record(pd_reader *r, const uint8_t *rec, uint16_t size, ui
 		if (!r->zds || ZSTD_isError(ZSTD_initDStream(r->zds)))
 			return proff_err_set(r->err, PROFF_ENOMEM, r->name, off, "cannot create zstd stream");
 	}
-	/* new chunk: leftover partial record of the previous one + new output */
+	/* the current chunk holds the leftover partial record of the previous
+	 * output at its start and nothing queued: append the new output to it */
 	size_t left = r->dcur ? r->dcur->len : 0;
-	size_t cap = left + (slen * 8 > 65536 ? slen * 8 : 65536);
-	pd_chunk *c = malloc(sizeof(*c) + cap);
-	if (!c)
-		return proff_err_set(r->err, PROFF_ENOMEM, r->name, off, "out of memory (decompression)");
-	c->next = NULL;
-	c->cap = cap;
-	c->len = left;
-	c->last_seq = 0;
+	size_t need = left + (slen * 8 > 65536 ? slen * 8 : 65536);
+	pd_chunk *c = r->dcur;
+	if (!c || c->cap < need) {
+		c = realloc(r->dcur, sizeof(*c) + need);
+		if (!c)
+			return proff_err_set(r->err, PROFF_ENOMEM, r->name, off, "out of memory (decompression)");
+		if (!r->dcur) {
+			c->len = 0;
+			c->last_seq = 0;
+		}
+		c->next = NULL;
+		c->cap = need;
+		r->dcur = c;
+	}
 	uint64_t chunk_start = r->doff - left;
-	if (left)
-		memcpy(c->data, r->dcur->data, left);
-	free(r->dcur);
-	r->dcur = c;
 	ZSTD_inBuffer in = { src, slen, 0 };
 	for (;;) {
 		if (c->len == c->cap) {

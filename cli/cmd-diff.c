@@ -31,7 +31,7 @@ typedef struct diff_cli {
 	diff_opts o;
 	bool cycles_hist, stream, dump, force, modules, json;
 	int verbose;
-	const char *sort, *dsos, *comms, *symbols, *symfs, *kallsyms;
+	const char *sort, *dsos, *comms, *symbols, *symfs, *kallsyms, *buildid_dir;
 	const char *time_str, *cpu_list, *pid_list, *tid_list, *percentage;
 	const char *compute_arg, *order_arg;
 } diff_cli;
@@ -71,6 +71,8 @@ static const opt_def opts[] = {
 	{ 't', "field-separator", O_STR_NOEMPTY, F(o.field_sep), "separator",
 	  "separator for columns, no spaces will be added between columns '.' is reserved." },
 	{ 0, "symfs", O_STR, F(symfs), "directory", "Look for files with symbols relative to this directory" },
+	{ 0, "buildid-dir", O_STR, F(buildid_dir), "dir",
+	  "build-id cache directory (perf's global 'perf --buildid-dir DIR diff')" },
 	{ 'o', "order", O_STR, F(order_arg), "n", "Specify compute sorting." },
 	{ 0, "percentage", O_STR, F(percentage), "relative|absolute", "How to display percentage of filtered entries" },
 	{ 0, "time", O_STR, F(time_str), "str", "Time span (time percent or absolute timestamp)" },
@@ -576,6 +578,8 @@ int cmd_diff(int argc, char **argv)
 		pf_load_opts_init(&j->lo);
 		j->lo.symfs = c.symfs;
 		j->lo.kallsyms = c.kallsyms;
+		if (c.buildid_dir)
+			j->lo.buildid_dir = c.buildid_dir;
 		j->lo.use_callchain = need_callchain;
 		j->lo.cpu_mask = cpu_mask;
 		j->lo.cpu_mask_bits = cpu_mask ? (size_t)cpu_bits : 0;

@@ -12,6 +12,7 @@ source "$(dirname "$0")/../lib.sh"
 case $PROFF in /*) ;; *) PROFF=$PWD/$PROFF ;; esac
 command -v perf >/dev/null || { skip "diff oracle (perf not installed)"; finish; }
 can_perf_record || { skip "diff oracle (perf record does not work here)"; finish; }
+export PERF_CONFIG=/dev/null PROFF_CONFIG=/dev/null   # no user config on either side
 CC=${CC:-cc}
 command -v clang >/dev/null && CC=clang
 
@@ -22,7 +23,8 @@ FLAGS="-g -O1 -fno-omit-frame-pointer"
 $CC $FLAGS -o "$W/work" "$W/work.c" || { not_ok "build work.c"; finish; }
 $CC -g -O2 -fno-omit-frame-pointer -DWORK_EXTRA -o "$TMP/wl2/work" "$W/work.c"
 cp "$W/work" "$W/work_renamed"
-strip -o "$W/work_stripped" "$W/work"
+# stripped copy without PLT stubs: every sample of it stays unresolved
+$CC $FLAGS -fno-plt -o "$W/work_np" "$W/work.c" && strip -o "$W/work_stripped" "$W/work_np"
 g++ -g -O1 -fno-omit-frame-pointer -o "$W/cxx" "$ROOT/tests/data/diff/cxx.cc"
 
 export WORK_UNIT=${WORK_UNIT:-2500000} CXX_UNIT=${CXX_UNIT:-2500000}
@@ -133,6 +135,10 @@ same "rebuilt binary (functions moved)" -d work a.data rebuilt.data
 same "renamed binary" -d work,work_renamed a.data renamed.data
 same "symbol only in one file" -S only_in_a,only_in_b -p a.data b.data
 same "stripped dso" -d work_stripped s_a.data s_b.data
+mkdir -p "$TMP/empty-cache"
+"$PROFF" diff --buildid-dir "$TMP/empty-cache" -d work_stripped s_a.data s_b.data >"$TMP/p.out" 2>&1
+perf --buildid-dir "$TMP/empty-cache" diff -d work_stripped s_a.data s_b.data >"$TMP/perf.out" 2>/dev/null
+check_same "diff unresolved addresses of a dso collapse into one row" "$TMP/perf.out" "$TMP/p.out"
 same "kernel samples" -d '[kernel.kallsyms]' a.data b.data
 same "C++ names" x_a.data x_b.data
 same "C++ -s sym" -s sym -p x_a.data x_b.data
@@ -144,6 +150,13 @@ same "perl" pl_a.data pl_b.data
 same "xz" -c ratio xz_a.data xz_b.data
 same "gzip" gz_a.data gz_b.data
 same "gzip vs xz" -s dso,sym gz_a.data xz_a.data
+
+# --- config keys ----------------------------------------------------------------
+printf '[diff]\n\torder = 0\n\tcompute = ratio\n[hist]\n\tpercentage = relative\n' >"$TMP/diff.cfg"
+export PERF_CONFIG=$TMP/diff.cfg PROFF_CONFIG=$TMP/diff.cfg
+same "config diff.order diff.compute hist.percentage" -d work a.data b.data
+same "config overridden by options" -d work -o 1 -c delta --percentage absolute a.data b.data
+export PERF_CONFIG=/dev/null PROFF_CONFIG=/dev/null
 
 # --- usage errors and exit codes (stdout empty, same status) ----------------
 same "-o out of limit" -o 2 a.data b.data

@@ -324,7 +324,7 @@ int pd_decode(pd_reader *r, const uint8_t *rec, uint64_t off, bool comp, pd_even
 		if (rc < 0)
 			return rc;
 		if (!(st & PD_S_PERIOD))
-			s->period = a->freq ? 1 : a->sample_period;
+			s->period = a->sample_period;   /* as perf: the attr value */
 		return 0;
 	}
 	memset(&ev->u, 0, sizeof(ev->u));

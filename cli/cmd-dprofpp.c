@@ -311,6 +311,7 @@ int cmd_dprofpp(int argc, char **argv)
 	ro.build.fake_exits = truthy(&o, 'F');
 	ro.build.deep = rp.deep;
 	ro.build.tree = truthy(&o, 'T') ? 'T' : truthy(&o, 't') ? 't' : 0;
+	ro.build.tree_t_too = truthy(&o, 'T') && truthy(&o, 't');
 	ro.build.out = stdout;
 	ro.build.warn = warn_cb;
 

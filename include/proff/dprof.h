@@ -78,6 +78,7 @@ typedef struct dprof_build_opts {
 	bool fake_exits;        /* -F: close frames left open at the end */
 	bool deep;              /* -S: build the merged call tree */
 	char tree;              /* 'T' (-T), 't' (-t) or 0: print the call tree to out while building */
+	bool tree_t_too;        /* -T and -t both given: dprofpp still ends with -t's (empty) last line */
 	FILE *out;              /* -T/-t output and garbled-stack names (dprofpp's stdout) */
 	dprof_warn_fn warn;     /* dprofpp's warnings (stderr); may be NULL */
 	void *warn_ctx;

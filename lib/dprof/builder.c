@@ -609,7 +609,7 @@ int dprof_builder_unwind(dprof_builder *b, uint64_t tid, uint32_t fallback, doub
 int dprof_builder_finish(dprof_builder *b, double t_end, dprof_model **out, proff_error *err)
 {
 	*out = NULL;
-	if (b->o.tree == 't')
+	if (b->o.tree == 't' || b->o.tree_t_too)
 		print_t_line(b);
 	for (size_t i = 0; i < b->names.n; i++)
 		if (b->outer[i])

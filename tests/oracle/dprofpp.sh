@@ -58,7 +58,7 @@ single=( "" -a -z -l -v -d -U -E -I "-O 3" "-O 0" "-O 100" -q -r -s -u -T -t -S 
 combos=( "-I -d" "-a -d" "-l -d" "-v -I" "-v -d" "-U -R" "-q -O 5" "-S -r" "-S -R" "-S -A" "-T -R" "-t -R"
 	"-u -I" "-r -u" "-s -r" "-u -s -r" "-G main::l.* -P" "-G __ANON__ -R" "-G main::burn -A" "-R -v -d -O 40"
 	"-g main::catcher -S" "-g main::fib -T" "-g main::level30 -u" "-g main::mid -f l" "-f e -R" "-t -G main::m.*"
-	"-I -O 70" "-a -O 200" "-z -E" "-dlz" "-uO 4" )
+	"-I -O 70" "-a -O 200" "-z -E" "-dlz" "-uO 4" "-T -t" "-O -3" "-O 2.5" "-f ." "-G nomatch" "-q -S" )
 for f in "${files[@]}"; do
 	for o in "${single[@]}"; do
 		# shellcheck disable=SC2086

@@ -664,6 +664,71 @@ static void test_bad_records(void **s)
 	expect_process_error(&b, "empty", 0);
 }
 
+/* attr versions: attr.size 64 (VER0), 136 (VER8) and a future 160; the
+ * header's attr_size is attr.size + 16 and the ids section follows attr.size */
+static void test_attr_sizes(void **s)
+{
+	(void)s;
+	static const uint32_t sizes[] = { 64, 72, 96, 120, 128, 136, 160 };
+	for (size_t k = 0; k < sizeof(sizes) / sizeof(sizes[0]); k++) {
+		static buf b;
+		uint32_t asz = sizes[k];
+		memset(&b, 0, sizeof(b));
+		put(&b, "PERFILE2", 8);
+		p64(&b, 104);
+		p64(&b, asz + 16);
+		b.n = 104;
+		size_t ids_off = b.n;
+		p64(&b, 4242);
+		size_t attr_off = b.n;
+		uint8_t attr[256] = { 0 };
+		uint32_t t = 1;
+		uint64_t cfg = 1, st = PD_S_IP | PD_S_ID, period = 777, flags = (1ull << 5) | (1ull << 18);
+		memcpy(attr, &t, 4); memcpy(attr + 4, &asz, 4); memcpy(attr + 8, &cfg, 8);
+		memcpy(attr + 16, &period, 8); memcpy(attr + 24, &st, 8); memcpy(attr + 40, &flags, 8);
+		if (asz >= 104) {
+			uint64_t ri = 0x5;
+			memcpy(attr + 96, &ri, 8);
+		}
+		put(&b, attr, asz);
+		p64(&b, ids_off);
+		p64(&b, 8);
+		uint64_t v = attr_off;
+		pset(&b, 24, &v, 8);
+		v = asz + 16;
+		pset(&b, 32, &v, 8);
+		size_t d0 = b.n;
+		v = d0;
+		pset(&b, 40, &v, 8);
+		size_t at = rec_begin(&b, PD_SAMPLE, 2);
+		p64(&b, 0x1234);
+		p64(&b, 4242);
+		rec_end(&b, at);
+		file_end(&b, d0);
+		pd_reader *r;
+		proff_error e;
+		if (pd_open_mem(b.d, b.n, "attr", &r, &e) < 0)
+			fail_msg("attr.size %u: %s", asz, e.msg);
+		const pd_attr *a = pd_get_attr(r, 0);
+		assert_int_equal(a->size, asz);
+		assert_int_equal(a->sample_period, 777);
+		assert_true(a->exclude_kernel);
+		assert_true(a->sample_id_all);
+		assert_string_equal(a->name, "task-clock:u");
+		assert_int_equal(a->nr_ids, 1);
+		assert_int_equal(a->ids[0], 4242);
+		assert_int_equal(a->sample_regs_intr, asz >= 104 ? 5 : 0);
+		static evs ev;
+		memset(&ev, 0, sizeof(ev));
+		assert_int_equal(pd_process(r, true, keep_cb, &ev, &e), 0);
+		assert_int_equal(ev.n, 1);
+		assert_int_equal(ev.ev[0].u.sample.ip, 0x1234);
+		assert_int_equal(ev.ev[0].u.sample.id, 4242);
+		assert_int_equal(ev.ev[0].u.sample.period, 777);
+		pd_close(r);
+	}
+}
+
 /* pipe stream larger than the reader's buffer, written in odd pieces: records
  * straddle reads, the ordered queue keeps stream chunks alive */
 struct writer { int fd; uint8_t *p; size_t n; };
@@ -795,6 +860,7 @@ int main(void)
 		cmocka_unit_test(test_interrupted_recording),
 		cmocka_unit_test(test_bad_records),
 		cmocka_unit_test(test_pipe_stream),
+		cmocka_unit_test(test_attr_sizes),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

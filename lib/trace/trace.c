@@ -635,43 +635,79 @@ static int on_event(decoder *d, tsession *s, bool is_exit, uint64_t fn, uint64_t
 	return emit(d, PROFF_TEV_EXIT, (uint32_t)f, ticks, 0, false);
 }
 
-/* First pass over a thread's records: first and last timestamps. */
+/* Decode the events of one record (offset off) with the pause total that
+ * applies to it; calls back with adjusted timestamps. Returns 0 or an error. */
+static int scan_record(proff_trace *t, const tsession *s, uint64_t off, uint64_t pause, bool only_first,
+		       uint64_t *first, uint64_t *last, bool *any, proff_error *err)
+{
+	proff_trace_rec rh;
+	proff_trace_events_hdr eh;
+	memcpy(&rh, t->data + off, sizeof(rh));
+	memcpy(&eh, t->data + off + sizeof(rh), sizeof(eh));
+	const uint8_t *p = t->data + off + sizeof(rh) + sizeof(eh), *end = t->data + off + rh.size;
+	uint64_t ts = eh.base_ts, v, f, c;
+	while (p < end) {
+		size_t k1 = proff_trace_get_varint(p, end, &v), k2 = 0, k3 = 0;
+		if (k1)
+			k2 = proff_trace_get_varint(p + k1, end, &f);
+		if (k2)
+			k3 = proff_trace_get_varint(p + k1 + k2, end, &c);
+		if (!k3)
+			return proff_err_set(err, PROFF_EFORMAT, t->path, (uint64_t)(p - t->data),
+					     "malformed event in events record at %llu", (unsigned long long)off);
+		p += k1 + k2 + k3;
+		ts += v >> 1;
+		uint64_t adj = ts - s->hdr.start_ts - pause;
+		if (!*any) {
+			*first = *last = adj;
+			*any = true;
+		}
+		if (adj > *last)
+			*last = adj;
+		if (only_first)
+			break;
+	}
+	return 0;
+}
+
+/* A thread's first and last timestamps: from its first event and its last
+ * record (every record carries absolute base values), not a whole pass. */
 static int thread_span(proff_trace *t, tthread *th, uint64_t *first, uint64_t *last, proff_error *err)
 {
 	tsession *s = &t->sessions[th->sess];
 	*first = *last = 0;
+	uint64_t pause = 0, pause_first = 0;
 	bool any = false;
-	uint64_t pause = 0;
+	size_t r0 = th->nrecs;
 	for (size_t r = 0; r < th->nrecs; r++) {
-		uint64_t off = th->recs[r];
-		proff_trace_rec rh;
 		proff_trace_events_hdr eh;
-		memcpy(&rh, t->data + off, sizeof(rh));
-		memcpy(&eh, t->data + off + sizeof(rh), sizeof(eh));
-		const uint8_t *p = t->data + off + sizeof(rh) + sizeof(eh), *end = t->data + off + rh.size;
-		uint64_t ts = eh.base_ts, v, f, c;
-		(void)f;
-		(void)c;
+		proff_trace_rec rh;
+		memcpy(&rh, t->data + th->recs[r], sizeof(rh));
+		memcpy(&eh, t->data + th->recs[r] + sizeof(rh), sizeof(eh));
 		pause += eh.pause_ticks;
-		while (p < end) {
-			size_t k1 = proff_trace_get_varint(p, end, &v), k2, k3;
-			if (!k1 || !(k2 = proff_trace_get_varint(p + k1, end, &f)) ||
-			    !(k3 = proff_trace_get_varint(p + k1 + k2, end, &c)))
-				return proff_err_set(err, PROFF_EFORMAT, t->path, (uint64_t)(p - t->data),
-						     "malformed event in events record at %llu", (unsigned long long)off);
-			p += k1 + k2 + k3;
-			ts += v >> 1;
-			uint64_t adj = ts - s->hdr.start_ts - pause;
-			if (!any) {
-				*first = adj;
-				any = true;
-			}
-			if (adj > *last)
-				*last = adj;
+		if (r0 == th->nrecs && rh.size > sizeof(rh) + sizeof(eh)) {
+			r0 = r;
+			pause_first = pause;
 		}
 	}
-	if (any && *first > *last)
-		*first = *last;
+	if (r0 == th->nrecs)
+		return 0;
+	int rc = scan_record(t, s, th->recs[r0], pause_first, true, first, last, &any, err);
+	if (rc < 0)
+		return rc;
+	uint64_t f2 = 0, l2 = 0;
+	bool any2 = false;
+	for (size_t r = th->nrecs; r-- > r0;) {
+		proff_trace_events_hdr eh;
+		memcpy(&eh, t->data + th->recs[r] + sizeof(proff_trace_rec), sizeof(eh));
+		if ((rc = scan_record(t, s, th->recs[r], pause, false, &f2, &l2, &any2, err)) < 0)
+			return rc;
+		if (any2)
+			break;
+		pause -= eh.pause_ticks;
+	}
+	if (any2 && l2 > *last)
+		*last = l2;
 	return 0;
 }
 

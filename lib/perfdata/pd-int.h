@@ -17,6 +17,7 @@
 #define PD_ATTR_SIZE_VER0   64
 #define PD_ATTR_KNOWN_SIZE  136   /* VER8; larger attrs: extra bytes ignored */
 #define PD_MAX_DECOMP       ((size_t)64 << 20)  /* per COMPRESSED record output bound */
+#define PD_MAX_KEPT         ((size_t)1 << 30)   /* buffered bytes before a forced flush */
 
 /* unaligned, endian-aware loads */
 static inline uint64_t pd_ld64(const void *p) { uint64_t v; memcpy(&v, p, 8); return v; }
@@ -82,6 +83,8 @@ struct pd_reader {
 	uint64_t comp_rec_off;      /* file offset of the COMPRESSED record being expanded */
 	/* chunk lists waiting for delivery */
 	pd_chunk *old_head, *old_tail;
+	size_t kept_bytes;
+	bool warned_kept;
 	/* ordered queue */
 	pd_qent *q, *qtmp;
 	size_t qhead, qlen, qcap, qtmp_cap;

@@ -609,8 +609,21 @@ static void release_chunks(pd_reader *r, uint64_t min_seq)
 		r->old_head = c->next;
 		if (!r->old_head)
 			r->old_tail = NULL;
+		r->kept_bytes -= c->cap;
 		free(c);
 	}
+}
+
+/* keep a chunk until the records queued from it are delivered */
+static void keep_chunk(pd_reader *r, pd_chunk *c)
+{
+	c->next = NULL;
+	if (r->old_tail)
+		r->old_tail->next = c;
+	else
+		r->old_head = c;
+	r->old_tail = c;
+	r->kept_bytes += c->cap;
 }
 
 /* deliver queued records with time <= limit (all when all=true) */
@@ -774,11 +787,7 @@ static int decompress_record(pd_reader *r, const uint8_t *rec, uint16_t size, ui
 		n->len = rem;
 		n->last_seq = 0;
 		memcpy(n->data, c->data + used, rem);
-		if (r->old_tail)
-			r->old_tail->next = c;
-		else
-			r->old_head = c;
-		r->old_tail = c;
+		keep_chunk(r, c);
 		r->dcur = n;
 	} else {
 		memmove(c->data, c->data + used, rem);
@@ -842,17 +851,23 @@ static int handle_record(pd_reader *r, const uint8_t *raw, uint16_t size, uint64
 			return rc;
 		}
 		c->last_seq = r->seq;
-		if (r->old_tail)
-			r->old_tail->next = c;
-		else
-			r->old_head = c;
-		r->old_tail = c;
+		keep_chunk(r, c);
 		return 0;
 	}
 	if ((rc = enqueue(r, rec, off, comp, t)) < 0)
 		return rc;
 	if (owner)
 		owner->last_seq = r->seq;
+	if (r->kept_bytes > PD_MAX_KEPT) {
+		/* as perf under memory pressure: deliver what is queued now */
+		if (!r->warned_kept)
+			pd_warn(r, "%s: more than %zu MiB of decompressed/streamed data waiting for a "
+				"FINISHED_ROUND: delivered early, order may be approximate", r->name,
+				PD_MAX_KEPT >> 20);
+		r->warned_kept = true;
+		if ((rc = flush_queue(r, 0, true)) != 0)
+			return rc;
+	}
 	return 0;
 }
 
@@ -952,11 +967,7 @@ static int stream_fill(pd_reader *r)
 	if (r->sbuf) {
 		r->sbuf_off += r->spos;
 		if (r->sbuf->last_seq) {
-			if (r->old_tail)
-				r->old_tail->next = r->sbuf;
-			else
-				r->old_head = r->sbuf;
-			r->old_tail = r->sbuf;
+			keep_chunk(r, r->sbuf);
 		} else {
 			free(r->sbuf);
 		}
@@ -1241,6 +1252,7 @@ int pd_process(pd_reader *r, bool ordered, pd_event_cb cb, void *ctx, proff_erro
 	r->qlen = r->qhead = r->qsorted = 0;
 	free_chunks(r->old_head);
 	r->old_head = r->old_tail = NULL;
+	r->kept_bytes = 0;
 	if (r->dcur) {
 		free(r->dcur);
 		r->dcur = NULL;

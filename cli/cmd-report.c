@@ -426,6 +426,7 @@ int cmd_report(int argc, char **argv)
 			children = a.children && has_cc;
 		report_fmt f = fmt;
 		f.children = children;
+		f.not_first_event = ev > 0;
 		if (!has_cc || cc_none)
 			f.cc_mode = CC_NONE;
 		hist_opts o = ho;
@@ -441,11 +442,8 @@ int cmd_report(int argc, char **argv)
 		hist_sort_report(h);
 		if (a.json)
 			report_print_json(stdout, h, &f, ev == 0);
-		else {
-			if (ev && !a.quiet)
-				fputs("\n", stdout);
+		else
 			report_print_hist(stdout, h, &f, prof->nr_lost_samples);
-		}
 		hist_free(h);
 	}
 	if (a.json)

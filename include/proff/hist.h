@@ -71,7 +71,7 @@ typedef struct hist_opts {
 
 /* callchain tree node (perf "graph" semantics: a node holds a run of frames) */
 typedef struct hist_cc_node {
-	uint32_t first_child, next_sibling, parent;
+	uint32_t first_child, next_sibling, parent, last_child;
 	uint32_t frames_off, nr_frames;    /* into hist->cc_frames (entry key ids of frames) */
 	uint64_t hit;                      /* period of chains ending exactly here */
 	uint64_t children_hit;             /* period of chains continuing below */

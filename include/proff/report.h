@@ -36,6 +36,7 @@ typedef struct report_fmt {
 	const char *filter_lines;  /* "# dso: work\n"-style lines for the header, or NULL */
 	bool show_nr_samples;      /* -n */
 	const char *time_spec;     /* --time, echoed in the Samples line */
+	bool not_first_event;      /* later events: no "Total Lost Samples" block */
 } report_fmt;
 
 void report_fmt_init(report_fmt *f);

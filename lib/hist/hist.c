@@ -487,7 +487,7 @@ static uint32_t cc_new_node(hist *h, uint32_t parent, uint32_t loc)
 	uint32_t id = (uint32_t)h->nr_cc_nodes++;
 	hist_cc_node *n = &h->cc_nodes[id];
 	memset(n, 0, sizeof(*n));
-	n->first_child = n->next_sibling = PF_NONE;
+	n->first_child = n->next_sibling = n->last_child = PF_NONE;
 	n->parent = parent;
 	n->frames_off = (uint32_t)h->nr_cc_frames;
 	n->nr_frames = loc == PF_NONE ? 0 : 1;
@@ -496,53 +496,276 @@ static uint32_t cc_new_node(hist *h, uint32_t parent, uint32_t loc)
 	if (parent != PF_NONE) {
 		/* append as last child (insertion order) */
 		hist_cc_node *pn = &h->cc_nodes[parent];
-		if (pn->first_child == PF_NONE) {
+		if (pn->first_child == PF_NONE)
 			pn->first_child = id;
-		} else {
-			uint32_t c = pn->first_child;
-			while (h->cc_nodes[c].next_sibling != PF_NONE)
-				c = h->cc_nodes[c].next_sibling;
-			h->cc_nodes[c].next_sibling = id;
-		}
+		else
+			h->cc_nodes[pn->last_child].next_sibling = id;
+		pn->last_child = id;
 	}
 	return id;
 }
 
-/* Add one chain (a sequence of locations, in print order) with its period
- * to the entry's callchain tree. The tree keeps one location per node; the
- * printer merges single-child runs, which is what perf's graph shows. */
-static int cc_add(hist *h, hist_entry *e, const uint32_t *locs, size_t n, uint64_t period, uint64_t count)
+/* The child of cc node cur for location loc (created if needed). perf
+ * matches callchain entries by symbol, unresolved ones by (map, ip): the
+ * child is keyed by symbol id or by location. */
+static uint32_t cc_child(hist *h, uint32_t cur, uint32_t loc)
 {
 	struct hist_priv *pv = h->priv;
-	if (e->cc_root == PF_NONE) {
+	const pf_loc *l = &h->prof->locs[loc];
+	uint64_t key = l->sym != PF_NONE ? ((uint64_t)1 << 32) | l->sym : loc;
+	int inserted;
+	uint32_t *slot = pair_table_find(&pv->cc_child, cur, key, 1, &inserted);
+	if (!slot)
+		return PF_NONE;
+	if (!inserted)
+		return *slot;
+	uint32_t nn = cc_new_node(h, cur, loc);
+	if (nn == PF_NONE)
+		return PF_NONE;
+	slot = pair_table_find(&pv->cc_child, cur, key, 0, NULL);
+	*slot = nn;
+	return nn;
+}
+
+static uint32_t cc_root_of(hist *h, hist_entry *e)
+{
+	if (e->cc_root == PF_NONE)
 		e->cc_root = cc_new_node(h, PF_NONE, PF_NONE);
-		if (e->cc_root == PF_NONE)
-			return -1;
-	}
-	uint32_t cur = e->cc_root;
-	const pf_profile *p = h->prof;
+	return e->cc_root;
+}
+
+/* Add one chain (a sequence of locations, in print order) with its period
+ * to the entry's callchain tree. The tree keeps one location per node; the
+ * printer merges single-child runs, which is what perf's graph shows.
+ * children_hit is filled in once at the end (cc_finish). */
+static int cc_add(hist *h, hist_entry *e, const uint32_t *locs, size_t n, uint64_t period, uint64_t count)
+{
+	uint32_t cur = cc_root_of(h, e);
+	if (cur == PF_NONE)
+		return -1;
 	for (size_t i = 0; i < n; i++) {
-		int inserted;
-		h->cc_nodes[cur].children_hit += period;
-		/* perf matches callchain entries by symbol, unresolved ones by
-		 * (map, ip): key the child by symbol id or by location */
-		const pf_loc *l = &p->locs[locs[i]];
-		uint64_t key = l->sym != PF_NONE ? ((uint64_t)1 << 32) | l->sym : locs[i];
-		uint32_t *slot = pair_table_find(&pv->cc_child, cur, key, 1, &inserted);
-		if (!slot)
+		cur = cc_child(h, cur, locs[i]);
+		if (cur == PF_NONE)
 			return -1;
-		if (inserted) {
-			uint32_t nn = cc_new_node(h, cur, locs[i]);
-			if (nn == PF_NONE)
-				return -1;
-			slot = pair_table_find(&pv->cc_child, cur, key, 0, NULL);
-			*slot = nn;
-		}
-		cur = *slot;
 	}
 	h->cc_nodes[cur].hit += period;
 	h->cc_nodes[cur].count += count;
 	return 0;
+}
+
+/* Sum children_hit bottom-up (children are created after their parents)
+ * and unlink nodes no chain reached (hit and children_hit both 0). */
+static void cc_finish(hist *h)
+{
+	for (size_t i = h->nr_cc_nodes; i-- > 0;) {
+		hist_cc_node *n = &h->cc_nodes[i];
+		if (n->parent != PF_NONE)
+			h->cc_nodes[n->parent].children_hit += n->hit + n->children_hit;
+	}
+	for (size_t i = 0; i < h->nr_cc_nodes; i++) {
+		hist_cc_node *n = &h->cc_nodes[i];
+		uint32_t c = n->first_child, prev = PF_NONE;
+		n->first_child = PF_NONE;
+		while (c != PF_NONE) {
+			uint32_t next = h->cc_nodes[c].next_sibling;
+			if (h->cc_nodes[c].hit + h->cc_nodes[c].children_hit) {
+				if (prev == PF_NONE)
+					n->first_child = c;
+				else
+					h->cc_nodes[prev].next_sibling = c;
+				prev = c;
+			}
+			c = next;
+		}
+		if (prev != PF_NONE)
+			h->cc_nodes[prev].next_sibling = PF_NONE;
+		n->last_child = prev;
+	}
+}
+
+/* Children mode, caller order, no --max-stack: build every row's callchain
+ * tree with one walk of the stack trie per sample context instead of one
+ * insertion per (sample, row) pair. A row met at trie node t (its first
+ * occurrence on the path) follows the trie below t; a sample ending at a
+ * node adds its period where each such row currently is. The sample's Self
+ * row gets the whole path, and is skipped as a caller row (perf's
+ * once-per-sample rule). */
+typedef struct cc_rec { uint32_t entry, cur; } cc_rec;
+
+static const hist *ctx_sort_h;
+static const uint32_t *ctx_sort_parent;
+
+static int ctx_cmp(const void *pa, const void *pb)
+{
+	const hist *h = ctx_sort_h;
+	uint32_t ia = *(const uint32_t *)pa, ib = *(const uint32_t *)pb;
+	const pf_sample *a = &h->prof->samples[ia], *b = &h->prof->samples[ib];
+	for (int i = 0; i < h->nkeys; i++) {
+		uint64_t x = 0, y = 0;
+		switch (h->keys[i]) {
+		case HK_COMM: x = a->comm; y = b->comm; break;
+		case HK_PID: case HK_TID: x = (uint64_t)a->tid << 32 | a->pid; y = (uint64_t)b->tid << 32 | b->pid; break;
+		case HK_CPU: x = a->cpu; y = b->cpu; break;
+		case HK_PARENT: x = ctx_sort_parent[ia]; y = ctx_sort_parent[ib]; break;
+		default: continue;
+		}
+		if (x != y)
+			return x < y ? -1 : 1;
+	}
+	return ia < ib ? -1 : ia > ib;
+}
+
+static bool same_ctx(const hist *h, const uint32_t *parent_of, uint32_t ia, uint32_t ib)
+{
+	const pf_sample *a = &h->prof->samples[ia], *b = &h->prof->samples[ib];
+	for (int i = 0; i < h->nkeys; i++) {
+		switch (h->keys[i]) {
+		case HK_COMM: if (a->comm != b->comm) return false; break;
+		case HK_PID: case HK_TID: if (a->tid != b->tid || a->pid != b->pid) return false; break;
+		case HK_CPU: if (a->cpu != b->cpu) return false; break;
+		case HK_PARENT: if (parent_of[ia] != parent_of[ib]) return false; break;
+		default: break;
+		}
+	}
+	return true;
+}
+
+static int cc_children_caller(hist *h, const uint32_t *idx, size_t nidx, const uint32_t *self_of,
+			      const uint32_t *parent_of, proff_error *err)
+{
+	const pf_profile *p = h->prof;
+	size_t N = p->nr_nodes;
+	int rc = 0;
+	uint32_t *tfirst = malloc(N * sizeof(uint32_t)), *tnext = malloc(N * sizeof(uint32_t));
+	uint32_t *vis = calloc(N, sizeof(uint32_t)), *end_head = malloc(N * sizeof(uint32_t));
+	uint32_t *end_stamp = calloc(N, sizeof(uint32_t)), *end_next = malloc((nidx + 1) * sizeof(uint32_t));
+	uint32_t *onpath = calloc(h->n + 1, sizeof(uint32_t));
+	uint32_t *order = malloc((nidx + 1) * sizeof(uint32_t));
+	size_t maxd = 1;
+	for (size_t i = 0; i < N; i++)
+		if (p->nodes[i].depth + 2 > maxd)
+			maxd = p->nodes[i].depth + 2;
+	uint32_t *dnode = malloc(maxd * sizeof(uint32_t)), *dchild = malloc(maxd * sizeof(uint32_t));
+	uint32_t *dintro = malloc(maxd * sizeof(uint32_t)), *path = malloc(maxd * sizeof(uint32_t));
+	size_t *seg = malloc((maxd + 1) * sizeof(size_t));
+	cc_rec *recs = NULL;
+	size_t cap_recs = 0;
+	if (!tfirst || !tnext || !vis || !end_head || !end_stamp || !end_next || !onpath || !order ||
+	    !dnode || !dchild || !dintro || !path || !seg) {
+		rc = proff_err_set(err, PROFF_ENOMEM, NULL, PROFF_NO_OFFSET, "out of memory");
+		goto out;
+	}
+	for (size_t i = 0; i < N; i++)
+		tfirst[i] = tnext[i] = PF_NONE;
+	for (size_t i = N; i-- > 1;) {
+		uint32_t par = p->nodes[i].parent;
+		tnext[i] = tfirst[par];
+		tfirst[par] = (uint32_t)i;
+	}
+	memcpy(order, idx, nidx * sizeof(uint32_t));
+	ctx_sort_h = h;
+	ctx_sort_parent = parent_of;
+	qsort(order, nidx, sizeof(uint32_t), ctx_cmp);
+	uint32_t stamp = 0;
+	for (size_t g0 = 0; g0 < nidx;) {
+		size_t g1 = g0 + 1;
+		while (g1 < nidx && same_ctx(h, parent_of, order[g0], order[g1]))
+			g1++;
+		stamp++;
+		/* mark this context's paths and the samples ending at each node */
+		for (size_t k = g0; k < g1; k++) {
+			const pf_sample *s = &p->samples[order[k]];
+			for (uint32_t n = s->stack; n && vis[n] != stamp; n = p->nodes[n].parent)
+				vis[n] = stamp;
+			if (end_stamp[s->stack] != stamp) {
+				end_stamp[s->stack] = stamp;
+				end_head[s->stack] = PF_NONE;
+			}
+			end_next[k] = end_head[s->stack];
+			end_head[s->stack] = (uint32_t)k;
+		}
+		ctx c = { &p->samples[order[g0]], parent_of[order[g0]], 0, '.' };
+		/* iterative DFS from the root over marked nodes */
+		size_t d = 0;
+		dnode[0] = 0;
+		dchild[0] = tfirst[0];
+		dintro[0] = PF_NONE;
+		seg[0] = 0;
+		seg[1] = 0;
+		for (;;) {
+			uint32_t ch = dchild[d];
+			while (ch != PF_NONE && vis[ch] != stamp)
+				ch = tnext[ch];
+			if (ch == PF_NONE) {
+				if (dintro[d] != PF_NONE)
+					onpath[dintro[d]] = 0;
+				if (d == 0)
+					break;
+				d--;
+				continue;
+			}
+			dchild[d] = tnext[ch];
+			uint32_t loc = p->nodes[ch].loc;
+			int64_t eid = find_entry(h, &c, loc, true, err);
+			if (eid < 0) {
+				rc = (int)eid;
+				goto out;
+			}
+			/* level d+1: advance every active row, maybe start one */
+			size_t from = seg[d], to = seg[d + 1], nrec = to - from;
+			if (PF_GROW(recs, cap_recs, to + nrec + 1) < 0) {
+				rc = proff_err_set(err, PROFF_ENOMEM, NULL, PROFF_NO_OFFSET, "out of memory");
+				goto out;
+			}
+			size_t w = to;
+			for (size_t r = from; r < to; r++) {
+				uint32_t nc = cc_child(h, recs[r].cur, loc);
+				if (nc == PF_NONE)
+					goto nomem;
+				recs[w++] = (cc_rec){ recs[r].entry, nc };
+			}
+			dintro[d + 1] = PF_NONE;
+			if (!onpath[eid]) {
+				uint32_t root = cc_root_of(h, &h->entries[eid]);
+				uint32_t nc = root == PF_NONE ? PF_NONE : cc_child(h, root, loc);
+				if (nc == PF_NONE)
+					goto nomem;
+				recs[w++] = (cc_rec){ (uint32_t)eid, nc };
+				onpath[eid] = (uint32_t)d + 1;
+				dintro[d + 1] = (uint32_t)eid;
+			}
+			path[d] = loc;
+			/* samples ending here */
+			if (end_stamp[ch] == stamp) {
+				for (uint32_t k = end_head[ch]; k != PF_NONE; k = end_next[k]) {
+					const pf_sample *s = &p->samples[order[k]];
+					uint32_t self = self_of[order[k]];
+					for (size_t r = to; r < w; r++) {
+						if (recs[r].entry == self)
+							continue;
+						h->cc_nodes[recs[r].cur].hit += s->period;
+						h->cc_nodes[recs[r].cur].count += s->count;
+					}
+					if (cc_add(h, &h->entries[self], path, d + 1, s->period, s->count) < 0)
+						goto nomem;
+				}
+			}
+			d++;
+			dnode[d] = ch;
+			dchild[d] = tfirst[ch];
+			seg[d] = to;
+			seg[d + 1] = w;
+		}
+		g0 = g1;
+	}
+	goto out;
+nomem:
+	rc = proff_err_set(err, PROFF_ENOMEM, NULL, PROFF_NO_OFFSET, "out of memory");
+out:
+	free(tfirst); free(tnext); free(vis); free(end_head); free(end_stamp); free(end_next);
+	free(onpath); free(order); free(dnode); free(dchild); free(dintro); free(path); free(seg);
+	free(recs);
+	return rc;
 }
 
 int hist_build(pf_profile *prof, uint32_t evsel, const hist_opts *opts, hist **out, proff_error *err)
@@ -578,6 +801,20 @@ int hist_build(pf_profile *prof, uint32_t evsel, const hist_opts *opts, hist **o
 	uint32_t *chain = NULL;
 	size_t cap_chain = 0;
 	bool want_cc = opts->callchain;
+	/* children + caller order + full stacks: callchain trees in a second pass */
+	bool fast_cc = want_cc && opts->children && opts->caller_order && opts->max_stack <= 0;
+	uint32_t *self_of = NULL, *parent_of = NULL, *idx = NULL;
+	size_t nidx = 0;
+	if (fast_cc) {
+		self_of = malloc((prof->nr_samples + 1) * sizeof(uint32_t));
+		parent_of = calloc(prof->nr_samples + 1, sizeof(uint32_t));
+		idx = malloc((prof->nr_samples + 1) * sizeof(uint32_t));
+		if (!self_of || !parent_of || !idx) {
+			free(self_of); free(parent_of); free(idx);
+			hist_free(h);
+			return proff_err_set(err, PROFF_ENOMEM, NULL, PROFF_NO_OFFSET, "out of memory");
+		}
+	}
 	for (size_t si = 0; si < prof->nr_samples; si++) {
 		const pf_sample *s = &prof->samples[si];
 		if (s->evsel != evsel)
@@ -596,6 +833,11 @@ int hist_build(pf_profile *prof, uint32_t evsel, const hist_opts *opts, hist **o
 			goto fail;
 		}
 		hist_entry *e = &h->entries[self];
+		if (fast_cc) {
+			self_of[si] = (uint32_t)self;
+			parent_of[si] = c.parent;
+			idx[nidx++] = (uint32_t)si;
+		}
 		/* an entry is shown if any of its samples passes the filters */
 		uint8_t f = entry_filter(h, &c, leaf_loc);
 		e->filtered &= f;
@@ -647,12 +889,19 @@ int hist_build(pf_profile *prof, uint32_t evsel, const hist_opts *opts, hist **o
 		e->period_acc += s->period;
 		if (nk > e->max_depth)
 			e->max_depth = (uint32_t)nk;
-		if (want_cc && nk && cc_add(h, e, cursor, nk, s->period, s->count) < 0) {
+		if (want_cc && !fast_cc && nk && cc_add(h, e, cursor, nk, s->period, s->count) < 0) {
 			rc = proff_err_set(err, PROFF_ENOMEM, NULL, PROFF_NO_OFFSET, "out of memory");
 			goto fail;
 		}
 		for (size_t k = 0; k < nk; k++) {
 			uint32_t loc = cursor[k];
+			/* perf reuses one addr_location along the cursor: a frame
+			 * without a map keeps the level of the last frame with one */
+			const pf_loc *cl = &prof->locs[loc];
+			if (cl->dso != PF_NONE) {
+				enum sym_dso_kind dk = prof->dsos[cl->dso].kind;
+				c.self_level = (dk == SYM_DSO_KERNEL || dk == SYM_DSO_MODULE) ? 'k' : '.';
+			}
 			int64_t id = find_entry(h, &c, loc, true, err);
 			if (id < 0) {
 				rc = (int)id;
@@ -666,17 +915,26 @@ int hist_build(pf_profile *prof, uint32_t evsel, const hist_opts *opts, hist **o
 			if (nk - k > ce->max_depth)
 				ce->max_depth = (uint32_t)(nk - k);
 			ce->filtered &= entry_filter(h, &c, loc);
-			if (want_cc && cc_add(h, ce, cursor + k, nk - k, s->period, s->count) < 0) {
+			if (want_cc && !fast_cc && cc_add(h, ce, cursor + k, nk - k, s->period, s->count) < 0) {
 				rc = proff_err_set(err, PROFF_ENOMEM, NULL, PROFF_NO_OFFSET, "out of memory");
 				goto fail;
 			}
 		}
 	}
+	if (fast_cc) {
+		rc = cc_children_caller(h, idx, nidx, self_of, parent_of, err);
+		if (rc < 0)
+			goto fail;
+	}
+	if (want_cc)
+		cc_finish(h);
 	free(chain);
+	free(self_of); free(parent_of); free(idx);
 	*out = h;
 	return 0;
 fail:
 	free(chain);
+	free(self_of); free(parent_of); free(idx);
 	hist_free(h);
 	return rc;
 }

@@ -425,7 +425,10 @@ int report_print_hist(FILE *out, hist *h, const report_fmt *f, uint64_t nr_lost)
 	col cols[HK__MAX + 4];
 	size_t ncols = build_cols(h, f, cols);
 	if (!f->quiet) {
-		fprintf(out, "# Total Lost Samples: %" PRIu64 "\n#\n", nr_lost);
+		if (!f->not_first_event)
+			fprintf(out, "# Total Lost Samples: %" PRIu64 "\n#\n", nr_lost);
+		else
+			fputs("\n\n", out);
 		uint64_t ns = f->relative ? h->nr_non_filtered_samples : h->nr_samples;
 		char unit = ' ';
 		if (ns > 1000) { ns /= 1000; unit = 'K'; }

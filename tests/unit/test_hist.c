@@ -1,0 +1,268 @@
+/* test_hist.c — unit tests of the aggregation (lib/hist): Self and Children
+ * on a hand-built profile, recursion counted once per stack, filters and
+ * totals, sort-key parsing, perf's row order and the callchain trees.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <cmocka.h>
+
+#include "proff/hist.h"
+#include "proff/profile.h"
+
+/* A tiny profile: one dso "prog" with symbols main, a, b, c (c recursive).
+ * Stacks (leaf first):
+ *   s1: a <- main                 period 100 (comm "prog", tid 10)
+ *   s2: b <- a <- main            period 50
+ *   s3: c <- c <- c <- main       period 30  (recursion)
+ *   s4: b <- main                 period 20  (comm "helper", tid 11)
+ */
+enum { S_MAIN, S_A, S_B, S_C, NSYM };
+
+typedef struct fixture {
+	pf_profile p;
+	uint32_t loc[NSYM];
+} fixture;
+
+static uint32_t str(pf_profile *p, const char *s)
+{
+	return (uint32_t)pf_strtab_intern(&p->strs, s, strlen(s));
+}
+
+static uint32_t node(pf_profile *p, uint32_t parent, uint32_t loc)
+{
+	PF_GROW(p->nodes, p->cap_nodes, p->nr_nodes + 1);
+	p->nodes[p->nr_nodes] = (pf_node){ parent, loc, parent ? p->nodes[parent].depth + 1 : 1 };
+	return (uint32_t)p->nr_nodes++;
+}
+
+static uint32_t stack(fixture *f, const int *frames, int n)   /* frames root first */
+{
+	uint32_t cur = 0;
+	for (int i = 0; i < n; i++)
+		cur = node(&f->p, cur, f->loc[frames[i]]);
+	return cur;
+}
+
+static void add_sample(fixture *f, uint32_t thread, uint32_t tid, const char *comm, uint32_t st, uint64_t period)
+{
+	pf_profile *p = &f->p;
+	PF_GROW(p->samples, p->cap_samples, p->nr_samples + 1);
+	p->samples[p->nr_samples++] = (pf_sample){ .evsel = 0, .thread = thread, .pid = tid, .tid = tid,
+		.comm = str(p, comm), .cpu = PF_NONE, .stack = st, .period = period, .count = 1 };
+	p->events[0].total_period += period;
+}
+
+static int setup(void **state)
+{
+	fixture *f = calloc(1, sizeof(*f));
+	pf_profile *p = &f->p;
+	pf_strtab_init(&p->strs);
+	p->dsos = calloc(1, sizeof(pf_dso));
+	p->dsos[0] = (pf_dso){ .long_name = str(p, "/bin/prog"), .short_name = str(p, "prog"), .kind = SYM_DSO_USER };
+	p->nr_dsos = 1;
+	static const char *names[NSYM] = { "main", "a", "b", "c" };
+	p->syms = calloc(NSYM, sizeof(pf_sym));
+	p->locs = calloc(NSYM, sizeof(pf_loc));
+	for (int i = 0; i < NSYM; i++) {
+		p->syms[i] = (pf_sym){ 0, str(p, names[i]), 0x1000 + 0x100 * (uint64_t)i, 0x1080 + 0x100 * (uint64_t)i };
+		p->locs[i] = (pf_loc){ 0, (uint32_t)i, 0x1010 + 0x100 * (uint64_t)i, 0x401010 + 0x100 * (uint64_t)i, '.', PF_NONE };
+		f->loc[i] = (uint32_t)i;
+	}
+	p->nr_syms = p->nr_locs = NSYM;
+	node(p, 0, PF_NONE);   /* root */
+	p->nodes[0].depth = 0;
+	p->events = calloc(1, sizeof(pf_event));
+	p->events[0] = (pf_event){ .name = strdup("cpu-clock"), .has_callchain = true };
+	p->nr_events = 1;
+	p->threads = calloc(2, sizeof(pf_thread));
+	p->threads[0] = (pf_thread){ 10, 10, str(p, "prog") };
+	p->threads[1] = (pf_thread){ 11, 11, str(p, "helper") };
+	p->nr_threads = 2;
+	add_sample(f, 0, 10, "prog", stack(f, (int[]){ S_MAIN, S_A }, 2), 100);
+	add_sample(f, 0, 10, "prog", stack(f, (int[]){ S_MAIN, S_A, S_B }, 3), 50);
+	add_sample(f, 0, 10, "prog", stack(f, (int[]){ S_MAIN, S_C, S_C, S_C }, 4), 30);
+	add_sample(f, 1, 11, "helper", stack(f, (int[]){ S_MAIN, S_B }, 2), 20);
+	*state = f;
+	return 0;
+}
+
+static int teardown(void **state)
+{
+	fixture *f = *state;
+	pf_profile *p = &f->p;
+	pf_strtab_free(&p->strs);
+	free(p->dsos); free(p->syms); free(p->locs); free(p->nodes); free(p->samples);
+	free(p->events[0].name); free(p->events); free(p->threads);
+	free(f);
+	return 0;
+}
+
+static const hist_entry *find(const hist *h, const char *comm, const char *sym)
+{
+	for (size_t i = 0; i < h->n; i++) {
+		const hist_entry *e = &h->entries[i];
+		const char *nm = hist_sym_name(h, e);
+		if (nm && !strcmp(nm, sym) && (!comm || !strcmp(pf_str(h->prof, e->comm), comm)))
+			return e;
+	}
+	return NULL;
+}
+
+static hist *build(fixture *f, const char *sort, bool children, hist_opts *o_out)
+{
+	hist_opts o;
+	hist_opts_init(&o);
+	o.sort = sort;
+	o.children = children;
+	o.callchain = true;
+	o.caller_order = children;
+	if (o_out)
+		o = *o_out, o.sort = sort, o.children = children;
+	hist *h;
+	proff_error err;
+	assert_int_equal(hist_build(&f->p, 0, &o, &h, &err), 0);
+	hist_sort_report(h);
+	return h;
+}
+
+static void test_self(void **state)
+{
+	fixture *f = *state;
+	hist *h = build(f, "sym", false, NULL);
+	assert_int_equal(h->total_period, 200);
+	assert_int_equal(h->n, 3);     /* a, b, c: main never a leaf */
+	assert_int_equal(find(h, NULL, "a")->period, 100);
+	assert_int_equal(find(h, NULL, "b")->period, 70);
+	assert_int_equal(find(h, NULL, "c")->period, 30);
+	assert_null(find(h, NULL, "main"));
+	/* rows by Self descending */
+	assert_string_equal(hist_sym_name(h, &h->entries[0]), "a");
+	assert_string_equal(hist_sym_name(h, &h->entries[1]), "b");
+	hist_free(h);
+}
+
+static void test_children_and_recursion(void **state)
+{
+	fixture *f = *state;
+	hist *h = build(f, "sym", true, NULL);
+	const hist_entry *m = find(h, NULL, "main"), *a = find(h, NULL, "a"), *c = find(h, NULL, "c");
+	assert_non_null(m);
+	assert_int_equal(m->period, 0);
+	assert_int_equal(m->period_acc, 200);     /* every stack goes through main */
+	assert_int_equal(a->period_acc, 150);     /* a itself + b under a */
+	assert_int_equal(c->period_acc, 30);      /* c three times on one stack: counted once */
+	assert_int_equal(c->period, 30);
+	/* main (Children 100%) is the first row */
+	assert_string_equal(hist_sym_name(h, &h->entries[0]), "main");
+	hist_free(h);
+}
+
+static void test_comm_key_and_filters(void **state)
+{
+	fixture *f = *state;
+	hist *h = build(f, "comm,sym", false, NULL);
+	assert_int_equal(find(h, "prog", "b")->period, 50);
+	assert_int_equal(find(h, "helper", "b")->period, 20);
+	hist_free(h);
+
+	hist_opts o;
+	hist_opts_init(&o);
+	char eb[64];
+	assert_int_equal(pf_strlist_parse(&o.comms, "helper", eb, sizeof(eb)), 0);
+	h = build(f, "comm,sym", false, &o);
+	assert_int_equal(h->total_period, 200);
+	assert_int_equal(h->total_non_filtered_period, 20);
+	assert_true(find(h, "prog", "a")->filtered & HF_THREAD);
+	assert_false(find(h, "helper", "b")->filtered);
+	hist_free(h);
+	hist_opts_release(&o);
+
+	hist_opts_init(&o);
+	assert_int_equal(pf_strlist_parse(&o.symbols, "a,c", eb, sizeof(eb)), 0);
+	h = build(f, "sym", false, &o);
+	assert_int_equal(h->total_non_filtered_period, 130);
+	assert_true(find(h, NULL, "b")->filtered & HF_SYMBOL);
+	hist_free(h);
+	hist_opts_release(&o);
+}
+
+static void test_callchain_tree(void **state)
+{
+	fixture *f = *state;
+	/* self mode, callee order: b's chains are b<-a<-main (50) and b<-main (20) */
+	hist *h = build(f, "sym", false, NULL);
+	const hist_entry *b = find(h, NULL, "b");
+	assert_int_not_equal(b->cc_root, PF_NONE);
+	const hist_cc_node *root = &h->cc_nodes[b->cc_root];
+	assert_int_equal(root->children_hit, 70);
+	/* first level: a single node "b" (both chains start at the leaf) */
+	const hist_cc_node *n1 = &h->cc_nodes[root->first_child];
+	assert_int_equal(n1->next_sibling, PF_NONE);
+	assert_int_equal(n1->children_hit, 70);
+	/* below it: "a" (50) and "main" (20) */
+	const hist_cc_node *k1 = &h->cc_nodes[n1->first_child];
+	const hist_cc_node *k2 = &h->cc_nodes[k1->next_sibling];
+	assert_int_equal(k1->hit + k1->children_hit + k2->hit + k2->children_hit, 70);
+	hist_free(h);
+}
+
+static void test_parse_sort(void **state)
+{
+	(void)state;
+	int keys[HIST_MAX_KEYS];
+	proff_error err;
+	assert_int_equal(hist_parse_sort("comm,dso,symbol", keys, HIST_MAX_KEYS, &err), 3);
+	assert_int_equal(keys[2], HK_SYM);
+	assert_int_equal(hist_parse_sort("dso,dso", keys, HIST_MAX_KEYS, &err), 1);
+	assert_true(hist_parse_sort("bogus", keys, HIST_MAX_KEYS, &err) < 0);
+	assert_non_null(strstr(err.msg, "bogus"));
+	assert_true(hist_parse_sort("", keys, HIST_MAX_KEYS, &err) < 0);
+}
+
+static void test_diff_mode_collapses_by_name(void **state)
+{
+	fixture *f = *state;
+	/* a second symbol named "a" at another address: report keeps two rows,
+	 * diff mode pairs by name and keeps one */
+	pf_profile *p = &f->p;
+	p->syms = realloc(p->syms, (NSYM + 1) * sizeof(pf_sym));
+	p->locs = realloc(p->locs, (NSYM + 1) * sizeof(pf_loc));
+	p->syms[NSYM] = (pf_sym){ 0, str(p, "a"), 0x5000, 0x5080 };
+	p->locs[NSYM] = (pf_loc){ 0, NSYM, 0x5010, 0x405010, '.', PF_NONE };
+	p->nr_syms = p->nr_locs = NSYM + 1;
+	uint32_t st = node(p, node(p, 0, f->loc[S_MAIN]), NSYM);
+	add_sample(f, 0, 10, "prog", st, 5);
+	hist *h = build(f, "dso,sym", false, NULL);
+	size_t na = 0;
+	for (size_t i = 0; i < h->n; i++)
+		na += hist_sym_name(h, &h->entries[i]) && !strcmp(hist_sym_name(h, &h->entries[i]), "a");
+	assert_int_equal(na, 2);
+	hist_free(h);
+	hist_opts o;
+	hist_opts_init(&o);
+	o.diff_mode = true;
+	h = build(f, "dso,sym", false, &o);
+	na = 0;
+	for (size_t i = 0; i < h->n; i++)
+		na += hist_sym_name(h, &h->entries[i]) && !strcmp(hist_sym_name(h, &h->entries[i]), "a");
+	assert_int_equal(na, 1);
+	assert_int_equal(find(h, NULL, "a")->period, 105);
+	hist_free(h);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test_setup_teardown(test_self, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_children_and_recursion, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_comm_key_and_filters, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_callchain_tree, setup, teardown),
+		cmocka_unit_test(test_parse_sort),
+		cmocka_unit_test_setup_teardown(test_diff_mode_collapses_by_name, setup, teardown),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -559,7 +559,8 @@ static NOINSTR __attribute__((noinline)) uint8_t *slow_path(struct tbuf *b)
 		if (b->limit == NULL)
 			return NULL;            /* re-entered from a signal handler */
 		flush_own(b);
-		return b->pos;
+		/* retired meanwhile by an exit/exec flush in another thread? */
+		return b->state == TS_ACTIVE && b->pos < b->limit ? b->pos : NULL;
 	default:
 		return NULL;
 	}

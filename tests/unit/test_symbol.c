@@ -699,7 +699,21 @@ static void test_vdso(void **state)
 	}
 	free(out);
 	assert_true(seen >= 2);
+	assert_int_equal(sym_dso_origin(d), 'd');
 	if (n > 0) {
+		/* perf's cache layout for the vdso: [vdso]/<id>/vdso */
+		char hex[41];
+		sym_build_id_hex(id, (size_t)n, hex);
+		out = run("set -e; cd '%s'; mkdir -p vcache/[vdso]/%s vcache/.build-id/%.2s; "
+			  "cp vdso.so vcache/[vdso]/%s/vdso; ln -s '../../[vdso]/%s' vcache/.build-id/%.2s/%s; echo ok",
+			  g_dir, hex, hex, hex, hex, hex, hex + 2);
+		assert_string_equal(out, "ok\n");
+		free(out);
+		sym_ctx *vc = new_ctx(path_of("vcache"));
+		sym_dso *vd = sym_dso_get(vc, "[vdso]", id, (size_t)n, SYM_DSO_VDSO);
+		assert_true(sym_dso_has_symbols(vd));
+		assert_int_equal(sym_dso_origin(vd), 'B');
+		sym_ctx_free(vc);
 		/* another vdso's build-id: the running image is not used */
 		id[0] ^= 0xff;
 		sym_dso *x = sym_dso_get(c, "[vdso]", id, (size_t)n, SYM_DSO_VDSO);

@@ -747,11 +747,11 @@ static Elf_Scn *section_by_name(Elf *elf, const char *want, GElf_Shdr *sh)
 	return NULL;
 }
 
-/* name@plt for every .rela.plt/.rel.plt entry. Entries live in .plt.sec when
- * there is one (IBT layout), else in .plt after its header entry. */
+/* name@plt for every .rela.plt/.rel.plt entry, in .plt after its header
+ * entry, as perf 6.1's dso__synthesize_plt_symbols() places them. */
 static int synthesize_plt(sym_dso *d, Elf *elf)
 {
-	GElf_Shdr plt, rel, pltsec, dynsh;
+	GElf_Shdr plt, rel, dynsh;
 	Elf_Scn *relscn = section_by_name(elf, ".rela.plt", &rel);
 	if (!relscn)
 		relscn = section_by_name(elf, ".rel.plt", &rel);
@@ -770,14 +770,9 @@ static int synthesize_plt(sym_dso *d, Elf *elf)
 	uint64_t entsize = plt.sh_entsize;
 	if (entsize != 8 && entsize != 16)
 		entsize = plt.sh_addralign == 8 ? 8 : 16;
-	uint64_t off;
-	if (section_by_name(elf, ".plt.sec", &pltsec) && pltsec.sh_type != SHT_NOBITS) {
-		off = pltsec.sh_offset;
-		if (pltsec.sh_entsize == 8 || pltsec.sh_entsize == 16)
-			entsize = pltsec.sh_entsize;
-	} else {
-		off = plt.sh_offset + entsize;
-	}
+	/* perf 6.1 knows no .plt.sec (IBT layout): entries always follow the
+	 * .plt header, so .plt.sec samples fall into the symbol before (_init) */
+	uint64_t off = plt.sh_offset + entsize;
 	size_t n = rel.sh_size / rel.sh_entsize;
 	if (n > (1u << 24))
 		return 0;

@@ -185,7 +185,7 @@ static void test_plt(void **state)
 	const char *bin = path_of("prog");
 	sym_dso *d = sym_dso_get(c, bin, NULL, 0, SYM_DSO_USER);
 	/* objdump labels PLT entries "<getppid@plt>" at their virtual address */
-	char *out = run("objdump -d -j .plt -j .plt.sec '%s' 2>/dev/null | grep '@plt>:$'", bin);
+	char *out = run("objdump -d -j .plt '%s' 2>/dev/null | grep '@plt>:$'", bin);
 	int seen = 0;
 	for (char *sv = NULL, *l = strtok_r(out, "\n", &sv); l; l = strtok_r(NULL, "\n", &sv)) {
 		unsigned long long v;

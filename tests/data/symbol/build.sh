@@ -10,8 +10,8 @@ out=$1
 mkdir -p "$out"
 CC=${CC_FOR_TESTS:-cc}
 CXX=${CXX_FOR_TESTS:-c++}
-$CC -O1 -g -fno-omit-frame-pointer -Wl,--build-id=sha1 -o "$out/prog" "$src/prog.c"
+$CC -O1 -g -fno-omit-frame-pointer -fcf-protection=none -Wl,--build-id=sha1 -o "$out/prog" "$src/prog.c"
 strip --strip-all -o "$out/prog.stripped" "$out/prog"
-$CC -O1 -g -DOTHER_BUILD=1 -Wl,--build-id=sha1 -o "$out/prog.other" "$src/prog.c" -Wl,--defsym,proff_other_build=0
+$CC -O1 -g -fcf-protection=none -DOTHER_BUILD=1 -Wl,--build-id=sha1 -o "$out/prog.other" "$src/prog.c" -Wl,--defsym,proff_other_build=0
 $CXX -O1 -g -Wl,--build-id=sha1 -o "$out/progpp" "$src/progpp.cpp"
 $CXX -O1 -g -Wl,--build-id=sha1 -o "$out/shapes" "$src/shapes.cpp"

@@ -301,9 +301,9 @@ const char *sym_srcline_str(sym_dso *d, uint64_t addr, bool full_path, char *buf
 	bool have_sym = sym_lookup(d, addr, &si);
 	/* perf asks addr2line about the file its symbols came from; without a
 	 * line but inside one of that file's symbols addr2line says "??:?",
-	 * which perf shows as "??:0". PLT entries are perf's own invention; a
-	 * "[name]" (the running vdso) is no file perf would ask about. */
-	if (has_file && have_sym && !si.is_plt && d->symsrc_path && d->symsrc_path[0] != '[')
+	 * which perf shows as "??:0". PLT entries are perf's own invention; for
+	 * [vdso] perf asks nobody (verified: "__vdso_clock_gettime+86"). */
+	if (has_file && have_sym && !si.is_plt && d->symsrc_path && d->kind != SYM_DSO_VDSO)
 		snprintf(buf, len, "??:0");
 	else if (have_sym)
 		snprintf(buf, len, "%s+%llu", si.name, (unsigned long long)(addr - si.start));

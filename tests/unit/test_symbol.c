@@ -695,6 +695,9 @@ static void test_vdso(void **state)
 		assert_true(sym_lookup(d, vaddr_to_off(path_of("vdso.so"), v), &si));
 		/* aliases (clock_gettime / __vdso_clock_gettime): one of them */
 		assert_true(strstr(si.name, name) || strstr(name, si.name));
+		char buf[256], want[256];
+		snprintf(want, sizeof(want), "%s+1", si.name);
+		assert_string_equal(sym_srcline_str(d, si.start + 1, false, buf, sizeof(buf)), want);
 		seen++;
 	}
 	free(out);

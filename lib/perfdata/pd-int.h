@@ -95,7 +95,7 @@ struct pd_reader {
 	pd_event_cb cb;
 	void *cb_ctx;
 	proff_error *err;
-	uint64_t nr_unknown_id, nr_unordered;
+	uint64_t nr_unknown_id;
 	/* scratch for other-endian / misaligned records */
 	_Alignas(16) uint8_t scratch[65536 + 64];
 	uint64_t scratch2[65536 / 8 + 8];

@@ -451,7 +451,6 @@ static int parse_file_header(pd_reader *r)
 
 /* ---- the record loop ---------------------------------------------------------- */
 
-static int deliver(pd_reader *r, const uint8_t *rec, uint64_t off, bool comp);
 
 static bool is_pipe_header_type(uint32_t t)
 {
@@ -809,7 +808,7 @@ static int handle_record(pd_reader *r, const uint8_t *raw, uint16_t size, uint64
 		if (comp)
 			return pd_fmt_err(r, off, "COMPRESSED record inside compressed data");
 		/* show the record itself (dump), then its contents */
-		if ((rc = deliver(r, rec, off, comp)) != 0)
+		if ((rc = deliver_now(r, rec, off, comp)) != 0)
 			return rc;
 		return decompress_record(r, raw, size, off, type == PD_COMPRESSED2);
 	}
@@ -871,10 +870,6 @@ static int handle_record(pd_reader *r, const uint8_t *raw, uint16_t size, uint64
 	return 0;
 }
 
-static int deliver(pd_reader *r, const uint8_t *rec, uint64_t off, bool comp)
-{
-	return deliver_now(r, rec, off, comp);
-}
 
 /* Walk the complete records of buf. *consumed = bytes of whole records used.
  * final: a partial record at the end is an error (file) rather than left over. */
@@ -1027,9 +1022,6 @@ static int stream_records(pd_reader *r, bool header_only)
 		if (r->seof)
 			return 0;
 		/* header phase keeps everything in the buffer for pd_process */
-		if (header_only && r->sbuf && r->spos) {
-			/* rewind later: remember where data starts */
-		}
 		int rc = stream_fill(r);
 		if (rc < 0)
 			return rc;
@@ -1074,8 +1066,8 @@ static int open_common(pd_reader *r, proff_error *err)
 		r->sbuf_off = 16;
 		if ((rc = stream_records(r, true)) < 0)
 			return rc;
-		/* pd_process re-walks from the start of the buffer; applied records are not re-applied */
-		r->sbuf_off = r->sbuf_off;      /* buffer still holds everything since offset 16 when small */
+		/* pd_process re-walks the buffer from offset 16 when it still holds
+		 * it (applied header records are delivered, not re-applied) */
 	} else {
 		if (r->map_len == 0)
 			return pd_fmt_err(r, 0, "empty file: not a perf.data file");

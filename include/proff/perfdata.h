@@ -155,7 +155,9 @@ typedef struct pd_event {
 	uint16_t size;
 	uint64_t file_offset;       /* offset of the record in the file (or in the decompressed stream, see from_compressed) */
 	bool from_compressed;
-	const void *raw;            /* the record bytes, host order for the header only */
+	const void *raw;            /* the record bytes; other-endian records are swapped field by
+				     * field into a scratch copy first, so raw is host order except
+				     * byte payloads (RAW, strings) */
 	pd_sample_id sid;
 	union {
 		pd_sample sample;
@@ -196,17 +198,11 @@ typedef struct pd_header {
 	uint64_t sample_time_first, sample_time_last;
 	uint64_t clockid_res_ns;
 	struct { uint32_t version, type, level, ratio, mmap_len; } compressed;
-	/* CPU_TOPOLOGY / NUMA / PMU_MAPPINGS / GROUP_DESC / CACHE / MEM_TOPOLOGY ... are
-	 * kept as decoded text lines for --header printing: */
-	char **extra_lines; size_t nr_extra_lines;
+	/* CPU_TOPOLOGY / NUMA / PMU_MAPPINGS / GROUP_DESC / CACHE / MEM_TOPOLOGY ...
+	 * are kept as validated payloads and decoded by pd_print_header. */
 } pd_header;
 
 typedef struct pd_reader pd_reader;
-
-typedef struct pd_open_opts {
-	bool ordered;       /* deliver records in time order (default true via pd_open) */
-	bool allow_truncated;   /* data size 0 / short file: read to end, warn (default true) */
-} pd_open_opts;
 
 /* Open a file ("-" = stdin, read as pipe-mode stream). */
 int pd_open(const char *path, pd_reader **out, proff_error *err);

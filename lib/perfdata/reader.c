@@ -296,7 +296,6 @@ void pd_close(pd_reader *r)
 	free(r->warnings);
 	free(r->hdr.build_ids);
 	free(r->hdr.cmdline);
-	free(r->hdr.extra_lines);
 	pf_map64_free(&r->id2attr);
 	pf_arena_free(&r->arena);
 	if (r->zds)

@@ -7,11 +7,12 @@
  * way perf does (st_value - p_vaddr + p_offset of the containing PT_LOAD). For
  * the kernel, addresses are the runtime virtual addresses.
  *
- * Where the ELF comes from: the recorded path when its build-id matches the
- * recorded one (or none was recorded), else the build-id cache
- * (~/.debug/.build-id/xx/yyyy.../elf), then --symfs DIR + path. A DSO that
- * cannot be loaded still works: lookups fail and callers print the address as
- * perf does.
+ * Where the ELF comes from, in perf's order, every candidate checked against
+ * the recorded build-id: .gnu_debuglink target, build-id cache
+ * (~/.debug/.build-id/xx/yyyy.../elf, then .../debug), /usr/lib/debug/
+ * .build-id/xx/yyyy.debug, the recorded path (--symfs DIR prefixes all but
+ * the cache). A DSO that cannot be loaded still works: lookups fail and
+ * callers print the address as perf does. docs/symbols.md has the details.
  */
 #ifndef PROFF_SYMBOL_H
 #define PROFF_SYMBOL_H

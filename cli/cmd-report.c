@@ -329,6 +329,7 @@ int cmd_report(int argc, char **argv)
 	lo.buildid_dir = a.buildid_dir;
 	lo.max_stack = 0;    /* applied by the hist layer, which knows the callchain order */
 	lo.time_spec = a.time;
+	lo.demangle_params = a.verbose > 0;
 	uint8_t cpumask[4096 / 8];
 	if (a.cpus) {
 		if (parse_cpu_list(a.cpus, cpumask, sizeof(cpumask) * 8) < 0) {

@@ -102,6 +102,7 @@ typedef struct pf_load_opts {
 	const uint8_t *cpu_mask;   /* --cpu: bitmap of CPUs kept (NULL = all) */
 	size_t cpu_mask_bits;
 	bool inline_frames;
+	bool demangle_params;      /* C++ names with parameter lists (perf -v) */
 } pf_load_opts;
 
 typedef struct pf_profile {

@@ -146,7 +146,7 @@ static uint32_t get_dso(pf_profile *p, const char *filename, int cpumode,
 	if (pf_map64_get(&pr->name2dso, (uint64_t)lid, &v))
 		return (uint32_t)v;
 	enum sym_dso_kind kind = dso_kind_of(namebuf, cpumode);
-	char sbuf[512];
+	char sbuf[4096];
 	short_name_of(namebuf, kind, sbuf, sizeof(sbuf));
 	int64_t sid = intern(p, sbuf);
 	if (sid < 0 || PF_GROW(p->dsos, p->cap_dsos, p->nr_dsos + 1) < 0)
@@ -916,6 +916,7 @@ int pf_profile_load(const char *path, const pf_load_opts *opts, pf_profile **out
 		.buildid_dir = pr->opts.buildid_dir,
 		.recorded_osrelease = hdr->osrelease,
 		.demangle = true,
+		.demangle_params = pr->opts.demangle_params,
 		.inline_frames = pr->opts.inline_frames,
 	};
 	rc = sym_ctx_new(&so, &p->syms_ctx, err);
@@ -1041,20 +1042,14 @@ const char *pf_loc_srcline(pf_profile *p, uint32_t loc)
 	if (l->srcline != PF_NONE)
 		return pf_str(p, l->srcline);
 	char buf[4096];
-	const char *file = NULL;
-	unsigned line = 0;
 	sym_dso *sd = l->dso != PF_NONE ? dso_sd(p, l->dso) : NULL;
-	if (sd && l->dso != PF_NONE && p->dsos[l->dso].kind == SYM_DSO_USER &&
-	    sym_srcline(sd, l->addr, &file, &line) && file) {
-		const char *b = strrchr(file, '/');
-		snprintf(buf, sizeof(buf), "%s:%u", b ? b + 1 : file, line);
-	} else if (l->sym != PF_NONE) {
-		const pf_sym *s = &p->syms[l->sym];
-		snprintf(buf, sizeof(buf), "%s+%llu", pf_str(p, s->name),
-			 (unsigned long long)(l->addr - s->start));
+	if (sd) {
+		sym_srcline_str(sd, l->addr, false, buf, sizeof(buf));
+	} else if (l->dso != PF_NONE) {
+		snprintf(buf, sizeof(buf), "%s[%llx]", pf_str(p, p->dsos[l->dso].short_name),
+			 (unsigned long long)l->addr);
 	} else {
-		const char *dn = l->dso != PF_NONE ? pf_str(p, p->dsos[l->dso].short_name) : "[unknown]";
-		snprintf(buf, sizeof(buf), "%s[%llx]", dn, (unsigned long long)l->addr);
+		snprintf(buf, sizeof(buf), "[unknown][%llx]", (unsigned long long)l->addr);
 	}
 	int64_t id = pf_strtab_intern(&p->strs, buf, strlen(buf));
 	if (id < 0)

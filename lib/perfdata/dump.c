@@ -198,5 +198,8 @@ static int dump_cb(void *ctx, const pd_event *ev)
 int pd_dump(pd_reader *r, FILE *out, proff_error *err)
 {
 	dump_ctx d = { r, out };
-	return pd_process(r, false, dump_cb, &d, err);
+	r->raw_samples = true;
+	int rc = pd_process(r, false, dump_cb, &d, err);
+	r->raw_samples = false;
+	return rc;
 }

@@ -495,7 +495,9 @@ static int f_group_desc(cur *c, FILE *out, bool full)
 		if (!out)
 			continue;
 		pd_reader *r = c->r;
-		fprintf(out, "# group: %s{", *nm ? nm : "");
+		if (!strcmp(nm, "{anon_group}"))       /* perf's name for unnamed groups */
+			nm = "";
+		fprintf(out, "# group: %s{", nm);
 		for (uint32_t k = 0; k < nmemb && leader + k < r->nr_attrs; k++)
 			fprintf(out, "%s%s", k ? "," : "", r->attrs[leader + k].name ? r->attrs[leader + k].name : "?");
 		fprintf(out, "}\n");

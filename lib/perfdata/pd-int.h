@@ -58,6 +58,8 @@ struct pd_reader {
 	pd_attr *attrs;
 	size_t nr_attrs, cap_attrs;
 	pf_map64 id2attr;           /* sample id -> attr index */
+	pf_map64 read_prev;         /* PERF_SAMPLE_READ: id -> last counter value */
+	bool raw_samples;           /* pd_dump: READ samples not split per value */
 	int id_pos, is_pos;         /* evlist-wide positions (u64 index; is_pos from the end) */
 	pf_arena arena;
 	char **warnings;

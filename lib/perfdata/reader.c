@@ -268,6 +268,7 @@ static pd_reader *reader_new(const char *name)
 	r->id_pos = r->is_pos = -1;
 	pf_arena_init(&r->arena);
 	pf_map64_init(&r->id2attr);
+	pf_map64_init(&r->read_prev);
 	return r;
 }
 
@@ -297,6 +298,7 @@ void pd_close(pd_reader *r)
 	free(r->hdr.build_ids);
 	free(r->hdr.cmdline);
 	pf_map64_free(&r->id2attr);
+	pf_map64_free(&r->read_prev);
 	pf_arena_free(&r->arena);
 	if (r->zds)
 		ZSTD_freeDStream(r->zds);
@@ -694,6 +696,48 @@ static int enqueue(pd_reader *r, const uint8_t *rec, uint64_t off, bool comp, ui
 }
 
 /* decode + callback */
+/* PERF_SAMPLE_READ samples are delivered as perf does: one sample per read
+ * value, for the event owning the value's id, with period = the counter's
+ * increase since the previous sample of that id. */
+static int deliver_read_value(pd_reader *r, pd_event *ev, uint64_t value, uint64_t id)
+{
+	uint64_t idx;
+	if (!pf_map64_get(&r->id2attr, id, &idx)) {
+		r->nr_unknown_id++;
+		return 0;
+	}
+	bool found;
+	uint64_t *prev = pf_map64_upsert(&r->read_prev, id, &found);
+	if (!prev)
+		return proff_err_set(r->err, PROFF_ENOMEM, r->name, PROFF_NO_OFFSET, "out of memory");
+	ev->u.sample.id = ev->sid.id = id;
+	ev->u.sample.period = value - *prev;
+	*prev = value;
+	ev->u.sample.evsel = (int)idx;
+	return r->cb(r->cb_ctx, ev);
+}
+
+static int deliver_read(pd_reader *r, pd_event *ev, uint64_t rf)
+{
+	const uint64_t *v = ev->u.sample.read_values;
+	uint32_t n = ev->u.sample.nr_read_values;
+	if (!(rf & 4)) {                /* no ids: the sample's own event */
+		return r->cb(r->cb_ctx, ev);
+	}
+	if (!(rf & 8)) {                /* one value: value [enabled] [running] id [lost] */
+		uint32_t idp = 1 + !!(rf & 1) + !!(rf & 2);
+		return idp < n ? deliver_read_value(r, ev, v[0], v[idp]) : 0;
+	}
+	uint32_t hdr = 1 + !!(rf & 1) + !!(rf & 2), per = 2 + !!(rf & 16);
+	uint64_t nr = v[0];
+	for (uint64_t i = 0; i < nr && hdr + (i + 1) * per <= n; i++) {
+		int rc = deliver_read_value(r, ev, v[hdr + i * per], v[hdr + i * per + 1]);
+		if (rc)
+			return rc;
+	}
+	return 0;
+}
+
 static int deliver_now(pd_reader *r, const uint8_t *rec, uint64_t off, bool comp)
 {
 	pd_event ev;
@@ -702,6 +746,11 @@ static int deliver_now(pd_reader *r, const uint8_t *rec, uint64_t off, bool comp
 		return rc;
 	if (rc > 0)
 		return 0;       /* skipped (unknown sample id) */
+	if (ev.type == PD_SAMPLE && !r->raw_samples) {
+		const pd_attr *a = &r->attrs[ev.u.sample.evsel];
+		if (a->sample_type & PD_S_READ)
+			return deliver_read(r, &ev, a->read_format);
+	}
 	return r->cb(r->cb_ctx, &ev);
 }
 
@@ -1210,6 +1259,8 @@ int pd_process(pd_reader *r, bool ordered, pd_event_cb cb, void *ctx, proff_erro
 	r->qlen = r->qhead = r->qsorted = 0;
 	r->next_flush = r->max_time = 0;
 	r->nr_unknown_id = 0;
+	pf_map64_free(&r->read_prev);
+	pf_map64_init(&r->read_prev);
 	int rc;
 	if (r->stream) {
 		if (r->stream_done) {

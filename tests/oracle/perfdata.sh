@@ -27,13 +27,14 @@ rec two.data -e cpu-clock,task-clock -c 100000
 rec tp.data -e sched:sched_switch -e cpu-clock -c 100000
 recp tpp.data -e sched:sched_switch -e cpu-clock -c 100000
 rec cpu.data -e cpu-clock -F 2000 --sample-cpu -d
+rec grp.data -e '{cpu-clock,task-clock}:S'
 python3 "$ROOT/tests/tools/perfdata-swap.py" g.data be.data || not_ok "perfdata-swap.py"
 
 samples_perf() {
 	perf script -G -i "$1" -F pid,tid,time,period --ns 2>/dev/null |
 		awk '/^ *[0-9]+\// {split($1,a,"/"); t=$2; gsub("[:.]","",t); printf "%s %s %s %s\n", t, a[1], a[2], $3}'
 }
-for f in g z p pz two tp tpp cpu be; do
+for f in g z p pz two tp tpp cpu grp be; do
 	[ -s $f.data ] || { skip "$f.data (recording failed)"; continue; }
 	src=$f.data; [ $f = be ] && src=g.data
 	samples_perf $src > $f.want
@@ -49,6 +50,15 @@ for f in g z p pz two tp tpp cpu be; do
 		check_same "header == perf --header-only -I: $f" $f.hwant $f.hgot
 	fi
 done
+# leader sampling (PERF_SAMPLE_READ, group): one sample per member with the
+# counter delta as period, attributed to the member's event — as perf script
+if [ -s grp.data ]; then
+	perf script -i grp.data -F time,period,event --ns 2>/dev/null |
+		awk '{t=$1; gsub("[:.]","",t); e=$3; sub(":$","",e); print t, $2, e}' > grp.ewant
+	"$PDTOOL" check grp.data | sed -n 's/^event \([0-9]*\) \(.*\)/\1 \2/p' > grp.names
+	"$PDTOOL" samples grp.data | awk 'NR==FNR {n[$1]=$2; next} {print $1, $5, n[$6]}' grp.names - > grp.egot
+	check_same "group read samples with event names == perf script" grp.ewant grp.egot
+fi
 # stdin streaming gives the same samples as the saved pipe file
 "$PDTOOL" samples - < p.data | awk '{printf "%s %s %s %s\n", $1, $2, $3, $5}' > p.stdin
 check_same "stdin stream == pipe file" p.got p.stdin

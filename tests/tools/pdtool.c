@@ -26,12 +26,19 @@ static int fail(const proff_error *e)
 
 struct counts {
 	uint64_t n, by_type[128], last_time, unordered;
-	bool ordered;
+	uint64_t last_off;
+	bool have_last;
 };
 
 static int count_cb(void *ctx, const pd_event *ev)
 {
 	struct counts *c = ctx;
+	/* a PERF_SAMPLE_READ group sample arrives once per value: count records */
+	uint64_t key = ev->file_offset ^ (ev->from_compressed ? 1ull << 63 : 0);
+	if (c->have_last && key == c->last_off && ev->type == PD_SAMPLE)
+		return 0;
+	c->last_off = key;
+	c->have_last = true;
 	c->n++;
 	c->by_type[ev->type < 128 ? ev->type : 127]++;
 	if (ev->type < 64 && ev->sid.has_time && ev->sid.time) {

@@ -318,8 +318,8 @@ static void test_sample_all_fields(void **s)
 		.regs_intr = 0x3,                      /* 2 regs */
 		.stack_user = 16,
 	};
-	uint64_t ids[1] = { 77 };
-	size_t d0 = file_begin(&b, &c, ids, 1);
+	uint64_t ids[2] = { 77, 78 };
+	size_t d0 = file_begin(&b, &c, ids, 2);
 	size_t at = rec_begin(&b, PD_SAMPLE, PD_CPUMODE_USER);
 	p64(&b, 77);                       /* IDENTIFIER */
 	p64(&b, 0x401000);                 /* IP */
@@ -359,7 +359,11 @@ static void test_sample_all_fields(void **s)
 	static evs v;
 	memset(&v, 0, sizeof(v));
 	assert_int_equal(pd_process(r, true, keep_cb, &v, &e), 0);
-	assert_int_equal(v.n, 1);
+	/* READ with a group: one sample per value (as perf), period = counter delta */
+	assert_int_equal(v.n, 2);
+	assert_int_equal(v.ev[1].u.sample.id, 78);
+	assert_int_equal(v.ev[1].u.sample.period, 2);
+	assert_int_equal(v.ev[1].u.sample.ip, 0x401000);
 	const pd_sample *x = &v.ev[0].u.sample;
 	assert_int_equal(x->cpumode, PD_CPUMODE_USER);
 	assert_int_equal(x->ip, 0x401000);
@@ -370,7 +374,7 @@ static void test_sample_all_fields(void **s)
 	assert_int_equal(x->id, 77);
 	assert_int_equal(x->stream_id, 78);
 	assert_int_equal(x->cpu, 3);
-	assert_int_equal(x->period, 12345);
+	assert_int_equal(x->period, 1);
 	assert_int_equal(x->nr_read_values, 9);
 	assert_int_equal(x->weight, 300);
 	assert_int_equal(x->weight_var2, 4);
@@ -417,8 +421,8 @@ static void test_sample_pointers(void **s)
 		    PD_S_REGS_USER | PD_S_STACK_USER | PD_S_REGS_INTR | PD_S_AUX,
 		    .read_format = 1 | 2 | 4 | 8 | 16, .branch_sample_type = 1ull << 17,
 		    .regs_user = 7, .regs_intr = 3 };
-	uint64_t ids[1] = { 1 };
-	size_t d0 = file_begin(&b, &c, ids, 1);
+	uint64_t ids[2] = { 77, 78 };
+	size_t d0 = file_begin(&b, &c, ids, 2);
 	size_t at = rec_begin(&b, PD_SAMPLE, 2);
 	p64(&b, 0x401000);
 	p64(&b, 2); p64(&b, 10); p64(&b, 11); p64(&b, 1); p64(&b, 77); p64(&b, 0); p64(&b, 2); p64(&b, 78); p64(&b, 5);
@@ -664,6 +668,61 @@ static void test_bad_records(void **s)
 	expect_process_error(&b, "empty", 0);
 }
 
+/* PERF_SAMPLE_READ without GROUP and with GROUP over two events: the
+ * counter deltas per id become the periods, the value's id picks the event */
+static void test_sample_read_split(void **s)
+{
+	(void)s;
+	static buf b;
+	craft c = { .sample_type = PD_S_IP | PD_S_ID | PD_S_READ, .read_format = 4 | 8 /* ID|GROUP */ };
+	uint64_t ids[1] = { 11 };
+	size_t d0 = file_begin(&b, &c, ids, 1);
+	/* second event: patch in a second attr entry is complex; instead map id 12
+	 * to the same file through a pipe-style HEADER_ATTR in the data */
+	size_t at = rec_begin(&b, PD_HEADER_ATTR, 0);
+	uint8_t attr[128] = { 0 };
+	uint32_t t = 1, sz = 128;
+	uint64_t cfg = 1;
+	memcpy(attr, &t, 4); memcpy(attr + 4, &sz, 4); memcpy(attr + 8, &cfg, 8);
+	memcpy(attr + 24, &c.sample_type, 8); memcpy(attr + 32, &c.read_format, 8);
+	put(&b, attr, 128);
+	p64(&b, 12);
+	rec_end(&b, at);
+	const uint64_t vals[3][2] = { { 100, 1000 }, { 250, 1600 }, { 300, 1700 } };
+	for (int i = 0; i < 3; i++) {
+		at = rec_begin(&b, PD_SAMPLE, 2);
+		p64(&b, 0x1000 + (uint64_t)i);
+		p64(&b, 11);
+		p64(&b, 2);
+		p64(&b, vals[i][0]); p64(&b, 11);
+		p64(&b, vals[i][1]); p64(&b, 12);
+		rec_end(&b, at);
+	}
+	file_end(&b, d0);
+	pd_reader *r;
+	proff_error e;
+	assert_int_equal(pd_open_mem(b.d, b.n, "read", &r, &e), 0);
+	static evs v;
+	memset(&v, 0, sizeof(v));
+	assert_int_equal(pd_process(r, false, keep_cb, &v, &e), 0);
+	/* HEADER_ATTR + 3 samples x 2 values */
+	assert_int_equal(v.n, 7);
+	const uint64_t want_period[6] = { 100, 1000, 150, 600, 50, 100 };
+	for (int i = 0; i < 6; i++) {
+		const pd_sample *x = &v.ev[1 + i].u.sample;
+		assert_int_equal(x->period, want_period[i]);
+		assert_int_equal(x->evsel, i % 2);
+		assert_int_equal(x->id, 11 + (uint64_t)(i % 2));
+		assert_int_equal(x->ip, 0x1000 + (uint64_t)(i / 2));
+	}
+	assert_string_equal(pd_get_attr(r, 1)->name, "task-clock");
+	/* a second pass starts the deltas again */
+	memset(&v, 0, sizeof(v));
+	assert_int_equal(pd_process(r, false, keep_cb, &v, &e), 0);
+	assert_int_equal(v.ev[1].u.sample.period, 100);
+	pd_close(r);
+}
+
 /* attr versions: attr.size 64 (VER0), 136 (VER8) and a future 160; the
  * header's attr_size is attr.size + 16 and the ids section follows attr.size */
 static void test_attr_sizes(void **s)
@@ -861,6 +920,7 @@ int main(void)
 		cmocka_unit_test(test_bad_records),
 		cmocka_unit_test(test_pipe_stream),
 		cmocka_unit_test(test_attr_sizes),
+		cmocka_unit_test(test_sample_read_split),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -227,8 +227,11 @@ typedef int (*pd_event_cb)(void *ctx, const pd_event *ev);
 
 /* Deliver every data record. ordered=true: samples and side-band records in
  * time order (records without a time keep file order relative to each other,
- * as perf's ordered_events queue does). Returns 0, a PROFF_E* code (err set),
- * or the callback's non-zero value. */
+ * as perf's ordered_events queue does). Samples with PERF_SAMPLE_READ and ids
+ * in read_format are delivered once per read value, as perf does (evsel = the
+ * value's event, period = counter increase since that id's previous sample).
+ * A pipe/stdin reader can be processed once. Returns 0, a PROFF_E* code (err
+ * set), or the callback's non-zero value. */
 int pd_process(pd_reader *r, bool ordered, pd_event_cb cb, void *ctx, proff_error *err);
 
 /* Human-readable name of a record type ("MMAP2", "SAMPLE", ...). */

@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "cmds.h"
 #include "proff/config.h"
@@ -195,6 +196,25 @@ static int load_list(pf_strlist *l, const char *spec, const char *what)
 	return 0;
 }
 
+/* PROFF_TIMING=1 prints the time of each phase on stderr (development aid) */
+static double now_s(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+static void phase(const char *name, double *t0)
+{
+	static int on = -1;
+	if (on < 0)
+		on = getenv("PROFF_TIMING") != NULL;
+	double t = now_s();
+	if (on && name)
+		fprintf(stderr, "proff: timing: %-8s %.3f s cpu\n", name, t - *t0);
+	*t0 = t;
+}
+
 static int print_header_lines(const char *path, bool full)
 {
 	pd_reader *r;
@@ -376,6 +396,8 @@ int cmd_report(int argc, char **argv)
 	}
 
 	pf_profile *prof;
+	double t0;
+	phase(NULL, &t0);
 	if (pf_profile_load(a.input, &lo, &prof, &err) < 0) {
 		cli_error(&err);
 		hist_opts_release(&ho);
@@ -435,16 +457,21 @@ int cmd_report(int argc, char **argv)
 		o.callchain = f.cc_mode != CC_NONE;
 		o.caller_order = caller_set ? caller : children;
 		hist *h;
+		phase("load", &t0);
 		if (hist_build(prof, (uint32_t)ev, &o, &h, &err) < 0) {
 			cli_error(&err);
 			rc = 1;
 			break;
 		}
+		phase("hist", &t0);
 		hist_sort_report(h);
+		phase("sort", &t0);
 		if (a.json)
 			report_print_json(stdout, h, &f, ev == 0);
 		else
 			report_print_hist(stdout, h, &f, prof->nr_lost_samples);
+		fflush(stdout);
+		phase("print", &t0);
 		hist_free(h);
 	}
 	if (a.json)

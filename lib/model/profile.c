@@ -159,6 +159,10 @@ static uint32_t get_dso(pf_profile *p, const char *filename, int cpumode,
 	if (!bid_size) {
 		uint64_t bi;
 		int64_t fid = intern(p, filename);
+		/* the kernel's build-id is recorded as "[kernel.kallsyms]" while its
+		 * map is "[kernel.kallsyms]_text" */
+		if (fid >= 0 && !pf_map64_get(&pr->name2bid, (uint64_t)fid, NULL))
+			fid = lid;
 		if (fid >= 0 && pf_map64_get(&pr->name2bid, (uint64_t)fid, &bi)) {
 			bid = pr->bids[bi].id;
 			bid_size = pr->bids[bi].size;

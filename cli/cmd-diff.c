@@ -33,7 +33,7 @@ typedef struct diff_cli {
 	int verbose;
 	const char *sort, *dsos, *comms, *symbols, *symfs, *kallsyms, *buildid_dir;
 	const char *time_str, *cpu_list, *pid_list, *tid_list, *percentage;
-	const char *compute_arg, *order_arg;
+	const char *compute_arg, *order_arg, *jobs_arg;
 } diff_cli;
 
 enum opt_kind { O_BOOL, O_COUNT, O_STR, O_STR_NOEMPTY };
@@ -81,6 +81,7 @@ static const opt_def opts[] = {
 	{ 0, "tid", O_STR, F(tid_list), "tid[,tid...]", "only consider symbols in these tids" },
 	{ 0, "stream", O_BOOL, F(stream), NULL, "Enable hot streams comparison." },
 	{ 0, "json", O_BOOL, F(json), NULL, "print the rows and every computed value as JSON" },
+	{ 0, "jobs", O_STR, F(jobs_arg), "n", "load at most n files at once (default: all)" },
 };
 #undef F
 #define NR_OPTS (sizeof(opts) / sizeof(opts[0]))
@@ -592,15 +593,23 @@ int cmd_diff(int argc, char **argv)
 			j->lo.time_spec = j->time_spec;
 		}
 	}
+	size_t par = nfiles;
+	if (c.jobs_arg) {
+		long x = strtol(c.jobs_arg, NULL, 10);
+		par = x < 1 ? 1 : (size_t)x;
+	}
 	elf_version(EV_CURRENT);     /* libelf's global init, before any thread */
-	for (size_t f = 1; f < nfiles; f++)
-		jobs[f].started = pthread_create(&jobs[f].th, NULL, load_thread, &jobs[f]) == 0;
-	load_thread(&jobs[0]);
-	for (size_t f = 1; f < nfiles; f++) {
-		if (jobs[f].started)
-			pthread_join(jobs[f].th, NULL);
-		else
-			load_thread(&jobs[f]);
+	for (size_t b = 0; b < nfiles; b += par) {   /* batches of `par` files */
+		size_t e = b + par < nfiles ? b + par : nfiles;
+		for (size_t f = b + 1; f < e; f++)
+			jobs[f].started = pthread_create(&jobs[f].th, NULL, load_thread, &jobs[f]) == 0;
+		load_thread(&jobs[b]);
+		for (size_t f = b + 1; f < e; f++) {
+			if (jobs[f].started)
+				pthread_join(jobs[f].th, NULL);
+			else
+				load_thread(&jobs[f]);
+		}
 	}
 	for (size_t f = 0; f < nfiles; f++)
 		profs[f] = jobs[f].prof;

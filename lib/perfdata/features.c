@@ -740,15 +740,24 @@ static int f_clock_data(cur *c, FILE *out, bool full)
 		return c->err;
 	(void)ver;
 	if (out) {
+		static const struct { uint32_t id; const char *name; } clk_names[] = {
+			{ 1, "monotonic" }, { 4, "monotonic_raw" }, { 0, "realtime" },
+			{ 7, "boottime" }, { 11, "tai" },
+		};
+		const char *cn = "(not found)";
+		for (size_t i = 0; i < sizeof(clk_names) / sizeof(clk_names[0]); i++)
+			if (clk_names[i].id == clockid)
+				cn = clk_names[i].name;
 		time_t sec = (time_t)(wall / UINT64_C(1000000000));
 		struct tm tm;
 		char date[64] = "";
 		if (localtime_r(&sec, &tm))
 			strftime(date, sizeof(date), "%F %T", &tm);
-		fprintf(out, "# clockid: %u\n", clockid);
-		fprintf(out, "# reference time: %s = %" PRIu64 ".%06" PRIu64 " (TOD) = %" PRIu64 ".%09" PRIu64 " (clock %u)\n",
-			date, wall / UINT64_C(1000000000), wall % UINT64_C(1000000000) / 1000,
-			clk / UINT64_C(1000000000), clk % UINT64_C(1000000000), clockid);
+		fprintf(out, "# clockid: %s (%u)\n", cn, clockid);
+		fprintf(out, "# reference time: %s.%06" PRIu64 " = %" PRIu64 ".%06" PRIu64 " (TOD) = %" PRIu64 ".%09" PRIu64 " (%s)\n",
+			date, wall % UINT64_C(1000000000) / 1000, wall / UINT64_C(1000000000),
+			wall % UINT64_C(1000000000) / 1000, clk / UINT64_C(1000000000),
+			clk % UINT64_C(1000000000), cn);
 	}
 	(void)full;
 	return 0;

@@ -65,4 +65,8 @@ cmp_report "time 20%-60%" "$F" --no-children -g none --time 20%-60%
 cmp_report "cpu 0" "$W/calls-cpu.data" --no-children -g none -C 0
 cmp_report "cpu key" "$W/calls-cpu.data" --no-children -g none -s cpu,sym
 cmp_report "no callchains" "$W/calls-nocg.data"
+cmp_report "verbose self" "$F" -v --no-children -g none -s dso,sym
+cmp_report "verbose children graph" "$F" -v
+cmp_report "sample counts (-n)" "$F" -n --no-children -g none
+cmp_report "srcline after sym" "$F" --no-children -g none -s sym,srcline
 finish

@@ -177,7 +177,7 @@ static int dump_cb(void *ctx, const pd_event *ev)
 			uint16_t nr = pd_ld16(rec + 10);
 			fprintf(out, ":");
 			for (uint16_t i = 0; i < nr && 12u + 2u * (i + 1u) <= ev->size; i++)
-				fprintf(out, "%s%u", i ? "," : " ", pd_ld16(rec + 12 + 2 * i));
+				fprintf(out, "%s%d", i ? "," : " ", (int16_t)pd_ld16(rec + 12 + 2 * i));
 		}
 		fprintf(out, "\n");
 		return 0;

@@ -804,6 +804,14 @@ static int f_build_id(cur *c, FILE *out, bool full)
 	return 0;
 }
 
+static int f_stat(cur *c, FILE *out, bool full)
+{
+	if (out)
+		fprintf(out, "# contains stat data\n");
+	(void)c; (void)full;
+	return 0;
+}
+
 static int f_skip(cur *c, FILE *out, bool full)
 {
 	(void)c; (void)out; (void)full;
@@ -819,7 +827,7 @@ static const feat_fn feat_fns[] = {
 	[PD_FEAT_EVENT_DESC] = f_event_desc, [PD_FEAT_CPU_TOPOLOGY] = f_cpu_topology,
 	[PD_FEAT_NUMA_TOPOLOGY] = f_numa, [PD_FEAT_BRANCH_STACK] = f_branch_stack,
 	[PD_FEAT_PMU_MAPPINGS] = f_pmu_mappings, [PD_FEAT_GROUP_DESC] = f_group_desc,
-	[PD_FEAT_AUXTRACE] = f_skip, [PD_FEAT_STAT] = f_skip, [PD_FEAT_CACHE] = f_cache,
+	[PD_FEAT_AUXTRACE] = f_skip, [PD_FEAT_STAT] = f_stat, [PD_FEAT_CACHE] = f_cache,
 	[PD_FEAT_SAMPLE_TIME] = f_sample_time, [PD_FEAT_MEM_TOPOLOGY] = f_mem_topology,
 	[PD_FEAT_CLOCKID] = f_clockid, [PD_FEAT_DIR_FORMAT] = f_dir_format,
 	[PD_FEAT_BPF_PROG_INFO] = f_skip, [PD_FEAT_BPF_BTF] = f_skip,

@@ -18,6 +18,7 @@
 #include "cmds.h"
 #include "proff/dprof.h"
 #include "proff/trace.h"
+#include "proff/calibrate.h"
 
 extern char **environ;
 
@@ -211,6 +212,12 @@ static int read_trace(const char *path, const dprof_build_opts *bo, dprof_model 
 	proff_err_clear(&serr);
 	if (proff_trace_symbolize(t, NULL, &serr) < 0)
 		cli_warnf("%s: no symbols: %s", path, serr.msg);
+	/* overheads measured by proff calibrate instead of the start-up estimate */
+	const char *cal = getenv(CAL_FILE_ENV);
+	if (cal && *cal && (rc = cal_file_apply(cal, t, err)) < 0) {
+		proff_trace_close(t);
+		return rc;
+	}
 	rc = proff_trace_to_dprof(t, bo, true, m, err);
 	proff_trace_close(t);
 	return rc;

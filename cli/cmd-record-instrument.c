@@ -19,12 +19,13 @@
 #include <unistd.h>
 
 #include "cmds.h"
+#include "proff/calibrate.h"
 #include "proff/dprof.h"
 #include "proff/trace.h"
 
 enum opt_id {
 	O_INSTRUMENT = 1, O_OUTPUT, O_BUFFER, O_CLOCK, O_RUNTIME, O_QUIET, O_HELP,
-	O_INFO, O_STATS, O_EVENTS, O_DPROFPP, O_NO_COMP, O_PID,
+	O_INFO, O_STATS, O_EVENTS, O_DPROFPP, O_NO_COMP, O_PID, O_CALIBRATION,
 };
 
 struct ri_opt {
@@ -48,6 +49,7 @@ static const struct ri_opt ri_opts[] = {
 	{ 0,   "dprofpp",       1, O_DPROFPP,    "FILE  dprofpp's default table (real time) of a trace, do not record" },
 	{ 0,   "no-compensate", 0, O_NO_COMP,    "with --stats/--dprofpp: raw times, no overhead subtraction" },
 	{ 0,   "pid",           1, O_PID,        "PID  with --stats: only this process" },
+	{ 0,   "calibration",   1, O_CALIBRATION, "FILE  with --stats/--dprofpp: overheads from proff calibrate -o FILE (or $" CAL_FILE_ENV ")" },
 	{ 'h', "help",          0, O_HELP,       "this help" },
 };
 #define NOPTS (sizeof(ri_opts) / sizeof(ri_opts[0]))
@@ -55,6 +57,7 @@ static const struct ri_opt ri_opts[] = {
 struct ri_conf {
 	const char *output, *buffer, *clock, *runtime;
 	const char *info, *stats, *events, *dprofpp;
+	const char *calibration;   /* --calibration FILE, else $PROFF_CALIBRATION */
 	bool quiet, compensate;
 	int pid;
 };
@@ -104,6 +107,7 @@ static int apply(struct ri_conf *c, enum opt_id id, const char *val)
 		c->pid = (int)v;
 		break;
 	}
+	case O_CALIBRATION: c->calibration = val; break;
 	case O_HELP: break;
 	}
 	return 0;
@@ -221,6 +225,25 @@ static int open_trace(const char *path, proff_trace **t)
 	return 0;
 }
 
+/* Compensate with a proff calibrate file instead of the runtime's start-up
+ * estimate: --calibration FILE, else $PROFF_CALIBRATION. Returns the file
+ * used (NULL if none), or sets *failed. */
+static const char *use_calibration(const struct ri_conf *c, proff_trace *t, bool *failed)
+{
+	const char *f = c->calibration;
+	if (!f || !*f)
+		f = getenv(CAL_FILE_ENV);
+	if (!f || !*f)
+		return NULL;
+	proff_error err = { 0 };
+	if (cal_file_apply(f, t, &err) < 0) {
+		cli_error(&err);
+		*failed = true;
+		return NULL;
+	}
+	return f;
+}
+
 static int do_info(const char *path)
 {
 	proff_trace *t;
@@ -252,6 +275,12 @@ static int do_stats(const struct ri_conf *c)
 	proff_trace *t;
 	if (open_trace(c->stats, &t) < 0)
 		return 1;
+	bool failed = false;
+	const char *cal = use_calibration(c, t, &failed);
+	if (failed) {
+		proff_trace_close(t);
+		return 1;
+	}
 	proff_trace_stats st;
 	proff_trace_stats_opts so = { .compensate = c->compensate, .pid = c->pid };
 	proff_error err = { 0 };
@@ -265,8 +294,8 @@ static int do_stats(const struct ri_conf *c)
 	printf("# proff trace %s: %zu processes, %zu threads, %llu calls, clock %s %.3f MHz\n",
 	       c->stats, in.nsessions, in.nthreads, (unsigned long long)st.calls,
 	       clock_name(in.clock), in.ticks_per_sec / 1e6);
-	printf("# overhead per call: o_in %.2f ns, o_full %.2f ns (%s)\n", in.o_in_ns, in.o_full_ns,
-	       c->compensate ? "compensated" : "raw times");
+	printf("# overhead per call: o_in %.2f ns, o_full %.2f ns (%s%s%s)\n", in.o_in_ns, in.o_full_ns,
+	       c->compensate ? "compensated" : "raw times", cal ? ", from " : "", cal ? cal : "");
 	printf("# total %.6f s; synthetic exits %llu, synthetic entries %llu, clamped %llu\n", st.total,
 	       (unsigned long long)st.synthetic_exits, (unsigned long long)st.synthetic_entries,
 	       (unsigned long long)st.negative_clamped);
@@ -319,6 +348,12 @@ static int do_dprofpp(const struct ri_conf *c)
 	proff_trace *t;
 	if (open_trace(c->dprofpp, &t) < 0)
 		return 1;
+	bool failed = false;
+	use_calibration(c, t, &failed);
+	if (failed) {
+		proff_trace_close(t);
+		return 1;
+	}
 	dprof_build_opts bo = { .out = stdout };
 	dprof_model *m;
 	proff_error err = { 0 };

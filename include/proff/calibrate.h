@@ -134,4 +134,10 @@ int cal_file_parse(const char *buf, size_t len, const char *name, cal_file *out,
 
 #define CAL_FILE_ENV "PROFF_CALIBRATION"
 
+/* Read a calibration file and use its o_in / o_full for a trace's
+ * compensation instead of the runtime's start-up estimate
+ * (proff_trace_set_overheads). */
+struct proff_trace;
+int cal_file_apply(const char *path, struct proff_trace *t, proff_error *err);
+
 #endif

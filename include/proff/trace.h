@@ -150,6 +150,13 @@ typedef struct proff_trace_info {
 } proff_trace_info;
 void proff_trace_get_info(const proff_trace *t, proff_trace_info *info);
 
+/* Replace every session's calibrated overheads (the runtime's start-up
+ * estimate) with values in nanoseconds, e.g. from a `proff calibrate` file;
+ * they are converted with each session's clock rate. Used by compensation in
+ * proff_trace_stats_compute and proff_trace_to_dprof, and reported by
+ * proff_trace_get_info. */
+void proff_trace_set_overheads(proff_trace *t, double o_in_ns, double o_full_ns);
+
 typedef struct proff_trace_session_info {
 	uint64_t id, parent;
 	uint32_t pid, ppid, flags;

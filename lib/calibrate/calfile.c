@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "proff/calibrate.h"
+#include "proff/trace.h"
 
 #define CAL_FILE_MAGIC "proff-calibration"
 #define CAL_FILE_VERSION 1
@@ -202,4 +203,14 @@ int cal_file_read(const char *path, cal_file *out, proff_error *err)
 	int rc = cal_file_parse(buf, n, path, out, err);
 	free(buf);
 	return rc;
+}
+
+int cal_file_apply(const char *path, struct proff_trace *t, proff_error *err)
+{
+	cal_file cf;
+	int rc = cal_file_read(path, &cf, err);
+	if (rc < 0)
+		return rc;
+	proff_trace_set_overheads(t, cf.o_in_ns, cf.o_full_ns);
+	return 0;
 }

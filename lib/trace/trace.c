@@ -432,6 +432,15 @@ void proff_trace_get_info(const proff_trace *t, proff_trace_info *info)
 	}
 }
 
+void proff_trace_set_overheads(proff_trace *t, double o_in_ns, double o_full_ns)
+{
+	for (size_t i = 0; i < t->nsessions; i++) {
+		tsession *s = &t->sessions[i];
+		s->o_in = o_in_ns * s->tps / 1e9;
+		s->o_full = o_full_ns * s->tps / 1e9;
+	}
+}
+
 size_t proff_trace_nsessions(const proff_trace *t)
 {
 	return t->nsessions;

@@ -41,17 +41,18 @@ na=$(perf report -i "$A" --stdio --no-children -g none 2>/dev/null | sed -n 's/^
 nb=$(perf report -i "$B" --stdio --no-children -g none 2>/dev/null | sed -n 's/^# Samples: \([0-9]*\)\(.\).*/\1\2/p')
 echo "  profiles: $A ($(du -h "$A" | cut -f1), $na samples), $B ($(du -h "$B" | cut -f1), $nb samples)"
 
-# measure2 NAME CMD... -> MED_S (median wall s), MED_CPU (median user+sys s), RSS_MB (max peak RSS)
+# measure2 NAME OUT CMD... -> MED_S (median wall s), MED_CPU (median user+sys s), RSS_MB (max peak RSS)
 # The machine is shared: CPU time is the steadier figure, wall time is what a user waits.
-measure2() {
-	local name=$1; shift
+measure2() {   # the first run's stdout is kept in OUT (compared afterwards)
+	local name=$1 out=$2; shift 2
 	local walls=() cpus=() rss=0 i e u s r
 	for ((i = 0; i < RUNS; i++)); do
-		/usr/bin/time -f '%e %U %S %M' -o "$BENCH_DIR/.time" "$@" >/dev/null 2>"$BENCH_DIR/.err" || {
+		/usr/bin/time -f '%e %U %S %M' -o "$BENCH_DIR/.time" "$@" >"$out" 2>"$BENCH_DIR/.err" || {
 			echo "bench: '$name' failed:" >&2; tail -3 "$BENCH_DIR/.err" >&2; MED_S=nan; MED_CPU=nan; RSS_MB=nan; return 1; }
 		read -r e u s r < <(tail -1 "$BENCH_DIR/.time")
 		walls+=("$e"); cpus+=("$(awk -v a="$u" -v b="$s" 'BEGIN{print a+b}')")
 		[ "$r" -gt "$rss" ] && rss=$r
+		out=/dev/null
 	done
 	med() { printf '%s\n' "$@" | sort -g | awk '{a[NR]=$1} END {print (NR%2) ? a[(NR+1)/2] : (a[NR/2]+a[NR/2+1])/2}'; }
 	MED_S=$(med "${walls[@]}"); MED_CPU=$(med "${cpus[@]}")
@@ -62,12 +63,10 @@ measure2() {
 LAST=""
 bench_pair() {   # bench_pair LABEL TARGET_RATIO OPTS...
 	local label=$1 target=$2; shift 2
-	perf diff "$@" "$A" "$B" > "$BENCH_DIR/perf.out" 2>/dev/null
-	"$PROFF" diff "$@" "$A" "$B" > "$BENCH_DIR/proff.out" 2>/dev/null
+	measure2 "perf diff $*" "$BENCH_DIR/perf.out" perf diff "$@" "$A" "$B"; local pt=$MED_S pc=$MED_CPU pr=$RSS_MB
+	measure2 "proff diff $*" "$BENCH_DIR/proff.out" "$PROFF" diff "$@" "$A" "$B"; local ft=$MED_S fc=$MED_CPU fr=$RSS_MB
 	if cmp -s "$BENCH_DIR/perf.out" "$BENCH_DIR/proff.out"; then same="identical output"
 	else same="OUTPUT DIFFERS ($(diff "$BENCH_DIR/perf.out" "$BENCH_DIR/proff.out" | grep -c '^[<>]') lines)"; fi
-	measure2 "perf diff $*" perf diff "$@" "$A" "$B"; local pt=$MED_S pc=$MED_CPU pr=$RSS_MB
-	measure2 "proff diff $*" "$PROFF" diff "$@" "$A" "$B"; local ft=$MED_S fc=$MED_CPU fr=$RSS_MB
 	echo "  diff $label: proff ${ft}s, perf ${pt}s, ratio $(ratio "$pt" "$ft")x (target ${target}x; cpu time ratio $(ratio "$pc" "$fc")x); RSS proff ${fr} MB, perf ${pr} MB (1/$(ratio "$pr" "$fr")); $same"
 	[ -z "$LAST" ] && LAST=$(printf 'diff: proff %.2fs, perf %.2fs, ratio %sx; RSS proff %s MB, perf %s MB' \
 		"$ft" "$pt" "$(ratio "$pt" "$ft")" "$fr" "$pr")

@@ -30,6 +30,7 @@ recp tpp.data -e sched:sched_switch -e cpu-clock -c 100000
 rec cpu.data -e cpu-clock -F 2000 --sample-cpu -d
 rec grp.data -e '{cpu-clock,task-clock}:S'
 rec clk.data -e cpu-clock -c 100000 -k mono
+rec bm.data -e cpu-clock -c 100000 -g --buildid-mmap
 perf stat record -o stat.data -e cpu-clock,task-clock -- sh -c "$LOOP" >/dev/null 2>&1
 python3 "$ROOT/tests/tools/perfdata-swap.py" g.data be.data || not_ok "perfdata-swap.py"
 
@@ -37,7 +38,7 @@ samples_perf() {
 	perf script -G -i "$1" -F pid,tid,time,period --ns 2>/dev/null |
 		awk '/^ *[0-9]+\// {split($1,a,"/"); t=$2; gsub("[:.]","",t); printf "%s %s %s %s\n", t, a[1], a[2], $3}'
 }
-for f in g z p pz two tp tpp cpu grp clk stat be; do
+for f in g z p pz two tp tpp cpu grp clk stat bm be; do
 	[ -s $f.data ] || { skip "$f.data (recording failed)"; continue; }
 	src=$f.data; [ $f = be ] && src=g.data
 	samples_perf $src > $f.want
@@ -62,6 +63,14 @@ if [ -s grp.data ]; then
 	"$PDTOOL" samples grp.data | awk 'NR==FNR {n[$1]=$2; next} {print $1, $5, n[$6]}' grp.names - > grp.egot
 	check_same "group read samples with event names == perf script" grp.ewant grp.egot
 fi
+# dump: the record lines of perf report -D (MMAP/MMAP2 incl. the build-id
+# form, COMM, FORK, EXIT, SAMPLE with callchains) == pd_dump's, as a set
+for f in g bm cpu; do
+	[ -s $f.data ] || continue
+	perf report -D -i $f.data 2>/dev/null | grep -E '^([0-9]+ )+0x[0-9a-f]+ \[|^\.\.\. FP chain|^\.\.\.\.\. ' | grep -v 'PERF_RECORD_\(CPU_MAP\|FINISHED_INIT\|ID_INDEX\|EVENT_UPDATE\|THREAD_MAP\|FINISHED_ROUND\)' | sort > $f.dwant
+	"$PDTOOL" dump $f.data | grep -E '^([0-9]+ )+0x[0-9a-f]+ \[|^\.\.\. FP chain|^\.\.\.\.\. ' | grep -v 'PERF_RECORD_\(CPU_MAP\|FINISHED_INIT\|ID_INDEX\|EVENT_UPDATE\|THREAD_MAP\|FINISHED_ROUND\)' | sort > $f.dgot
+	check_same "dump record lines == perf report -D: $f" $f.dwant $f.dgot
+done
 # stdin streaming gives the same samples as the saved pipe file
 "$PDTOOL" samples - < p.data | awk '{printf "%s %s %s %s\n", $1, $2, $3, $5}' > p.stdin
 check_same "stdin stream == pipe file" p.got p.stdin

@@ -102,8 +102,7 @@ int cal_file_parse(const char *buf, size_t len, const char *name, cal_file *out,
 			continue;
 		char key[64], val[128], extra[8];
 		int nf = sscanf(p, "%63s %127s %7s", key, val, extra);
-		if (nf == 3 && extra[0] != '#')
-			return bad(err, name, start, "more than one value on a line");
+		bool extra_value = nf == 3 && extra[0] != '#';
 		if (nf < 2)
 			return bad(err, name, start, "expected 'key value'");
 		if (!magic) {
@@ -111,7 +110,7 @@ int cal_file_parse(const char *buf, size_t len, const char *name, cal_file *out,
 				return bad(err, name, start, "first line is not '" CAL_FILE_MAGIC " N'");
 			char *e;
 			long v = strtol(val, &e, 10);
-			if (*e || v < 1)
+			if (*e || v < 1 || extra_value)
 				return bad(err, name, start, "bad version");
 			if (v != CAL_FILE_VERSION)
 				return proff_err_set(err, PROFF_ENOTSUP, name, start,
@@ -126,6 +125,8 @@ int cal_file_parse(const char *buf, size_t len, const char *name, cal_file *out,
 				k = &cal_keys[i];
 		if (!k)
 			continue;          /* a newer proff's key */
+		if (extra_value)
+			return bad(err, name, start, "more than one value on a line");
 		if (seen[k->id])
 			return proff_err_set(err, PROFF_EFORMAT, name, start,
 					     "not a valid calibration file: %s given twice", k->name);

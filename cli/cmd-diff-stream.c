@@ -1,0 +1,251 @@
+/* cmd-diff-stream.c — `proff diff --stream` and `proff diff -c cycles`.
+ *
+ * `proff diff` hands its whole command line (argv[0] = "diff") here when it
+ * asks for hot streams (--stream) or hot blocks (-c cycles, --cycles-hist);
+ * cmd_diff_stream_wanted() tells. Output as perf 6.1 prints it, plus the
+ * source-aware options perf never merged: --before DIR --after DIR,
+ * --changed-func NAME, --stream-top N. Without branch stacks, --stream
+ * compares -g callchain streams (perf exits 255 silently there).
+ */
+#include <errno.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cmds.h"
+#include "proff/stream.h"
+
+#define EXIT_SETUP 255
+
+typedef struct sopt {
+	char s;
+	const char *l;
+	bool arg;
+	const char *argh, *help;
+} sopt;
+
+enum { O_STREAM, O_COMPUTE, O_CYCLES_HIST, O_TOP, O_PLIMIT, O_BEFORE, O_AFTER, O_CHFUNC,
+       O_SYMFS, O_KALLSYMS, O_BUILDID_DIR, O_QUIET, O_FORCE, O_VERBOSE, O_NR };
+
+static const sopt sopts[O_NR] = {
+	[O_STREAM] = { 0, "stream", false, NULL, "Enable hot streams comparison." },
+	[O_COMPUTE] = { 'c', "compute", true, "cycles", "hot blocks: cycles diff of the basic blocks (needs branch stacks)" },
+	[O_CYCLES_HIST] = { 0, "cycles-hist", false, NULL, "Show cycles histogram and standard deviation - WARNING: use only with -c cycles." },
+	[O_TOP] = { 0, "stream-top", true, "n", "hot streams kept per profile (default 5)" },
+	[O_PLIMIT] = { 0, "percent-limit", true, "percent", "Don't show streams with hits% below this" },
+	[O_BEFORE] = { 0, "before", true, "dir", "source tree of the old profile's program" },
+	[O_AFTER] = { 0, "after", true, "dir", "source tree of the new profile's program" },
+	[O_CHFUNC] = { 0, "changed-func", true, "name", "function changed in the new profile (repeatable)" },
+	[O_SYMFS] = { 0, "symfs", true, "directory", "Look for files with symbols relative to this directory" },
+	[O_KALLSYMS] = { 0, "kallsyms", true, "file", "kallsyms pathname" },
+	[O_BUILDID_DIR] = { 0, "buildid-dir", true, "dir", "build-id cache directory" },
+	[O_QUIET] = { 'q', "quiet", false, NULL, "Do not show any warnings or messages" },
+	[O_FORCE] = { 'f', "force", false, NULL, "don't complain, do it" },
+	[O_VERBOSE] = { 'v', "verbose", false, NULL, "be more verbose" },
+};
+
+static int usage(FILE *f)
+{
+	fprintf(f, "\n Usage: proff diff --stream|-c cycles [<options>] [old_file] [new_file]\n\n");
+	for (int i = 0; i < O_NR; i++) {
+		char buf[128];
+		if (sopts[i].s)
+			snprintf(buf, sizeof(buf), "    -%c, --%s%s%s%s", sopts[i].s, sopts[i].l,
+				 sopts[i].arg ? " <" : "", sopts[i].arg ? sopts[i].argh : "", sopts[i].arg ? ">" : "");
+		else
+			snprintf(buf, sizeof(buf), "        --%s%s%s%s", sopts[i].l,
+				 sopts[i].arg ? " <" : "", sopts[i].arg ? sopts[i].argh : "", sopts[i].arg ? ">" : "");
+		if (strlen(buf) <= 24)
+			fprintf(f, "%-24s  %s\n", buf, sopts[i].help);
+		else
+			fprintf(f, "%s\n%26s%s\n", buf, "", sopts[i].help);
+	}
+	fputc('\n', f);
+	return EXIT_USAGE;
+}
+
+/* Does this `proff diff` command line ask for streams or hot blocks? */
+bool cmd_diff_stream_wanted(int argc, char **argv)
+{
+	for (int i = 1; i < argc; i++) {
+		const char *a = argv[i];
+		if (!strcmp(a, "--"))
+			break;
+		if (!strcmp(a, "--stream") || !strcmp(a, "--cycles-hist") ||
+		    !strcmp(a, "--compute=cycles") || !strcmp(a, "-ccycles"))
+			return true;
+		if ((!strcmp(a, "-c") || !strcmp(a, "--compute")) && i + 1 < argc &&
+		    !strcmp(argv[i + 1], "cycles"))
+			return true;
+	}
+	return false;
+}
+
+int cmd_diff_stream(int argc, char **argv)
+{
+	const char *val[O_NR] = { 0 };
+	bool set[O_NR] = { 0 };
+	const char **chfuncs = calloc((size_t)argc + 1, sizeof(char *));
+	const char **pos = calloc((size_t)argc + 1, sizeof(char *));
+	size_t nch = 0, npos = 0;
+	int rc = EXIT_USAGE;
+	st_side *sides[2] = { NULL, NULL };
+	st_srcmap *sm = NULL;
+	if (!chfuncs || !pos) {
+		cli_errorf("out of memory");
+		rc = 1;
+		goto out;
+	}
+	bool only_pos = false;
+	for (int i = 1; i < argc; i++) {
+		const char *a = argv[i];
+		if (only_pos || a[0] != '-' || !a[1]) {
+			pos[npos++] = a;
+			continue;
+		}
+		if (!strcmp(a, "--")) {
+			only_pos = true;
+			continue;
+		}
+		if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
+			usage(stdout);
+			rc = EXIT_USAGE;
+			goto out;
+		}
+		int o = -1;
+		const char *inl = NULL;
+		if (a[1] == '-') {
+			const char *name = a + 2;
+			const char *eq = strchr(name, '=');
+			size_t n = eq ? (size_t)(eq - name) : strlen(name);
+			for (int k = 0; k < O_NR; k++)
+				if (strlen(sopts[k].l) == n && !strncmp(sopts[k].l, name, n))
+					o = k;
+			if (eq)
+				inl = eq + 1;
+		} else {
+			for (int k = 0; k < O_NR; k++)
+				if (sopts[k].s == a[1])
+					o = k;
+			if (a[2])
+				inl = a + 2;
+		}
+		if (o < 0 || (inl && !sopts[o].arg)) {
+			fprintf(stderr, "  Error: unknown option `%s'\n", a);
+			usage(stderr);
+			goto out;
+		}
+		const char *v = NULL;
+		if (sopts[o].arg) {
+			if (inl)
+				v = inl;
+			else if (i + 1 < argc)
+				v = argv[++i];
+			else {
+				fprintf(stderr, "  Error: option `%s' requires a value\n", sopts[o].l);
+				usage(stderr);
+				goto out;
+			}
+		}
+		set[o] = true;
+		val[o] = v;
+		if (o == O_CHFUNC)
+			chfuncs[nch++] = v;
+	}
+	bool cycles = false;
+	if (set[O_COMPUTE]) {
+		if (strcmp(val[O_COMPUTE], "cycles")) {
+			cli_errorf("-c %s: only -c cycles goes with --stream", val[O_COMPUTE]);
+			goto out;
+		}
+		cycles = true;
+	}
+	if (set[O_CYCLES_HIST] && !cycles) {
+		usage(stderr);
+		goto out;
+	}
+	if (!cycles && !set[O_STREAM]) {
+		cli_errorf("diff: neither --stream nor -c cycles given");
+		goto out;
+	}
+	if (set[O_BEFORE] != set[O_AFTER]) {
+		cli_errorf("--before and --after go together");
+		goto out;
+	}
+	st_opts so;
+	st_opts_init(&so);
+	so.symfs = val[O_SYMFS];
+	so.kallsyms = val[O_KALLSYMS];
+	so.buildid_dir = val[O_BUILDID_DIR];
+	so.cycles = cycles;
+	if (set[O_TOP]) {
+		char *end;
+		long n = strtol(val[O_TOP], &end, 10);
+		if (*end || n < 1 || n > 100000) {
+			cli_errorf("--stream-top: '%s' is not a count from 1 to 100000", val[O_TOP]);
+			goto out;
+		}
+		so.top = (unsigned)n;
+	}
+	st_report_opts ro = { 0 };
+	if (set[O_PLIMIT]) {
+		char *end;
+		ro.percent_limit = strtod(val[O_PLIMIT], &end);
+		if (*end || end == val[O_PLIMIT] || ro.percent_limit < 0) {
+			cli_errorf("--percent-limit: '%s' is not a percentage", val[O_PLIMIT]);
+			goto out;
+		}
+	}
+	const char *paths[2] = { "perf.data.old", "perf.data" };
+	if (npos == 1)
+		paths[1] = pos[0];
+	else if (npos >= 2) {
+		paths[0] = pos[0];
+		paths[1] = pos[1];
+	}
+	rc = EXIT_SETUP;
+	if (set[O_BEFORE]) {
+		proff_error err = { 0 };
+		if (st_srcmap_new(val[O_BEFORE], val[O_AFTER], &sm, &err) < 0) {
+			cli_error(&err);
+			goto out;
+		}
+	}
+	for (int f = 0; f < 2; f++) {
+		proff_error err = { 0 };
+		if (st_load(paths[f], &so, &sides[f], &err) < 0) {
+			cli_error(&err);
+			goto out;
+		}
+		if (cycles && !st_has_branches(sides[f])) {
+			cli_errorf("%s: -c cycles needs branch stacks (record with -b)", paths[f]);
+			goto out;
+		}
+	}
+	st_match_opts mo = { .srcmap = sm, .changed_funcs = nch ? chfuncs : NULL };
+	if (cycles) {
+		st_cycles_opts co = { .hist = set[O_CYCLES_HIST], .match = &mo };
+		int r = st_cycles_report(stdout, sides[0], sides[1], &co);
+		if (r < 0) {
+			cli_errorf("-c cycles: %s", r == PROFF_ENOTSUP ? "not available in this build" : "write error");
+			goto out;
+		}
+		rc = 0;
+		goto out;
+	}
+	st_match(sides[0], sides[1], &mo);
+	ro.source_section = sm || nch;
+	if (st_report(stdout, sides[0], sides[1], &ro) < 0) {
+		rc = 1;
+		goto out;
+	}
+	rc = 0;
+out:
+	st_side_free(sides[0]);
+	st_side_free(sides[1]);
+	st_srcmap_free(sm);
+	free(chfuncs);
+	free(pos);
+	return rc;
+}

@@ -1,0 +1,100 @@
+/* stream-int.h — internals shared by the files of lib/stream (not a public header). */
+#ifndef PROFF_STREAM_INT_H
+#define PROFF_STREAM_INT_H
+
+#include "proff/perfdata.h"
+#include "proff/stream.h"
+#include "proff/symbol.h"
+#include "proff/util.h"
+
+#define ST_NONE UINT32_MAX
+
+typedef struct st_map { uint64_t start, end, pgoff; uint32_t dso; } st_map;
+
+typedef struct st_mgroup {
+	st_map *maps;              /* sorted by start, not overlapping */
+	size_t nr, cap;
+	struct st_mgroup *next_all;
+} st_mgroup;
+
+typedef struct st_dso {
+	const char *name, *sname;
+	enum sym_dso_kind kind;
+	sym_dso *sd;
+	pf_map64 cache;            /* map address -> index in st_side.addrs */
+} st_dso;
+
+typedef struct st_addr {
+	const char *sym;
+	uint64_t sym_start, sym_end;
+	const char *srcline;       /* callchain srcline ("file:line", "??:0") */
+	const char *key_srcline;   /* srcline sort-key text (perf's hist_entry__srcline) */
+	const char *path;
+	unsigned line;
+} st_addr;
+
+/* one element of the sample's path (perf's callchain_cursor_node) */
+typedef struct st_cnode {
+	uint64_t ip;
+	uint32_t dso;
+	const char *sym;
+	uint64_t sym_start;
+	const char *srcline, *path;
+	unsigned line;
+	bool branch;
+	uint64_t cycles;
+	uint64_t branch_from;
+} st_cnode;
+
+typedef struct st_node {
+	struct st_node *parent;
+	st_call *val;
+	size_t nval;
+	struct st_node **kids;     /* in perf's rb-tree in-order */
+	size_t nr_kids, cap_kids;
+	uint64_t hit, children_hit;
+} st_node;
+
+typedef struct st_entry {
+	const char *srcline, *sym;
+	uint32_t dso;
+	size_t seq;
+	uint64_t period;
+	st_node root;
+} st_entry;
+
+typedef struct st_blocks st_blocks;
+
+struct st_side {
+	st_opts opts;
+	const char *path;
+	proff_error *err;
+	pd_reader *rd;
+	const pd_header *hdr;
+	sym_ctx *syms;
+	pf_arena arena;
+	pf_strtab strs;
+	const char *unknown_srcline;
+	bool use_branches, full_path, any_branches, any_cycles;
+
+	st_dso *dsos; size_t nr_dsos, cap_dsos;
+	pf_map64 name2dso;
+	pf_map64 pid2mg;
+	st_mgroup *kernel_mg, *all_mgs;
+	st_addr *addrs; size_t nr_addrs, cap_addrs;
+
+	st_cnode *cur; size_t cur_nr, cur_cap;
+	st_entry **entries; size_t nr_entries, cap_entries;
+	pf_map64 key2entry;
+	uint64_t total_period, stream_hits;
+
+	st_stream *streams; size_t nr_streams;
+	st_blocks *blocks;
+};
+
+/* cycles.c */
+int st_account_cycles(st_side *s, const pd_sample *sm);
+int st_blocks_finish(st_side *s);
+void st_blocks_free(st_side *s);
+
+#endif

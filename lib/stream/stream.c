@@ -1,0 +1,952 @@
+/* stream.c — hot streams of one perf.data file (`proff diff --stream`).
+ *
+ * Reads the records with pd_process (time order), keeps per-process maps
+ * from MMAP/MMAP2/FORK, resolves addresses through the symbolizer (cached
+ * per dso and address), and aggregates each sample's path in a per-entry
+ * trie keyed by source line, the way perf 6.1 does for `perf diff --stream`:
+ *   entry  = (srcline, symbol, dso) of the sample ip;
+ *   path   = branch stack entries (newest first, loops removed, each as
+ *            target then source) followed by the callchain, truncated as
+ *            perf truncates it; without branch stacks, the callchain alone;
+ *   trie   = radix tree of paths, children ordered by source line, nodes
+ *            split where paths diverge; a node's `hit` is the period of the
+ *            paths ending there;
+ *   streams= nodes with hit >= min_percent of the total period, entries in
+ *            (srcline, symbol, dso) order, nodes by hit; the top N kept in
+ *            perf's slot order.
+ * Without branch stacks a stream is the full path of its node (root first
+ * segment to the node), which is what a callchain user expects to compare.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "proff/perfdata.h"
+#include "proff/stream.h"
+#include "proff/symbol.h"
+#include "proff/util.h"
+#include "stream-int.h"
+
+#define MAX_STACK 127           /* PERF_MAX_STACK_DEPTH */
+#define MAX_BRANCH_DEPTH 127    /* PERF_MAX_BRANCH_DEPTH */
+
+void st_opts_init(st_opts *o)
+{
+	memset(o, 0, sizeof(*o));
+	o->top = 5;
+	o->min_percent = 0.5;
+}
+
+/* ---- dsos, maps, address cache ------------------------------------------ */
+
+static uint32_t get_dso(st_side *s, const char *filename, int cpumode,
+			const uint8_t *bid, size_t bid_size)
+{
+	bool kernel = cpumode == PD_CPUMODE_KERNEL || cpumode == PD_CPUMODE_GUEST_KERNEL;
+	const char *name = filename;
+	if (kernel && !strncmp(filename, "[kernel.kallsyms]", 17))
+		name = "[kernel.kallsyms]";
+	int64_t id = pf_strtab_intern(&s->strs, name, strlen(name));
+	if (id < 0)
+		return ST_NONE;
+	bool found;
+	uint64_t *slot = pf_map64_upsert(&s->name2dso, (uint64_t)id, &found);
+	if (!slot)
+		return ST_NONE;
+	if (found)
+		return (uint32_t)*slot;
+	if (PF_GROW(s->dsos, s->cap_dsos, s->nr_dsos + 1) < 0)
+		return ST_NONE;
+	st_dso *d = &s->dsos[s->nr_dsos];
+	memset(d, 0, sizeof(*d));
+	d->name = s->strs.strs[id];
+	enum sym_dso_kind kind = SYM_DSO_USER;
+	if (!strcmp(name, "[vdso]"))
+		kind = SYM_DSO_VDSO;
+	else if (kernel)
+		kind = !strcmp(name, "[kernel.kallsyms]") ? SYM_DSO_KERNEL : SYM_DSO_MODULE;
+	else if (name[0] == '[' || !strncmp(name, "//anon", 6) || !strncmp(name, "/memfd:", 7) ||
+		 !strncmp(name, "anon_inode:", 11) || !strncmp(name, "/dev/", 5) ||
+		 !strncmp(name, "/SYSV", 5))
+		kind = SYM_DSO_ANON;
+	d->kind = kind;
+	if (!bid_size) {
+		/* build-id from the header table */
+		const pd_header *h = s->hdr;
+		for (size_t i = 0; h && i < h->nr_build_ids; i++) {
+			const char *fn = h->build_ids[i].filename;
+			if (fn && !strcmp(fn, name)) {
+				bid = h->build_ids[i].id;
+				bid_size = h->build_ids[i].size;
+				break;
+			}
+		}
+	}
+	if (bid_size > 20)
+		bid_size = 20;
+	d->sd = kind == SYM_DSO_ANON ? NULL : sym_dso_get(s->syms, name, bid_size ? bid : NULL, bid_size, kind);
+	pf_map64_init(&d->cache);
+	d->sname = d->name;
+	if (kind == SYM_DSO_KERNEL)
+		d->sname = "[kernel.kallsyms]";
+	else if (name[0] == '/') {
+		const char *b = strrchr(name, '/');
+		d->sname = b + 1;
+	}
+	*slot = s->nr_dsos;
+	return (uint32_t)s->nr_dsos++;
+}
+
+static st_mgroup *mg_new(st_side *s)
+{
+	st_mgroup *g = pf_arena_alloc(&s->arena, sizeof(*g));
+	if (g) {
+		g->next_all = s->all_mgs;
+		s->all_mgs = g;
+	}
+	return g;
+}
+
+static st_mgroup *mg_of_pid(st_side *s, uint32_t pid, bool create)
+{
+	uint64_t v;
+	if (pf_map64_get(&s->pid2mg, pid, &v))
+		return (st_mgroup *)(uintptr_t)v;
+	if (!create)
+		return NULL;
+	st_mgroup *g = mg_new(s);
+	uint64_t *slot = g ? pf_map64_upsert(&s->pid2mg, pid, NULL) : NULL;
+	if (!slot)
+		return NULL;
+	*slot = (uint64_t)(uintptr_t)g;
+	return g;
+}
+
+/* insert [start, end) replacing the overlapped parts of older maps */
+static int mg_insert(st_mgroup *g, uint64_t start, uint64_t end, uint64_t pgoff, uint32_t dso)
+{
+	size_t n = 0;
+	st_map tmp[2];
+	/* trim/split overlapping maps */
+	for (size_t i = 0; i < g->nr; i++) {
+		st_map *m = &g->maps[i];
+		if (m->end <= start || m->start >= end)
+			continue;
+		size_t k = 0;
+		if (m->start < start)
+			tmp[k++] = (st_map){ m->start, start, m->pgoff, m->dso };
+		if (m->end > end)
+			tmp[k++] = (st_map){ end, m->end, m->pgoff + (end - m->start), m->dso };
+		if (k == 0) {
+			memmove(m, m + 1, (g->nr - i - 1) * sizeof(*m));
+			g->nr--;
+			i--;
+			continue;
+		}
+		*m = tmp[0];
+		if (k == 2) {
+			if (PF_GROW(g->maps, g->cap, g->nr + 1) < 0)
+				return -1;
+			m = &g->maps[i];
+			memmove(m + 2, m + 1, (g->nr - i - 1) * sizeof(*m));
+			m[1] = tmp[1];
+			g->nr++;
+			i++;
+		}
+	}
+	(void)n;
+	if (PF_GROW(g->maps, g->cap, g->nr + 1) < 0)
+		return -1;
+	size_t pos = g->nr;
+	while (pos > 0 && g->maps[pos - 1].start > start)
+		pos--;
+	memmove(&g->maps[pos + 1], &g->maps[pos], (g->nr - pos) * sizeof(st_map));
+	g->maps[pos] = (st_map){ start, end, pgoff, dso };
+	g->nr++;
+	return 0;
+}
+
+static const st_map *mg_find(const st_mgroup *g, uint64_t addr)
+{
+	if (!g)
+		return NULL;
+	size_t lo = 0, hi = g->nr;
+	while (lo < hi) {
+		size_t mid = (lo + hi) / 2;
+		if (g->maps[mid].start <= addr)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (lo == 0)
+		return NULL;
+	const st_map *m = &g->maps[lo - 1];
+	return addr < m->end ? m : NULL;
+}
+
+static const char *intern(st_side *s, const char *str)
+{
+	int64_t id = pf_strtab_intern(&s->strs, str, strlen(str));
+	return id < 0 ? NULL : s->strs.strs[id];
+}
+
+/* Resolve a map address of a dso into symbol and srcline (cached). */
+static const st_addr *resolve_addr(st_side *s, uint32_t dso, uint64_t maddr)
+{
+	st_dso *d = &s->dsos[dso];
+	bool found;
+	uint64_t *slot = pf_map64_upsert(&d->cache, maddr, &found);
+	if (!slot)
+		return NULL;
+	if (found)
+		return &s->addrs[*slot];
+	size_t idx = s->nr_addrs;
+	*slot = idx;
+	if (PF_GROW(s->addrs, s->cap_addrs, s->nr_addrs + 1) < 0)
+		return NULL;
+	st_addr *a = &s->addrs[s->nr_addrs++];
+	memset(a, 0, sizeof(*a));
+	sym_info si;
+	if (d->sd && sym_lookup(d->sd, maddr, &si)) {
+		a->sym = si.name;
+		a->sym_start = si.start;
+		a->sym_end = si.end;
+	}
+	/* callchain srcline: "file:line" or "??:0" (perf's get_srcline without
+	 * sym/addr); for the kernel perf has no file to ask */
+	const char *file = NULL;
+	unsigned line = 0;
+	if (d->sd && d->kind != SYM_DSO_KERNEL && d->kind != SYM_DSO_MODULE &&
+	    sym_srcline(d->sd, maddr, &file, &line) && file) {
+		const char *b = strrchr(file, '/');
+		char buf[4096];
+		snprintf(buf, sizeof(buf), "%s:%u", b ? b + 1 : file, line);
+		a->srcline = intern(s, buf);
+		a->path = file;
+		a->line = line;
+	} else {
+		a->srcline = s->unknown_srcline;
+	}
+	if (getenv("ST_DUMPADDR"))
+		fprintf(stderr, "ADDR %s %llx %s\n", d->name, (unsigned long long)sym_objdump_addr(d->sd, maddr), a->srcline);
+	/* the hist entry's srcline (perf's srcline sort key text) */
+	char buf[4096];
+	if (d->sd)
+		sym_srcline_str(d->sd, maddr, false, buf, sizeof(buf));
+	else
+		snprintf(buf, sizeof(buf), "%s[%#llx]", d->sname, (unsigned long long)maddr);
+	a->key_srcline = intern(s, buf);
+	if (!a->srcline || !a->key_srcline)
+		return NULL;
+	return a;
+}
+
+/* cpumode-aware lookup of ip: the map and the map address */
+static const st_map *find_map(st_side *s, uint32_t pid, int cpumode, uint64_t ip)
+{
+	if (cpumode == PD_CPUMODE_KERNEL || cpumode == PD_CPUMODE_GUEST_KERNEL)
+		return mg_find(s->kernel_mg, ip);
+	return mg_find(mg_of_pid(s, pid, false), ip);
+}
+
+static uint64_t map_addr(const st_side *s, const st_map *m, uint64_t ip)
+{
+	const st_dso *d = &s->dsos[m->dso];
+	if (d->kind == SYM_DSO_KERNEL || d->kind == SYM_DSO_MODULE)
+		return ip;
+	return ip - m->start + m->pgoff;
+}
+
+/* ---- the cursor (one sample's path) ------------------------------------- */
+
+static int cursor_add(st_side *s, uint32_t pid, int *cpumode, uint64_t ip,
+		      bool branch, uint64_t flags, uint64_t branch_from)
+{
+	const st_map *m = NULL;
+	if (!cpumode) {
+		/* perf's thread__find_cpumode_addr_location: kernel first, then user */
+		m = mg_find(s->kernel_mg, ip);
+		if (!m)
+			m = find_map(s, pid, PD_CPUMODE_USER, ip);
+	} else {
+		if (ip >= PD_CONTEXT_MAX) {
+			if (ip == PD_CONTEXT_KERNEL)
+				*cpumode = PD_CPUMODE_KERNEL;
+			else if (ip == PD_CONTEXT_USER)
+				*cpumode = PD_CPUMODE_USER;
+			else if (ip == PD_CONTEXT_HV)
+				*cpumode = PD_CPUMODE_HYPERVISOR;
+			else {
+				s->cur_nr = 0;    /* corrupted: perf discards the chain */
+				return 1;
+			}
+			return 0;
+		}
+		m = find_map(s, pid, *cpumode, ip);
+	}
+	if (PF_GROW(s->cur, s->cur_cap, s->cur_nr + 1) < 0)
+		return -1;
+	st_cnode *c = &s->cur[s->cur_nr++];
+	memset(c, 0, sizeof(*c));
+	c->ip = ip;
+	c->dso = ST_NONE;
+	if (m) {
+		const st_addr *a = resolve_addr(s, m->dso, map_addr(s, m, ip));
+		if (!a)
+			return -1;
+		c->dso = m->dso;
+		c->sym = a->sym;
+		c->sym_start = a->sym_start;
+		c->srcline = a->srcline;
+		c->path = a->path;
+		c->line = a->line;
+	}
+	c->branch = branch;
+	c->cycles = (flags >> 4) & 0xffff;
+	c->branch_from = branch_from;
+	return 0;
+}
+
+/* perf's remove_loops: drop repeated sequences of branch sources */
+#define CHASHSZ 127
+#define CHASHBITS 8
+static int remove_loops(pd_branch_entry *l, int nr)
+{
+	unsigned char chash[CHASHSZ];
+	memset(chash, 0xff, sizeof(chash));
+	for (int i = 0; i < nr; i++) {
+		int h = (int)((l[i].from * 0x61C8864680B583EBull) >> (64 - CHASHBITS)) % CHASHSZ;
+		if (chash[h] == 0xff) {
+			chash[h] = (unsigned char)i;
+		} else if (l[chash[h]].from == l[i].from) {
+			bool is_loop = true;
+			int off = 0, j;
+			for (j = chash[h]; j < i && i + off < nr; j++, off++)
+				if (l[j].from != l[i + off].from) {
+					is_loop = false;
+					break;
+				}
+			if (is_loop) {
+				j = nr - (i + off);
+				if (j > 0)
+					memmove(l + i, l + i + off, (size_t)j * sizeof(*l));
+				nr -= off;
+			}
+		}
+	}
+	return nr;
+}
+
+static int build_cursor(st_side *s, const pd_sample *sm)
+{
+	s->cur_nr = 0;
+	const uint64_t *chain = sm->callchain;
+	int chain_nr = chain ? (int)sm->nr_callchain : 0;
+	int first_call = 0;
+	if (sm->branches && s->use_branches) {
+		int nr = (int)sm->nr_branches < MAX_STACK ? (int)sm->nr_branches : MAX_STACK;
+		if (sm->nr_branches <= MAX_BRANCH_DEPTH) {
+			pd_branch_entry be[MAX_STACK];
+			for (int i = 0; i < nr; i++) {
+				be[i] = sm->branches[i];
+				if (!chain || first_call >= (int)sm->nr_callchain)
+					continue;
+				if (chain[first_call] >= PD_CONTEXT_MAX)
+					first_call++;
+				else if (be[i].from < chain[first_call] && be[i].from >= chain[first_call] - 8)
+					first_call++;
+			}
+			nr = remove_loops(be, nr);
+			for (int i = 0; i < nr; i++) {
+				int rc = cursor_add(s, sm->pid, NULL, be[i].to, true, be[i].flags, be[i].from);
+				if (!rc)
+					rc = cursor_add(s, sm->pid, NULL, be[i].from, true, be[i].flags, 0);
+				if (rc < 0)
+					return rc;
+				if (rc)
+					break;
+			}
+			if (chain_nr == 0)
+				return 0;
+			chain_nr -= nr;
+		}
+	}
+	int cpumode = PD_CPUMODE_USER;
+	for (int i = first_call, n = 0; i < chain_nr && n < MAX_STACK; i++) {
+		uint64_t ip = chain[i];
+		if (ip < PD_CONTEXT_MAX)
+			n++;
+		int rc = cursor_add(s, sm->pid, &cpumode, ip, false, 0, 0);
+		if (rc < 0)
+			return rc;
+		if (rc)
+			return 0;
+	}
+	return 0;
+}
+
+/* ---- the trie (perf's callchain radix tree, CCKEY_SRCLINE) --------------- */
+
+enum { M_ERR = -1, M_EQ = 0, M_LT = 1, M_GT = 2 };
+
+static int match_strings(const char *l, const char *r)
+{
+	int c;
+	if (l && r)
+		c = strcmp(l, r);
+	else if (!l && r)
+		c = 1;
+	else if (l && !r)
+		c = -1;
+	else
+		return M_ERR;
+	return c == 0 ? M_EQ : c < 0 ? M_LT : M_GT;
+}
+
+static int match_dso_addr(uint32_t ld, uint64_t lip, uint32_t rd, uint64_t rip)
+{
+	if (ld != rd)
+		return ld < rd ? M_LT : M_GT;
+	if (lip != rip)
+		return lip < rip ? M_LT : M_GT;
+	return M_EQ;
+}
+
+/* compare the cursor node with an existing entry; counts branches on a match */
+static int match_chain(const st_cnode *n, st_call *c)
+{
+	int m = match_strings(c->srcline, n->srcline);
+	if (m == M_ERR) {
+		if (n->sym && c->sym)
+			m = match_dso_addr(c->dso, c->sym_start, n->dso, n->sym_start);
+		else
+			m = match_dso_addr(c->dso, c->ip, n->dso, n->ip);
+	}
+	if (m == M_EQ && n->branch) {
+		c->branch_count++;
+		if (!n->branch_from)
+			c->cycles_count += n->cycles;
+	}
+	return m;
+}
+
+static st_node *node_new(st_side *s, st_node *parent)
+{
+	st_node *nd = pf_arena_alloc(&s->arena, sizeof(*nd));
+	if (nd)
+		nd->parent = parent;
+	return nd;
+}
+
+static int fill_node(st_side *s, st_node *nd, size_t pos)
+{
+	size_t n = s->cur_nr - pos;
+	st_call *v = pf_arena_alloc(&s->arena, (n ? n : 1) * sizeof(*v));
+	if (!v)
+		return -1;
+	for (size_t i = 0; i < n; i++) {
+		const st_cnode *c = &s->cur[pos + i];
+		st_call *d = &v[i];
+		d->sym = c->sym;
+		d->srcline = c->srcline;
+		d->path = c->path;
+		d->line = c->line;
+		d->ip = c->ip;
+		d->dso = c->dso;
+		d->sym_start = c->sym_start;
+		if (c->branch) {
+			d->branch_count = 1;
+			if (!c->branch_from)
+				d->cycles_count = c->cycles;
+		}
+	}
+	nd->val = v;
+	nd->nval = n;
+	return 0;
+}
+
+static int kids_insert(st_node *parent, size_t at, st_node *kid)
+{
+	if (PF_GROW(parent->kids, parent->cap_kids, parent->nr_kids + 1) < 0)
+		return -1;
+	memmove(&parent->kids[at + 1], &parent->kids[at], (parent->nr_kids - at) * sizeof(st_node *));
+	parent->kids[at] = kid;
+	parent->nr_kids++;
+	return 0;
+}
+
+static int append_chain(st_side *s, st_node *root, size_t *pos, uint64_t period);
+
+/* children kept in perf's rb-tree in-order: MATCH_LT goes left */
+static int append_children(st_side *s, st_node *root, size_t *pos, uint64_t period)
+{
+	if (*pos >= s->cur_nr)
+		return -1;
+	size_t lo = 0, hi = root->nr_kids;
+	while (lo < hi) {
+		size_t mid = (lo + hi) / 2;
+		int r = append_chain(s, root->kids[mid], pos, period);
+		if (r == M_EQ)
+			goto inc;
+		if (r == M_ERR)
+			return -1;
+		if (r == M_LT)
+			hi = mid;
+		else
+			lo = mid + 1;
+	}
+	st_node *nd = node_new(s, root);
+	if (!nd || fill_node(s, nd, *pos) < 0 || kids_insert(root, lo, nd) < 0)
+		return -1;
+	*pos = s->cur_nr;
+	nd->hit = period;
+inc:
+	root->children_hit += period;
+	return 0;
+}
+
+static int split_add_child(st_side *s, st_node *parent, size_t *pos, size_t idx_local, uint64_t period)
+{
+	st_node *nw = node_new(s, parent);
+	if (!nw)
+		return -1;
+	nw->val = parent->val + idx_local;
+	nw->nval = parent->nval - idx_local;
+	nw->kids = parent->kids;
+	nw->nr_kids = parent->nr_kids;
+	nw->cap_kids = parent->cap_kids;
+	for (size_t i = 0; i < nw->nr_kids; i++)
+		nw->kids[i]->parent = nw;
+	nw->hit = parent->hit;
+	nw->children_hit = parent->children_hit;
+	parent->kids = NULL;
+	parent->nr_kids = parent->cap_kids = 0;
+	parent->nval = idx_local;
+	parent->children_hit = nw->hit + nw->children_hit;
+	if (kids_insert(parent, 0, nw) < 0)
+		return -1;
+	if (*pos < s->cur_nr) {
+		parent->hit = 0;
+		parent->children_hit += period;
+		const st_cnode *c = &s->cur[*pos];
+		st_node *add = node_new(s, parent);
+		if (!add || fill_node(s, add, *pos) < 0)
+			return -1;
+		add->hit = period;
+		*pos = s->cur_nr;
+		int m = match_chain(c, &nw->val[0]);
+		if (kids_insert(parent, m == M_LT ? 0 : 1, add) < 0)
+			return -1;
+	} else {
+		parent->hit = period;
+	}
+	return 0;
+}
+
+static int append_chain(st_side *s, st_node *root, size_t *pos, uint64_t period)
+{
+	size_t start = *pos, i;
+	int cmp = M_ERR;
+	bool found = false;
+	for (i = 0; i < root->nval; i++) {
+		if (*pos >= s->cur_nr)
+			break;
+		cmp = match_chain(&s->cur[*pos], &root->val[i]);
+		if (cmp != M_EQ)
+			break;
+		found = true;
+		(*pos)++;
+	}
+	if (!found)
+		return cmp;
+	size_t matches = *pos - start;
+	if (matches < root->nval)
+		return split_add_child(s, root, pos, matches, period) < 0 ? M_ERR : M_EQ;
+	if (*pos == s->cur_nr) {
+		root->hit += period;
+		return M_EQ;
+	}
+	return append_children(s, root, pos, period) < 0 ? M_ERR : M_EQ;
+}
+
+/* ---- hist entries -------------------------------------------------------- */
+
+static st_entry *get_entry(st_side *s, const char *srcline, const char *sym, uint32_t dso)
+{
+	char key[8192];
+	int n = snprintf(key, sizeof(key), "%s%c%s%c%u", srcline, 0, sym ? sym : "", 0, dso);
+	if (n < 0 || (size_t)n >= sizeof(key))
+		n = sizeof(key) - 1;
+	int64_t id = pf_strtab_intern(&s->strs, key, (size_t)n);
+	if (id < 0)
+		return NULL;
+	bool found;
+	uint64_t *slot = pf_map64_upsert(&s->key2entry, (uint64_t)id, &found);
+	if (!slot)
+		return NULL;
+	if (found)
+		return s->entries[*slot];
+	st_entry *e = pf_arena_alloc(&s->arena, sizeof(*e));
+	if (!e || PF_GROW(s->entries, s->cap_entries, s->nr_entries + 1) < 0)
+		return NULL;
+	e->srcline = srcline;
+	e->sym = sym;
+	e->dso = dso;
+	e->root.parent = NULL;
+	*slot = s->nr_entries;
+	s->entries[s->nr_entries++] = e;
+	return e;
+}
+
+/* ---- record processing -------------------------------------------------- */
+
+static int oom(st_side *s)
+{
+	return proff_err_set(s->err, PROFF_ENOMEM, s->path, PROFF_NO_OFFSET, "out of memory");
+}
+
+static int on_sample(st_side *s, const pd_event *ev)
+{
+	const pd_sample *sm = &ev->u.sample;
+	int cpumode = sm->cpumode;
+	const st_map *m = find_map(s, sm->pid, cpumode, sm->ip);
+	const char *srcline, *sym = NULL;
+	uint32_t dso = ST_NONE;
+	if (m) {
+		const st_addr *a = resolve_addr(s, m->dso, map_addr(s, m, sm->ip));
+		if (!a)
+			return oom(s);
+		srcline = a->key_srcline;
+		sym = a->sym;
+		dso = m->dso;
+	} else {
+		srcline = s->unknown_srcline;
+	}
+	st_entry *e;
+	if (getenv("ST_BYIP")) {
+		char kb[64];
+		snprintf(kb, sizeof(kb), "%llx", (unsigned long long)sm->ip);
+		e = get_entry(s, srcline, intern(s, kb), dso);
+	} else
+		e = get_entry(s, srcline, sym, dso);
+	if (!e)
+		return oom(s);
+	uint64_t period = sm->period;
+	s->total_period += period;
+	e->period += period;
+	if (sm->branches && sm->nr_branches)
+		s->any_branches = true;
+	if (build_cursor(s, sm) < 0)
+		return oom(s);
+	if (s->opts.cycles && sm->branches && st_account_cycles(s, sm) < 0)
+		return oom(s);
+	if (!s->cur_nr)
+		return 0;
+	size_t pos = 0;
+	if (append_children(s, &e->root, &pos, period) < 0)
+		return oom(s);
+	return 0;
+}
+
+static int on_event(void *ctx, const pd_event *ev)
+{
+	st_side *s = ctx;
+	switch (ev->type) {
+	case PD_SAMPLE:
+		return on_sample(s, ev);
+	case PD_FORK: {
+		uint32_t pid = ev->u.fork.pid, ppid = ev->u.fork.ppid;
+		if (pid != ppid) {
+			st_mgroup *pg = mg_of_pid(s, ppid, true);
+			st_mgroup *g = mg_of_pid(s, pid, true);
+			if (!pg || !g)
+				return oom(s);
+			if (g != pg) {
+				g->nr = 0;
+				for (size_t i = 0; i < pg->nr; i++)
+					if (mg_insert(g, pg->maps[i].start, pg->maps[i].end,
+						      pg->maps[i].pgoff, pg->maps[i].dso) < 0)
+						return oom(s);
+			}
+		}
+		return 0;
+	}
+	case PD_MMAP:
+	case PD_MMAP2: {
+		int cpumode = ev->misc & PD_CPUMODE_MASK;
+		const char *fn = ev->u.mmap.filename ? ev->u.mmap.filename : "";
+		if (ev->type == PD_MMAP2 && !(ev->u.mmap.prot & 4) && cpumode != PD_CPUMODE_KERNEL)
+			return 0;    /* data maps are not code */
+		uint32_t dso = get_dso(s, fn, cpumode, ev->u.mmap.has_build_id ? ev->u.mmap.build_id : NULL,
+				       ev->u.mmap.has_build_id ? ev->u.mmap.build_id_size : 0);
+		if (dso == ST_NONE)
+			return oom(s);
+		uint64_t start = ev->u.mmap.start, end = start + ev->u.mmap.len;
+		if (end < start)
+			end = UINT64_MAX;
+		st_mgroup *g;
+		if (cpumode == PD_CPUMODE_KERNEL || cpumode == PD_CPUMODE_GUEST_KERNEL) {
+			g = s->kernel_mg;
+			if (s->dsos[dso].kind == SYM_DSO_KERNEL)
+				sym_kernel_set_ref(s->syms, ev->u.mmap.pgoff);
+		} else {
+			g = mg_of_pid(s, ev->u.mmap.pid, true);
+		}
+		if (!g || mg_insert(g, start, end, ev->u.mmap.pgoff, dso) < 0)
+			return oom(s);
+		return 0;
+	}
+	default:
+		return 0;
+	}
+}
+
+/* ---- streams ------------------------------------------------------------- */
+
+static int entry_cmp(const void *pa, const void *pb)
+{
+	const st_entry *a = *(st_entry *const *)pa, *b = *(st_entry *const *)pb;
+	static int mode = -1;
+	if (mode < 0)
+		mode = getenv("ST_ORDER") ? atoi(getenv("ST_ORDER")) : 2;
+	if (mode == 2 && a->period != b->period)
+		return a->period > b->period ? -1 : 1;
+	int c = strcmp(a->srcline, b->srcline);
+	if (mode == 1)
+		c = -c;
+	if (c)
+		return c;
+	if (!a->sym || !b->sym) {
+		if (a->sym != b->sym)
+			return a->sym ? 1 : -1;
+	} else if ((c = strcmp(a->sym, b->sym)))
+		return c;
+	if (a->seq != b->seq)
+		return a->seq < b->seq ? -1 : 1;
+	return 0;
+}
+
+/* post-order walk, children in order; nodes with hit >= min_hit */
+static int collect_flat(st_node *nd, uint64_t min_hit, st_node ***out, size_t *n, size_t *cap)
+{
+	for (size_t i = 0; i < nd->nr_kids; i++)
+		if (collect_flat(nd->kids[i], min_hit, out, n, cap) < 0)
+			return -1;
+	if (nd->hit && nd->hit >= min_hit) {
+		if (PF_GROW(*out, *cap, *n + 1) < 0)
+			return -1;
+		(*out)[(*n)++] = nd;
+	}
+	return 0;
+}
+
+static int64_t avg_cycles(const st_call *c, size_t n)
+{
+	int64_t cyc = 0;
+	for (size_t i = 0; i < n; i++)
+		if (c[i].srcline && c[i].branch_count)
+			cyc += (int64_t)(c[i].cycles_count / c[i].branch_count);
+	return cyc;
+}
+
+static int make_streams(st_side *s)
+{
+	for (size_t i = 0; i < s->nr_entries; i++)
+		s->entries[i]->seq = i;
+	/* dso names break ties after symbol (perf's sort order srcline,symbol,dso) */
+	qsort(s->entries, s->nr_entries, sizeof(*s->entries), entry_cmp);
+	uint64_t min_hit = (uint64_t)((double)s->total_period * (s->opts.min_percent / 100.0));
+	if (getenv("ST_MINHIT0"))
+		min_hit = 0;
+	st_node **flat = NULL;
+	size_t cap = 0;
+	size_t top = s->opts.top ? s->opts.top : 5;
+	st_node **slots = calloc(top, sizeof(*slots));
+	if (!slots)
+		return -1;
+	size_t nslots = 0;
+	for (size_t e = 0; e < s->nr_entries; e++) {
+		size_t n = 0;
+		if (collect_flat(&s->entries[e]->root, min_hit, &flat, &n, &cap) < 0) {
+			free(flat);
+			free(slots);
+			return -1;
+		}
+		/* stable sort by hit descending (rb insert: ties go right) */
+		for (size_t i = 1; i < n; i++) {
+			st_node *x = flat[i];
+			size_t j = i;
+			while (j > 0 && flat[j - 1]->hit < x->hit) {
+				flat[j] = flat[j - 1];
+				j--;
+			}
+			flat[j] = x;
+		}
+		if (getenv("ST_DEBUG"))
+			for (size_t i = 0; i < n; i++)
+				fprintf(stderr, "entry %zu %s %s dso%u: node hit %llu first %s\n", e, s->entries[e]->srcline,
+					s->entries[e]->sym ? s->entries[e]->sym : "-", s->entries[e]->dso,
+					(unsigned long long)flat[i]->hit, flat[i]->val[0].srcline ? flat[i]->val[0].srcline : "-");
+		for (size_t i = 0; i < n; i++) {
+			st_node *nd = flat[i];
+			s->stream_hits += nd->hit;
+			if (nslots < top) {
+				slots[nslots++] = nd;
+				continue;
+			}
+			size_t idx = 0;
+			uint64_t h = slots[0]->hit;
+			for (size_t k = 1; k < nslots; k++)
+				if (slots[k]->hit < h) {
+					h = slots[k]->hit;
+					idx = k;
+				}
+			if (nd->hit > h)
+				slots[idx] = nd;
+		}
+	}
+	free(flat);
+	s->streams = calloc(nslots ? nslots : 1, sizeof(*s->streams));
+	if (!s->streams) {
+		free(slots);
+		return -1;
+	}
+	for (size_t i = 0; i < nslots; i++) {
+		st_stream *st = &s->streams[i];
+		st_node *nd = slots[i];
+		st->hit = nd->hit;
+		st->pair = -1;
+		if (s->full_path) {
+			/* whole path: segments from the entry root down to this node */
+			size_t len = 0;
+			for (st_node *p = nd; p && p->parent; p = p->parent)
+				len += p->nval;
+			st_call *v = pf_arena_alloc(&s->arena, (len ? len : 1) * sizeof(*v));
+			if (!v) {
+				free(slots);
+				return -1;
+			}
+			size_t at = len;
+			for (st_node *p = nd; p && p->parent; p = p->parent) {
+				at -= p->nval;
+				memcpy(v + at, p->val, p->nval * sizeof(*v));
+			}
+			st->calls = v;
+			st->nr_calls = len;
+		} else {
+			st->calls = nd->val;
+			st->nr_calls = nd->nval;
+		}
+		st->cycles = avg_cycles(st->calls, st->nr_calls);
+		st->percent = s->stream_hits ? 100.0 * (double)nd->hit / (double)s->stream_hits : 0;
+		st->call_changed = pf_arena_alloc(&s->arena, (st->nr_calls ? st->nr_calls : 1) * sizeof(bool));
+		if (!st->call_changed) {
+			free(slots);
+			return -1;
+		}
+	}
+	s->nr_streams = nslots;
+	if (getenv("ST_DEBUG"))
+		fprintf(stderr, "side total %llu streams %llu min %llu\n", (unsigned long long)s->total_period, (unsigned long long)s->stream_hits, (unsigned long long)min_hit);
+	free(slots);
+	return 0;
+}
+
+static void free_kids(st_node *nd)
+{
+	for (size_t i = 0; i < nd->nr_kids; i++)
+		free_kids(nd->kids[i]);
+	free(nd->kids);
+}
+
+int st_load(const char *path, const st_opts *o, st_side **out, proff_error *err)
+{
+	*out = NULL;
+	st_side *s = calloc(1, sizeof(*s));
+	if (!s)
+		return proff_err_set(err, PROFF_ENOMEM, path, PROFF_NO_OFFSET, "out of memory");
+	s->opts = *o;
+	s->path = path;
+	s->err = err;
+	pf_arena_init(&s->arena);
+	pf_map64_init(&s->name2dso);
+	pf_map64_init(&s->pid2mg);
+	pf_map64_init(&s->key2entry);
+	int rc = pf_strtab_init(&s->strs);
+	if (rc < 0) {
+		st_side_free(s);
+		return proff_err_set(err, PROFF_ENOMEM, path, PROFF_NO_OFFSET, "out of memory");
+	}
+	s->unknown_srcline = intern(s, "??:0");
+	s->kernel_mg = mg_new(s);
+	pd_reader *rd;
+	rc = pd_open(path, &rd, err);
+	if (rc < 0) {
+		st_side_free(s);
+		return rc;
+	}
+	s->rd = rd;
+	s->hdr = pd_get_header(rd);
+	size_t na = pd_nr_attrs(rd);
+	s->use_branches = na > 0;
+	for (size_t i = 0; i < na; i++)
+		if (!(pd_get_attr(rd, i)->sample_type & PD_S_BRANCH_STACK))
+			s->use_branches = false;
+	s->full_path = !s->use_branches;
+	sym_opts so = {
+		.symfs = o->symfs, .kallsyms = o->kallsyms, .buildid_dir = o->buildid_dir,
+		.recorded_osrelease = s->hdr->osrelease, .demangle = true,
+	};
+	rc = sym_ctx_new(&so, &s->syms, err);
+	if (rc >= 0)
+		rc = s->kernel_mg ? 0 : oom(s);
+	if (rc >= 0)
+		rc = pd_process(rd, true, on_event, s, err);
+	if (rc > 0)
+		rc = s->err->code ? s->err->code : PROFF_EINTERNAL;
+	if (rc >= 0 && make_streams(s) < 0)
+		rc = oom(s);
+	if (rc >= 0 && o->cycles)
+		rc = st_blocks_finish(s);
+	if (rc < 0) {
+		st_side_free(s);
+		return rc;
+	}
+	*out = s;
+	return 0;
+}
+
+void st_side_free(st_side *s)
+{
+	if (!s)
+		return;
+	for (size_t i = 0; i < s->nr_entries; i++)
+		free_kids(&s->entries[i]->root);
+	free(s->entries);
+	for (size_t i = 0; i < s->nr_dsos; i++)
+		pf_map64_free(&s->dsos[i].cache);
+	free(s->dsos);
+	for (st_mgroup *g = s->all_mgs; g; g = g->next_all)
+		free(g->maps);
+	free(s->addrs);
+	free(s->cur);
+	free(s->streams);
+	st_blocks_free(s);
+	pf_map64_free(&s->name2dso);
+	pf_map64_free(&s->pid2mg);
+	pf_map64_free(&s->key2entry);
+	if (s->syms)
+		sym_ctx_free(s->syms);
+	if (s->rd)
+		pd_close(s->rd);
+	pf_strtab_free(&s->strs);
+	pf_arena_free(&s->arena);
+	free(s);
+}
+
+bool st_has_branches(const st_side *s) { return s->use_branches; }
+bool st_has_cycles(const st_side *s) { return s->any_cycles; }
+size_t st_nr_streams(const st_side *s) { return s->nr_streams; }
+st_stream *st_get_stream(st_side *s, size_t i) { return i < s->nr_streams ? &s->streams[i] : NULL; }
+uint64_t st_total_hits(const st_side *s) { return s->stream_hits; }

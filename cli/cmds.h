@@ -10,6 +10,12 @@ int cmd_diff(int argc, char **argv);
 int cmd_dprofpp(int argc, char **argv);
 int cmd_calibrate(int argc, char **argv);
 
+/* diff --stream / -c cycles (cli/cmd-diff-stream.c); cmd_diff dispatches
+ * there when cmd_diff_stream_wanted(argc, argv). */
+#include <stdbool.h>
+int cmd_diff_stream(int argc, char **argv);
+bool cmd_diff_stream_wanted(int argc, char **argv);
+
 /* record --instrument is handled by cli/cmd-record-instrument.c */
 int cmd_record_instrument(int argc, char **argv);
 

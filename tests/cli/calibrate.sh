@@ -1,0 +1,171 @@
+#!/bin/bash
+# tests/cli/calibrate.sh — end-to-end tests of `proff calibrate`: the table
+# (one row per measurement, Average/Std.Dev./Min/Median), --json, counters
+# that do not exist here reported per counter while time is still measured,
+# the hardware-counter path where a PMU exists, the calibration file and its
+# use by the trace reports, usage errors, and the prediction test: the
+# calibrated per-call cost times the number of calls predicts the CPU time
+# that `proff record --instrument` adds to a call-heavy workload within 25 %.
+source "$(dirname "$0")/../lib.sh"
+
+SRC=$ROOT/tests/data/calibrate
+PROFF=$(cd "$(dirname "$PROFF")" && pwd)/$(basename "$PROFF")
+BIN=$(dirname "$PROFF")
+
+# ---- the table ----------------------------------------------------------------
+"$PROFF" calibrate --quick -q >"$TMP/table" 2>"$TMP/table.err"
+rc=$?
+if [ $rc = 0 ]; then ok "calibrate --quick runs"; else not_ok "calibrate --quick runs (exit $rc)"; head -5 "$TMP/table.err" | sed 's/^/#   /'; fi
+if grep -q '^# group .*measurement .*Average .*Std\.Dev\. .*Min .*Median .*cycles .*runs' "$TMP/table"; then
+	ok "table header: Average, Std.Dev., Min, Median"
+else
+	not_ok "table header: Average, Std.Dev., Min, Median"; head -12 "$TMP/table" | sed 's/^/#   /'
+fi
+# measured rows: group, name, per, then four numbers and a kept/total count
+row_ok() {  # row_ok GROUP NAME
+	awk -v g="$1" -v n="$2" '
+		$1 == g { rest = substr($0, index($0, g) + length(g)); sub(/^ +/, "", rest)
+			  if (!found && substr(rest, 1, length(n) + 1) == n " ") { found = 1; line = rest } }
+		END { if (!found) exit 1
+		      m = split(substr(line, length(n) + 1), f, " ")
+		      # per, Average, Std.Dev., Min, Median, cycles, runs
+		      if (m < 7 || f[2] + 0 <= 0 || f[3] + 0 < 0 || f[4] + 0 > f[5] + 0 || f[7] !~ /^[1-9][0-9]*\/[0-9]+$/) exit 1 }' "$TMP/table"
+}
+if [ "$(uname -m)" = x86_64 ]; then
+	for t in rdtsc rdtscp 'lfence;rdtsc'; do
+		if row_ok timer "$t"; then ok "row timer $t"; else not_ok "row timer $t"; grep "$t" "$TMP/table" | sed 's/^/#   /'; fi
+	done
+fi
+for r in "timer clock_gettime" "instrument idle hooks" "instrument proff per call" "instrument o_in" "instrument o_full"; do
+	if row_ok ${r%% *} "${r#* }"; then ok "row $r"; else not_ok "row $r"; grep "${r#* }" "$TMP/table" | sed 's/^/#   /'; fi
+done
+if can_perf_record; then
+	for r in "F=4000" "F=4000 -g" "F=20000" "F=20000 -g"; do
+		if row_ok sample "$r"; then ok "row sample $r"; else not_ok "row sample $r"; grep "$r" "$TMP/table" | sed 's/^/#   /'; fi
+	done
+else
+	skip "sampling rows (perf_event_open sampling does not work here)"
+fi
+
+# ---- counters -------------------------------------------------------------------
+# A PMU exists when perf stat counts instructions (it prints <not supported> otherwise).
+pmu=no
+if perf stat -x, -e instructions true 2>&1 >/dev/null | grep -q '^[0-9][0-9]*,'; then pmu=yes; fi
+
+"$PROFF" calibrate --quick -q --only timer -r 2 -t instructions,task-clock,LLC-load-misses >"$TMP/cnt" 2>&1
+if [ $pmu = no ]; then
+	if grep -q '^#   instructions  *<not supported>' "$TMP/cnt" && grep -q '^#   LLC-load-misses  *<not supported>' "$TMP/cnt"; then
+		ok "unsupported counters: <not supported> per counter"
+	else
+		not_ok "unsupported counters: <not supported> per counter"; head -8 "$TMP/cnt" | sed 's/^/#   /'
+	fi
+fi
+# time is measured anyway, and a counter that works (software task-clock) is
+# counted under each row: its ns per read is close to the measured time
+if awk '$1 == "timer" && $2 == "clock_gettime" { t = $4; getline; if ($1 == "task-clock" && $2 > 0.7 * t && $2 < 1.4 * t) ok = 1 }
+	END { exit !ok }' "$TMP/cnt"; then
+	ok "time measured and task-clock counted per row"
+else
+	not_ok "time measured and task-clock counted per row"; sed 's/^/#   /' "$TMP/cnt" | head -20
+fi
+if [ $pmu = yes ]; then
+	"$PROFF" calibrate --quick -q --only timer -r 2 -t instructions,cycles --json >"$TMP/hw.json" 2>&1
+	if jq -e '[.measurements[] | .counters.instructions.median > 0] | all' "$TMP/hw.json" >/dev/null &&
+	   jq -e '.counters[] | select(.name == "instructions") | .supported' "$TMP/hw.json" >/dev/null; then
+		ok "hardware counters counted per measurement"
+	else
+		not_ok "hardware counters counted per measurement"; head -20 "$TMP/hw.json" | sed 's/^/#   /'
+	fi
+else
+	skip "hardware counters counted per measurement (no hardware PMU here)"
+fi
+
+# ---- JSON, calibration file, prediction -------------------------------------------
+"$PROFF" calibrate --quick -q --only instrument -r 5 --json -o "$TMP/cal" >"$TMP/cal.json" 2>"$TMP/cal.err"
+if jq -e '.runs == 5 and (.measurements | length) >= 5 and
+	  ([.measurements[] | select(.group == "instrument") | .measured] | all) and
+	  (.calibration.o_full_ns > 0) and (.calibration.call_ns > 0) and
+	  (.counters | map(select(.name == "instructions")) | length) == 1' "$TMP/cal.json" >/dev/null; then
+	ok "--json parses and has the instrument measurements"
+else
+	not_ok "--json parses and has the instrument measurements"; head -20 "$TMP/cal.json" "$TMP/cal.err" | sed 's/^/#   /'
+fi
+if [ $pmu = no ]; then
+	if jq -e '.counters[] | select(.name == "instructions") | .supported == false and .why == "<not supported>"' "$TMP/cal.json" >/dev/null; then
+		ok "--json: unsupported counter reported"
+	else
+		not_ok "--json: unsupported counter reported"
+	fi
+fi
+o_in=$(jq .calibration.o_in_ns "$TMP/cal.json")
+if grep -q '^proff-calibration 1$' "$TMP/cal" && awk -v v="$o_in" '$1 == "o_in_ns" { d = $2 - v; if (d < 0) d = -d; if (d < 0.01) ok = 1 } END { exit !ok }' "$TMP/cal"; then
+	ok "calibration file written (-o) with the measured o_in"
+else
+	not_ok "calibration file written (-o) with the measured o_in"; cat "$TMP/cal" | sed 's/^/#   /'
+fi
+
+cc -O2 -finstrument-functions -o "$TMP/work" "$SRC/work.c" || not_ok "build work.c"
+N=200000
+"$PROFF" record --instrument -q -o "$TMP/w.trace" -- "$TMP/work" 2000 >/dev/null
+# the reports use the file: --calibration FILE, or $PROFF_CALIBRATION
+if "$PROFF" record --instrument --stats "$TMP/w.trace" --calibration "$TMP/cal" | grep -q "from $TMP/cal)" &&
+   PROFF_CALIBRATION=$TMP/cal "$PROFF" record --instrument --stats "$TMP/w.trace" | grep -q "o_in $(printf %.2f "$o_in") ns.*from $TMP/cal"; then
+	ok "record --instrument --stats --calibration / PROFF_CALIBRATION use the file"
+else
+	not_ok "record --instrument --stats --calibration / PROFF_CALIBRATION use the file"
+fi
+# known by construction: zero overheads compensate nothing (= raw times)
+printf 'proff-calibration 1\no_in_ns 0\no_full_ns 0\n' >"$TMP/zero.cal"
+"$PROFF" record --instrument --stats "$TMP/w.trace" --calibration "$TMP/zero.cal" | sed 1,3d >"$TMP/z.out"
+"$PROFF" record --instrument --stats "$TMP/w.trace" --no-compensate | sed 1,3d >"$TMP/raw.out"
+check_same "zero calibration = raw times" "$TMP/raw.out" "$TMP/z.out"
+PROFF_CALIBRATION=$TMP/zero.cal "$PROFF" dprofpp "$TMP/w.trace" >"$TMP/dz.out" 2>&1
+"$PROFF" record --instrument --dprofpp "$TMP/w.trace" --no-compensate >"$TMP/draw.out" 2>&1
+check_same "proff dprofpp with PROFF_CALIBRATION (zero) = raw times" "$TMP/draw.out" "$TMP/dz.out"
+printf 'proff-calibration 1\no_in_ns 5\no_full_ns x\n' >"$TMP/bad.cal"
+expect_exit "damaged calibration file: exit 1" 1 "$PROFF" record --instrument --stats "$TMP/w.trace" --calibration "$TMP/bad.cal"
+if grep -q "bad.cal: not a valid calibration file: o_full_ns 'x'.*byte offset 30" "$TMP/ee.err"; then
+	ok "damaged calibration file: message names file, key and offset"
+else
+	not_ok "damaged calibration file: message names file, key and offset"; cat "$TMP/ee.err" | sed 's/^/#   /'
+fi
+
+# prediction: CPU time added by proff record --instrument (the same binary run
+# without it is the baseline) against calls x calibrated per-call cost +
+# calibrated start-up. The machine is shared and its load changes, so the
+# calibration (one run each) and the workload runs are interleaved, and the
+# medians of 7 rounds are compared.
+cpu() { local TIMEFORMAT='%3U %3S'; { time "$@" >/dev/null 2>&1; } 2>&1 | awk '{ printf "%.4f\n", $1 + $2 }'; }
+median() { sort -g | awk '{ v[NR] = $1 } END { print (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
+: >"$TMP/plain.t"; : >"$TMP/rec.t"; : >"$TMP/call.t"; : >"$TMP/start.t"
+for i in 1 2 3 4 5 6 7; do
+	"$PROFF" calibrate --quick -q --only instrument -r 1 -t '' --json >"$TMP/c1.json" 2>/dev/null
+	jq .calibration.call_ns "$TMP/c1.json" >>"$TMP/call.t"
+	jq .calibration.start_ns "$TMP/c1.json" >>"$TMP/start.t"
+	cpu "$TMP/work" $N >>"$TMP/plain.t"
+	cpu "$PROFF" record --instrument -q -o "$TMP/p.trace" -- "$TMP/work" $N >>"$TMP/rec.t"
+done
+calls=$("$PROFF" record --instrument --info "$TMP/p.trace" | sed -n 's/.* \([0-9]*\) events$/\1/p')
+calls=$((calls / 2))
+call_ns=$(median <"$TMP/call.t")
+start_ns=$(median <"$TMP/start.t")
+read -r meas pred ratio < <(awk -v p="$(median <"$TMP/plain.t")" -v r="$(median <"$TMP/rec.t")" \
+	-v c="$calls" -v k="$call_ns" -v s="$start_ns" \
+	'BEGIN { m = r - p; q = (c * k + s) / 1e9; printf "%.4f %.4f %.3f\n", m, q, (m > 0 ? q / m : 0) }')
+name="prediction: $calls calls x $call_ns ns + start-up = ${pred} s vs measured ${meas} s added CPU (ratio $ratio)"
+if [ "$calls" = $((21 * N + 1)) ] && awk -v x="$ratio" 'BEGIN { exit !(x >= 0.75 && x <= 1.25) }'; then
+	ok "$name"
+else
+	not_ok "$name"; paste "$TMP/call.t" "$TMP/plain.t" "$TMP/rec.t" | sed 's/^/#   call_ns plain rec: /'
+fi
+
+# ---- usage errors -------------------------------------------------------------------
+expect_exit "unknown counter: usage error" 129 "$PROFF" calibrate -t bogus
+grep -q "unknown counter 'bogus'" "$TMP/ee.err" && ok "unknown counter named" || not_ok "unknown counter named"
+expect_exit "unknown group: usage error" 129 "$PROFF" calibrate --only nope
+expect_exit "-r 0: usage error" 129 "$PROFF" calibrate -r 0
+expect_exit "-F 5 (below 11): usage error" 129 "$PROFF" calibrate -F 5
+expect_exit "stray argument: usage error" 129 "$PROFF" calibrate foo
+expect_exit "--help" 0 "$PROFF" calibrate --help
+expect_exit "missing runtime is an error" 1 "$PROFF" calibrate --quick --only instrument --runtime "$TMP/nonexistent.so"
+finish

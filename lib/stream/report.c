@@ -149,7 +149,7 @@ static void print_chain(FILE *out, int idx, const st_stream *st, bool right)
 		fprintf(out, "%35s\t%35s\n", "", "--------------------------");
 	} else {
 		fprintf(out, "%35s\n", b);
-		fprintf(out, "%35s\n", "---------------------------");
+		fprintf(out, "%35s\n", "--------------------------");
 	}
 	for (size_t i = 0; i < st->nr_calls; i++) {
 		sym_name(&st->calls[i], c, sizeof(c), false);

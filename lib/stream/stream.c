@@ -228,8 +228,6 @@ static const st_addr *resolve_addr(st_side *s, uint32_t dso, uint64_t maddr)
 	} else {
 		a->srcline = s->unknown_srcline;
 	}
-	if (getenv("ST_DUMPADDR"))
-		fprintf(stderr, "ADDR %s %llx %s\n", d->name, (unsigned long long)sym_objdump_addr(d->sd, maddr), a->srcline);
 	/* the hist entry's srcline (perf's srcline sort key text) */
 	char buf[4096];
 	if (d->sd)
@@ -310,7 +308,7 @@ static int cursor_add(st_side *s, uint32_t pid, int *cpumode, uint64_t ip,
 
 /* perf's remove_loops: drop repeated sequences of branch sources */
 #define CHASHSZ 127
-#define CHASHBITS 8
+#define CHASHBITS 7
 static int remove_loops(pd_branch_entry *l, int nr)
 {
 	unsigned char chash[CHASHSZ];
@@ -623,13 +621,7 @@ static int on_sample(st_side *s, const pd_event *ev)
 	} else {
 		srcline = s->unknown_srcline;
 	}
-	st_entry *e;
-	if (getenv("ST_BYIP")) {
-		char kb[64];
-		snprintf(kb, sizeof(kb), "%llx", (unsigned long long)sm->ip);
-		e = get_entry(s, srcline, intern(s, kb), dso);
-	} else
-		e = get_entry(s, srcline, sym, dso);
+	st_entry *e = get_entry(s, srcline, sym, dso);
 	if (!e)
 		return oom(s);
 	uint64_t period = sm->period;
@@ -707,14 +699,11 @@ static int on_event(void *ctx, const pd_event *ev)
 static int entry_cmp(const void *pa, const void *pb)
 {
 	const st_entry *a = *(st_entry *const *)pa, *b = *(st_entry *const *)pb;
-	static int mode = -1;
-	if (mode < 0)
-		mode = getenv("ST_ORDER") ? atoi(getenv("ST_ORDER")) : 2;
-	if (mode == 2 && a->period != b->period)
+	/* perf diff has no overhead sort key, yet its output tree comes out
+	 * by period (checked against perf 6.1); ties by srcline, symbol */
+	if (a->period != b->period)
 		return a->period > b->period ? -1 : 1;
 	int c = strcmp(a->srcline, b->srcline);
-	if (mode == 1)
-		c = -c;
 	if (c)
 		return c;
 	if (!a->sym || !b->sym) {
@@ -757,8 +746,6 @@ static int make_streams(st_side *s)
 	/* dso names break ties after symbol (perf's sort order srcline,symbol,dso) */
 	qsort(s->entries, s->nr_entries, sizeof(*s->entries), entry_cmp);
 	uint64_t min_hit = (uint64_t)((double)s->total_period * (s->opts.min_percent / 100.0));
-	if (getenv("ST_MINHIT0"))
-		min_hit = 0;
 	st_node **flat = NULL;
 	size_t cap = 0;
 	size_t top = s->opts.top ? s->opts.top : 5;
@@ -783,11 +770,6 @@ static int make_streams(st_side *s)
 			}
 			flat[j] = x;
 		}
-		if (getenv("ST_DEBUG"))
-			for (size_t i = 0; i < n; i++)
-				fprintf(stderr, "entry %zu %s %s dso%u: node hit %llu first %s\n", e, s->entries[e]->srcline,
-					s->entries[e]->sym ? s->entries[e]->sym : "-", s->entries[e]->dso,
-					(unsigned long long)flat[i]->hit, flat[i]->val[0].srcline ? flat[i]->val[0].srcline : "-");
 		for (size_t i = 0; i < n; i++) {
 			st_node *nd = flat[i];
 			s->stream_hits += nd->hit;
@@ -847,8 +829,6 @@ static int make_streams(st_side *s)
 		}
 	}
 	s->nr_streams = nslots;
-	if (getenv("ST_DEBUG"))
-		fprintf(stderr, "side total %llu streams %llu min %llu\n", (unsigned long long)s->total_period, (unsigned long long)s->stream_hits, (unsigned long long)min_hit);
 	free(slots);
 	return 0;
 }

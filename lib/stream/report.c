@@ -88,18 +88,24 @@ void st_match(st_side *old, st_side *new_, const st_match_opts *mo)
 		st_stream *bs = &old->streams[i];
 		bs->pair = -1;
 		bs->changed = false;
-		for (size_t j = 0; j < new_->nr_streams; j++) {
-			st_stream *ps = &new_->streams[j];
-			int m = streams_match(bs, ps, mo, false);
-			if (!m)
-				continue;
-			bs->pair = (int)j;
-			ps->pair = (int)i;
-			if (m == 2) {
-				bs->changed = ps->changed = true;
-				streams_match(bs, ps, mo, true);
+		/* the first exact match (perf's rule); failing that, the first
+		 * match through changed lines */
+		int best = -1, bestm = 0;
+		for (size_t j = 0; j < new_->nr_streams && bestm != 1; j++) {
+			int m = streams_match(bs, &new_->streams[j], mo, false);
+			if (m && (!bestm || m < bestm)) {
+				best = (int)j;
+				bestm = m;
 			}
-			break;
+		}
+		if (best < 0)
+			continue;
+		st_stream *ps = &new_->streams[best];
+		bs->pair = best;
+		ps->pair = (int)i;
+		if (bestm == 2) {
+			bs->changed = ps->changed = true;
+			streams_match(bs, ps, mo, true);
 		}
 	}
 }

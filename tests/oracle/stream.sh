@@ -1,0 +1,168 @@
+#!/bin/bash
+# tests/oracle/stream.sh — `proff diff --stream` against perf 6.1, and the
+# source-aware stream matching perf never had (--before/--after,
+# --changed-func), and -c cycles' error without branch stacks.
+#
+# The workload is tests/data/stream/before/*.c, built here; "after" trees are
+# made from it by small edits (lines inserted above the hot loops, an edit
+# inside one, an edit below, a deleted block, a renamed file). Branch stacks
+# are synthetic: mkbrstack.py (MKBRSTACK=path, default ../shared/tools of the
+# project's parent) adds instruction-accurate ones to a -g recording, and
+# real perf reads them; those checks are skipped when it is not there.
+source "$(dirname "$0")/../lib.sh"
+
+command -v perf >/dev/null || { skip "stream oracle (no perf)"; finish; }
+command -v gcc >/dev/null || { skip "stream oracle (no gcc)"; finish; }
+can_perf_record || { skip "stream oracle (perf record does not work here)"; finish; }
+
+# proff diff dispatches --stream to cmd_diff_stream; until it does, drive the
+# command through tests/tools/stream-main.c
+STREAM=("$PROFF" diff)
+"$PROFF" diff --stream --stream-top=1 "$TMP/none1" "$TMP/none2" >/dev/null 2>&1
+if [ $? != 255 ]; then
+	BUILD_DIR=$(dirname "$PROFF")
+	if ! cc -std=gnu17 -O2 -D_GNU_SOURCE -I"$ROOT/include" -o "$TMP/stream-main" "$ROOT/tests/tools/stream-main.c" \
+		"$ROOT/cli/cmd-diff-stream.c" "$ROOT/cli/cli-util.c" "$BUILD_DIR/libproff.a" \
+		$(pkg-config --libs libdw libelf libzstd 2>/dev/null || echo -ldw -lelf -lzstd) -lstdc++ -lm -lpthread 2>"$TMP/cc.err"; then
+		not_ok "build stream-main"; sed 's/^/#   /' "$TMP/cc.err" | head; finish
+	fi
+	STREAM=("$TMP/stream-main" diff)
+fi
+
+SRC=$ROOT/tests/data/stream/before
+CFLAGS_W="-O0 -g -fno-omit-frame-pointer -fcf-protection=none"
+build() {   # build DIR OUT
+	gcc $CFLAGS_W -o "$2" "$1"/*.c 2>"$TMP/gcc.err" || { sed 's/^/#   /' "$TMP/gcc.err"; return 1; }
+}
+rec() {     # rec BIN OUT [ITER]
+	perf record -q -e cpu-clock -F 4000 -g -o "$2" "$1" "${3:-150000}" >/dev/null 2>&1
+}
+
+cp -r "$SRC" "$TMP/before"
+build "$TMP/before" "$TMP/w" || { not_ok "build workload"; finish; }
+rec "$TMP/w" "$TMP/a.data" && rec "$TMP/w" "$TMP/b.data" || { not_ok "perf record"; finish; }
+
+# ---- 1. perf --stream on synthetic branch stacks, byte for byte ----------
+MKBRSTACK=${MKBRSTACK:-$ROOT/../shared/tools/mkbrstack.py}
+if [ -f "$MKBRSTACK" ] && command -v python3 >/dev/null; then
+	python3 "$MKBRSTACK" "$TMP/a.data" "$TMP/a_br.data" >/dev/null 2>&1 &&
+	python3 "$MKBRSTACK" "$TMP/a.data" "$TMP/a2_br.data" --seed 2 --func-scale beta=2 >/dev/null 2>&1 &&
+	python3 "$MKBRSTACK" "$TMP/b.data" "$TMP/b_br.data" --seed 3 >/dev/null 2>&1
+	if [ $? = 0 ]; then
+		for p in "a_br b_br" "b_br a_br" "a_br a2_br" "a2_br a_br" "a_br a_br"; do
+			set -- $p
+			perf diff --stream "$TMP/$1.data" "$TMP/$2.data" >"$TMP/perf.out" 2>/dev/null
+			prc=$?
+			"${STREAM[@]}" --stream "$TMP/$1.data" "$TMP/$2.data" >"$TMP/proff.out" 2>"$TMP/proff.err"
+			rc=$?
+			if [ $prc != 0 ]; then
+				skip "--stream $1 $2 (perf exited $prc)"
+				continue
+			fi
+			[ $rc = 0 ] || { not_ok "--stream $1 $2 exit $rc"; head -3 "$TMP/proff.err" | sed 's/^/#   /'; continue; }
+			check_same "--stream $1 $2 equals perf" "$TMP/perf.out" "$TMP/proff.out"
+		done
+		# a stream compared with itself always matches itself
+		"${STREAM[@]}" --stream "$TMP/a_br.data" "$TMP/a_br.data" >"$TMP/self.out"
+		n=$(grep -c '^hot chain pair' "$TMP/self.out")
+		if [ "$n" = 5 ] && ! sed -n '/old perf data only/,/new perf data only/p' "$TMP/self.out" | grep -q '^hot chain'; then
+			ok "--stream self: 5 pairs, no old-only stream"
+		else
+			not_ok "--stream self: $n pairs"
+		fi
+		# --stream-top / --percent-limit
+		"${STREAM[@]}" --stream --stream-top 8 "$TMP/a_br.data" "$TMP/a_br.data" >"$TMP/top.out"
+		n=$(grep -c '^hot chain pair' "$TMP/top.out")
+		[ "$n" = 8 ] && ok "--stream-top 8" || not_ok "--stream-top 8 gave $n pairs"
+		"${STREAM[@]}" --stream --percent-limit 100 "$TMP/a_br.data" "$TMP/b_br.data" >"$TMP/pl.out"
+		n=$(grep -c '^hot chain' "$TMP/pl.out")
+		[ "$n" = 0 ] && ok "--percent-limit 100 hides every stream" || not_ok "--percent-limit 100 left $n"
+		# -c cycles on branch data: the error is not about branch stacks
+		"${STREAM[@]}" -c cycles "$TMP/a_br.data" "$TMP/b_br.data" >/dev/null 2>"$TMP/cy.err"
+		if grep -q 'needs branch stacks' "$TMP/cy.err"; then not_ok "-c cycles on branch data"; else ok "-c cycles on branch data is accepted"; fi
+	else
+		not_ok "mkbrstack.py failed"
+	fi
+else
+	skip "--stream vs perf (mkbrstack.py not found; set MKBRSTACK)"
+fi
+
+# ---- 2. -c cycles without branch stacks: clear error ------------------------
+expect_exit "-c cycles without branch stacks exits 255" 255 "${STREAM[@]}" -c cycles "$TMP/a.data" "$TMP/b.data"
+if grep -q "^proff: $TMP/a.data: -c cycles needs branch stacks (record with -b)" "$TMP/ee.err"; then
+	ok "-c cycles error message"
+else
+	not_ok "-c cycles error message"; sed 's/^/#   /' "$TMP/ee.err" | head -3
+fi
+
+# ---- 3. callchain streams (-g, no branch stacks) ----------------------------
+"${STREAM[@]}" --stream --stream-top 10 "$TMP/a.data" "$TMP/b.data" >"$TMP/cc.out" 2>"$TMP/cc.err"
+if [ $? = 0 ] && grep -q '^ *alpha hot.c:1[0-9]' "$TMP/cc.out" && grep -q 'main main.c:' "$TMP/cc.out"; then
+	ok "-g callchain streams: full paths to main"
+else
+	not_ok "-g callchain streams"; head -20 "$TMP/cc.out" "$TMP/cc.err" | sed 's/^/#   /'
+fi
+pairs_ab=$(grep -c '^hot chain pair' "$TMP/cc.out")
+[ "$pairs_ab" -ge 5 ] && ok "-g streams of two runs of one binary match ($pairs_ab of 10)" || not_ok "-g streams: only $pairs_ab pairs"
+
+# ---- 4. source-change cases (--before/--after, --changed-func) --------------
+# moved: 3 lines inserted above the hot loops, a block deleted in main.c,
+# a function added below the hot lines
+mkdir -p "$TMP/moved"
+{ printf '/* added 1 */\n/* added 2 */\n/* added 3 */\n'; cat "$SRC/hot.c"; printf '\nlong unused_below(long x)\n{\n\treturn x * 2;\n}\n'; } >"$TMP/moved/hot.c"
+{ printf '/* moved */\n\n'; cat "$SRC/util.c"; } >"$TMP/moved/util.c"
+grep -v '^volatile long sink;$' "$SRC/main.c" | sed 's/^#include <stdlib.h>$/#include <stdlib.h>\nvolatile long sink;/' >"$TMP/moved/main.c"
+# inside: the inner statement of beta's loop changed
+mkdir -p "$TMP/inside"
+cp "$SRC"/*.c "$TMP/inside/"
+sed -i 's/\t\t\ts += (s << 1) ^ j;/\t\t\ts += (s << 2) ^ j;/' "$TMP/inside/hot.c"
+# renamed: util.c -> mix.c
+mkdir -p "$TMP/renamed"
+cp "$SRC/main.c" "$SRC/hot.c" "$TMP/renamed/"
+cp "$SRC/util.c" "$TMP/renamed/mix.c"
+
+for t in moved inside renamed; do
+	build "$TMP/$t" "$TMP/w_$t" && rec "$TMP/w_$t" "$TMP/$t.data" || { not_ok "build/record $t"; finish; }
+done
+S=("${STREAM[@]}" --stream --stream-top 10)
+
+# moved code: without the map the shifted hot.c lines do not match; with it
+# they do, and nothing is marked changed
+"${S[@]}" "$TMP/a.data" "$TMP/moved.data" >"$TMP/m0.out"
+"${S[@]}" --before "$TMP/before" --after "$TMP/moved" "$TMP/a.data" "$TMP/moved.data" >"$TMP/m1.out"
+n0=$(sed -n '/Matched hot streams/,/source line changed/p' "$TMP/m0.out" | grep -c '^hot chain pair')
+n1=$(sed -n '/Matched hot streams/,/source line changed/p' "$TMP/m1.out" | grep -c '^hot chain pair')
+if [ "$n1" -gt "$n0" ] && [ "$n1" -ge 5 ]; then ok "moved code matches through the line map ($n0 -> $n1 pairs)"; else not_ok "moved code: $n0 -> $n1 pairs"; fi
+if grep -q '\*$' "$TMP/m1.out"; then not_ok "moved code: nothing marked changed"; grep '\*$' "$TMP/m1.out" | head -3 | sed 's/^/#   /'; else ok "moved code: nothing marked changed"; fi
+grep -q 'source line changed (\*)' "$TMP/m1.out" && ok "source-changed section printed" || not_ok "source-changed section printed"
+
+# edit inside beta's hot loop: beta's streams go to the changed section, with
+# '*' on the changed line; alpha's stay matched
+"${S[@]}" --before "$TMP/before" --after "$TMP/inside" "$TMP/a.data" "$TMP/inside.data" >"$TMP/i.out"
+chg=$(sed -n '/source line changed/,/old perf data only/p' "$TMP/i.out")
+if echo "$chg" | grep -q 'beta hot.c:22\*$'; then ok "edit inside: beta hot.c:22 marked *"; else not_ok "edit inside: beta not marked"; echo "$chg" | head -20 | sed 's/^/#   /'; fi
+if sed -n '/Matched hot streams/,/source line changed/p' "$TMP/i.out" | grep -q 'alpha hot.c'; then ok "edit inside: alpha still matched"; else not_ok "edit inside: alpha still matched"; fi
+if sed -n '/Matched hot streams/,/source line changed/p' "$TMP/i.out" | grep -q 'beta hot.c:22'; then not_ok "edit inside: beta not in matched"; else ok "edit inside: beta not in matched"; fi
+
+# renamed file: util_mix's streams are changed (the old file is gone)
+"${S[@]}" --before "$TMP/before" --after "$TMP/renamed" "$TMP/a.data" "$TMP/renamed.data" >"$TMP/r.out"
+if sed -n '/source line changed/,/old perf data only/p' "$TMP/r.out" | grep -q 'util_mix mix.c:[0-9]*\*$'; then
+	ok "renamed file: util_mix marked changed"
+else
+	not_ok "renamed file: util_mix marked changed"; sed -n '/source line changed/,$p' "$TMP/r.out" | head -20 | sed 's/^/#   /'
+fi
+
+# --changed-func: same binary, alpha declared changed
+"${S[@]}" --changed-func alpha "$TMP/a.data" "$TMP/b.data" >"$TMP/cf.out"
+chg=$(sed -n '/source line changed/,/old perf data only/p' "$TMP/cf.out")
+if echo "$chg" | grep -q 'alpha hot.c:1[0-9]\*$' && ! sed -n '/Matched hot streams/,/source line changed/p' "$TMP/cf.out" | grep -q 'alpha hot.c'; then
+	ok "--changed-func alpha: alpha's streams changed"
+else
+	not_ok "--changed-func alpha"; head -30 "$TMP/cf.out" | sed 's/^/#   /'
+fi
+
+# usage errors
+expect_exit "--before without --after" 129 "${STREAM[@]}" --stream --before "$TMP/before" "$TMP/a.data" "$TMP/b.data"
+expect_exit "--stream-top 0" 129 "${STREAM[@]}" --stream --stream-top 0 "$TMP/a.data" "$TMP/b.data"
+expect_exit "missing file" 255 "${STREAM[@]}" --stream "$TMP/nope.data" "$TMP/b.data"
+finish

@@ -442,6 +442,10 @@ static int dump_file(const char *path)
 
 int cmd_diff(int argc, char **argv)
 {
+	/* hot streams and hot blocks have their own command line (cmd-diff-stream.c) */
+	if (cmd_diff_stream_wanted(argc, argv))
+		return cmd_diff_stream(argc, argv);
+
 	diff_cli c;
 	memset(&c, 0, sizeof(c));
 	diff_opts_init(&c.o);

@@ -170,7 +170,6 @@ same "--cycles-hist" --cycles-hist a.data b.data
 same "-s foo" -s foo a.data b.data
 same "missing file" nonexistent.data b.data
 same "-c cycles" -c cycles a.data b.data
-same "--stream" --stream a.data b.data
 "$PROFF" diff -c cycles a.data b.data 2>"$TMP/e.err"
 grep -q "a.data: -c cycles needs branch stacks (record with -b)" "$TMP/e.err" && ok "-c cycles message" || not_ok "-c cycles message"
 

@@ -42,7 +42,7 @@ static const sopt sopts[O_NR] = {
 	[O_BUILDID_DIR] = { 0, "buildid-dir", true, "dir", "build-id cache directory" },
 	[O_QUIET] = { 'q', "quiet", false, NULL, "Do not show any warnings or messages" },
 	[O_FORCE] = { 'f', "force", false, NULL, "don't complain, do it" },
-	[O_VERBOSE] = { 'v', "verbose", false, NULL, "be more verbose" },
+	[O_VERBOSE] = { 'v', "verbose", false, NULL, "be more verbose (-c cycles: block ranges as symbol offsets)" },
 };
 
 static int usage(FILE *f)
@@ -225,7 +225,7 @@ int cmd_diff_stream(int argc, char **argv)
 	}
 	st_match_opts mo = { .srcmap = sm, .changed_funcs = nch ? chfuncs : NULL };
 	if (cycles) {
-		st_cycles_opts co = { .hist = set[O_CYCLES_HIST], .match = &mo };
+		st_cycles_opts co = { .hist = set[O_CYCLES_HIST], .offsets = set[O_VERBOSE], .match = &mo };
 		int r = st_cycles_report(stdout, sides[0], sides[1], &co);
 		if (r < 0) {
 			cli_errorf("-c cycles: %s", r == PROFF_ENOTSUP ? "not available in this build" : "write error");

@@ -110,6 +110,7 @@ int st_report(FILE *out, st_side *old, st_side *new_, const st_report_opts *ro);
  * have been loaded with o.cycles). */
 typedef struct st_cycles_opts {
 	bool hist;                  /* --cycles-hist */
+	bool offsets;               /* ranges as symbol offsets (-v), not srclines */
 	const st_match_opts *match; /* changed functions/lines: "[block changed in new stream]" */
 } st_cycles_opts;
 int st_cycles_report(FILE *out, st_side *old, st_side *new_, const st_cycles_opts *co);

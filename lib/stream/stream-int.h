@@ -92,6 +92,11 @@ struct st_side {
 	st_blocks *blocks;
 };
 
+/* stream.c, for cycles.c */
+const st_map *st_find_any_map(st_side *s, uint32_t pid, uint64_t ip);
+uint64_t st_map_addr(const st_side *s, const st_map *m, uint64_t ip);
+const st_addr *st_resolve(st_side *s, uint32_t dso, uint64_t maddr);
+
 /* cycles.c */
 int st_account_cycles(st_side *s, const pd_sample *sm);
 int st_blocks_finish(st_side *s);

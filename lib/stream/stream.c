@@ -256,6 +256,23 @@ static uint64_t map_addr(const st_side *s, const st_map *m, uint64_t ip)
 	return ip - m->start + m->pgoff;
 }
 
+/* for cycles.c: perf's cpumode-free lookup (kernel maps first, then the process) */
+const st_map *st_find_any_map(st_side *s, uint32_t pid, uint64_t ip)
+{
+	const st_map *m = mg_find(s->kernel_mg, ip);
+	return m ? m : find_map(s, pid, PD_CPUMODE_USER, ip);
+}
+
+uint64_t st_map_addr(const st_side *s, const st_map *m, uint64_t ip)
+{
+	return map_addr(s, m, ip);
+}
+
+const st_addr *st_resolve(st_side *s, uint32_t dso, uint64_t maddr)
+{
+	return resolve_addr(s, dso, maddr);
+}
+
 /* ---- the cursor (one sample's path) ------------------------------------- */
 
 static int cursor_add(st_side *s, uint32_t pid, int *cpumode, uint64_t ip,

@@ -99,7 +99,7 @@ int cal_instrument_setup(cal_ctx *c, void **state)
 	if (!s)
 		return -1;
 	*state = s;
-	s->n = c->opts->quick ? 1000000 : 5000000;
+	s->n = c->opts->quick ? 1000000 : 3000000;
 	snprintf(s->nstr, sizeof(s->nstr), "%llu", (unsigned long long)s->n);
 	static const char *const names[NR] = { "idle hooks", "proff per call", "hooks total",
 					       "runtime start-up", "o_in", "o_full", "o_out" };

@@ -128,7 +128,7 @@ int cal_sample_setup(cal_ctx *c, void **state)
 		return -1;
 	}
 	/* iterations for the target CPU time */
-	double target = c->opts->quick ? 0.12e9 : 0.3e9;
+	double target = c->opts->quick ? 0.12e9 : 0.2e9;
 	uint64_t probe = 20000000;
 	snprintf(s->iters, sizeof(s->iters), "%llu", (unsigned long long)probe);
 	char *argv[] = { s->bin, s->iters, NULL };

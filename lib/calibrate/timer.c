@@ -107,7 +107,7 @@ int cal_timer_setup(cal_ctx *c, void **state)
 	if (!t)
 		return -1;
 	*state = t;
-	t->n = c->opts->quick ? 200000 : 2000000;
+	t->n = c->opts->quick ? 200000 : 1000000;
 	for (size_t i = 0; i < NTIMERS; i++)
 		t->row[i] = cal_add_row(c, "timer", timers[i].name, i + 1 == NTIMERS ? "call" : "read",
 					t->n * timers[i].scale);

@@ -616,9 +616,7 @@ static int on_event(void *ctx, const pd_event *ev)
 		uint32_t stack = stack_of(p, t, s);
 		if (stack == PF_NONE)
 			return oom(p);
-		uint64_t period = s->period;
-		if (!(e->sample_type & PD_S_PERIOD))
-			period = 1;   /* perf: period defaults to 1 when not sampled */
+		uint64_t period = s->period;   /* the reader gives attr.sample_period when not sampled */
 		if (add_sample(p, (uint32_t)s->evsel, (uint32_t)(t - pr->threads), s->pid, s->tid, t->comm,
 			       cpu, stack, period) < 0)
 			return oom(p);

@@ -8,6 +8,8 @@
  * compares -g callchain streams (perf exits 255 silently there).
  */
 #include <errno.h>
+#include <libelf.h>
+#include <pthread.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -80,6 +82,23 @@ bool cmd_diff_stream_wanted(int argc, char **argv)
 			return true;
 	}
 	return false;
+}
+
+typedef struct load_job {
+	const char *path;
+	const st_opts *o;
+	st_side *side;
+	proff_error err;
+	int rc;
+	pthread_t th;
+	bool started;
+} load_job;
+
+static void *load_thread(void *arg)
+{
+	load_job *j = arg;
+	j->rc = st_load(j->path, j->o, &j->side, &j->err);
+	return NULL;
 }
 
 int cmd_diff_stream(int argc, char **argv)
@@ -212,10 +231,20 @@ int cmd_diff_stream(int argc, char **argv)
 			goto out;
 		}
 	}
+	/* both files load concurrently (separate readers and symbolizers) */
+	load_job jobs[2] = { { .path = paths[0], .o = &so }, { .path = paths[1], .o = &so } };
+	elf_version(EV_CURRENT);     /* libelf's global init, before any thread */
+	jobs[1].started = pthread_create(&jobs[1].th, NULL, load_thread, &jobs[1]) == 0;
+	load_thread(&jobs[0]);
+	if (jobs[1].started)
+		pthread_join(jobs[1].th, NULL);
+	else
+		load_thread(&jobs[1]);
+	sides[0] = jobs[0].side;
+	sides[1] = jobs[1].side;
 	for (int f = 0; f < 2; f++) {
-		proff_error err = { 0 };
-		if (st_load(paths[f], &so, &sides[f], &err) < 0) {
-			cli_error(&err);
+		if (jobs[f].rc < 0) {
+			cli_error(&jobs[f].err);
 			goto out;
 		}
 		if (cycles && !st_has_branches(sides[f])) {

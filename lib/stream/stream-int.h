@@ -60,6 +60,8 @@ typedef struct st_entry {
 	uint32_t dso;
 	size_t seq;
 	uint64_t period;
+	bool deferred;             /* kernel sample: srcline/sym resolved in make_streams */
+	uint64_t kaddr;
 	st_node root;
 } st_entry;
 

@@ -628,7 +628,18 @@ static int on_sample(st_side *s, const pd_event *ev)
 	const st_map *m = find_map(s, sm->pid, cpumode, sm->ip);
 	const char *srcline, *sym = NULL;
 	uint32_t dso = ST_NONE;
-	if (m) {
+	uint64_t kaddr = 0;
+	if (m && !s->opts.cycles && (s->dsos[m->dso].kind == SYM_DSO_KERNEL || s->dsos[m->dso].kind == SYM_DSO_MODULE)) {
+		/* kernel samples: keyed by address now, named in make_streams only if
+		 * hot enough to matter (loading kernel symbols is the costliest part) */
+		char kb[64];
+		kaddr = map_addr(s, m, sm->ip);
+		snprintf(kb, sizeof(kb), "\001%llx", (unsigned long long)kaddr);
+		srcline = intern(s, kb);
+		if (!srcline)
+			return oom(s);
+		dso = m->dso;
+	} else if (m) {
 		const st_addr *a = resolve_addr(s, m->dso, map_addr(s, m, sm->ip));
 		if (!a)
 			return oom(s);
@@ -641,6 +652,10 @@ static int on_sample(st_side *s, const pd_event *ev)
 	st_entry *e = get_entry(s, srcline, sym, dso);
 	if (!e)
 		return oom(s);
+	if (srcline[0] == '\001') {
+		e->deferred = true;
+		e->kaddr = kaddr;
+	}
 	uint64_t period = sm->period;
 	s->total_period += period;
 	e->period += period;
@@ -758,11 +773,20 @@ static int64_t avg_cycles(const st_call *c, size_t n)
 
 static int make_streams(st_side *s)
 {
-	for (size_t i = 0; i < s->nr_entries; i++)
-		s->entries[i]->seq = i;
+	uint64_t min_hit = (uint64_t)((double)s->total_period * (s->opts.min_percent / 100.0));
+	for (size_t i = 0; i < s->nr_entries; i++) {
+		st_entry *e = s->entries[i];
+		e->seq = i;
+		if (e->deferred && e->period >= min_hit) {
+			const st_addr *a = resolve_addr(s, e->dso, e->kaddr);
+			if (!a)
+				return -1;
+			e->srcline = a->key_srcline;
+			e->sym = a->sym;
+		}
+	}
 	/* dso names break ties after symbol (perf's sort order srcline,symbol,dso) */
 	qsort(s->entries, s->nr_entries, sizeof(*s->entries), entry_cmp);
-	uint64_t min_hit = (uint64_t)((double)s->total_period * (s->opts.min_percent / 100.0));
 	st_node **flat = NULL;
 	size_t cap = 0;
 	size_t top = s->opts.top ? s->opts.top : 5;

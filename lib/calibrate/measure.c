@@ -1,9 +1,10 @@
 /* measure.c — the measurements of `proff calibrate`.
  *
  * A table of measurement groups (name, setup, run, teardown). setup builds
- * what the group needs (workload programs compiled with `cc` from the
- * sources in workloads.c) and declares the rows it measures; run does one
- * repetition and fills a value per row; teardown removes what setup made.
+ * what the group needs (workload programs compiled with `cc` from sources
+ * embedded in instrument.c and sample.c) and declares the rows it
+ * measures; run does one repetition and fills a value per row; teardown
+ * removes what setup made.
  * Every repetition runs pinned to one CPU (sched_setaffinity, inherited by
  * the workloads); a repetition in which a task migrated (cpu-migrations
  * software counter, sched_getcpu before/after) is discarded.

@@ -83,16 +83,17 @@ double cal_empty_call_ns(void)
 
 static const struct timer_def {
 	const char *name;
+	const char *per;             /* what one iteration is */
 	void (*loop)(uint64_t n);
 	unsigned scale;              /* iterations relative to the base N */
 } timers[] = {
 #if HAVE_TSC
-	{ "rdtsc",         loop_rdtsc,         1 },
-	{ "rdtscp",        loop_rdtscp,        1 },
-	{ "lfence;rdtsc",  loop_lfence_rdtsc,  1 },
+	{ "rdtsc",         "read", loop_rdtsc,         1 },
+	{ "rdtscp",        "read", loop_rdtscp,        1 },
+	{ "lfence;rdtsc",  "read", loop_lfence_rdtsc,  1 },
 #endif
-	{ "clock_gettime", loop_clock_gettime, 1 },
-	{ "empty call",    loop_call,          4 },
+	{ "clock_gettime", "read", loop_clock_gettime, 1 },
+	{ "empty call",    "call", loop_call,          4 },
 };
 #define NTIMERS (sizeof(timers) / sizeof(timers[0]))
 
@@ -109,7 +110,7 @@ int cal_timer_setup(cal_ctx *c, void **state)
 	*state = t;
 	t->n = c->opts->quick ? 200000 : 1000000;
 	for (size_t i = 0; i < NTIMERS; i++)
-		t->row[i] = cal_add_row(c, "timer", timers[i].name, i + 1 == NTIMERS ? "call" : "read",
+		t->row[i] = cal_add_row(c, "timer", timers[i].name, timers[i].per,
 					t->n * timers[i].scale);
 	for (size_t i = 0; i < NTIMERS; i++)      /* warm up: page in, vDSO resolved */
 		timers[i].loop(1000);

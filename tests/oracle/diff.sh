@@ -56,8 +56,7 @@ rec py_b.data --opts "-e cpu-clock -g" /usr/bin/python3 -c "N=300000
 $PY"
 rec pl_a.data perl -e 'my $s=0; for my $i (1..300000) { $s += length("$i" x 3) } print "$s\n"'
 rec pl_b.data perl -e 'my %h; for my $i (1..200000) { $h{$i} = $i*2 } print scalar(keys %h), "\n"'
-rec sw_a.data --opts "-a -e cpu-clock -g" sleep 0.3
-rec sw_b.data --opts "-a -e cpu-clock -g" sleep 0.3
+rec ad.data --opts "-e cpu-clock,dummy -g" ./work A
 head -c 3000000 /dev/urandom > "$TMP/blob"
 rec xz_a.data xz -3 -c -T1 "$TMP/blob"
 rec xz_b.data xz -6 -c -T1 "$TMP/blob"
@@ -152,7 +151,7 @@ same "perl" pl_a.data pl_b.data
 same "xz" -c ratio xz_a.data xz_b.data
 same "gzip" gz_a.data gz_b.data
 same "gzip vs xz" -s dso,sym gz_a.data xz_a.data
-same "system-wide (-a, dummy event block)" -s comm,dso sw_a.data sw_b.data
+same "event without samples (dummy block)" -d work ad.data b.data
 
 # --- config keys ----------------------------------------------------------------
 printf '[diff]\n\torder = 0\n\tcompute = ratio\n[hist]\n\tpercentage = relative\n' >"$TMP/diff.cfg"

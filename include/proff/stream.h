@@ -44,6 +44,7 @@ typedef struct st_call {
 	const char *path;           /* full source path from DWARF, NULL if none */
 	unsigned line;
 	uint64_t ip;
+	uint64_t maddr;              /* ip in the dso's map-address space */
 	uint32_t dso;
 	uint64_t sym_start;         /* symbol start (map address), for unresolved-srcline compares */
 	uint32_t branch_count;      /* times this entry was a branch source or target */

@@ -31,11 +31,12 @@ typedef struct st_addr {
 	const char *key_srcline;   /* srcline sort-key text (perf's hist_entry__srcline) */
 	const char *path;
 	unsigned line;
+	bool have_sym;
 } st_addr;
 
 /* one element of the sample's path (perf's callchain_cursor_node) */
 typedef struct st_cnode {
-	uint64_t ip;
+	uint64_t ip, maddr;
 	uint32_t dso;
 	const char *sym;
 	uint64_t sym_start;

@@ -191,53 +191,70 @@ static const char *intern(st_side *s, const char *str)
 	return id < 0 ? NULL : s->strs.strs[id];
 }
 
-/* Resolve a map address of a dso into symbol and srcline (cached). */
-static const st_addr *resolve_addr(st_side *s, uint32_t dso, uint64_t maddr)
+/* Resolve a map address of a dso into symbol and srcline (cached). Kernel
+ * and module symbols are looked up only when asked (want_sym): the callchain
+ * srcline of a kernel address is "??:0" anyway, and reading kallsyms is the
+ * costliest step; the srcline sort-key text only for hist entries (want_key). */
+static const st_addr *resolve(st_side *s, uint32_t dso, uint64_t maddr, bool want_sym, bool want_key)
 {
 	st_dso *d = &s->dsos[dso];
 	bool found;
 	uint64_t *slot = pf_map64_upsert(&d->cache, maddr, &found);
 	if (!slot)
 		return NULL;
-	if (found)
-		return &s->addrs[*slot];
-	size_t idx = s->nr_addrs;
-	*slot = idx;
-	if (PF_GROW(s->addrs, s->cap_addrs, s->nr_addrs + 1) < 0)
-		return NULL;
-	st_addr *a = &s->addrs[s->nr_addrs++];
-	memset(a, 0, sizeof(*a));
-	sym_info si;
-	if (d->sd && sym_lookup(d->sd, maddr, &si)) {
-		a->sym = si.name;
-		a->sym_start = si.start;
-		a->sym_end = si.end;
-	}
-	/* callchain srcline: "file:line" or "??:0" (perf's get_srcline without
-	 * sym/addr); for the kernel perf has no file to ask */
-	const char *file = NULL;
-	unsigned line = 0;
-	if (d->sd && d->kind != SYM_DSO_KERNEL && d->kind != SYM_DSO_MODULE &&
-	    sym_srcline(d->sd, maddr, &file, &line) && file) {
-		const char *b = strrchr(file, '/');
-		char buf[4096];
-		snprintf(buf, sizeof(buf), "%s:%u", b ? b + 1 : file, line);
-		a->srcline = intern(s, buf);
-		a->path = file;
-		a->line = line;
+	st_addr *a;
+	bool kernel = d->kind == SYM_DSO_KERNEL || d->kind == SYM_DSO_MODULE;
+	if (found) {
+		a = &s->addrs[*slot];
 	} else {
-		a->srcline = s->unknown_srcline;
+		*slot = s->nr_addrs;
+		if (PF_GROW(s->addrs, s->cap_addrs, s->nr_addrs + 1) < 0)
+			return NULL;
+		a = &s->addrs[s->nr_addrs++];
+		memset(a, 0, sizeof(*a));
+		/* callchain srcline: "file:line" or "??:0" (perf's get_srcline
+		 * without sym/addr); for the kernel perf has no file to ask */
+		const char *file = NULL;
+		unsigned line = 0;
+		if (d->sd && !kernel && sym_srcline(d->sd, maddr, &file, &line) && file) {
+			const char *b = strrchr(file, '/');
+			char buf[4096];
+			snprintf(buf, sizeof(buf), "%s:%u", b ? b + 1 : file, line);
+			a->srcline = intern(s, buf);
+			a->path = file;
+			a->line = line;
+		} else {
+			a->srcline = s->unknown_srcline;
+		}
+		if (!a->srcline)
+			return NULL;
 	}
-	/* the hist entry's srcline (perf's srcline sort key text) */
-	char buf[4096];
-	if (d->sd)
-		sym_srcline_str(d->sd, maddr, false, buf, sizeof(buf));
-	else
-		snprintf(buf, sizeof(buf), "%s[%#llx]", d->sname, (unsigned long long)maddr);
-	a->key_srcline = intern(s, buf);
-	if (!a->srcline || !a->key_srcline)
-		return NULL;
+	if (!a->have_sym && (want_sym || want_key || !kernel || s->opts.cycles)) {
+		sym_info si;
+		if (d->sd && sym_lookup(d->sd, maddr, &si)) {
+			a->sym = si.name;
+			a->sym_start = si.start;
+			a->sym_end = si.end;
+		}
+		a->have_sym = true;
+	}
+	if (want_key && !a->key_srcline) {
+		/* the hist entry's srcline (perf's srcline sort key text) */
+		char buf[4096];
+		if (d->sd)
+			sym_srcline_str(d->sd, maddr, false, buf, sizeof(buf));
+		else
+			snprintf(buf, sizeof(buf), "%s[%#llx]", d->sname, (unsigned long long)maddr);
+		a->key_srcline = intern(s, buf);
+		if (!a->key_srcline)
+			return NULL;
+	}
 	return a;
+}
+
+static const st_addr *resolve_addr(st_side *s, uint32_t dso, uint64_t maddr)
+{
+	return resolve(s, dso, maddr, false, false);
 }
 
 /* cpumode-aware lookup of ip: the map and the map address */
@@ -270,7 +287,7 @@ uint64_t st_map_addr(const st_side *s, const st_map *m, uint64_t ip)
 
 const st_addr *st_resolve(st_side *s, uint32_t dso, uint64_t maddr)
 {
-	return resolve_addr(s, dso, maddr);
+	return resolve(s, dso, maddr, true, false);
 }
 
 /* ---- the cursor (one sample's path) ------------------------------------- */
@@ -311,6 +328,7 @@ static int cursor_add(st_side *s, uint32_t pid, int *cpumode, uint64_t ip,
 		if (!a)
 			return -1;
 		c->dso = m->dso;
+		c->maddr = map_addr(s, m, ip);
 		c->sym = a->sym;
 		c->sym_start = a->sym_start;
 		c->srcline = a->srcline;
@@ -469,6 +487,7 @@ static int fill_node(st_side *s, st_node *nd, size_t pos)
 		d->line = c->line;
 		d->ip = c->ip;
 		d->dso = c->dso;
+		d->maddr = c->maddr;
 		d->sym_start = c->sym_start;
 		if (c->branch) {
 			d->branch_count = 1;
@@ -640,7 +659,7 @@ static int on_sample(st_side *s, const pd_event *ev)
 			return oom(s);
 		dso = m->dso;
 	} else if (m) {
-		const st_addr *a = resolve_addr(s, m->dso, map_addr(s, m, sm->ip));
+		const st_addr *a = resolve(s, m->dso, map_addr(s, m, sm->ip), true, true);
 		if (!a)
 			return oom(s);
 		srcline = a->key_srcline;
@@ -778,7 +797,7 @@ static int make_streams(st_side *s)
 		st_entry *e = s->entries[i];
 		e->seq = i;
 		if (e->deferred && e->period >= min_hit) {
-			const st_addr *a = resolve_addr(s, e->dso, e->kaddr);
+			const st_addr *a = resolve(s, e->dso, e->kaddr, true, true);
 			if (!a)
 				return -1;
 			e->srcline = a->key_srcline;
@@ -860,6 +879,17 @@ static int make_streams(st_side *s)
 		} else {
 			st->calls = nd->val;
 			st->nr_calls = nd->nval;
+		}
+		for (size_t k = 0; k < st->nr_calls; k++) {
+			st_call *c = (st_call *)&st->calls[k];
+			if (!c->sym && c->dso != ST_NONE && s->dsos[c->dso].kind != SYM_DSO_USER) {
+				const st_addr *a = resolve(s, c->dso, c->maddr, true, false);
+				if (!a) {
+					free(slots);
+					return -1;
+				}
+				c->sym = a->sym;
+			}
 		}
 		st->cycles = avg_cycles(st->calls, st->nr_calls);
 		st->percent = s->stream_hits ? 100.0 * (double)nd->hit / (double)s->stream_hits : 0;

@@ -24,7 +24,7 @@
 #include "stream-int.h"
 
 #define NUM_SPARKS 8
-#define MAX_SYM_SPAN ((uint64_t)1 << 22)    /* larger symbols are not accounted */
+#define MAX_SYM_SPAN ((uint64_t)1 << 18)    /* larger symbols are not accounted (bounds memory) */
 
 typedef struct cyc_hist {
 	uint64_t start, cycles, cycles_aggr;

@@ -68,6 +68,9 @@ typedef struct st_entry {
 
 typedef struct st_blocks st_blocks;
 
+#define ST_MAPCACHE 4096
+typedef struct st_mapcache { uint64_t ip; uint32_t pid; bool valid; const st_map *m; } st_mapcache;
+
 struct st_side {
 	st_opts opts;
 	const char *path;
@@ -87,6 +90,7 @@ struct st_side {
 	st_addr *addrs; size_t nr_addrs, cap_addrs;
 
 	st_cnode *cur; size_t cur_nr, cur_cap;
+	st_mapcache mapcache[ST_MAPCACHE];
 	st_entry **entries; size_t nr_entries, cap_entries;
 	pf_map64 key2entry;
 	uint64_t total_period, stream_hits;

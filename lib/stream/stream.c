@@ -292,15 +292,31 @@ const st_addr *st_resolve(st_side *s, uint32_t dso, uint64_t maddr)
 
 /* ---- the cursor (one sample's path) ------------------------------------- */
 
+static int cursor_push(st_side *s, const st_map *m, uint64_t ip, bool branch, uint64_t flags,
+		       uint64_t branch_from);
+
+/* branch addresses repeat a lot: (pid, ip) -> map, direct-mapped, emptied
+ * whenever a map changes */
+static const st_map *branch_map(st_side *s, uint32_t pid, uint64_t ip)
+{
+	size_t h = (size_t)(pf_hash64(ip ^ ((uint64_t)pid << 40)) & (ST_MAPCACHE - 1));
+	st_mapcache *e = &s->mapcache[h];
+	if (e->valid && e->ip == ip && e->pid == pid)
+		return e->m;
+	/* perf's thread__find_cpumode_addr_location: kernel first, then user */
+	const st_map *m = mg_find(s->kernel_mg, ip);
+	if (!m)
+		m = find_map(s, pid, PD_CPUMODE_USER, ip);
+	*e = (st_mapcache){ ip, pid, true, m };
+	return m;
+}
+
 static int cursor_add(st_side *s, uint32_t pid, int *cpumode, uint64_t ip,
 		      bool branch, uint64_t flags, uint64_t branch_from)
 {
 	const st_map *m = NULL;
 	if (!cpumode) {
-		/* perf's thread__find_cpumode_addr_location: kernel first, then user */
-		m = mg_find(s->kernel_mg, ip);
-		if (!m)
-			m = find_map(s, pid, PD_CPUMODE_USER, ip);
+		m = branch_map(s, pid, ip);
 	} else {
 		if (ip >= PD_CONTEXT_MAX) {
 			if (ip == PD_CONTEXT_KERNEL)
@@ -317,6 +333,12 @@ static int cursor_add(st_side *s, uint32_t pid, int *cpumode, uint64_t ip,
 		}
 		m = find_map(s, pid, *cpumode, ip);
 	}
+	return cursor_push(s, m, ip, branch, flags, branch_from);
+}
+
+static int cursor_push(st_side *s, const st_map *m, uint64_t ip, bool branch, uint64_t flags,
+		       uint64_t branch_from)
+{
 	if (PF_GROW(s->cur, s->cur_cap, s->cur_nr + 1) < 0)
 		return -1;
 	st_cnode *c = &s->cur[s->cur_nr++];
@@ -700,6 +722,7 @@ static int on_event(void *ctx, const pd_event *ev)
 		return on_sample(s, ev);
 	case PD_FORK: {
 		uint32_t pid = ev->u.fork.pid, ppid = ev->u.fork.ppid;
+		memset(s->mapcache, 0, sizeof(s->mapcache));
 		if (pid != ppid) {
 			st_mgroup *pg = mg_of_pid(s, ppid, true);
 			st_mgroup *g = mg_of_pid(s, pid, true);
@@ -718,6 +741,7 @@ static int on_event(void *ctx, const pd_event *ev)
 	case PD_MMAP:
 	case PD_MMAP2: {
 		int cpumode = ev->misc & PD_CPUMODE_MASK;
+		memset(s->mapcache, 0, sizeof(s->mapcache));
 		const char *fn = ev->u.mmap.filename ? ev->u.mmap.filename : "";
 		if (ev->type == PD_MMAP2 && !(ev->u.mmap.prot & 4) && cpumode != PD_CPUMODE_KERNEL)
 			return 0;    /* data maps are not code */

@@ -183,9 +183,9 @@ static int k_sym_print(const hist *h, const hist_entry *e, char *buf, size_t len
 {
 	int n = 0;
 	if (h->opts.verbose) {
-		char o = ' ';
-		if (e->dso != PF_NONE && h->prof->dsos[e->dso].sd)
-			o = sym_dso_origin(h->prof->dsos[e->dso].sd);
+		char o = '!';     /* perf: no map */
+		if (e->dso != PF_NONE)
+			o = h->prof->dsos[e->dso].sd ? sym_dso_origin(h->prof->dsos[e->dso].sd) : ' ';
 		n = snprintf(buf, len, "%-#*llx %c ", 18, (unsigned long long)e->addr, o);
 		if (n < 0 || (size_t)n >= len)
 			return (int)len - 1;

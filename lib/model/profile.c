@@ -237,7 +237,7 @@ static pthread_ *find_thread(pf_profile *p, uint32_t pid, uint32_t tid, bool cre
 	t->pid = pid;
 	t->tid = tid;
 	char buf[32];
-	snprintf(buf, sizeof(buf), ":%u", tid);
+	snprintf(buf, sizeof(buf), ":%d", (int)tid);
 	int64_t c = intern(p, buf);
 	t->comm = c < 0 ? 0 : (uint32_t)c;
 	t->mg = mg_of_pid(p, pid, true);

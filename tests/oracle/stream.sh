@@ -46,12 +46,14 @@ build "$TMP/before" "$TMP/w" || { not_ok "build workload"; finish; }
 rec "$TMP/w" "$TMP/a.data" && rec "$TMP/w" "$TMP/b.data" || { not_ok "perf record"; finish; }
 
 # ---- 1. perf --stream on synthetic branch stacks, byte for byte ----------
+# Two generators: the project's tests/tools/mkbranch.py (plausible branches,
+# always available) and mkbrstack.py (instruction-accurate; MKBRSTACK=path,
+# default ../shared/tools of the project's parent), when present.
 MKBRSTACK=${MKBRSTACK:-$ROOT/../shared/tools/mkbrstack.py}
-if [ -f "$MKBRSTACK" ] && command -v python3 >/dev/null; then
-	python3 "$MKBRSTACK" "$TMP/a.data" "$TMP/a_br.data" >/dev/null 2>&1 &&
-	python3 "$MKBRSTACK" "$TMP/a.data" "$TMP/a2_br.data" --seed 2 --func-scale beta=2 >/dev/null 2>&1 &&
-	python3 "$MKBRSTACK" "$TMP/b.data" "$TMP/b_br.data" --seed 3 >/dev/null 2>&1
-	if [ $? = 0 ]; then
+branch_suite() {   # branch_suite NAME: uses gen_a gen_a2 gen_b
+	local G=$1
+	if gen_a "$TMP/a.data" "$TMP/a_br.data" && gen_a2 "$TMP/a.data" "$TMP/a2_br.data" &&
+	   gen_b "$TMP/b.data" "$TMP/b_br.data"; then
 		for p in "a_br b_br" "b_br a_br" "a_br a2_br" "a2_br a_br" "a_br a_br"; do
 			set -- $p
 			perf diff --stream "$TMP/$1.data" "$TMP/$2.data" >"$TMP/perf.out" 2>/dev/null
@@ -59,34 +61,34 @@ if [ -f "$MKBRSTACK" ] && command -v python3 >/dev/null; then
 			"${STREAM[@]}" --stream "$TMP/$1.data" "$TMP/$2.data" >"$TMP/proff.out" 2>"$TMP/proff.err"
 			rc=$?
 			if [ $prc != 0 ]; then
-				skip "--stream $1 $2 (perf exited $prc)"
+				skip "[$G] --stream $1 $2 (perf exited $prc)"
 				continue
 			fi
-			[ $rc = 0 ] || { not_ok "--stream $1 $2 exit $rc"; head -3 "$TMP/proff.err" | sed 's/^/#   /'; continue; }
-			check_same "--stream $1 $2 equals perf" "$TMP/perf.out" "$TMP/proff.out"
+			[ $rc = 0 ] || { not_ok "[$G] --stream $1 $2 exit $rc"; head -3 "$TMP/proff.err" | sed 's/^/#   /'; continue; }
+			check_same "[$G] --stream $1 $2 equals perf" "$TMP/perf.out" "$TMP/proff.out"
 		done
 		# a stream compared with itself always matches itself
 		"${STREAM[@]}" --stream "$TMP/a_br.data" "$TMP/a_br.data" >"$TMP/self.out"
 		n=$(grep -c '^hot chain pair' "$TMP/self.out")
 		if [ "$n" = 5 ] && ! sed -n '/old perf data only/,/new perf data only/p' "$TMP/self.out" | grep -q '^hot chain'; then
-			ok "--stream self: 5 pairs, no old-only stream"
+			ok "[$G] --stream self: 5 pairs, no old-only stream"
 		else
-			not_ok "--stream self: $n pairs"
+			not_ok "[$G] --stream self: $n pairs"
 		fi
 		# --stream-top / --percent-limit
 		"${STREAM[@]}" --stream --stream-top 8 "$TMP/a_br.data" "$TMP/a_br.data" >"$TMP/top.out"
 		n=$(grep -c '^hot chain pair' "$TMP/top.out")
-		[ "$n" = 8 ] && ok "--stream-top 8" || not_ok "--stream-top 8 gave $n pairs"
+		[ "$n" = 8 ] && ok "[$G] --stream-top 8" || not_ok "[$G] --stream-top 8 gave $n pairs"
 		"${STREAM[@]}" --stream --percent-limit 100 "$TMP/a_br.data" "$TMP/b_br.data" >"$TMP/pl.out"
 		n=$(grep -c '^hot chain' "$TMP/pl.out")
-		[ "$n" = 0 ] && ok "--percent-limit 100 hides every stream" || not_ok "--percent-limit 100 left $n"
+		[ "$n" = 0 ] && ok "[$G] --percent-limit 100 hides every stream" || not_ok "[$G] --percent-limit 100 left $n"
 		# -c cycles: perf 6.1 crashes there, so every printed block's cycles
 		# diff is recomputed from the branch entries perf script prints:
 		# avg(new) - avg(old) over the entries whose source is the block end
 		# (samples whose newest entry has cycles), integer averages
 		cycles_check() {   # old new label
 			"${STREAM[@]}" -c cycles -v "$TMP/$1.data" "$TMP/$2.data" >"$TMP/cy.out" 2>"$TMP/cy.err" ||
-				{ not_ok "-c cycles $3 exit"; head -3 "$TMP/cy.err" | sed 's/^/#   /'; return; }
+				{ not_ok "[$G] -c cycles $3 exit"; head -3 "$TMP/cy.err" | sed 's/^/#   /'; return; }
 			perf script -i "$TMP/$1.data" -F brstacksym >"$TMP/old.bs" 2>/dev/null
 			perf script -i "$TMP/$2.data" -F brstacksym >"$TMP/new.bs" 2>/dev/null
 			if python3 - "$TMP/old.bs" "$TMP/new.bs" "$TMP/cy.out" "$3" <<'PY'
@@ -128,29 +130,43 @@ for line in open(sys.argv[3]):
     if sym == 'beta':
         beta.append(diff)
 ok = rows >= 10 and bad == 0
-if sys.argv[4] == 'beta x2':
+if sys.argv[4] == 'more cycles':
     ok = ok and beta and sum(beta) > 0
 print('#   %d blocks checked, %d wrong, beta diffs %s' % (rows, bad, beta[:6]))
 sys.exit(0 if ok else 1)
 PY
-			then ok "-c cycles $3: block cycles diffs equal the branch entries' averages"
-			else not_ok "-c cycles $3"
+			then ok "[$G] -c cycles $3: block cycles diffs equal the branch entries' averages"
+			else not_ok "[$G] -c cycles $3"
 			fi
 		}
-		cycles_check a_br a2_br "beta x2"
+		cycles_check a_br a2_br "more cycles"
 		cycles_check a_br b_br "two recordings"
 		"${STREAM[@]}" -c cycles --cycles-hist "$TMP/a_br.data" "$TMP/a2_br.data" >"$TMP/cyh.out" 2>&1
 		if grep -q 'stddev/Hist' "$TMP/cyh.out" && grep -Eq '± *[0-9.]+% [▁▂▃▄▅▆▇█]+' "$TMP/cyh.out"; then
-			ok "--cycles-hist: stddev and sparkline"
+			ok "[$G] --cycles-hist: stddev and sparkline"
 		else
-			not_ok "--cycles-hist"; head -8 "$TMP/cyh.out" | sed 's/^/#   /'
+			not_ok "[$G] --cycles-hist"; head -8 "$TMP/cyh.out" | sed 's/^/#   /'
 		fi
-		expect_exit "--cycles-hist without -c cycles" 129 "${STREAM[@]}" --stream --cycles-hist "$TMP/a_br.data" "$TMP/b_br.data"
+		expect_exit "[$G] --cycles-hist without -c cycles" 129 "${STREAM[@]}" --stream --cycles-hist "$TMP/a_br.data" "$TMP/b_br.data"
 	else
-		not_ok "mkbrstack.py failed"
+		not_ok "[$G] generator failed"
+	fi
+}
+if command -v python3 >/dev/null; then
+	gen_a()  { python3 "$ROOT/tests/tools/mkbranch.py" "$1" "$2" --seed 1; }
+	gen_a2() { python3 "$ROOT/tests/tools/mkbranch.py" "$1" "$2" --seed 2 --cycles-scale 2; }
+	gen_b()  { python3 "$ROOT/tests/tools/mkbranch.py" "$1" "$2" --seed 3; }
+	branch_suite mkbranch
+	if [ -f "$MKBRSTACK" ]; then
+		gen_a()  { python3 "$MKBRSTACK" "$1" "$2" >/dev/null 2>&1; }
+		gen_a2() { python3 "$MKBRSTACK" "$1" "$2" --seed 2 --func-scale beta=2 >/dev/null 2>&1; }
+		gen_b()  { python3 "$MKBRSTACK" "$1" "$2" --seed 3 >/dev/null 2>&1; }
+		branch_suite mkbrstack
+	else
+		skip "--stream vs perf on mkbrstack.py data (not found; set MKBRSTACK)"
 	fi
 else
-	skip "--stream vs perf (mkbrstack.py not found; set MKBRSTACK)"
+	skip "--stream vs perf (no python3)"
 fi
 
 # ---- 2. -c cycles without branch stacks: clear error ------------------------

@@ -88,6 +88,7 @@ typedef struct hist {
 	uint64_t total_period;              /* all samples of the event kept by the loader */
 	uint64_t total_non_filtered_period; /* samples not hidden by filters */
 	uint64_t nr_samples, nr_non_filtered_samples;
+	size_t srcline_width;               /* perf's srcline column width, set by hist_order_perf (0 = compute) */
 	/* callchain storage */
 	hist_cc_node *cc_nodes; size_t nr_cc_nodes, cap_cc_nodes;
 	uint32_t *cc_frames; size_t nr_cc_frames, cap_cc_frames;   /* loc ids */

@@ -1009,6 +1009,8 @@ void hist_sort_report(hist *h)
 size_t hist_key_col_width(const hist *h, int key_id)
 {
 	const hist_key_def *k = &hist_keys[key_id];
+	if (key_id == HK_SRCLINE && h->srcline_width)
+		return h->srcline_width;
 	size_t w = strlen(k->header);
 	bool unresolved = false;
 	for (size_t i = 0; i < h->n; i++) {

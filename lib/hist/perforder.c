@@ -135,8 +135,26 @@ static void rb_insert_color(rbtree *t, uint32_t node)
 	}
 }
 
+/* perf 6.1 computes a row's srcline lazily, in the first comparison that
+ * reaches the srcline key, and sizes the column from the rows whose srcline
+ * was known when they entered the output tree (longer ones print cut). */
+static uint8_t *srcline_known;
+static const hist_entry *srcline_base;
+static size_t srcline_width;
+
+static void srcline_touch(const hist_entry *a, const hist_entry *b)
+{
+	if (srcline_known) {
+		srcline_known[a - srcline_base] = 1;
+		srcline_known[b - srcline_base] = 1;
+	}
+}
+
 /* goes_left(new, existing): the per-stage descent rule */
 typedef bool (*descend_fn)(const hist *h, const hist_entry *nw, const hist_entry *ex);
+
+static bool left_output(const hist *h, const hist_entry *a, const hist_entry *b);
+static const descend_fn left_output_fn = left_output;
 
 /* Insert items (indexes into h->entries, in order) and return their in-order
  * sequence in `out`. */
@@ -165,6 +183,15 @@ static int replay(const hist *h, const uint32_t *items, size_t n, descend_fn lef
 		else
 			t.n[parent].right = x;
 		rb_insert_color(&t, x);
+		/* user-space rows are known from the start (observed: their
+		 * srclines always size the column), others once compared */
+		if (left == left_output_fn && srcline_known &&
+		    (srcline_known[items[i]] || h->entries[items[i]].level == '.') &&
+		    !h->entries[items[i]].filtered) {
+			size_t l = strlen(pf_str(h->prof, h->entries[items[i]].srcline));
+			if (l > srcline_width)
+				srcline_width = l;
+		}
 	}
 	/* in-order walk (an rb-tree of n < 2^32 nodes is at most 64 deep) */
 	size_t k = 0, sp = 0;
@@ -258,10 +285,8 @@ static int64_t key_cmp(const hist *h, int key, int stage, const hist_entry *l, c
 		return sgn(strcmp(b, a));
 	}
 	case HK_SRCLINE:
-		if (stage == 0) {
-			int64_t ret = addr_cmp(l->addr, r->addr);
-			return ret ? ret : dso_cmp(h, l, r);
-		}
+		/* perf 6.1: one comparator for every stage, strings computed on use */
+		srcline_touch(l, r);
 		return sgn(strcmp(pf_str(p, r->srcline), pf_str(p, l->srcline)));
 	}
 	return 0;
@@ -311,7 +336,7 @@ static bool left_output(const hist *h, const hist_entry *a, const hist_entry *b)
 static bool needs_collapse(const hist *h)
 {
 	for (int i = 0; i < h->nkeys; i++)
-		if (h->keys[i] == HK_COMM || h->keys[i] == HK_SRCLINE ||
+		if (h->keys[i] == HK_COMM ||
 		    (h->keys[i] == HK_SYM && h->opts.diff_mode))
 			return true;
 	return false;
@@ -331,6 +356,12 @@ int hist_order_perf(hist *h)
 	}
 	for (size_t i = 0; i < n; i++)
 		a[i] = (uint32_t)i;
+	bool has_srcline = false;
+	for (int i = 0; i < h->nkeys; i++)
+		has_srcline |= h->keys[i] == HK_SRCLINE;
+	srcline_base = h->entries;
+	srcline_width = 0;
+	srcline_known = has_srcline ? calloc(n ? n : 1, 1) : NULL;
 	int rc = replay(h, a, n, left_input, b);
 	if (!rc && needs_collapse(h)) {
 		rc = replay(h, b, n, left_collapse, a);
@@ -342,7 +373,13 @@ int hist_order_perf(hist *h)
 		for (size_t i = 0; i < n; i++)
 			sorted[i] = h->entries[a[i]];
 		memcpy(h->entries, sorted, n * sizeof(*sorted));
+		if (srcline_known) {
+			size_t hw = strlen(hist_keys[HK_SRCLINE].header);
+			h->srcline_width = srcline_width > hw ? srcline_width : hw;
+		}
 	}
+	free(srcline_known);
+	srcline_known = NULL;
 	free(a);
 	free(b);
 	free(sorted);

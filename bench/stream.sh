@@ -1,22 +1,26 @@
 #!/bin/bash
 # bench/stream.sh — `proff diff --stream` vs `perf diff --stream` on two large
-# profiles with (synthetic) branch stacks: the stream workload
+# profiles with synthetic branch stacks: the stream workload
 # (tests/data/stream/before) recorded with -g at 10 kHz, branch stacks added
-# by mkbrstack.py (MKBRSTACK=path; default ../shared/tools of the project's
-# parent), generated once into build/bench/stream_{a,b}.data. Prints median
-# times, whether the outputs are identical, and the ratio (target >= 10x).
-# perf 6.1 dies with SIGSEGV on `-c cycles`, so that one is timed for proff
-# alone. Last line:
+# by the project's tests/tools/mkbranch.py (STREAM_BENCH_GEN=mkbrstack uses
+# the instruction-accurate mkbrstack.py instead: MKBRSTACK=path, default
+# ../shared/tools of the project's parent), generated once into
+# build/bench/stream_GEN_{a,b}.data. Prints median times, whether the outputs
+# are identical, and the ratio (target >= 10x). perf 6.1 dies with SIGSEGV on
+# `-c cycles`, so that one is timed for proff alone. Last line:
 #   stream: proff X.XXs, perf Y.YYs, ratio Zx
 source "$(dirname "$0")/lib.sh"
 
+GEN=${STREAM_BENCH_GEN:-mkbranch}
 MKBRSTACK=${MKBRSTACK:-$ROOT/../shared/tools/mkbrstack.py}
-if [ ! -f "$MKBRSTACK" ]; then
-	echo "  skipped: mkbrstack.py not found (set MKBRSTACK)"
-	exit 0
+if [ "$GEN" = mkbrstack ]; then
+	[ -f "$MKBRSTACK" ] || { echo "  skipped: mkbrstack.py not found (set MKBRSTACK)"; exit 0; }
+	gen() { python3 "$MKBRSTACK" "$1" "$2" --seed "$3" $([ "$3" = 2 ] && echo --func-scale beta=2) >/dev/null; }
+else
+	gen() { python3 "$ROOT/tests/tools/mkbranch.py" "$1" "$2" --seed "$3" $([ "$3" = 2 ] && echo --cycles-scale 2); }
 fi
-A="$BENCH_DIR/stream_a.data"
-B="$BENCH_DIR/stream_b.data"
+A="$BENCH_DIR/stream_${GEN}_a.data"
+B="$BENCH_DIR/stream_${GEN}_b.data"
 if [ ! -s "$A" ] || [ ! -s "$B" ]; then
 	echo "  generating $A and $B (about a minute)..."
 	w="$BENCH_DIR/streamwl"
@@ -24,8 +28,8 @@ if [ ! -s "$A" ] || [ ! -s "$B" ]; then
 	gcc -O0 -g -fno-omit-frame-pointer -fcf-protection=none -o "$w/work" "$ROOT"/tests/data/stream/before/*.c || exit 1
 	perf record -q -e cpu-clock -F 10000 -g -o "$w/a.data" "$w/work" "${STREAM_BENCH_N:-1000000}" >/dev/null 2>&1 || exit 1
 	perf record -q -e cpu-clock -F 10000 -g -o "$w/b.data" "$w/work" "${STREAM_BENCH_N:-1000000}" >/dev/null 2>&1 || exit 1
-	python3 "$MKBRSTACK" "$w/a.data" "$A" --seed 1 >/dev/null || exit 1
-	python3 "$MKBRSTACK" "$w/b.data" "$B" --seed 2 --func-scale beta=2 >/dev/null || exit 1
+	gen "$w/a.data" "$A" 1 || exit 1
+	gen "$w/b.data" "$B" 2 || exit 1
 fi
 echo "  profiles: $A ($(du -h "$A" | cut -f1)), $B ($(du -h "$B" | cut -f1))"
 

@@ -397,9 +397,9 @@ static int64_t find_entry(hist *h, const ctx *c, uint32_t loc, bool chain, proff
 	if ((t->len + 1) * 2 > t->cap && id_table_grow(t) < 0)
 		return proff_err_set(err, PROFF_ENOMEM, NULL, PROFF_NO_OFFSET, "out of memory");
 	size_t j = hash & (t->cap - 1);
-	while (t->id[j]) {
-		if (t->hash[j] == hash && !memcmp(pv->keyw + (size_t)(t->id[j] - 1) * pv->kw, w, pv->kw * 8)) {
-			uint32_t id = t->id[j] - 1;
+	while (t->s[j].id) {
+		if (t->s[j].hash == hash && !memcmp(pv->keyw + (size_t)(t->s[j].id - 1) * pv->kw, w, pv->kw * 8)) {
+			uint32_t id = t->s[j].id - 1;
 			hist_entry *e = &h->entries[id];
 			/* unresolved rows collapsed by name: show the lowest address */
 			const pf_loc *l = &h->prof->locs[loc];
@@ -446,8 +446,8 @@ static int64_t find_entry(hist *h, const ctx *c, uint32_t loc, bool chain, proff
 	e->srcline = key_has(h, HK_SRCLINE) ? l->srcline : 0;
 	e->filtered = entry_filter(h, c, loc);
 	e->cc_root = PF_NONE;
-	t->id[j] = (uint32_t)h->n + 1;
-	t->hash[j] = hash;
+	t->s[j].id = (uint32_t)h->n + 1;
+	t->s[j].hash = hash;
 	t->len++;
 	return (int64_t)h->n++;
 }

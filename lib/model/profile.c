@@ -517,12 +517,12 @@ static uint32_t stack_of(pf_profile *p, const pthread_ *t, const pd_sample *s)
 	if ((tab->len + 1) * 2 > tab->cap && id_table_grow(tab) < 0)
 		return PF_NONE;
 	size_t j = h & (tab->cap - 1);
-	while (tab->id[j]) {
-		if (tab->hash[j] == h) {
-			const uint64_t *k = pr->raw_keys[tab->id[j] - 1];
+	while (tab->s[j].id) {
+		if (tab->s[j].hash == h) {
+			const uint64_t *k = pr->raw_keys[tab->s[j].id - 1];
 			if (k[0] == k0 && k[1] == k1 && k[2] == s->ip &&
 			    (!nr || !memcmp(k + 3, s->callchain, nr * 8)))
-				return pr->raw_leaf[tab->id[j] - 1];
+				return pr->raw_leaf[tab->s[j].id - 1];
 		}
 		j = (j + 1) & (tab->cap - 1);
 	}
@@ -542,8 +542,8 @@ static uint32_t stack_of(pf_profile *p, const pthread_ *t, const pd_sample *s)
 		memcpy(k + 3, s->callchain, nr * 8);
 	pr->raw_keys[pr->nraw] = k;
 	pr->raw_leaf[pr->nraw] = leaf;
-	tab->id[j] = (uint32_t)pr->nraw + 1;
-	tab->hash[j] = h;
+	tab->s[j].id = (uint32_t)pr->nraw + 1;
+	tab->s[j].hash = h;
 	tab->len++;
 	pr->nraw++;
 	return leaf;
@@ -559,9 +559,9 @@ static int add_sample(pf_profile *p, uint32_t evsel, uint32_t thread, uint32_t p
 	if ((tab->len + 1) * 2 > tab->cap && id_table_grow(tab) < 0)
 		return -1;
 	size_t j = h & (tab->cap - 1);
-	while (tab->id[j]) {
-		if (tab->hash[j] == h) {
-			pf_sample *s = &p->samples[tab->id[j] - 1];
+	while (tab->s[j].id) {
+		if (tab->s[j].hash == h) {
+			pf_sample *s = &p->samples[tab->s[j].id - 1];
 			if (s->evsel == evsel && s->pid == pid && s->tid == tid && s->comm == comm &&
 			    s->cpu == cpu && s->stack == stack && s->thread == thread) {
 				s->period += period;
@@ -574,8 +574,8 @@ static int add_sample(pf_profile *p, uint32_t evsel, uint32_t thread, uint32_t p
 	if (PF_GROW(p->samples, p->cap_samples, p->nr_samples + 1) < 0)
 		return -1;
 	p->samples[p->nr_samples] = (pf_sample){ evsel, thread, pid, tid, comm, cpu, stack, period, 1 };
-	tab->id[j] = (uint32_t)++p->nr_samples;
-	tab->hash[j] = h;
+	tab->s[j].id = (uint32_t)++p->nr_samples;
+	tab->s[j].hash = h;
 	tab->len++;
 	return 0;
 }

@@ -5,19 +5,30 @@
 #ifndef PROFF_MODEL_TABLES_H
 #define PROFF_MODEL_TABLES_H
 
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdlib.h>
 
 #include "proff/util.h"
 
-/* (u32 a, u64 b) -> u32 */
+/* (u32 a, u64 b) -> u32. One 16-byte slot per entry (key and value side by
+ * side: a lookup touches one cache line). */
+typedef struct pair_slot {
+	uint64_t b;
+	uint32_t a;
+	uint32_t val;
+} pair_slot;
+
 typedef struct pair_table {
-	uint32_t *a;
-	uint64_t *b;
-	uint32_t *val;
-	uint8_t *used;
+	pair_slot *s;
 	size_t cap, len;
 } pair_table;
+
+/* The empty-slot marker; never a real key (no table uses a == UINT32_MAX
+ * together with b == UINT64_MAX: that would be the no-map location of the
+ * ip -1, a callchain context marker). */
+#define PT_EMPTY_A UINT32_MAX
+#define PT_EMPTY_B UINT64_MAX
 
 static inline uint64_t pair_hash(uint32_t a, uint64_t b)
 {
@@ -26,31 +37,33 @@ static inline uint64_t pair_hash(uint32_t a, uint64_t b)
 
 static inline void pair_table_free(pair_table *t)
 {
-	free(t->a); free(t->b); free(t->val); free(t->used);
-	t->a = NULL; t->b = NULL; t->val = NULL; t->used = NULL;
+	free(t->s);
+	t->s = NULL;
 	t->cap = t->len = 0;
 }
 
+static inline bool pt_empty(const pair_slot *x) { return x->a == PT_EMPTY_A && x->b == PT_EMPTY_B; }
+
 static inline int pair_table_rehash(pair_table *t, size_t ncap)
 {
-	uint32_t *a = pf_calloc(ncap, sizeof(*a));
-	uint64_t *b = pf_calloc(ncap, sizeof(*b));
-	uint32_t *v = pf_calloc(ncap, sizeof(*v));
-	uint8_t *u = pf_calloc(ncap, 1);
-	if (!a || !b || !v || !u) {
-		free(a); free(b); free(v); free(u);
+	pair_slot *s = pf_calloc(ncap, sizeof(*s));
+	if (!s)
 		return -1;
+	for (size_t i = 0; i < ncap; i++) {
+		s[i].a = PT_EMPTY_A;
+		s[i].b = PT_EMPTY_B;
 	}
 	for (size_t i = 0; i < t->cap; i++) {
-		if (!t->used[i])
+		if (pt_empty(&t->s[i]))
 			continue;
-		size_t j = pair_hash(t->a[i], t->b[i]) & (ncap - 1);
-		while (u[j])
+		size_t j = pair_hash(t->s[i].a, t->s[i].b) & (ncap - 1);
+		while (!pt_empty(&s[j]))
 			j = (j + 1) & (ncap - 1);
-		u[j] = 1; a[j] = t->a[i]; b[j] = t->b[i]; v[j] = t->val[i];
+		s[j] = t->s[i];
 	}
-	free(t->a); free(t->b); free(t->val); free(t->used);
-	t->a = a; t->b = b; t->val = v; t->used = u; t->cap = ncap;
+	free(t->s);
+	t->s = s;
+	t->cap = ncap;
 	return 0;
 }
 
@@ -58,60 +71,69 @@ static inline int pair_table_rehash(pair_table *t, size_t ncap)
  * the key is absent, inserts it with value UINT32_MAX (caller fills it). */
 static inline uint32_t *pair_table_find(pair_table *t, uint32_t a, uint64_t b, int insert, int *inserted)
 {
+	if (a == PT_EMPTY_A && b == PT_EMPTY_B)
+		return NULL;
 	if (insert && (t->len + 1) * 4 > t->cap * 3)
 		if (pair_table_rehash(t, t->cap ? t->cap * 2 : 256) < 0)
 			return NULL;
 	if (!t->cap)
 		return NULL;
 	size_t j = pair_hash(a, b) & (t->cap - 1);
-	while (t->used[j]) {
-		if (t->a[j] == a && t->b[j] == b) {
+	for (;;) {
+		pair_slot *x = &t->s[j];
+		if (x->a == a && x->b == b) {
 			if (inserted) *inserted = 0;
-			return &t->val[j];
+			return &x->val;
 		}
+		if (pt_empty(x))
+			break;
 		j = (j + 1) & (t->cap - 1);
 	}
 	if (!insert)
 		return NULL;
-	t->used[j] = 1; t->a[j] = a; t->b[j] = b; t->val[j] = UINT32_MAX;
+	t->s[j].a = a; t->s[j].b = b; t->s[j].val = UINT32_MAX;
 	t->len++;
 	if (inserted) *inserted = 1;
-	return &t->val[j];
+	return &t->s[j].val;
 }
 
-/* Generic id table: stores ids with their hash; equality decided by a
- * callback against the owner's arrays. */
+/* Generic id table: stores ids with their hash in one 16-byte slot;
+ * equality is decided by the caller against the owner's arrays. */
+typedef struct id_slot {
+	uint64_t hash;
+	uint32_t id;       /* id + 1, 0 = empty */
+	uint32_t pad;
+} id_slot;
+
 typedef struct id_table {
-	uint64_t *hash;
-	uint32_t *id;      /* id + 1, 0 = empty */
+	id_slot *s;
 	size_t cap, len;
 } id_table;
 
 static inline void id_table_free(id_table *t)
 {
-	free(t->hash); free(t->id);
-	t->hash = NULL; t->id = NULL; t->cap = t->len = 0;
+	free(t->s);
+	t->s = NULL;
+	t->cap = t->len = 0;
 }
 
 static inline int id_table_grow(id_table *t)
 {
 	size_t ncap = t->cap ? t->cap * 2 : 1024;
-	uint64_t *h = pf_calloc(ncap, sizeof(*h));
-	uint32_t *id = pf_calloc(ncap, sizeof(*id));
-	if (!h || !id) {
-		free(h); free(id);
+	id_slot *s = pf_calloc(ncap, sizeof(*s));
+	if (!s)
 		return -1;
-	}
 	for (size_t i = 0; i < t->cap; i++) {
-		if (!t->id[i])
+		if (!t->s[i].id)
 			continue;
-		size_t j = t->hash[i] & (ncap - 1);
-		while (id[j])
+		size_t j = t->s[i].hash & (ncap - 1);
+		while (s[j].id)
 			j = (j + 1) & (ncap - 1);
-		id[j] = t->id[i]; h[j] = t->hash[i];
+		s[j] = t->s[i];
 	}
-	free(t->hash); free(t->id);
-	t->hash = h; t->id = id; t->cap = ncap;
+	free(t->s);
+	t->s = s;
+	t->cap = ncap;
 	return 0;
 }
 

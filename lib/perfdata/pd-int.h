@@ -51,6 +51,8 @@ struct pd_reader {
 	const uint8_t *map;         /* whole file (file mode, or in-memory pipe data) */
 	size_t map_len;
 	bool mapped;                /* map came from mmap (munmap on close) */
+	const uint8_t *cur_rec;     /* record being processed (file mode) */
+	size_t released;            /* map bytes [0, released) handed back (MADV_DONTNEED) */
 	bool stream;                /* pipe format read from a non-seekable fd */
 	bool swap;
 	bool interrupted;          /* header data.size was 0 */

@@ -626,6 +626,31 @@ static void keep_chunk(pd_reader *r, pd_chunk *c)
 	r->kept_bytes += c->cap;
 }
 
+/* Hand the pages of records already delivered back to the kernel, so a
+ * large file does not stay resident while it is read (the mapping is
+ * private and read-only: a page touched again is simply read again). */
+#define PD_RELEASE_STEP ((size_t)32 << 20)
+static void release_mapped(pd_reader *r)
+{
+	if (!r->mapped || r->stream || !r->cur_rec)
+		return;
+	const uint8_t *lo = r->cur_rec;
+	for (size_t i = r->qhead; i < r->qlen; i++) {
+		const uint8_t *rec = r->q[i].rec;
+		if (rec >= r->map && rec < r->map + r->map_len && rec < lo)
+			lo = rec;
+	}
+	size_t upto = (size_t)(lo - r->map);
+	long pg = sysconf(_SC_PAGESIZE);
+	if (pg <= 0)
+		return;
+	upto &= ~((size_t)pg - 1);
+	if (upto < r->released + PD_RELEASE_STEP)
+		return;
+	madvise((void *)(r->map + r->released), upto - r->released, MADV_DONTNEED);
+	r->released = upto;
+}
+
 /* deliver queued records with time <= limit (all when all=true) */
 static int flush_queue(pd_reader *r, uint64_t limit, bool all)
 {
@@ -667,6 +692,7 @@ static int flush_queue(pd_reader *r, uint64_t limit, bool all)
 				min_seq = r->q[i].seq;
 		release_chunks(r, min_seq);
 	}
+	release_mapped(r);
 	return 0;
 }
 
@@ -929,6 +955,8 @@ static int process_records(pd_reader *r, const uint8_t *buf, size_t len, uint64_
 	while (len - pos >= 8) {
 		const uint8_t *p = buf + pos;
 		uint64_t off = base_off + pos;
+		if (!comp)
+			r->cur_rec = p;
 		uint16_t size = pd_r16(r->swap, p + 6);
 		uint32_t type = pd_r32(r->swap, p);
 		if (size < 8) {

@@ -25,8 +25,8 @@ EOS
 
 A="$BENCH_DIR/mix_a.data"
 if [ ! -s "$A" ]; then
-	echo "  generating $A (about 35 s of recording)..."
-	make_mix "$A" 32
+	echo "  generating $A (about 70 s of recording)..."
+	make_mix "$A" ${MIX_SECONDS:-65}
 fi
 nsamp=$(perf report -i "$A" --stdio --no-children -g none 2>/dev/null | sed -n 's/^# Samples: \([0-9]*\)\(.\).*/\1\2/p')
 echo "  profile: $A ($(du -h "$A" | cut -f1), $nsamp samples)"

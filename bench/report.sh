@@ -43,4 +43,13 @@ bench_pair() {   # bench_pair LABEL TARGET_RATIO OPTS...
 
 bench_pair "children" 20
 bench_pair "--no-children" 5 --no-children
+# perf runs addr2line per address for srcline: on the large profile it takes
+# tens of minutes, so srcline is measured on a smaller single-program profile
+S="$BENCH_DIR/srcline.data"
+if [ ! -s "$S" ]; then
+	cc -O1 -g -fno-omit-frame-pointer -pthread -o "$BENCH_DIR/calls" "$ROOT/tests/data/report/calls.c"
+	perf record -q -F 20000 -g -e cpu-clock -o "$S" -- "$BENCH_DIR/calls" 6 >/dev/null 2>&1
+fi
+A="$S"
+echo "  profile: $S ($(du -h "$S" | cut -f1))"
 bench_pair "-s srcline" 20 --no-children -g none -s srcline

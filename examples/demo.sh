@@ -6,10 +6,11 @@ set -e
 cd "$(dirname "$0")/.."
 PROFF=${PROFF:-build/proff}
 OUT=${DEMO_DIR:-build/demo}
-mkdir -p "$OUT"
+mkdir -p "$OUT/v1" "$OUT/v2"
 CFLAGS="-O1 -g -fno-omit-frame-pointer"
-cc $CFLAGS -DVERSION=1 examples/shapes.c -o "$OUT/shapes-v1"
-cc $CFLAGS -DVERSION=2 examples/shapes.c -o "$OUT/shapes-v2"
+# same binary name in two directories: rows pair by dso short name and symbol name
+cc $CFLAGS -DVERSION=1 examples/shapes.c -o "$OUT/v1/shapes"
+cc $CFLAGS -DVERSION=2 examples/shapes.c -o "$OUT/v2/shapes"
 
 record() {   # record OUTFILE PROGRAM ARGS...
 	local out=$1; shift
@@ -22,8 +23,8 @@ record() {   # record OUTFILE PROGRAM ARGS...
 }
 
 echo "== recording version 1 and version 2 of examples/shapes.c"
-record "$OUT/before.data" "$OUT/shapes-v1" 400
-record "$OUT/after.data" "$OUT/shapes-v2" 400
+record "$OUT/before.data" "$OUT/v1/shapes" 400
+record "$OUT/after.data" "$OUT/v2/shapes" 400
 
 echo
 echo "== proff report -i before.data --no-children (Self)"

@@ -76,6 +76,8 @@ typedef struct hist_cc_node {
 	uint64_t hit;                      /* period of chains ending exactly here */
 	uint64_t children_hit;             /* period of chains continuing below */
 	uint64_t count;
+	uint64_t key;                      /* frame identity: symbol id | 1<<32, or location */
+	uint32_t nr_children;
 } hist_cc_node;
 
 typedef struct hist {

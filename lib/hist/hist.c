@@ -489,6 +489,13 @@ static uint32_t cc_new_node(hist *h, uint32_t parent, uint32_t loc)
 	memset(n, 0, sizeof(*n));
 	n->first_child = n->next_sibling = n->last_child = PF_NONE;
 	n->parent = parent;
+	n->nr_children = 0;
+	if (loc != PF_NONE) {
+		const pf_loc *l = &h->prof->locs[loc];
+		n->key = l->sym != PF_NONE ? ((uint64_t)1 << 32) | l->sym : loc;
+	} else {
+		n->key = UINT64_MAX;
+	}
 	n->frames_off = (uint32_t)h->nr_cc_frames;
 	n->nr_frames = loc == PF_NONE ? 0 : 1;
 	if (loc != PF_NONE)
@@ -501,6 +508,7 @@ static uint32_t cc_new_node(hist *h, uint32_t parent, uint32_t loc)
 		else
 			h->cc_nodes[pn->last_child].next_sibling = id;
 		pn->last_child = id;
+		pn->nr_children++;
 	}
 	return id;
 }
@@ -508,11 +516,31 @@ static uint32_t cc_new_node(hist *h, uint32_t parent, uint32_t loc)
 /* The child of cc node cur for location loc (created if needed). perf
  * matches callchain entries by symbol, unresolved ones by (map, ip): the
  * child is keyed by symbol id or by location. */
+#define CC_LIST_MAX 8      /* children searched by a list scan up to this many */
+
 static uint32_t cc_child(hist *h, uint32_t cur, uint32_t loc)
 {
 	struct hist_priv *pv = h->priv;
 	const pf_loc *l = &h->prof->locs[loc];
 	uint64_t key = l->sym != PF_NONE ? ((uint64_t)1 << 32) | l->sym : loc;
+	if (h->cc_nodes[cur].nr_children <= CC_LIST_MAX) {
+		for (uint32_t c = h->cc_nodes[cur].first_child; c != PF_NONE; c = h->cc_nodes[c].next_sibling)
+			if (h->cc_nodes[c].key == key)
+				return c;
+		uint32_t nn = cc_new_node(h, cur, loc);
+		if (nn == PF_NONE)
+			return PF_NONE;
+		if (h->cc_nodes[cur].nr_children == CC_LIST_MAX + 1) {
+			/* many children: index them all */
+			for (uint32_t c = h->cc_nodes[cur].first_child; c != PF_NONE; c = h->cc_nodes[c].next_sibling) {
+				uint32_t *slot = pair_table_find(&pv->cc_child, cur, h->cc_nodes[c].key, 1, NULL);
+				if (!slot)
+					return PF_NONE;
+				*slot = c;
+			}
+		}
+		return nn;
+	}
 	int inserted;
 	uint32_t *slot = pair_table_find(&pv->cc_child, cur, key, 1, &inserted);
 	if (!slot)

@@ -219,17 +219,28 @@ static int64_t cmp_null(const void *l, const void *r)
 	return !l ? -1 : 1;
 }
 
-static int64_t sgn(int v) { return v < 0 ? -1 : v > 0; }
+/* strings compare by rank: srank[id] orders the interned strings the rows
+ * use as strcmp would (equal strings share an id) */
+static uint32_t *srank;
+static int64_t scmp(uint32_t a, uint32_t b)
+{
+	return srank[a] < srank[b] ? -1 : srank[a] > srank[b];
+}
 
-static const char *dso_name(const hist *h, const hist_entry *e) { return hist_dso_name(h, e); }
+static uint32_t dso_name_id(const hist *h, const hist_entry *e)
+{
+	const pf_dso *d = &h->prof->dsos[e->dso];
+	return h->opts.verbose ? d->long_name : d->short_name;
+}
+
+static uint32_t sym_name_id(const hist *h, const hist_entry *e) { return h->prof->syms[e->sym].name; }
 
 static int64_t dso_cmp(const hist *h, const hist_entry *l, const hist_entry *r)
 {
 	/* sort__dso_cmp(l, r) = _sort__dso_cmp(r->map, l->map) */
-	const char *dl = dso_name(h, r), *dr = dso_name(h, l);
-	if (!dl || !dr)
-		return cmp_null(dr, dl);
-	return sgn(strcmp(dl, dr));
+	if (l->dso == PF_NONE || r->dso == PF_NONE)
+		return cmp_null(l->dso == PF_NONE ? NULL : l, r->dso == PF_NONE ? NULL : r);
+	return scmp(dso_name_id(h, r), dso_name_id(h, l));
 }
 
 static int64_t addr_cmp(uint64_t l, uint64_t r) { return (int64_t)(r - l); }
@@ -253,15 +264,14 @@ static int64_t sym_sort(const hist *h, const hist_entry *l, const hist_entry *r)
 {
 	if (l->sym == PF_NONE || r->sym == PF_NONE)
 		return cmp_null(l->sym == PF_NONE ? NULL : l, r->sym == PF_NONE ? NULL : r);
-	return sgn(strcmp(hist_sym_name(h, r), hist_sym_name(h, l)));
+	return scmp(sym_name_id(h, r), sym_name_id(h, l));
 }
 
 static int64_t key_cmp(const hist *h, int key, int stage, const hist_entry *l, const hist_entry *r)
 {
-	const pf_profile *p = h->prof;
 	switch (key) {
 	case HK_COMM:
-		return sgn(strcmp(pf_str(p, r->comm), pf_str(p, l->comm)));
+		return scmp(r->comm, l->comm);
 	case HK_PID:
 	case HK_TID:
 		return (int64_t)r->tid - (int64_t)l->tid;
@@ -269,25 +279,21 @@ static int64_t key_cmp(const hist *h, int key, int stage, const hist_entry *l, c
 		return dso_cmp(h, l, r);
 	case HK_SYM:
 		if (h->opts.diff_mode && stage > 0) {
-			const char *a = hist_sym_name(h, l), *b = hist_sym_name(h, r);
-			if (!a || !b)
-				return cmp_null(a, b);
-			return sgn(strcmp(b, a));
+			if (l->sym == PF_NONE || r->sym == PF_NONE)
+				return cmp_null(l->sym == PF_NONE ? NULL : l, r->sym == PF_NONE ? NULL : r);
+			return scmp(sym_name_id(h, r), sym_name_id(h, l));
 		}
 		return stage == 2 ? sym_sort(h, l, r) : sym_cmp(h, l, r);
 	case HK_CPU:
 		return (int64_t)r->cpu - (int64_t)l->cpu;
-	case HK_PARENT: {
-		const char *a = l->parent ? pf_str(p, l->parent) : NULL;
-		const char *b = r->parent ? pf_str(p, r->parent) : NULL;
-		if (!a || !b)
-			return cmp_null(a, b);
-		return sgn(strcmp(b, a));
-	}
+	case HK_PARENT:
+		if (!l->parent || !r->parent)
+			return cmp_null(l->parent ? l : NULL, r->parent ? r : NULL);
+		return scmp(r->parent, l->parent);
 	case HK_SRCLINE:
 		/* perf 6.1: one comparator for every stage, strings computed on use */
 		srcline_touch(l, r);
-		return sgn(strcmp(pf_str(p, r->srcline), pf_str(p, l->srcline)));
+		return scmp(r->srcline, l->srcline);
 	}
 	return 0;
 }
@@ -342,6 +348,56 @@ static bool needs_collapse(const hist *h)
 	return false;
 }
 
+static const pf_profile *rank_prof;
+static int rank_cmp(const void *a, const void *b)
+{
+	return strcmp(pf_str(rank_prof, *(const uint32_t *)a), pf_str(rank_prof, *(const uint32_t *)b));
+}
+
+/* rank every string a row's key may compare */
+static int build_ranks(const hist *h)
+{
+	const pf_profile *p = h->prof;
+	size_t ns = p->strs.n;
+	srank = calloc(ns ? ns : 1, sizeof(uint32_t));
+	uint8_t *used = calloc(ns ? ns : 1, 1);
+	if (!srank || !used) {
+		free(used);
+		return -1;
+	}
+	for (size_t i = 0; i < h->n; i++) {
+		const hist_entry *e = &h->entries[i];
+		used[e->comm] = 1;
+		if (e->dso != PF_NONE)
+			used[dso_name_id(h, e)] = 1;
+		if (e->sym != PF_NONE)
+			used[sym_name_id(h, e)] = 1;
+		if (e->parent < ns)
+			used[e->parent] = 1;
+		if (e->srcline < ns)
+			used[e->srcline] = 1;
+	}
+	size_t nu = 0;
+	for (size_t i = 0; i < ns; i++)
+		nu += used[i];
+	uint32_t *ids = malloc((nu ? nu : 1) * sizeof(uint32_t));
+	if (!ids) {
+		free(used);
+		return -1;
+	}
+	nu = 0;
+	for (size_t i = 0; i < ns; i++)
+		if (used[i])
+			ids[nu++] = (uint32_t)i;
+	rank_prof = p;
+	qsort(ids, nu, sizeof(uint32_t), rank_cmp);
+	for (size_t i = 0; i < nu; i++)
+		srank[ids[i]] = (uint32_t)i;
+	free(ids);
+	free(used);
+	return 0;
+}
+
 int hist_order_perf(hist *h)
 {
 	size_t n = h->n;
@@ -362,7 +418,9 @@ int hist_order_perf(hist *h)
 	srcline_base = h->entries;
 	srcline_width = 0;
 	srcline_known = has_srcline ? calloc(n ? n : 1, 1) : NULL;
-	int rc = replay(h, a, n, left_input, b);
+	int rc = build_ranks(h);
+	if (!rc)
+		rc = replay(h, a, n, left_input, b);
 	if (!rc && needs_collapse(h)) {
 		rc = replay(h, b, n, left_collapse, a);
 		uint32_t *t = a; a = b; b = t;
@@ -380,6 +438,8 @@ int hist_order_perf(hist *h)
 	}
 	free(srcline_known);
 	srcline_known = NULL;
+	free(srank);
+	srank = NULL;
 	free(a);
 	free(b);
 	free(sorted);

@@ -216,7 +216,8 @@ static bool graph_children(const gctx *g, uint32_t parent_end, uint64_t total, i
 		uint32_t c = kids[i].node;
 		uint64_t cu = kids[i].cumul;
 		remaining -= cu;
-		cumul_cnt += cumul_count(h, c);
+		if (g->f->cc_value == CCV_COUNT)
+			cumul_cnt += cumul_count(h, c);
 		bool last = i + 1 == nk;
 		if (last && (g->f->cc_mode != CC_FRACTAL || !remaining))
 			new_mask &= ~(1ULL << (depth - 1));
@@ -226,7 +227,7 @@ static bool graph_children(const gctx *g, uint32_t parent_end, uint64_t total, i
 		uint32_t n = c;
 		for (;;) {
 			graph_entry(g, c, frame_name(h, n, buf, sizeof(buf)), depth, new_mask, idx++, total, lm,
-				    cu, cumul_count(h, c));
+				    cu, g->f->cc_value == CCV_COUNT ? cumul_count(h, c) : 0);
 			if (h->cc_nodes[n].hit != 0 || nr_children(h, n) != 1)
 				break;
 			n = h->cc_nodes[n].first_child;
@@ -368,7 +369,7 @@ static void print_flat(const gctx *g, const hist_entry *e, bool folded)
 			fputc('\n', g->out);
 		} else {
 			fputs("           ", g->out);
-			print_value(g, cumul(h, n), cumul_count(h, n), g->total);
+			print_value(g, cumul(h, n), g->f->cc_value == CCV_COUNT ? cumul_count(h, n) : 0, g->total);
 			fputc('\n', g->out);
 			bool first = true;
 			print_path(g, n, false, &first);

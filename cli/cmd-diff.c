@@ -637,7 +637,9 @@ int cmd_diff(int argc, char **argv)
 					   c.stream ? "--stream" : "-c cycles");
 				goto out_jobs;
 			}
-		cli_errorf("%s is not implemented yet", c.stream ? "--stream" : "-c cycles");
+		/* the command line forms are handled by cmd_diff_stream(); only the
+		 * config key diff.compute = cycles gets here */
+		cli_errorf("diff.compute = cycles: give -c cycles on the command line instead");
 		goto out_jobs;
 	}
 

@@ -10,6 +10,8 @@ set -euo pipefail
 NEEDED=(
   "build-essential:/usr/bin/make"
   "gcc:/usr/bin/gcc"
+  "g++:/usr/bin/g++"
+  "jq:/usr/bin/jq"
   "clang:/usr/bin/clang"
   "pkg-config:/usr/bin/pkg-config"
   "libelf-dev:/usr/include/libelf.h"

@@ -18,6 +18,7 @@
 #include "proff/perfdata.h"
 #include "proff/profile.h"
 #include "proff/report.h"
+#include "proff/trace.h"
 
 struct report_args {
 	const char *input;
@@ -30,7 +31,8 @@ struct report_args {
 	double percent_limit;
 	const char *percentage;
 	const char *comms, *dsos, *symbols, *pids, *tids, *cpus, *time;
-	bool quiet, json, dump, header, header_only, force, show_nr_samples;
+	bool quiet, json, dump, header, header_only, force, show_nr_samples, no_compensate;
+	const char *calibration;
 	int verbose;
 	const char *symfs, *kallsyms, *buildid_dir;
 };
@@ -38,7 +40,7 @@ struct report_args {
 enum {
 	O_CHILDREN = 256, O_NO_CHILDREN, O_MAX_STACK, O_PERCENT_LIMIT, O_PERCENTAGE, O_PID, O_TID,
 	O_CPU, O_TIME, O_JSON, O_HEADER, O_HEADER_ONLY, O_SYMFS, O_KALLSYMS, O_BUILDID_DIR,
-	O_STDIO, O_COMMS, O_DSOS, O_SYMBOLS, O_NO_PAGER,
+	O_STDIO, O_COMMS, O_DSOS, O_SYMBOLS, O_NO_PAGER, O_NO_COMPENSATE, O_CALIBRATION,
 };
 
 struct opt_doc { struct option o; int shortc; const char *arg, *help; };
@@ -74,6 +76,8 @@ static const struct opt_doc options[] = {
 	{ { "buildid-dir", required_argument, NULL, O_BUILDID_DIR }, 0, "DIR", "build-id cache directory (default ~/.debug)" },
 	{ { "stdio", no_argument, NULL, O_STDIO }, 0, NULL, "text output (the default)" },
 	{ { "no-pager", no_argument, NULL, O_NO_PAGER }, 0, NULL, "(accepted; proff never pages)" },
+	{ { "no-compensate", no_argument, NULL, O_NO_COMPENSATE }, 0, NULL, "exact traces: raw times, no overhead subtraction" },
+	{ { "calibration", required_argument, NULL, O_CALIBRATION }, 0, "FILE", "exact traces: overheads from proff calibrate -o FILE" },
 	{ { "help", no_argument, NULL, 'h' }, 'h', NULL, "this help" },
 };
 #define NOPTS (sizeof(options) / sizeof(options[0]))
@@ -148,6 +152,41 @@ static int parse_cpu_list(const char *s, uint8_t *mask, size_t bits)
 			return -1;
 	}
 	return 0;
+}
+
+/* An exact profile (proff record --instrument) rather than a perf.data? */
+static bool is_trace_file(const char *path)
+{
+	if (!strcmp(path, "-"))
+		return false;
+	FILE *f = fopen(path, "rb");
+	if (!f)
+		return false;
+	unsigned char m[4];
+	bool yes = fread(m, 1, 4, f) == 4 &&
+		   ((uint32_t)m[0] | (uint32_t)m[1] << 8 | (uint32_t)m[2] << 16 | (uint32_t)m[3] << 24) == PROFF_TRACE_MAGIC;
+	fclose(f);
+	return yes;
+}
+
+/* Exact profiles: per-function calls, inclusive and exclusive times, min and
+ * max per call — the trace statistics of `proff record --instrument --stats`. */
+static int report_trace(const struct report_args *a)
+{
+	char *argv[8];
+	int argc = 0;
+	argv[argc++] = (char *)"record";
+	argv[argc++] = (char *)"--instrument";
+	if (a->no_compensate)
+		argv[argc++] = (char *)"--no-compensate";
+	if (a->calibration) {
+		argv[argc++] = (char *)"--calibration";
+		argv[argc++] = (char *)a->calibration;
+	}
+	argv[argc++] = (char *)"--stats";
+	argv[argc++] = (char *)a->input;
+	argv[argc] = NULL;
+	return cmd_record_instrument(argc, argv);
 }
 
 /* perf's -g parser: tokens in any order */
@@ -286,6 +325,8 @@ int cmd_report(int argc, char **argv)
 		case O_KALLSYMS: a.kallsyms = optarg; break;
 		case O_BUILDID_DIR: a.buildid_dir = optarg; break;
 		case O_STDIO: case O_NO_PAGER: break;
+		case O_NO_COMPENSATE: a.no_compensate = true; break;
+		case O_CALIBRATION: a.calibration = optarg; break;
 		case 'h': usage(stdout); return 0;
 		default:
 			if (optopt)
@@ -302,6 +343,8 @@ int cmd_report(int argc, char **argv)
 		return EXIT_USAGE;
 	}
 
+	if (is_trace_file(a.input))
+		return report_trace(&a);
 	if (a.header_only)
 		return print_header_lines(a.input, true) < 0 ? 1 : 0;
 	if (a.dump) {

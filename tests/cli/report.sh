@@ -38,6 +38,17 @@ printf '[report]\n\tchildren = false\n' > "$TMP/cfg"
 PROFF_CONFIG="$TMP/cfg" "$PROFF" report -i "$W/a.data" -g none > "$TMP/cfg.out" 2>&1
 check "config report.children=false gives the Self layout" grep -q '^# Overhead  Command' "$TMP/cfg.out"
 
+# an exact profile (proff record --instrument) given to proff report
+printf '#include <stdio.h>\nstatic int fib(int n) { return n < 2 ? n : fib(n - 1) + fib(n - 2); }\nint main(void) { printf("%%d\\n", fib(20)); return 0; }\n' > "$W/fib.c"
+if cc -O1 -g -finstrument-functions -o "$W/fib" "$W/fib.c" &&
+   "$PROFF" record --instrument -o "$W/fib.trace" -- "$W/fib" >/dev/null 2>&1; then
+	"$PROFF" report -i "$W/fib.trace" > "$TMP/trace.out" 2>&1
+	# fib(20) makes 2*F(21) - 1 = 21891 calls
+	check "report of an exact trace: fib called 21891 times" grep -Eq '^ +21891 .* fib( |$)' "$TMP/trace.out"
+else
+	not_ok "record an instrumented fib"
+fi
+
 expect_exit "unknown option is a usage error (129)" 129 "$PROFF" report --bogus
 expect_exit "unknown sort key is a usage error (129)" 129 "$PROFF" report -i "$W/a.data" -s nosuchkey
 expect_exit "missing file fails" 1 "$PROFF" report -i "$W/none.data"

@@ -18,13 +18,7 @@
 enum opt_id { O_REPEAT, O_COUNTER, O_FREQ, O_CPU, O_QUICK, O_JSON, O_OUTPUT, O_ONLY, O_CC, O_RUNTIME,
 	      O_QUIET, O_HELP };
 
-static const struct opt {
-	char short_name;
-	const char *long_name;
-	int has_arg;
-	enum opt_id id;
-	const char *help;
-} opts[] = {
+static const struct cli_opt opts[] = {
 	{ 'r', "repeat",  1, O_REPEAT,  "N        runs per measurement (default 10, --quick 3)" },
 	{ 't', "counter", 1, O_COUNTER, "LIST     hardware counters (default " CAL_DEFAULT_COUNTERS "; '' for none)" },
 	{ 'F', "freq",    1, O_FREQ,    "HZ[,HZ]  sampling frequencies to measure (default 4000,20000)" },
@@ -128,46 +122,15 @@ static int apply(struct conf *c, enum opt_id id, const char *v)
 /* 0, -1 on a usage error (reported), -2 for --help */
 static int parse(int argc, char **argv, struct conf *c)
 {
-	for (int i = 1; i < argc; i++) {
-		const char *a = argv[i], *val = NULL;
-		const struct opt *op = NULL;
-		if (a[0] != '-' || !a[1]) {
-			cli_errorf("calibrate takes no arguments ('%s')", a);
+	for (int i = 1; i < argc;) {
+		const struct cli_opt *op;
+		const char *val;
+		int r = cli_parse_opt(argc, argv, &i, opts, NR_OPTS, "", &op, &val);
+		if (r < 0)
 			return -1;
-		}
-		if (a[1] == '-') {
-			const char *name = a + 2, *eq = strchr(name, '=');
-			size_t len = eq ? (size_t)(eq - name) : strlen(name);
-			for (size_t k = 0; k < NR_OPTS; k++)
-				if (strlen(opts[k].long_name) == len && !strncmp(opts[k].long_name, name, len))
-					op = &opts[k];
-			if (!op) {
-				cli_errorf("unknown option '%s'", a);
-				return -1;
-			}
-			if (eq && !op->has_arg) {
-				cli_errorf("option '--%s' takes no value", op->long_name);
-				return -1;
-			}
-			if (eq)
-				val = eq + 1;
-		} else {
-			for (size_t k = 0; k < NR_OPTS; k++)
-				if (opts[k].short_name == a[1])
-					op = &opts[k];
-			if (!op || (!op->has_arg && a[2])) {
-				cli_errorf("unknown option '%s'", a);
-				return -1;
-			}
-			if (a[2])
-				val = a + 2;
-		}
-		if (op->has_arg && !val) {
-			if (i + 1 >= argc) {
-				cli_errorf("option '%s' needs a value", a);
-				return -1;
-			}
-			val = argv[++i];
+		if (r == 0) {
+			cli_errorf("calibrate takes no arguments ('%s')", argv[i]);
+			return -1;
 		}
 		if (op->id == O_HELP)
 			return -2;
@@ -181,33 +144,7 @@ static int parse(int argc, char **argv, struct conf *c)
  * binary or ../lib/proff/ relative to it (as record --instrument). */
 static const char *find_runtime(const char *given, char *out, size_t len)
 {
-	const char *e = given ? given : getenv("PROFF_RUNTIME");
-	if (e && *e) {
-		if (access(e, R_OK) < 0) {
-			cli_errorf("runtime %s: %s", e, strerror(errno));
-			return NULL;
-		}
-		if (!realpath(e, out))
-			snprintf(out, len, "%s", e);
-		return out;
-	}
-	char self[PATH_MAX - 64];
-	ssize_t n = readlink("/proc/self/exe", self, sizeof(self) - 1);
-	if (n <= 0)
-		return NULL;
-	self[n] = 0;
-	char *slash = strrchr(self, '/');
-	if (!slash)
-		return NULL;
-	*slash = 0;
-	static const char *const rel[] = { "libproff-instrument.so", "../lib/proff/libproff-instrument.so" };
-	for (size_t i = 0; i < sizeof(rel) / sizeof(rel[0]); i++) {
-		if ((size_t)snprintf(out, len, "%s/%s", self, rel[i]) >= len)
-			continue;
-		if (access(out, R_OK) == 0)
-			return out;
-	}
-	return NULL;
+	return cli_find_runtime(given, out, len) == 0 ? out : NULL;
 }
 
 static void progress(void *ctx, const char *msg)

@@ -28,15 +28,7 @@ enum opt_id {
 	O_INFO, O_STATS, O_EVENTS, O_DPROFPP, O_NO_COMP, O_PID, O_CALIBRATION,
 };
 
-struct ri_opt {
-	char short_name;
-	const char *long_name;
-	int has_arg;
-	enum opt_id id;
-	const char *help;
-};
-
-static const struct ri_opt ri_opts[] = {
+static const struct cli_opt ri_opts[] = {
 	{ 0,   "instrument",    0, O_INSTRUMENT, "record an exact trace (this command)" },
 	{ 'o', "output",        1, O_OUTPUT,     "FILE  trace file (default " PROFF_TRACE_DEFAULT_FILE ", or $PROFF_OUTPUT)" },
 	{ 0,   "buffer",        1, O_BUFFER,     "SIZE  per-thread buffer, bytes with K/M suffix (default 1M)" },
@@ -67,7 +59,7 @@ static void usage(FILE *f)
 	fprintf(f, "usage: proff record --instrument [-o FILE] [options] [--] CMD [ARGS]\n"
 		   "       proff record --instrument --stats|--events|--info|--dprofpp FILE\n\n");
 	for (size_t i = 0; i < NOPTS; i++) {
-		const struct ri_opt *o = &ri_opts[i];
+		const struct cli_opt *o = &ri_opts[i];
 		char s[8] = "    ";
 		if (o->short_name)
 			snprintf(s, sizeof(s), "-%c, ", o->short_name);
@@ -119,48 +111,13 @@ static int parse(int argc, char **argv, struct ri_conf *c)
 {
 	int i = 1;
 	while (i < argc) {
-		const char *a = argv[i];
-		if (!strcmp(a, "--"))
+		if (!strcmp(argv[i], "--"))
 			return i + 1;
-		if (a[0] != '-' || !a[1])
-			return i;
-		const struct ri_opt *op = NULL;
-		const char *val = NULL;
-		if (a[1] == '-') {
-			const char *name = a + 2, *eq = strchr(name, '=');
-			size_t len = eq ? (size_t)(eq - name) : strlen(name);
-			for (size_t k = 0; k < NOPTS; k++)
-				if (strlen(ri_opts[k].long_name) == len && !strncmp(ri_opts[k].long_name, name, len))
-					op = &ri_opts[k];
-			if (!op) {
-				cli_errorf("unknown option '%s' (for record --instrument)", a);
-				return -1;
-			}
-			if (eq && !op->has_arg) {
-				cli_errorf("option '--%s' takes no value", op->long_name);
-				return -1;
-			}
-			if (eq)
-				val = eq + 1;
-		} else {
-			for (size_t k = 0; k < NOPTS; k++)
-				if (ri_opts[k].short_name == a[1])
-					op = &ri_opts[k];
-			if (!op || (!op->has_arg && a[2])) {
-				cli_errorf("unknown option '%s' (for record --instrument)", a);
-				return -1;
-			}
-			if (a[2])
-				val = a + 2;
-		}
-		i++;
-		if (op->has_arg && !val) {
-			if (i >= argc) {
-				cli_errorf("option '%s' needs a value", a);
-				return -1;
-			}
-			val = argv[i++];
-		}
+		const struct cli_opt *op;
+		const char *val;
+		int r = cli_parse_opt(argc, argv, &i, ri_opts, NOPTS, " (for record --instrument)", &op, &val);
+		if (r <= 0)
+			return r < 0 ? -1 : i;
 		if (op->id == O_HELP)
 			return -2;
 		if (apply(c, op->id, val) < 0)
@@ -173,34 +130,10 @@ static int parse(int argc, char **argv, struct ri_conf *c)
  * ../lib/proff/ relative to it. */
 static int find_runtime(const struct ri_conf *c, char *out, size_t len)
 {
-	const char *e = c->runtime ? c->runtime : getenv("PROFF_RUNTIME");
-	if (e && *e) {
-		if (access(e, R_OK) < 0) {
-			cli_errorf("runtime %s: %s", e, strerror(errno));
-			return -1;
-		}
-		if (!realpath(e, out))
-			snprintf(out, len, "%s", e);
-		return 0;
-	}
-	char self[PATH_MAX - 64];
-	ssize_t n = readlink("/proc/self/exe", self, sizeof(self) - 1);
-	if (n > 0) {
-		self[n] = 0;
-		char *slash = strrchr(self, '/');
-		if (slash) {
-			*slash = 0;
-			static const char *const rel[] = { "libproff-instrument.so", "../lib/proff/libproff-instrument.so" };
-			for (size_t i = 0; i < sizeof(rel) / sizeof(rel[0]); i++) {
-				if ((size_t)snprintf(out, len, "%s/%s", self, rel[i]) >= len)
-					continue;
-				if (access(out, R_OK) == 0)
-					return 0;
-			}
-		}
-	}
-	cli_errorf("cannot find libproff-instrument.so next to proff; set PROFF_RUNTIME");
-	return -1;
+	int r = cli_find_runtime(c->runtime, out, len);
+	if (r == -2)
+		cli_errorf("cannot find libproff-instrument.so next to proff; set PROFF_RUNTIME");
+	return r < 0 ? -1 : 0;
 }
 
 /* ---- inspection ------------------------------------------------------------------ */

@@ -27,7 +27,6 @@ struct hist_priv {
 	regex_t parent_re;
 	bool has_parent_re;
 	uint32_t other_id;       /* "[other]" */
-	uint32_t *parent_of_node;   /* memo: node -> parent name id (+1), 0 = unknown */
 	pair_table cc_child;     /* callchain tree: (node, loc) -> child node */
 };
 
@@ -415,9 +414,7 @@ static int64_t find_entry(hist *h, const ctx *c, uint32_t loc, bool chain, proff
 	size_t cap = h->cap;
 	if (PF_GROW(h->entries, cap, h->n + 1) < 0)
 		return proff_err_set(err, PROFF_ENOMEM, NULL, PROFF_NO_OFFSET, "out of memory");
-	size_t capk = h->cap * pv->kw;
 	uint64_t *nk = pf_realloc_array(pv->keyw, cap * pv->kw, 8);
-	(void)capk;
 	if (!nk)
 		return proff_err_set(err, PROFF_ENOMEM, NULL, PROFF_NO_OFFSET, "out of memory");
 	pv->keyw = nk;
@@ -975,7 +972,6 @@ void hist_free(hist *h)
 		free(h->priv->keyw);
 		id_table_free(&h->priv->tab);
 		free(h->priv->seen);
-		free(h->priv->parent_of_node);
 		pair_table_free(&h->priv->cc_child);
 		if (h->priv->has_parent_re)
 			regfree(&h->priv->parent_re);

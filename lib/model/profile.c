@@ -250,65 +250,36 @@ static pthread_ *find_thread(pf_profile *p, uint32_t pid, uint32_t tid, bool cre
 	return t;
 }
 
+/* Insert [start, end) keeping the maps sorted and disjoint: the maps it
+ * overlaps are replaced by their parts left and right of it. */
 static int mg_insert(mgroup *g, uint64_t start, uint64_t end, uint64_t pgoff, uint32_t dso)
 {
 	if (end <= start)
 		return 0;
-	/* remove/split overlaps */
-	size_t i = 0;
-	while (i < g->n) {
-		pmap *m = &g->maps[i];
-		if (m->end <= start || m->start >= end) {
-			i++;
-			continue;
-		}
-		if (m->start < start && m->end > end) {
-			/* split in two */
-			pmap right = *m;
-			right.pgoff += end - m->start;
-			right.start = end;
-			m->end = start;
-			if (PF_GROW(g->maps, g->cap, g->n + 1) < 0)
-				return -1;
-			g->maps[g->n++] = right;
-			i++;
-			continue;
-		}
-		if (m->start < start) {
-			m->end = start;
-			i++;
-			continue;
-		}
-		if (m->end > end) {
-			m->pgoff += end - m->start;
-			m->start = end;
-			i++;
-			continue;
-		}
-		/* fully covered: remove */
-		g->maps[i] = g->maps[--g->n];
+	size_t lo = 0, hi;
+	while (lo < g->n && g->maps[lo].end <= start)
+		lo++;
+	for (hi = lo; hi < g->n && g->maps[hi].start < end; hi++)
+		;
+	pmap repl[3];
+	size_t nr = 0;
+	if (lo < hi && g->maps[lo].start < start) {
+		repl[nr] = g->maps[lo];
+		repl[nr++].end = start;
 	}
-	if (PF_GROW(g->maps, g->cap, g->n + 1) < 0)
+	repl[nr++] = (pmap){ start, end, pgoff, dso };
+	if (lo < hi && g->maps[hi - 1].end > end) {
+		pmap r = g->maps[hi - 1];
+		r.pgoff += end - r.start;
+		r.start = end;
+		repl[nr++] = r;
+	}
+	size_t n = g->n - (hi - lo) + nr;
+	if (PF_GROW(g->maps, g->cap, n) < 0)
 		return -1;
-	g->maps[g->n++] = (pmap){ start, end, pgoff, dso };
-	/* keep sorted by start (insertion sort: maps are few) */
-	for (size_t k = g->n; k > 1 && g->maps[k - 1].start < g->maps[k - 2].start; k--) {
-		pmap t = g->maps[k - 1];
-		g->maps[k - 1] = g->maps[k - 2];
-		g->maps[k - 2] = t;
-	}
-	/* the swap-removal above can break order: full sort if needed */
-	for (size_t k = 1; k < g->n; k++) {
-		if (g->maps[k].start < g->maps[k - 1].start) {
-			for (size_t a = 1; a < g->n; a++)
-				for (size_t b = a; b > 0 && g->maps[b].start < g->maps[b - 1].start; b--) {
-					pmap t = g->maps[b];
-					g->maps[b] = g->maps[b - 1];
-					g->maps[b - 1] = t;
-				}
-			break;
-		}
-	}
+	memmove(&g->maps[lo + nr], &g->maps[hi], (g->n - hi) * sizeof(pmap));
+	memcpy(&g->maps[lo], repl, nr * sizeof(pmap));
+	g->n = n;
 	g->gen++;
 	return 0;
 }

@@ -413,6 +413,15 @@ static size_t build_cols(hist *h, const report_fmt *f, col *cols)
 	return n;
 }
 
+/* not filtered out, and above --percent-limit (Children or Self as shown) */
+static bool row_shown(const hist_entry *e, const report_fmt *f, uint64_t total)
+{
+	if (e->filtered)
+		return false;
+	uint64_t v = f->children ? e->period_acc : e->period;
+	return !(f->percent_limit > 0 && total && (double)v * 100.0 / (double)total < f->percent_limit);
+}
+
 static void print_pct(FILE *out, uint64_t v, uint64_t total, int width)
 {
 	double pct = total ? (double)v * 100.0 / (double)total : 0.0;
@@ -462,11 +471,7 @@ int report_print_hist(FILE *out, hist *h, const report_fmt *f, uint64_t nr_lost)
 	char buf[4096];
 	for (size_t i = 0; i < h->n; i++) {
 		hist_entry *e = &h->entries[i];
-		if (e->filtered)
-			continue;
-		uint64_t lim_v = f->children ? e->period_acc : e->period;
-		if (f->percent_limit > 0 && total &&
-		    (double)lim_v * 100.0 / (double)total < f->percent_limit)
+		if (!row_shown(e, f, total))
 			continue;
 		fputs("  ", out);
 		for (size_t c = 0; c < ncols; c++) {
@@ -524,11 +529,7 @@ int report_print_json(FILE *out, hist *h, const report_fmt *f, bool first_event)
 	char buf[4096];
 	for (size_t i = 0; i < h->n; i++) {
 		hist_entry *e = &h->entries[i];
-		if (e->filtered)
-			continue;
-		uint64_t lim_v = f->children ? e->period_acc : e->period;
-		if (f->percent_limit > 0 && total &&
-		    (double)lim_v * 100.0 / (double)total < f->percent_limit)
+		if (!row_shown(e, f, total))
 			continue;
 		fprintf(out, "%s\n  {", first ? "" : ",");
 		first = false;
@@ -563,9 +564,6 @@ int report_print_json(FILE *out, hist *h, const report_fmt *f, bool first_event)
 				hist_keys[key].print(h, e, buf, sizeof(buf), 0, false, 0);
 				json_str(out, buf);
 			}
-		}
-		if (h->keys[0] != HK_SYM || h->nkeys > 1) {
-			/* always name the symbol and dso for scripts */
 		}
 		fputc('}', out);
 	}

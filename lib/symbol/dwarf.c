@@ -29,6 +29,135 @@ typedef struct dwarf_index {
 	size_t n, cap;
 } dwarf_index;
 
+/* What addr2line (binutils) calls a function, for addresses perf found no
+ * symbol for: bfd names the nearest preceding FUNC/NOTYPE/IFUNC symbol of the
+ * address's own section, whatever its size (.symtab, or .dynsym when the file
+ * has none). Kept as (value, section) pairs sorted by value, plus the
+ * allocated sections. */
+typedef struct a2l_sym {
+	uint64_t value;
+	size_t shndx;
+} a2l_sym;
+
+typedef struct a2l_sec {
+	uint64_t lo, hi;          /* [lo, hi), ELF virtual addresses */
+	size_t shndx;
+} a2l_sec;
+
+typedef struct a2l_index {
+	a2l_sym *syms;
+	size_t nsyms;
+	a2l_sec *secs;
+	size_t nsecs;
+} a2l_index;
+
+static void a2l_index_free(sym_dso *d)
+{
+	a2l_index *ix = d->a2l_index;
+	if (ix) {
+		free(ix->syms);
+		free(ix->secs);
+		free(ix);
+	}
+	d->a2l_index = NULL;
+	d->a2l_tried = false;
+}
+
+static int a2l_sym_cmp(const void *a, const void *b)
+{
+	const a2l_sym *x = a, *y = b;
+	return x->value < y->value ? -1 : x->value > y->value;
+}
+
+static a2l_index *a2l_index_build(Elf *elf)
+{
+	a2l_index *ix = calloc(1, sizeof(*ix));
+	size_t nscn = 0;
+	if (!ix || elf_getshdrnum(elf, &nscn) != 0)
+		goto fail;
+	ix->secs = calloc(nscn ? nscn : 1, sizeof(*ix->secs));
+	if (!ix->secs)
+		goto fail;
+	Elf_Scn *scn = NULL, *symtab = NULL, *dynsym = NULL;
+	while ((scn = elf_nextscn(elf, scn)) != NULL) {
+		GElf_Shdr sh;
+		if (!gelf_getshdr(scn, &sh))
+			continue;
+		if (sh.sh_type == SHT_SYMTAB && !symtab)
+			symtab = scn;
+		else if (sh.sh_type == SHT_DYNSYM && !dynsym)
+			dynsym = scn;
+		if ((sh.sh_flags & SHF_ALLOC) && sh.sh_size && ix->nsecs < nscn)
+			ix->secs[ix->nsecs++] = (a2l_sec){ sh.sh_addr, sh.sh_addr + sh.sh_size, elf_ndxscn(scn) };
+	}
+	scn = symtab ? symtab : dynsym;
+	GElf_Shdr tsh;
+	Elf_Data *data = scn && gelf_getshdr(scn, &tsh) ? elf_getdata(scn, NULL) : NULL;
+	size_t esz = gelf_fsize(elf, ELF_T_SYM, 1, EV_CURRENT);
+	size_t n = data && esz ? data->d_size / esz : 0;
+	ix->syms = calloc(n ? n : 1, sizeof(*ix->syms));
+	if (!ix->syms)
+		goto fail;
+	for (size_t i = 1; i < n; i++) {
+		GElf_Sym sym;
+		if (!gelf_getsym(data, (int)i, &sym))
+			break;
+		int type = GELF_ST_TYPE(sym.st_info);
+		if (type != STT_FUNC && type != STT_NOTYPE && type != STT_GNU_IFUNC)
+			continue;
+		if (sym.st_shndx == SHN_UNDEF || sym.st_shndx >= SHN_LORESERVE)
+			continue;
+		ix->syms[ix->nsyms++] = (a2l_sym){ sym.st_value, sym.st_shndx };
+	}
+	qsort(ix->syms, ix->nsyms, sizeof(*ix->syms), a2l_sym_cmp);
+	return ix;
+fail:
+	if (ix) {
+		free(ix->syms);
+		free(ix->secs);
+		free(ix);
+	}
+	return NULL;
+}
+
+/* Would `addr2line -f -e <symbol file> vaddr` print a function name? */
+static bool a2l_names_function(sym_dso *d, uint64_t vaddr)
+{
+	if (!d->a2l_tried) {
+		d->a2l_tried = true;
+		int fd = d->symsrc_path ? open(d->symsrc_path, O_RDONLY | O_CLOEXEC) : -1;
+		if (fd >= 0) {
+			Elf *elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
+			if (elf && elf_kind(elf) == ELF_K_ELF)
+				d->a2l_index = a2l_index_build(elf);
+			if (elf)
+				elf_end(elf);
+			close(fd);
+		}
+	}
+	a2l_index *ix = d->a2l_index;
+	if (!ix)
+		return false;
+	const a2l_sec *sec = NULL;
+	for (size_t i = 0; i < ix->nsecs && !sec; i++)
+		if (vaddr >= ix->secs[i].lo && vaddr < ix->secs[i].hi)
+			sec = &ix->secs[i];
+	if (!sec)
+		return false;
+	size_t lo = 0, hi = ix->nsyms;
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		if (ix->syms[mid].value <= vaddr)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	for (; lo > 0 && ix->syms[lo - 1].value >= sec->lo; lo--)
+		if (ix->syms[lo - 1].shndx == sec->shndx)
+			return true;
+	return false;
+}
+
 void sym_dwarf_close(sym_dso *d)
 {
 	if (d->dwarf)
@@ -45,6 +174,7 @@ void sym_dwarf_close(sym_dso *d)
 		free(d->cu_index);
 		d->cu_index = NULL;
 	}
+	a2l_index_free(d);
 }
 
 static int range_cmp(const void *a, const void *b)
@@ -302,8 +432,12 @@ const char *sym_srcline_str(sym_dso *d, uint64_t addr, bool full_path, char *buf
 	/* perf asks addr2line about the file its symbols came from; without a
 	 * line but inside one of that file's symbols addr2line says "??:?",
 	 * which perf shows as "??:0". PLT entries are perf's own invention; for
-	 * [vdso] perf asks nobody (verified: "__vdso_clock_gettime+86"). */
-	if (has_file && have_sym && !si.is_plt && d->symsrc_path && d->kind != SYM_DSO_VDSO)
+	 * [vdso] perf asks nobody (verified: "__vdso_clock_gettime+86"). Where
+	 * perf has no symbol, addr2line may still name the preceding one of
+	 * the same section (it ignores symbol sizes): "??:0" as well. */
+	bool a2l_func = has_file && d->symsrc_path && d->kind != SYM_DSO_VDSO &&
+			(have_sym ? !si.is_plt : a2l_names_function(d, sym_objdump_addr(d, addr)));
+	if (a2l_func)
 		snprintf(buf, len, "??:0");
 	else if (have_sym)
 		snprintf(buf, len, "%s+%llu", si.name, (unsigned long long)(addr - si.start));

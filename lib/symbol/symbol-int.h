@@ -65,6 +65,8 @@ struct sym_dso {
 	Elf *dwarf_elf;
 	Dwarf *dwarf;
 	void *cu_index;             /* dwarf.c's CU address ranges */
+	bool a2l_tried;
+	void *a2l_index;            /* dwarf.c's addr2line function-symbol view */
 };
 
 struct sym_ctx {

@@ -204,6 +204,76 @@ static void test_plt(void **state)
 	sym_ctx_free(c);
 }
 
+/* Addresses perf finds no symbol for: perf prints what addr2line says.
+ * binutils names the nearest preceding function symbol of the section
+ * whatever its size ("??:0" then), and nothing where the section has none
+ * before the address ("dso[vaddr]" then). Checked against addr2line itself
+ * on the gaps between the dynamic symbols of the system's libgcc_s. */
+static void test_srcline_no_symbol(void **state)
+{
+	const char *lib = "/lib/x86_64-linux-gnu/libgcc_s.so.1";
+	if (access(lib, R_OK) != 0)
+		skip();
+	char *a2l = run("command -v addr2line");
+	bool have = a2l && a2l[0];
+	free(a2l);
+	if (!have)
+		skip();
+	sym_ctx *c = new_ctx("/nonexistent");
+	sym_dso *d = sym_dso_get(c, lib, NULL, 0, SYM_DSO_USER);
+	/* candidate addresses: just after each dynamic symbol's end, and the
+	 * start of every executable section */
+	uint64_t cand[512];
+	size_t nc = 0;
+	char *out = run("nm -D -S --defined-only '%s' | sort", lib);
+	for (char *sv = NULL, *l = strtok_r(out, "\n", &sv); l && nc < 400; l = strtok_r(NULL, "\n", &sv)) {
+		unsigned long long v, sz;
+		char t;
+		if (sscanf(l, "%llx %llx %c", &v, &sz, &t) == 3 && (t == 'T' || t == 't') && sz)
+			cand[nc++] = v + sz + 1;
+	}
+	free(out);
+	out = run("readelf -SW '%s'", lib);
+	for (char *sv = NULL, *l = strtok_r(out, "\n", &sv); l && nc < 512; l = strtok_r(NULL, "\n", &sv)) {
+		char name[64], type[64], flg[16];
+		unsigned long long addr, off, size, es;
+		const char *b = strchr(l, ']');
+		if (b && sscanf(b + 1, " %63s %63s %llx %llx %llx %llx %15s", name, type, &addr, &off, &size, &es, flg) == 7 &&
+		    strchr(flg, 'X') && size)
+			cand[nc++] = addr;
+	}
+	free(out);
+	char cmd[16384];
+	size_t cl = (size_t)snprintf(cmd, sizeof(cmd), "addr2line -f -e '%s'", lib);
+	for (size_t i = 0; i < nc && cl < sizeof(cmd) - 32; i++)
+		cl += (size_t)snprintf(cmd + cl, sizeof(cmd) - cl, " %llx", (unsigned long long)cand[i]);
+	out = run("%s", cmd);
+	int named = 0, anon = 0;
+	char *sv = NULL, *fn = strtok_r(out, "\n", &sv);
+	for (size_t i = 0; i < nc && fn; i++) {
+		char *fl = strtok_r(NULL, "\n", &sv);
+		assert_non_null(fl);
+		uint64_t a = vaddr_to_off(lib, cand[i]);
+		char buf[256], want[256];
+		if (!sym_lookup(d, a, NULL)) {
+			if (strcmp(fn, "??") != 0) {
+				snprintf(want, sizeof(want), "??:0");
+				named++;
+			} else {
+				snprintf(want, sizeof(want), "libgcc_s.so.1[%llx]", (unsigned long long)cand[i]);
+				anon++;
+			}
+			sym_srcline_str(d, a, false, buf, sizeof(buf));
+			assert_string_equal(buf, want);
+		}
+		fn = strtok_r(NULL, "\n", &sv);
+	}
+	free(out);
+	assert_true(named >= 1);
+	assert_true(anon >= 1);
+	sym_ctx_free(c);
+}
+
 /* ---- build-ids ---------------------------------------------------------------- */
 
 static void test_build_id(void **state)
@@ -766,6 +836,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_elf_lookup),
 		cmocka_unit_test(test_plt),
+		cmocka_unit_test(test_srcline_no_symbol),
 		cmocka_unit_test(test_build_id),
 		cmocka_unit_test(test_stripped_and_cache),
 		cmocka_unit_test(test_srcline_inlines),

@@ -13,6 +13,7 @@
 #include <time.h>
 
 #include "cmds.h"
+#include "proff/calibrate.h"
 #include "proff/config.h"
 #include "proff/hist.h"
 #include "proff/perfdata.h"
@@ -33,6 +34,7 @@ struct report_args {
 	const char *comms, *dsos, *symbols, *pids, *tids, *cpus, *time;
 	bool quiet, json, dump, header, header_only, force, show_nr_samples, no_compensate;
 	const char *calibration;
+	bool tree;
 	int verbose;
 	const char *symfs, *kallsyms, *buildid_dir;
 };
@@ -77,7 +79,8 @@ static const struct opt_doc options[] = {
 	{ { "stdio", no_argument, NULL, O_STDIO }, 0, NULL, "text output (the default)" },
 	{ { "no-pager", no_argument, NULL, O_NO_PAGER }, 0, NULL, "(accepted; proff never pages)" },
 	{ { "no-compensate", no_argument, NULL, O_NO_COMPENSATE }, 0, NULL, "exact traces: raw times, no overhead subtraction" },
-	{ { "calibration", required_argument, NULL, O_CALIBRATION }, 0, "FILE", "exact traces: overheads from proff calibrate -o FILE" },
+	{ { "calibration", required_argument, NULL, O_CALIBRATION }, 0, "FILE", "exact traces: overheads from proff calibrate -o FILE (default $PROFF_CALIBRATION)" },
+	{ { "tree", no_argument, NULL, 'T' }, 'T', NULL, "exact traces: the execution tree with times and calls" },
 	{ { "help", no_argument, NULL, 'h' }, 'h', NULL, "this help" },
 };
 #define NOPTS (sizeof(options) / sizeof(options[0]))
@@ -154,39 +157,25 @@ static int parse_cpu_list(const char *s, uint8_t *mask, size_t bits)
 	return 0;
 }
 
-/* An exact profile (proff record --instrument) rather than a perf.data? */
-static bool is_trace_file(const char *path)
+/* Exact traces: overheads from --calibration FILE, else $PROFF_CALIBRATION,
+ * instead of the runtime's start-up estimate. */
+static int load_calibration(const char *path, pf_load_opts *lo)
 {
-	if (!strcmp(path, "-"))
-		return false;
-	FILE *f = fopen(path, "rb");
-	if (!f)
-		return false;
-	unsigned char m[4];
-	bool yes = fread(m, 1, 4, f) == 4 &&
-		   ((uint32_t)m[0] | (uint32_t)m[1] << 8 | (uint32_t)m[2] << 16 | (uint32_t)m[3] << 24) == PROFF_TRACE_MAGIC;
-	fclose(f);
-	return yes;
-}
-
-/* Exact profiles: per-function calls, inclusive and exclusive times, min and
- * max per call — the trace statistics of `proff record --instrument --stats`. */
-static int report_trace(const struct report_args *a)
-{
-	char *argv[8];
-	int argc = 0;
-	argv[argc++] = (char *)"record";
-	argv[argc++] = (char *)"--instrument";
-	if (a->no_compensate)
-		argv[argc++] = (char *)"--no-compensate";
-	if (a->calibration) {
-		argv[argc++] = (char *)"--calibration";
-		argv[argc++] = (char *)a->calibration;
+	if (!path)
+		path = getenv(CAL_FILE_ENV);
+	if (!path || !*path)
+		return 0;
+	cal_file cf;
+	proff_error err;
+	proff_err_clear(&err);
+	if (cal_file_read(path, &cf, &err) < 0) {
+		cli_error(&err);
+		return -1;
 	}
-	argv[argc++] = (char *)"--stats";
-	argv[argc++] = (char *)a->input;
-	argv[argc] = NULL;
-	return cmd_record_instrument(argc, argv);
+	lo->have_overheads = true;
+	lo->o_in_ns = cf.o_in_ns;
+	lo->o_full_ns = cf.o_full_ns;
+	return 0;
 }
 
 /* perf's -g parser: tokens in any order */
@@ -327,6 +316,7 @@ int cmd_report(int argc, char **argv)
 		case O_STDIO: case O_NO_PAGER: break;
 		case O_NO_COMPENSATE: a.no_compensate = true; break;
 		case O_CALIBRATION: a.calibration = optarg; break;
+		case 'T': a.tree = true; break;
 		case 'h': usage(stdout); return 0;
 		default:
 			if (optopt)
@@ -343,8 +333,17 @@ int cmd_report(int argc, char **argv)
 		return EXIT_USAGE;
 	}
 
-	if (is_trace_file(a.input))
-		return report_trace(&a);
+	bool exact = pf_is_trace_file(a.input);
+	if (exact && (a.dump || a.header || a.header_only)) {
+		/* an exact trace has no perf.data header: its record summary instead */
+		char *argv[] = { (char *)"record", (char *)"--instrument", (char *)"--info", (char *)a.input, NULL };
+		return cmd_record_instrument(4, argv);
+	}
+	if (a.tree && !exact) {
+		cli_errorf("%s: --tree needs an exact trace (proff record --instrument), not a sampled profile",
+			   a.input);
+		return 1;
+	}
 	if (a.header_only)
 		return print_header_lines(a.input, true) < 0 ? 1 : 0;
 	if (a.dump) {
@@ -393,6 +392,9 @@ int cmd_report(int argc, char **argv)
 	lo.max_stack = 0;    /* applied by the hist layer, which knows the callchain order */
 	lo.time_spec = a.time;
 	lo.demangle_params = a.verbose > 0;
+	lo.no_compensate = a.no_compensate;
+	if (exact && load_calibration(a.calibration, &lo) < 0)
+		return 1;
 	uint8_t cpumask[4096 / 8];
 	if (a.cpus) {
 		if (parse_cpu_list(a.cpus, cpumask, sizeof(cpumask) * 8) < 0) {
@@ -448,6 +450,16 @@ int cmd_report(int argc, char **argv)
 	}
 	for (size_t i = 0; i < prof->nr_warnings; i++)
 		cli_warnf("%s: %s", a.input, prof->warnings[i]);
+	fmt.exact = prof->exact != NULL;
+	if (a.tree) {
+		if (report_print_tree(stdout, prof, a.percent_limit) < 0) {
+			cli_errorf("%s: out of memory", a.input);
+			rc = 1;
+		}
+		pf_profile_free(prof);
+		hist_opts_release(&ho);
+		return rc;
+	}
 	if (a.cpus) {
 		bool any = false;
 		for (size_t i = 0; i < prof->nr_events; i++)

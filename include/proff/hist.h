@@ -48,6 +48,8 @@ typedef struct hist_entry {
 	uint64_t period;           /* Self */
 	uint64_t period_acc;       /* Children (== period without children mode) */
 	uint64_t nr_events;
+	uint64_t ex_incl;          /* exact profiles: summed inclusive ns of the entry's calls */
+	uint64_t ex_min, ex_max;   /* exact profiles: inclusive ns of one call */
 	uint8_t filtered;          /* HF_* bits; filtered rows are not printed */
 	uint32_t cc_root;          /* callchain tree root (hist-owned), PF_NONE if none */
 	uint32_t max_depth;        /* longest callchain appended (perf's tie rule puts callers first) */

@@ -1,7 +1,8 @@
 /* proff/profile.h — the in-memory profile every command works on.
  *
- * A profile is read once from a file (perf.data today; exact traces later)
- * into compact, interned form:
+ * A profile is read once from a file (perf.data, or an exact trace of
+ * proff record --instrument: calls become samples whose period is their
+ * exclusive time in ns, count 1 per call) into compact, interned form:
  *   - dsos: one per recorded object (path + build-id), with its symbolizer handle;
  *   - syms: symbol instances (dso, start, end, name) found while resolving;
  *   - locs: unique code locations (dso, map address) resolved ONCE to a sym;
@@ -88,6 +89,13 @@ typedef struct pf_event {
 	uint64_t nr_lost;          /* lost sample records attributed to this event */
 } pf_event;
 
+/* Exact profiles only: per aggregated sample (one call path of one thread),
+ * the calls' inclusive times. Self periods are exclusive times in ns. */
+typedef struct pf_exact {
+	uint64_t incl;             /* summed inclusive ns (every activation, recursion included) */
+	uint64_t min, max;         /* inclusive ns of one call */
+} pf_exact;
+
 typedef struct pf_time_range { uint64_t start, end; } pf_time_range;   /* ns, end 0 = open */
 
 typedef struct pf_load_opts {
@@ -103,6 +111,10 @@ typedef struct pf_load_opts {
 	size_t cpu_mask_bits;
 	bool inline_frames;
 	bool demangle_params;      /* C++ names with parameter lists (perf -v) */
+	/* exact traces (proff record --instrument): */
+	bool no_compensate;        /* raw times, no overhead subtraction */
+	bool have_overheads;       /* use o_in_ns / o_full_ns instead of the recorded estimate */
+	double o_in_ns, o_full_ns;
 } pf_load_opts;
 
 typedef struct pf_profile {
@@ -113,6 +125,8 @@ typedef struct pf_profile {
 	pf_loc *locs;   size_t nr_locs, cap_locs;
 	pf_node *nodes; size_t nr_nodes, cap_nodes;
 	pf_sample *samples; size_t nr_samples, cap_samples;
+	pf_exact *exact;           /* exact trace: parallel to samples; NULL for sampled profiles */
+	size_t cap_exact;
 	pf_event *events; size_t nr_events;
 	pf_thread *threads; size_t nr_threads;
 	uint64_t nr_lost_samples;  /* "Total Lost Samples" */
@@ -124,6 +138,9 @@ typedef struct pf_profile {
 } pf_profile;
 
 void pf_load_opts_init(pf_load_opts *o);
+/* Does the file start like an exact trace (proff record --instrument)?
+ * pf_profile_load reads both kinds. */
+bool pf_is_trace_file(const char *path);
 int pf_profile_load(const char *path, const pf_load_opts *opts, pf_profile **out, proff_error *err);
 void pf_profile_free(pf_profile *p);
 

@@ -37,6 +37,7 @@ typedef struct report_fmt {
 	bool show_nr_samples;      /* -n */
 	const char *time_spec;     /* --time, echoed in the Samples line */
 	bool not_first_event;      /* later events: no "Total Lost Samples" block */
+	bool exact;                /* exact profile: time and per-call columns */
 } report_fmt;
 
 void report_fmt_init(report_fmt *f);
@@ -44,6 +45,15 @@ void report_fmt_init(report_fmt *f);
 /* The "# Total Lost Samples / # Samples / # Event count" block and the
  * column header, then the rows. */
 int report_print_hist(FILE *out, hist *h, const report_fmt *f, uint64_t nr_lost);
+
+/* Exact profiles: the execution tree (every call path, merged over threads)
+ * with total time, self time and calls per node, children by total time;
+ * nodes below percent_limit % of the total are left out. */
+int report_print_tree(FILE *out, const pf_profile *p, double percent_limit);
+
+/* "  1.234 ms": nanoseconds in the unit that keeps 1-3 integer digits, 10
+ * characters (uftrace's style). */
+void report_fmt_time(char *buf, size_t len, double ns);
 
 /* JSON: one object per event (see docs/json.md). */
 int report_print_json(FILE *out, hist *h, const report_fmt *f, bool first_event);

@@ -54,6 +54,8 @@ enum proff_trace_clock {
 
 #define PROFF_SESS_F_FORKED   1u   /* session created by fork() of parent_session */
 #define PROFF_SESS_F_EXECED   2u   /* runtime found itself in an exec'd image */
+#define PROFF_SESS_F_CALFILE  4u   /* o_in/o_full come from a calibration file
+				      ($PROFF_CALIBRATION), not from the start-up estimate */
 
 /* PTR_SESSION payload (after the record header). Followed by exe_len bytes of
  * the executable path and cmd_len bytes of the command line (NUL separated). */
@@ -202,6 +204,9 @@ int proff_trace_foreach(proff_trace *t, proff_trace_event_cb cb, void *arg, prof
 size_t proff_trace_nfuncs(const proff_trace *t);
 const char *proff_trace_func_name(const proff_trace *t, uint32_t func);
 const char *proff_trace_func_dso(const proff_trace *t, uint32_t func);
+/* The function's first runtime address and, when a map of its session held
+ * it (returns true), its file offset in proff_trace_func_dso. */
+bool proff_trace_func_where(const proff_trace *t, uint32_t func, uint64_t *addr, uint64_t *file_off);
 
 /* Per-function statistics over all sessions and threads. Times in seconds. */
 typedef struct proff_trace_func_stats {

@@ -866,6 +866,14 @@ int hist_build(pf_profile *prof, uint32_t evsel, const hist_opts *opts, hist **o
 		/* an entry is shown if any of its samples passes the filters */
 		uint8_t f = entry_filter(h, &c, leaf_loc);
 		e->filtered &= f;
+		if (prof->exact && si < prof->cap_exact) {
+			const pf_exact *x = &prof->exact[si];
+			if (!e->nr_events || x->min < e->ex_min)
+				e->ex_min = x->min;
+			if (x->max > e->ex_max)
+				e->ex_max = x->max;
+			e->ex_incl += x->incl;
+		}
 		e->period += s->period;
 		e->nr_events += s->count;
 		h->total_period += s->period;

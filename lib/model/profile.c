@@ -18,6 +18,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "model-int.h"
 #include "tables.h"
 
 typedef struct pmap {
@@ -325,24 +326,11 @@ static char level_of(int cpumode)
 	}
 }
 
-static uint32_t resolve_loc(pf_profile *p, const pthread_ *t, int cpumode, uint64_t ip)
+/* The location (dso, addr) — addr in map-address space — seen at runtime ip,
+ * symbolized once when new. */
+static uint32_t loc_get(pf_profile *p, uint32_t dso, uint64_t addr, uint64_t ip, char level)
 {
 	struct pf_profile_priv *pr = p->priv;
-	const pmap *m = NULL;
-	bool kernel = cpumode == PD_CPUMODE_KERNEL || cpumode == PD_CPUMODE_GUEST_KERNEL;
-	if (kernel)
-		m = mg_find(&pr->mgs[pr->kernel_mg], ip);
-	else if (t && t->mg != PF_NONE)
-		m = mg_find(&pr->mgs[t->mg], ip);
-	uint32_t dso = PF_NONE;
-	uint64_t addr = ip;
-	if (m) {
-		dso = m->dso;
-		if (p->dsos[dso].kind == SYM_DSO_KERNEL || p->dsos[dso].kind == SYM_DSO_MODULE)
-			addr = ip;                     /* kernel maps use identity addresses */
-		else
-			addr = ip - m->start + m->pgoff;
-	}
 	int inserted;
 	uint32_t *slot = pair_table_find(&pr->loc_tab, dso, addr, 1, &inserted);
 	if (!slot)
@@ -375,7 +363,7 @@ static uint32_t resolve_loc(pf_profile *p, const pthread_ *t, int cpumode, uint6
 	l->sym = PF_NONE;
 	l->addr = addr;
 	l->ip = ip;
-	l->level = level_of(cpumode);
+	l->level = level;
 	l->srcline = PF_NONE;
 	if (dso != PF_NONE) {
 		sym_dso *sd = dso_sd(p, dso);
@@ -395,6 +383,27 @@ static uint32_t resolve_loc(pf_profile *p, const pthread_ *t, int cpumode, uint6
 		}
 	}
 	return id;
+}
+
+static uint32_t resolve_loc(pf_profile *p, const pthread_ *t, int cpumode, uint64_t ip)
+{
+	struct pf_profile_priv *pr = p->priv;
+	const pmap *m = NULL;
+	bool kernel = cpumode == PD_CPUMODE_KERNEL || cpumode == PD_CPUMODE_GUEST_KERNEL;
+	if (kernel)
+		m = mg_find(&pr->mgs[pr->kernel_mg], ip);
+	else if (t && t->mg != PF_NONE)
+		m = mg_find(&pr->mgs[t->mg], ip);
+	uint32_t dso = PF_NONE;
+	uint64_t addr = ip;
+	if (m) {
+		dso = m->dso;
+		if (p->dsos[dso].kind == SYM_DSO_KERNEL || p->dsos[dso].kind == SYM_DSO_MODULE)
+			addr = ip;                     /* kernel maps use identity addresses */
+		else
+			addr = ip - m->start + m->pgoff;
+	}
+	return loc_get(p, dso, addr, ip, level_of(cpumode));
 }
 
 static uint32_t node_child(pf_profile *p, uint32_t parent, uint32_t loc)
@@ -537,7 +546,7 @@ static int add_sample(pf_profile *p, uint32_t evsel, uint32_t thread, uint32_t p
 			    s->cpu == cpu && s->stack == stack && s->thread == thread) {
 				s->period += period;
 				s->count++;
-				return 0;
+				return (int)(tab->s[j].id - 1);
 			}
 		}
 		j = (j + 1) & (tab->cap - 1);
@@ -548,7 +557,7 @@ static int add_sample(pf_profile *p, uint32_t evsel, uint32_t thread, uint32_t p
 	tab->s[j].id = (uint32_t)++p->nr_samples;
 	tab->s[j].hash = h;
 	tab->len++;
-	return 0;
+	return (int)(p->nr_samples - 1);
 }
 
 /* ---- record handling ------------------------------------------------------------- */
@@ -840,6 +849,25 @@ int pf_profile_load(const char *path, const pf_load_opts *opts, pf_profile **out
 		goto fail;
 	}
 	pf_arena_init(&pr->raw_arena);
+	if (pf_is_trace_file(path)) {
+		/* an exact profile: lib/model/trace-model.c */
+		sym_opts to = {
+			.symfs = pr->opts.symfs, .buildid_dir = pr->opts.buildid_dir, .demangle = true,
+			.demangle_params = pr->opts.demangle_params, .inline_frames = pr->opts.inline_frames,
+		};
+		if ((rc = sym_ctx_new(&to, &p->syms_ctx, err)) < 0)
+			goto fail;
+		if (PF_GROW(p->nodes, p->cap_nodes, 1) < 0) {
+			rc = oom(p);
+			goto fail;
+		}
+		p->nodes[0] = (pf_node){ 0, PF_NONE, 0 };
+		p->nr_nodes = 1;
+		rc = pf__load_trace(p, path, &pr->opts, err);
+		if (rc < 0)
+			goto fail;
+		goto threads;
+	}
 	pd_reader *rd = NULL;
 	rc = pd_open(path, &rd, err);
 	if (rc < 0)
@@ -947,6 +975,7 @@ int pf_profile_load(const char *path, const pf_load_opts *opts, pf_profile **out
 	pr->nbids = 0;
 	if (rc < 0)
 		goto fail;
+threads:
 	p->threads = calloc(pr->nthreads ? pr->nthreads : 1, sizeof(pf_thread));
 	if (!p->threads) {
 		rc = oom(p);
@@ -996,6 +1025,7 @@ void pf_profile_free(pf_profile *p)
 	free(p->locs);
 	free(p->nodes);
 	free(p->samples);
+	free(p->exact);
 	free(p->threads);
 	for (size_t i = 0; i < p->nr_warnings; i++)
 		free(p->warnings[i]);
@@ -1005,6 +1035,43 @@ void pf_profile_free(pf_profile *p)
 	pf_strtab_free(&p->strs);
 	free(p->path);
 	free(p);
+}
+
+/* ---- the builder interface of model-int.h (exact traces) ------------------------- */
+
+uint32_t pf__dso(pf_profile *p, const char *path)
+{
+	return get_dso(p, path, PD_CPUMODE_USER, NULL, 0);
+}
+
+uint32_t pf__loc(pf_profile *p, uint32_t dso, uint64_t addr, uint64_t ip)
+{
+	return loc_get(p, dso, addr, ip, '.');
+}
+
+uint32_t pf__node(pf_profile *p, uint32_t parent, uint32_t loc)
+{
+	return node_child(p, parent, loc);
+}
+
+uint32_t pf__thread(pf_profile *p, uint32_t pid, uint32_t tid, const char *comm)
+{
+	pthread_ *t = find_thread(p, pid, tid, true);
+	if (!t)
+		return PF_NONE;
+	if (comm && *comm) {
+		int64_t c = intern(p, comm);
+		if (c < 0)
+			return PF_NONE;
+		t->comm = (uint32_t)c;
+	}
+	return (uint32_t)(t - p->priv->threads);
+}
+
+int pf__sample(pf_profile *p, uint32_t thread, uint32_t stack, uint64_t period)
+{
+	const pthread_ *t = &p->priv->threads[thread];
+	return add_sample(p, 0, thread, t->pid, t->tid, t->comm, PF_NONE, stack, period);
 }
 
 /* ---- srcline --------------------------------------------------------------------- */

@@ -386,8 +386,22 @@ static void print_flat(const gctx *g, const hist_entry *e, bool folded)
 typedef struct col {
 	const char *header;
 	int width;
-	int key;            /* hist key id, or -1 children, -2 self/overhead, -3 samples */
+	int key;            /* hist key id, or a COL_* value */
 } col;
+
+enum { COL_CHILDREN = -1, COL_SELF = -2, COL_SAMPLES = -3, COL_CALLS = -4, COL_TOTAL_T = -5,
+       COL_SELF_T = -6, COL_AVG_T = -7, COL_MIN_T = -8, COL_MAX_T = -9 };
+
+void report_fmt_time(char *buf, size_t len, double ns)
+{
+	static const char *units[] = { "ns", "us", "ms", "s" };
+	int u = 0;
+	while (u < 3 && ns >= 999.9995) {
+		ns /= 1000.0;
+		u++;
+	}
+	snprintf(buf, len, "%7.3f %2s", ns, units[u]);
+}
 
 static size_t build_cols(hist *h, const report_fmt *f, col *cols)
 {
@@ -399,7 +413,17 @@ static size_t build_cols(hist *h, const report_fmt *f, col *cols)
 		cols[n++] = (col){ "Overhead", 8, -2 };
 	}
 	if (f->show_nr_samples)
-		cols[n++] = (col){ "Samples", 12, -3 };
+		cols[n++] = (col){ "Samples", 12, COL_SAMPLES };
+	if (f->exact) {
+		/* uftrace's columns: times of the row's calls */
+		if (f->children)
+			cols[n++] = (col){ "Total time", 10, COL_TOTAL_T };
+		cols[n++] = (col){ "Self time", 10, COL_SELF_T };
+		cols[n++] = (col){ "Calls", 10, COL_CALLS };
+		cols[n++] = (col){ "Avg total", 10, COL_AVG_T };
+		cols[n++] = (col){ "Min total", 10, COL_MIN_T };
+		cols[n++] = (col){ "Max total", 10, COL_MAX_T };
+	}
 	bool all_elided = true;
 	for (int i = 0; i < h->nkeys; i++)
 		if (!f->elide[h->keys[i]])
@@ -432,7 +456,7 @@ int report_print_hist(FILE *out, hist *h, const report_fmt *f, uint64_t nr_lost)
 {
 	const pf_profile *p = h->prof;
 	uint64_t total = hist_total(h, f);
-	col cols[HK__MAX + 4];
+	col cols[HK__MAX + 12];
 	size_t ncols = build_cols(h, f, cols);
 	if (!f->quiet) {
 		if (!f->not_first_event)
@@ -478,9 +502,18 @@ int report_print_hist(FILE *out, hist *h, const report_fmt *f, uint64_t nr_lost)
 			if (c)
 				fputs("  ", out);
 			switch (cols[c].key) {
-			case -1: print_pct(out, e->period_acc, total, cols[c].width); break;
-			case -2: print_pct(out, e->period, total, cols[c].width); break;
-			case -3: fprintf(out, "%*" PRIu64, cols[c].width, e->nr_events); break;
+			case COL_CHILDREN: print_pct(out, e->period_acc, total, cols[c].width); break;
+			case COL_SELF: print_pct(out, e->period, total, cols[c].width); break;
+			case COL_SAMPLES: fprintf(out, "%*" PRIu64, cols[c].width, e->nr_events); break;
+			case COL_CALLS: fprintf(out, "%*" PRIu64, cols[c].width, e->nr_events); break;
+			case COL_TOTAL_T: report_fmt_time(buf, sizeof(buf), (double)e->period_acc); fputs(buf, out); break;
+			case COL_SELF_T: report_fmt_time(buf, sizeof(buf), (double)e->period); fputs(buf, out); break;
+			case COL_AVG_T:
+				report_fmt_time(buf, sizeof(buf), e->nr_events ? (double)e->ex_incl / (double)e->nr_events : 0);
+				fputs(buf, out);
+				break;
+			case COL_MIN_T: report_fmt_time(buf, sizeof(buf), (double)e->ex_min); fputs(buf, out); break;
+			case COL_MAX_T: report_fmt_time(buf, sizeof(buf), (double)e->ex_max); fputs(buf, out); break;
 			default: {
 				bool last = c + 1 == ncols;
 				hist_keys[cols[c].key].print(h, e, buf, sizeof(buf), cols[c].width, !last, 0);
@@ -522,9 +555,9 @@ int report_print_json(FILE *out, hist *h, const report_fmt *f, bool first_event)
 	uint64_t total = hist_total(h, f);
 	fprintf(out, "%s{\"event\":", first_event ? "" : ",\n");
 	json_str(out, p->events[h->evsel].name);
-	fprintf(out, ",\"total_period\":%" PRIu64 ",\"samples\":%" PRIu64 ",\"children\":%s,\"rows\":[",
+	fprintf(out, ",\"total_period\":%" PRIu64 ",\"samples\":%" PRIu64 ",\"children\":%s,\"exact\":%s,\"rows\":[",
 		total, f->relative ? h->nr_non_filtered_samples : h->nr_samples,
-		f->children ? "true" : "false");
+		f->children ? "true" : "false", f->exact ? "true" : "false");
 	bool first = true;
 	char buf[4096];
 	for (size_t i = 0; i < h->n; i++) {
@@ -539,6 +572,13 @@ int report_print_json(FILE *out, hist *h, const report_fmt *f, bool first_event)
 			fprintf(out, ",\"children\":%.6f,\"children_period\":%" PRIu64,
 				total ? (double)e->period_acc * 100.0 / (double)total : 0.0, e->period_acc);
 		fprintf(out, ",\"samples\":%" PRIu64, e->nr_events);
+		if (f->exact) {
+			fprintf(out, ",\"calls\":%" PRIu64 ",\"self_ns\":%" PRIu64, e->nr_events, e->period);
+			if (f->children)
+				fprintf(out, ",\"total_ns\":%" PRIu64, e->period_acc);
+			fprintf(out, ",\"avg_total_ns\":%.1f,\"min_total_ns\":%" PRIu64 ",\"max_total_ns\":%" PRIu64,
+				e->nr_events ? (double)e->ex_incl / (double)e->nr_events : 0.0, e->ex_min, e->ex_max);
+		}
 		for (int k = 0; k < h->nkeys; k++) {
 			int key = h->keys[k];
 			fprintf(out, ",\"%s\":", hist_keys[key].name);
@@ -568,5 +608,112 @@ int report_print_json(FILE *out, hist *h, const report_fmt *f, bool first_event)
 		fputc('}', out);
 	}
 	fputs("\n]}", out);
+	return 0;
+}
+
+/* ---- exact profiles: the execution tree ----------------------------------------- */
+
+static void loc_label(const pf_profile *p, uint32_t loc, char *buf, size_t len)
+{
+	const pf_loc *l = &p->locs[loc];
+	if (l->sym != PF_NONE)
+		snprintf(buf, len, "%s", pf_str(p, p->syms[l->sym].name));
+	else if (l->dso != PF_NONE)
+		snprintf(buf, len, "%s+%#" PRIx64, pf_str(p, p->dsos[l->dso].short_name), l->addr);
+	else
+		snprintf(buf, len, "%#" PRIx64, l->ip);
+}
+
+typedef struct tnode {
+	uint64_t self, total, calls;
+	uint32_t first, next;      /* children by total time, descending */
+} tnode;
+
+static int tnode_cmp_total(const void *a, const void *b, void *arg)
+{
+	const tnode *t = arg;
+	uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+	if (t[x].total != t[y].total)
+		return t[x].total < t[y].total ? 1 : -1;
+	return x < y ? -1 : x > y;
+}
+
+int report_print_tree(FILE *out, const pf_profile *p, double percent_limit)
+{
+	size_t n = p->nr_nodes;
+	tnode *t = pf_calloc(n ? n : 1, sizeof(*t));
+	uint32_t *order = pf_calloc(n ? n : 1, sizeof(*order));
+	uint32_t *stk = pf_calloc(n ? n : 1, sizeof(*stk));
+	char *prefix = malloc(3 * (n ? n : 1) + 1);
+	if (!t || !order || !stk || !prefix) {
+		free(t); free(order); free(stk); free(prefix);
+		return PROFF_ENOMEM;
+	}
+	uint64_t grand = 0;
+	for (size_t i = 0; i < p->nr_samples; i++) {
+		const pf_sample *s = &p->samples[i];
+		t[s->stack].self += s->period;
+		t[s->stack].calls += s->count;
+		grand += s->period;
+	}
+	/* children are created after their parents: one backward pass sums */
+	for (size_t i = n; i-- > 1;) {
+		t[i].total += t[i].self;
+		t[p->nodes[i].parent].total += t[i].total;
+	}
+	for (size_t i = 0; i < n; i++) {
+		order[i] = (uint32_t)i;
+		t[i].first = t[i].next = PF_NONE;
+	}
+	qsort_r(order, n, sizeof(*order), tnode_cmp_total, t);
+	/* link in reverse sorted order so each list ends up descending */
+	for (size_t k = n; k-- > 0;) {
+		uint32_t i = order[k];
+		if (i == 0)
+			continue;
+		uint32_t par = p->nodes[i].parent;
+		t[i].next = t[par].first;
+		t[par].first = i;
+	}
+	fprintf(out, "# Execution tree of '%s' (event '%s'): every call path, merged over threads\n"
+		"# Total: time of the path with its callees; Self: without them; Calls: calls of the path\n#\n",
+		p->path, p->nr_events ? p->events[0].name : "exact-time");
+	fprintf(out, "#  Total time   Self time       Calls  Function\n");
+	fprintf(out, "#  ==========  ==========  ==========  ====================\n");
+	/* iterative depth-first walk: stk holds the next node to print per depth */
+	size_t sp = 0;
+	prefix[0] = '\0';
+	if (t[0].first != PF_NONE)
+		stk[sp++] = t[0].first;
+	char name[1024], a[32], b[32];
+	while (sp) {
+		uint32_t i = stk[sp - 1];
+		if (i == PF_NONE) {
+			sp--;
+			continue;
+		}
+		stk[sp - 1] = t[i].next;
+		size_t depth = sp - 1;
+		if (percent_limit > 0 && grand && (double)t[i].total * 100.0 / (double)grand < percent_limit)
+			continue;
+		loc_label(p, p->nodes[i].loc, name, sizeof(name));
+		report_fmt_time(a, sizeof(a), (double)t[i].total);
+		report_fmt_time(b, sizeof(b), (double)t[i].self);
+		/* the prefix of this depth: "|  " where an ancestor has later siblings */
+		prefix[3 * depth] = '\0';
+		fprintf(out, "  %s  %s  %10" PRIu64 "  %s%s%s\n", a, b, t[i].calls, prefix,
+			depth ? "+- " : "", name);
+		if (t[i].first != PF_NONE) {
+			if (depth) {
+				memcpy(prefix + 3 * (depth - 1), t[i].next != PF_NONE ? "|  " : "   ", 3);
+			}
+			prefix[3 * depth] = '\0';
+			stk[sp++] = t[i].first;
+		}
+	}
+	free(t);
+	free(order);
+	free(stk);
+	free(prefix);
 	return 0;
 }

@@ -47,6 +47,8 @@ typedef struct tthread {
 typedef struct tfunc {
 	uint32_t name, dso;        /* string ids */
 	uint64_t addr;             /* first address seen */
+	uint64_t off;              /* its file offset in dso (mapped only) */
+	bool mapped;               /* a map of the session held addr */
 } tfunc;
 
 struct proff_trace {

@@ -518,6 +518,8 @@ static int64_t func_of(proff_trace *t, tsession *s, uint64_t addr)
 		t->funcs[t->nfuncs].name = (uint32_t)nid;
 		t->funcs[t->nfuncs].dso = (uint32_t)did;
 		t->funcs[t->nfuncs].addr = addr;
+		t->funcs[t->nfuncs].off = m ? addr - m->start + m->pgoff : 0;
+		t->funcs[t->nfuncs].mapped = m != NULL;
 		*slot = t->nfuncs++;
 	}
 	uint64_t fid = *slot;
@@ -541,6 +543,15 @@ const char *proff_trace_func_name(const proff_trace *t, uint32_t f)
 const char *proff_trace_func_dso(const proff_trace *t, uint32_t f)
 {
 	return f < t->nfuncs ? pf_strtab_get(&t->names, t->funcs[f].dso) : "?";
+}
+
+bool proff_trace_func_where(const proff_trace *t, uint32_t f, uint64_t *addr, uint64_t *file_off)
+{
+	if (f >= t->nfuncs)
+		return false;
+	*addr = t->funcs[f].addr;
+	*file_off = t->funcs[f].off;
+	return t->funcs[f].mapped;
 }
 
 /* ---- decoding with shadow-stack resynchronisation ---------------------------------------- */

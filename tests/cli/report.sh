@@ -38,13 +38,49 @@ printf '[report]\n\tchildren = false\n' > "$TMP/cfg"
 PROFF_CONFIG="$TMP/cfg" "$PROFF" report -i "$W/a.data" -g none > "$TMP/cfg.out" 2>&1
 check "config report.children=false gives the Self layout" grep -q '^# Overhead  Command' "$TMP/cfg.out"
 
-# an exact profile (proff record --instrument) given to proff report
-printf '#include <stdio.h>\nstatic int fib(int n) { return n < 2 ? n : fib(n - 1) + fib(n - 2); }\nint main(void) { printf("%%d\\n", fib(20)); return 0; }\n' > "$W/fib.c"
+# an exact profile (proff record --instrument) given to proff report: calls
+# are samples whose period is their exclusive time (ns), so every report
+# option applies; per-call columns come with it
+printf '#include <stdio.h>\nstatic int fib(int n) { return n < 2 ? n : fib(n - 1) + fib(n - 2); }\nint main(int argc, char **argv) { printf("%%d\\n", fib(argc > 1 ? 22 : 20)); return 0; }\n' > "$W/fib.c"
 if cc -O1 -g -finstrument-functions -o "$W/fib" "$W/fib.c" &&
-   "$PROFF" record --instrument -o "$W/fib.trace" -- "$W/fib" >/dev/null 2>&1; then
-	"$PROFF" report -i "$W/fib.trace" > "$TMP/trace.out" 2>&1
+   "$PROFF" record --instrument -q -o "$W/fib.trace" -- "$W/fib" >/dev/null 2>&1 &&
+   "$PROFF" record --instrument -q -o "$W/fib22.trace" -- "$W/fib" 22 >/dev/null 2>&1; then
+	T="$W/fib.trace"
+	"$PROFF" report -i "$T" > "$TMP/trace.out" 2>&1
+	check "exact report: event exact-time, time and per-call columns" bash -c \
+		"grep -q \"of event 'exact-time'\" '$TMP/trace.out' && grep -q 'Total time   Self time       Calls   Avg total   Min total   Max total' '$TMP/trace.out'"
+	"$PROFF" report -i "$T" --json > "$TMP/tj.json"
 	# fib(20) makes 2*F(21) - 1 = 21891 calls
-	check "report of an exact trace: fib called 21891 times" grep -Eq '^ +21891 .* fib( |$)' "$TMP/trace.out"
+	check "exact report: fib called 21891 times (JSON calls)" \
+		test "$(jq '.events[0].rows[] | select(.sym == "fib") | .calls' "$TMP/tj.json")" = 21891
+	check "exact report: main has 100% Children, Self times sum to the event count" python3 -c "
+import json; d = json.load(open('$TMP/tj.json'))['events'][0]
+rows = {r['sym']: r for r in d['rows']}
+assert abs(rows['main']['children'] - 100) < 1e-9, rows['main']
+assert sum(r['self_ns'] for r in d['rows']) == d['total_period']
+f = rows['fib']; assert f['min_total_ns'] <= f['avg_total_ns'] <= f['max_total_ns'] <= rows['main']['max_total_ns'], f"
+	# the same compensated exclusive times as the trace statistics (record --stats)
+	st=$("$PROFF" record --instrument --stats "$T" | awk '$NF == "fib" || $(NF-1) == "fib" { print $3 * 1e6; exit }')
+	rp=$(jq '.events[0].rows[] | select(.sym == "fib") | .self_ns' "$TMP/tj.json")
+	check "exact report: fib self time $rp ns = trace statistics $st ns (within 1%)" \
+		awk -v a="$rp" -v b="$st" 'BEGIN { exit !(b > 0 && a / b > 0.99 && a / b < 1.01) }'
+	"$PROFF" report -i "$T" --json --no-compensate > "$TMP/tr.json"
+	printf 'proff-calibration 1\no_in_ns 0\no_full_ns 0\n' > "$TMP/zero.cal"
+	"$PROFF" report -i "$T" --json --calibration "$TMP/zero.cal" > "$TMP/tz.json"
+	check "exact report: raw (--no-compensate) fib time exceeds the compensated one" \
+		test "$(jq '.events[0].rows[] | select(.sym == "fib") | .self_ns' "$TMP/tr.json")" -gt "$rp"
+	check "exact report: --calibration with zero overheads = --no-compensate" cmp -s "$TMP/tr.json" "$TMP/tz.json"
+	"$PROFF" report -i "$T" --no-children -s sym,srcline -g none -q > "$TMP/ts.out"
+	check "exact report: sort keys apply (-s sym,srcline)" grep -Eq '\[\.\] fib +fib\.c:2$' "$TMP/ts.out"
+	"$PROFF" report -i "$T" -T > "$TMP/tree.out"
+	# the execution tree: main, then fib at depth 1, 2, 3 with 1, 2, 4 calls
+	check "exact report --tree: main, fib paths with 1, 2, 4 calls" bash -c \
+		"grep -v '^#' '$TMP/tree.out' | awk 'NR <= 4 { printf \"%s:%s \", \$5, \$NF }' | grep -qx '1:main 1:fib 2:fib 4:fib '"
+	"$PROFF" diff "$T" "$W/fib22.trace" > "$TMP/tdiff.out" 2>&1
+	check "proff diff of two exact traces: one exact-time block with fib" bash -c \
+		"grep -q \"^# Event 'exact-time'\" '$TMP/tdiff.out' && grep -Eq '%.*\[\.\] fib *$' '$TMP/tdiff.out'"
+	check "exact report --header-only: the trace summary" bash -c "'$PROFF' report -i '$T' --header-only | grep -q 'calls\\|events'"
+	expect_exit "--tree of a sampled profile is an error" 1 "$PROFF" report -i "$W/a.data" -T
 else
 	not_ok "record an instrumented fib"
 fi

@@ -44,6 +44,9 @@ for c in "${CASES[@]}"; do
 	(cd "$TMP" && uftrace report -d "uftrace.$prog" -f call --no-pager 2>/dev/null) > "$TMP/uf.$prog.txt"
 	(cd "$TMP" && "$PROFF" record --instrument -q -o "proff.$prog.trace" -- "./$prog" "$@" >/dev/null 2>&1)
 	"$PROFF" record --instrument --stats "$TMP/proff.$prog.trace" > "$TMP/pf.$prog.txt" 2>&1
+	# the same trace as a profile: proff report's Calls per symbol
+	"$PROFF" report -i "$TMP/proff.$prog.trace" --no-children -s sym -g none --json 2>/dev/null |
+		jq -r '.events[0].rows[] | "\(.calls) \(.sym)"' > "$TMP/pr.$prog.txt"
 	for f in $funcs; do
 		u=$(awk -v f="$f" '$2 == f { n += $1 } END { print n + 0 }' "$TMP/uf.$prog.txt")
 		p=$(awk -v f="$f" '!/^#/ && $6 == f { n += $1 } END { print n + 0 }' "$TMP/pf.$prog.txt")
@@ -51,6 +54,12 @@ for c in "${CASES[@]}"; do
 			ok "$prog: $f called $p times (uftrace: $u)"
 		else
 			not_ok "$prog: $f: proff $p calls, uftrace $u"
+		fi
+		r=$(awk -v f="$f" '$2 == f { n += $1 } END { print n + 0 }' "$TMP/pr.$prog.txt")
+		if [ "$u" = "$r" ] && [ "$u" != 0 ]; then
+			ok "$prog: $f: proff report Calls $r (uftrace: $u)"
+		else
+			not_ok "$prog: $f: proff report Calls $r, uftrace $u"
 		fi
 	done
 	if [ "$prog" = fib ]; then

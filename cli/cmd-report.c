@@ -339,6 +339,10 @@ int cmd_report(int argc, char **argv)
 		char *argv[] = { (char *)"record", (char *)"--instrument", (char *)"--info", (char *)a.input, NULL };
 		return cmd_record_instrument(4, argv);
 	}
+	if (exact && a.time) {
+		cli_errorf("%s: --time: an exact trace has no sample times to select", a.input);
+		return 1;
+	}
 	if (a.tree && !exact) {
 		cli_errorf("%s: --tree needs an exact trace (proff record --instrument), not a sampled profile",
 			   a.input);

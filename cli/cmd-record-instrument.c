@@ -5,6 +5,12 @@
  * PROFF_RUNTIME) preloaded; the runtime writes one exact trace for the whole
  * process tree (default proff.trace). The inspection options --info, --stats
  * and --events read an existing trace instead (see docs/instrument.md).
+ *
+ * --calibration FILE (a `proff calibrate -o FILE` file) has one meaning in
+ * both modes: compensate with the file's overheads. Recording, it is checked
+ * and handed to the runtime as $PROFF_CALIBRATION, which stores the values
+ * in every session instead of its start-up estimate; inspecting, it replaces
+ * the values stored in the trace.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -41,7 +47,7 @@ static const struct cli_opt ri_opts[] = {
 	{ 0,   "dprofpp",       1, O_DPROFPP,    "FILE  dprofpp's default table (real time) of a trace, do not record" },
 	{ 0,   "no-compensate", 0, O_NO_COMP,    "with --stats/--dprofpp: raw times, no overhead subtraction" },
 	{ 0,   "pid",           1, O_PID,        "PID  with --stats: only this process" },
-	{ 0,   "calibration",   1, O_CALIBRATION, "FILE  with --stats/--dprofpp: overheads from proff calibrate -o FILE (or $" CAL_FILE_ENV ")" },
+	{ 0,   "calibration",   1, O_CALIBRATION, "FILE  overheads from proff calibrate -o FILE (or $" CAL_FILE_ENV "): stored in the trace when recording, replace the stored ones with --stats/--dprofpp/--info" },
 	{ 'h', "help",          0, O_HELP,       "this help" },
 };
 #define NOPTS (sizeof(ri_opts) / sizeof(ri_opts[0]))
@@ -177,11 +183,30 @@ static const char *use_calibration(const struct ri_conf *c, proff_trace *t, bool
 	return f;
 }
 
-static int do_info(const char *path)
+/* Where a session's overheads come from, for --info and --stats. */
+static const char *overhead_source(const proff_trace_session_info *s, const char *cal, char *buf, size_t len)
 {
+	if (cal)
+		snprintf(buf, len, "from %s", cal);
+	else if (s->flags & PROFF_SESS_F_CALFILE)
+		snprintf(buf, len, "from calibration file at record time");
+	else
+		snprintf(buf, len, "start-up estimate");
+	return buf;
+}
+
+static int do_info(const struct ri_conf *c)
+{
+	const char *path = c->info;
 	proff_trace *t;
 	if (open_trace(path, &t) < 0)
 		return 1;
+	bool failed = false;
+	const char *cal = use_calibration(c, t, &failed);
+	if (failed) {
+		proff_trace_close(t);
+		return 1;
+	}
 	proff_trace_info in;
 	proff_trace_get_info(t, &in);
 	printf("# trace %s: %zu records, %zu sessions, %zu threads, %llu events\n", path,
@@ -192,12 +217,14 @@ static int do_info(const char *path)
 		proff_trace_session_info s;
 		proff_trace_session_get(t, i, &s);
 		const char *end = s.end_reason >= 0 && s.end_reason <= 4 ? end_names[s.end_reason] : "?";
-		printf("session %016llx pid %u ppid %u%s%s exe %s clock %.3f MHz o_in %.2f ns o_full %.2f ns end %s %d\n",
+		char src[4200];
+		printf("session %016llx pid %u ppid %u%s%s exe %s clock %.3f MHz o_in %.2f ns o_full %.2f ns (%s) end %s %d\n",
 		       (unsigned long long)s.id, s.pid, s.ppid,
 		       s.flags & PROFF_SESS_F_FORKED ? " forked" : "",
 		       s.flags & PROFF_SESS_F_EXECED ? " execed" : "", s.exe,
 		       s.ticks_per_sec / 1e6, s.o_in_ticks * 1e9 / s.ticks_per_sec,
-		       s.o_full_ticks * 1e9 / s.ticks_per_sec, end, s.end_code);
+		       s.o_full_ticks * 1e9 / s.ticks_per_sec, overhead_source(&s, cal, src, sizeof(src)),
+		       end, s.end_code);
 	}
 	proff_trace_close(t);
 	return 0;
@@ -227,8 +254,11 @@ static int do_stats(const struct ri_conf *c)
 	printf("# proff trace %s: %zu processes, %zu threads, %llu calls, clock %s %.3f MHz\n",
 	       c->stats, in.nsessions, in.nthreads, (unsigned long long)st.calls,
 	       clock_name(in.clock), in.ticks_per_sec / 1e6);
-	printf("# overhead per call: o_in %.2f ns, o_full %.2f ns (%s%s%s)\n", in.o_in_ns, in.o_full_ns,
-	       c->compensate ? "compensated" : "raw times", cal ? ", from " : "", cal ? cal : "");
+	proff_trace_session_info s0;
+	proff_trace_session_get(t, 0, &s0);
+	char src[4200];
+	printf("# overhead per call: o_in %.2f ns, o_full %.2f ns (%s, %s)\n", in.o_in_ns, in.o_full_ns,
+	       c->compensate ? "compensated" : "raw times", overhead_source(&s0, cal, src, sizeof(src)));
 	printf("# total %.6f s; synthetic exits %llu, synthetic entries %llu, clamped %llu\n", st.total,
 	       (unsigned long long)st.synthetic_exits, (unsigned long long)st.synthetic_entries,
 	       (unsigned long long)st.negative_clamped);
@@ -334,9 +364,21 @@ static void summary(const char *path)
 
 static int run(const struct ri_conf *c, char **cmd)
 {
-	char rt[PATH_MAX], out[PATH_MAX];
+	char rt[PATH_MAX], out[PATH_MAX], cal[PATH_MAX] = "";
 	if (find_runtime(c, rt, sizeof(rt)) < 0)
 		return 1;
+	if (c->calibration) {
+		/* checked here (the runtime would only warn and fall back); the
+		 * runtime reads it again at start-up in every process image */
+		cal_file cf;
+		proff_error err = { 0 };
+		if (cal_file_read(c->calibration, &cf, &err) < 0) {
+			cli_error(&err);
+			return 1;
+		}
+		if (!realpath(c->calibration, cal))
+			snprintf(cal, sizeof(cal), "%s", c->calibration);
+	}
 	const char *o = c->output ? c->output : getenv("PROFF_OUTPUT");
 	if (!o || !*o)
 		o = PROFF_TRACE_DEFAULT_FILE;
@@ -370,6 +412,9 @@ static int run(const struct ri_conf *c, char **cmd)
 			setenv("PROFF_BUFFER", c->buffer, 1);
 		if (c->clock)
 			setenv("PROFF_CLOCK", c->clock, 1);
+		if (cal[0])
+			setenv(CAL_FILE_ENV, cal, 1);
+		unsetenv("PROFF_CALIBRATION_WARNED");
 		signal(SIGINT, SIG_DFL);
 		signal(SIGQUIT, SIG_DFL);
 		execvp(cmd[0], cmd);
@@ -413,7 +458,7 @@ int cmd_record_instrument(int argc, char **argv)
 		return EXIT_USAGE;
 	}
 	if (c.info)
-		return do_info(c.info);
+		return do_info(&c);
 	if (c.stats)
 		return do_stats(&c);
 	if (c.events)

@@ -15,6 +15,10 @@
  *                  none records calls without timestamps)
  *   PROFF_APPEND   set: append to the file instead of truncating it (set by
  *                  the runtime itself for exec'd children, and by proff record)
+ *   PROFF_CALIBRATION  a `proff calibrate -o FILE` file: its o_in/o_full are
+ *                  stored in the session instead of the start-up estimate
+ *                  (which is then not measured); a missing or invalid file
+ *                  gives one line on stderr and the start-up estimate
  *
  * This file is never instrumented and never sanitized: it runs inside the
  * profiled program. It must not call instrumented code.
@@ -45,6 +49,8 @@
 #endif
 
 #include "proff/trace.h"
+/* the calibration file parser, shared with libproff's reader (header only) */
+#include "../lib/calibrate/calfile-parse.h"
 
 #define EXPORT __attribute__((visibility("default")))
 #define LIKELY(x)   __builtin_expect(!!(x), 1)
@@ -90,6 +96,7 @@ static struct {
 	uint32_t flags;
 	uint64_t start_ts, start_mono, start_real;
 	uint64_t o_in_x1024, o_full_x1024, calib_calls;
+	int calfile;            /* overheads from $PROFF_CALIBRATION */
 	size_t bufsize;
 	pthread_key_t key;
 	pthread_mutex_t reg_lock;
@@ -760,6 +767,90 @@ static NOINSTR void calibrate_overhead(struct tbuf *b)
 	}
 }
 
+/* ---- calibration file ($PROFF_CALIBRATION) --------------------------------------- */
+
+/* One line on stderr about the calibration file, once per process tree
+ * (exec'd images inherit PROFF_CALIBRATION_WARNED). */
+static NOINSTR void calfile_warn(const char *path, const char *what, size_t off)
+{
+	if (getenv("PROFF_CALIBRATION_WARNED"))
+		return;
+	setenv("PROFF_CALIBRATION_WARNED", "1", 1);
+	char msg[1400], at[48] = "";
+	if (off != CALP_NO_OFFSET)
+		snprintf(at, sizeof(at), " (at byte offset %zu)", off);
+	int n = snprintf(msg, sizeof(msg), "proff-instrument: %s=%.600s: %s%s; using the start-up estimate\n",
+			 CALP_ENV, path, what, at);
+	if (n > 0)
+		write_all(2, msg, (size_t)n < sizeof(msg) ? (size_t)n : sizeof(msg) - 1);
+}
+
+/* Read $PROFF_CALIBRATION (made absolute for exec'd images that may have
+ * changed directory). Returns 1 and sets the overheads when the file is valid,
+ * 0 when there is none or it is unusable (reported once). */
+static NOINSTR int calfile_load(void)
+{
+	const char *env = getenv(CALP_ENV);
+	if (!env || !*env)
+		return 0;
+	char path[4096];
+	if (env[0] != '/') {
+		char cwd[2048];
+		if (getcwd(cwd, sizeof(cwd)))
+			snprintf(path, sizeof(path), "%s/%.2000s", cwd, env);
+		else
+			snprintf(path, sizeof(path), "%s", env);
+		setenv(CALP_ENV, path, 1);
+	} else {
+		snprintf(path, sizeof(path), "%s", env);
+	}
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0) {
+		char what[300];
+		snprintf(what, sizeof(what), "cannot open: %s", strerror(errno));
+		calfile_warn(path, what, CALP_NO_OFFSET);
+		return 0;
+	}
+	struct stat st;
+	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode)) {
+		close(fd);
+		calfile_warn(path, "not a regular file", CALP_NO_OFFSET);
+		return 0;
+	}
+	size_t cap = CALP_FILE_MAX + 1, n = 0;
+	char *buf = mmap(NULL, cap, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (buf == MAP_FAILED) {
+		close(fd);
+		calfile_warn(path, "out of memory", CALP_NO_OFFSET);
+		return 0;
+	}
+	while (n < cap) {
+		ssize_t r = read(fd, buf + n, cap - n);
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r <= 0)
+			break;
+		n += (size_t)r;
+	}
+	close(fd);
+	calp_values v = { .cpu = -1 };
+	char msg[600];
+	size_t off;
+	int rc = calp_parse(buf, n, &v, msg, sizeof(msg), &off);
+	munmap(buf, cap);
+	if (rc != CALP_OK) {
+		calfile_warn(path, msg, off);
+		return 0;
+	}
+	if (P.no_clock)
+		return 0;               /* no timestamps: nothing to compensate */
+	double tpns = (double)P.ticks_per_sec / 1e9;
+	P.o_in_x1024 = (uint64_t)(v.o_in_ns * tpns * 1024 + 0.5);
+	P.o_full_x1024 = (uint64_t)(v.o_full_ns * tpns * 1024 + 0.5);
+	P.calib_calls = 0;
+	return 1;
+}
+
 /* ---- process life cycle -------------------------------------------------------------- */
 
 static NOINSTR void finish(int reason, int code, int in_signal)
@@ -808,7 +899,7 @@ static NOINSTR void atfork_child(void)
 	P.parent_session = P.session;
 	P.pid = getpid();
 	P.session = ((uint64_t)P.pid << 32) ^ (now() & 0xffffffffu);
-	P.flags = PROFF_SESS_F_FORKED;
+	P.flags = PROFF_SESS_F_FORKED | (P.calfile ? PROFF_SESS_F_CALFILE : 0);
 	P.start_ts = now();
 	P.start_mono = mono_ns(CLOCK_MONOTONIC);
 	P.start_real = mono_ns(CLOCK_REALTIME);
@@ -913,6 +1004,9 @@ static NOINSTR void proc_init(void)
 	P.session = ((uint64_t)P.pid << 32) ^ (now() & 0xffffffffu);
 	P.flags = getenv("PROFF_EXECED") ? PROFF_SESS_F_EXECED : 0;
 	setenv("PROFF_EXECED", "1", 1);
+	P.calfile = calfile_load();
+	if (P.calfile)
+		P.flags |= PROFF_SESS_F_CALFILE;
 	P.start_ts = now();
 	P.start_mono = mono_ns(CLOCK_MONOTONIC);
 	P.start_real = mono_ns(CLOCK_REALTIME);
@@ -932,12 +1026,14 @@ static NOINSTR void proc_init(void)
 
 	on_exit(rt_on_exit, NULL);
 
-	/* the calling thread: calibrate through the real hooks, then go */
+	/* the calling thread: calibrate through the real hooks (unless the
+	 * calibration file gave the overheads), then go */
 	atomic_store(&P.state, PS_READY);
 	struct tbuf *b = &T;
 	if (b->state == TS_UNINIT)
 		thread_init(b);
-	calibrate_overhead(b);
+	if (!P.calfile)
+		calibrate_overhead(b);
 	write_session();
 	write_maps();
 	write_modules();

@@ -132,6 +132,90 @@ else
 	not_ok "damaged calibration file: message names file, key and offset"; cat "$TMP/ee.err" | sed 's/^/#   /'
 fi
 
+# ---- the runtime reads the file at start-up (PROFF_CALIBRATION) ---------------------
+# known values: the sessions store exactly these instead of the start-up estimate
+printf 'proff-calibration 1\n# known values\no_in_ns 11\no_full_ns 23\n' >"$TMP/k.cal"
+"$TMP/work" 2000 >"$TMP/work.out"
+# overheads_ok INFO O_IN O_FULL SOURCE: every session line of --info has them
+overheads_ok() {
+	awk -v i="$2" -v f="$3" -v src="$4" '
+		/^session / { n++; for (k = 1; k < NF; k++) { if ($k == "o_in") a = $(k + 1); if ($k == "o_full") b = $(k + 1) }
+			      if (a - i > 0.05 || i - a > 0.05 || b - f > 0.05 || f - b > 0.05 || index($0, "(" src ")") == 0) bad++ }
+		END { exit !(n > 0 && bad == 0) }' "$1"
+}
+PROFF_CALIBRATION=$TMP/k.cal "$PROFF" record --instrument -q -o "$TMP/k.trace" -- "$TMP/work" 2000 >"$TMP/k.out" 2>"$TMP/k.err"
+env -u PROFF_CALIBRATION "$PROFF" record --instrument --info "$TMP/k.trace" >"$TMP/k.info" 2>&1
+if overheads_ok "$TMP/k.info" 11 23 "from calibration file at record time" && [ ! -s "$TMP/k.err" ] &&
+   cmp -s "$TMP/work.out" "$TMP/k.out"; then
+	ok "runtime: PROFF_CALIBRATION's o_in 11 / o_full 23 ns stored in the session, marked as from the file"
+else
+	not_ok "runtime: PROFF_CALIBRATION's o_in 11 / o_full 23 ns stored in the session, marked as from the file"
+	cat "$TMP/k.info" "$TMP/k.err" | sed 's/^/#   /'
+fi
+if env -u PROFF_CALIBRATION "$PROFF" record --instrument --stats "$TMP/k.trace" |
+   grep -q '^# overhead per call: o_in 11\.0[0-9] ns, o_full 23\.0[0-9] ns (compensated, from calibration file at record time)$'; then
+	ok "runtime calibration: --stats shows the file's values and their source"
+else
+	not_ok "runtime calibration: --stats shows the file's values and their source"
+	env -u PROFF_CALIBRATION "$PROFF" record --instrument --stats "$TMP/k.trace" | head -3 | sed 's/^/#   /'
+fi
+# record --calibration FILE (relative) hands the file to the runtime, also in
+# an exec'd image that changed directory
+(cd "$TMP" && env -u PROFF_CALIBRATION "$PROFF" record --instrument -q --calibration k.cal -o "$TMP/k2.trace" \
+	-- sh -c "cd /; exec '$TMP/work' 100") >/dev/null 2>"$TMP/k2.err"
+env -u PROFF_CALIBRATION "$PROFF" record --instrument --info "$TMP/k2.trace" >"$TMP/k2.info" 2>&1
+if overheads_ok "$TMP/k2.info" 11 23 "from calibration file at record time" && grep -q ' execed exe .*/work ' "$TMP/k2.info" &&
+   [ ! -s "$TMP/k2.err" ]; then
+	ok "record --calibration FILE: every session (exec'd after cd too) uses the file"
+else
+	not_ok "record --calibration FILE: every session (exec'd after cd too) uses the file"
+	cat "$TMP/k2.info" "$TMP/k2.err" | sed 's/^/#   /'
+fi
+# without a file: the start-up estimate, said so
+"$PROFF" record --instrument --info "$TMP/w.trace" >"$TMP/w.info" 2>&1
+if grep -q '^session .* o_full [0-9.]* ns (start-up estimate) end ' "$TMP/w.info" &&
+   ! grep -q 'o_full 0\.00 ns' "$TMP/w.info"; then
+	ok "no calibration file: --info says start-up estimate"
+else
+	not_ok "no calibration file: --info says start-up estimate"; sed 's/^/#   /' "$TMP/w.info"
+fi
+# read side: --info --calibration replaces the stored values and says from where
+"$PROFF" record --instrument --info "$TMP/w.trace" --calibration "$TMP/k.cal" >"$TMP/w2.info" 2>&1
+if overheads_ok "$TMP/w2.info" 11 23 "from $TMP/k.cal"; then
+	ok "--info --calibration FILE: the file's values, from FILE"
+else
+	not_ok "--info --calibration FILE: the file's values, from FILE"; sed 's/^/#   /' "$TMP/w2.info"
+fi
+# an invalid or missing file: one line on stderr (also with two exec'd images),
+# the program's output untouched, a valid trace with the start-up estimate
+for f in bad.cal missing.cal; do
+	PROFF_CALIBRATION=$TMP/$f "$PROFF" record --instrument -q -o "$TMP/b.trace" \
+		-- sh -c "'$TMP/work' 2000; '$TMP/work' 2000 >/dev/null" >"$TMP/b.out" 2>"$TMP/b.err"
+	rc=$?
+	case $f in
+	bad.cal) want="proff-instrument: PROFF_CALIBRATION=$TMP/bad.cal: not a valid calibration file: o_full_ns 'x' is not a number in 0..1e+09 (at byte offset 30); using the start-up estimate";;
+	*) want="proff-instrument: PROFF_CALIBRATION=$TMP/missing.cal: cannot open: No such file or directory; using the start-up estimate";;
+	esac
+	env -u PROFF_CALIBRATION "$PROFF" record --instrument --info "$TMP/b.trace" >"$TMP/b.info" 2>&1; irc=$?
+	if [ $rc = 0 ] && [ "$(cat "$TMP/b.err")" = "$want" ] && cmp -s "$TMP/work.out" "$TMP/b.out" && [ $irc = 0 ] &&
+	   [ "$(grep -c '^session .* o_full [1-9][0-9.]* ns (start-up estimate) end ' "$TMP/b.info")" = "$(grep -c '^session ' "$TMP/b.info")" ] &&
+	   [ "$(grep -c ' execed exe .*/work .* end exit 0$' "$TMP/b.info")" = 2 ] &&
+	   "$PROFF" record --instrument --stats "$TMP/b.trace" --pid "$(awk '/ execed exe .*\/work / { print $4; exit }' "$TMP/b.info")" |
+	   grep -Eq '^ *2000 .* top( \(\*\))?$'; then
+		ok "runtime, $f: one stderr line, output untouched, valid trace with the start-up estimate"
+	else
+		not_ok "runtime, $f: one stderr line, output untouched, valid trace with the start-up estimate (exit $rc)"
+		cat "$TMP/b.err" "$TMP/b.info" | sed 's/^/#   /'
+	fi
+done
+expect_exit "record --calibration with a damaged file: exit 1 before running" 1 \
+	"$PROFF" record --instrument -q --calibration "$TMP/bad.cal" -o "$TMP/nr.trace" -- "$TMP/work" 10
+if grep -q "bad.cal: not a valid calibration file" "$TMP/ee.err" && [ ! -s "$TMP/ee.out" ]; then
+	ok "record --calibration with a damaged file: message, program not run"
+else
+	not_ok "record --calibration with a damaged file: message, program not run"; sed 's/^/#   /' "$TMP/ee.err"
+fi
+
 # prediction: CPU time added by proff record --instrument (the same binary run
 # without it is the baseline) against calls x calibrated per-call cost +
 # calibrated start-up. The machine is shared and its load changes, so the

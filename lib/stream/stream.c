@@ -23,6 +23,7 @@
 #include <string.h>
 
 #include "proff/perfdata.h"
+#include "proff/profile.h"
 #include "proff/stream.h"
 #include "proff/symbol.h"
 #include "proff/util.h"
@@ -935,6 +936,68 @@ static void free_kids(st_node *nd)
 	free(nd->kids);
 }
 
+/* An exact trace (proff record --instrument): its call paths, read through
+ * the profile model (lib/model/trace-model.c), become the cursors — leaf
+ * first, each frame the function's entry address with its file offset —
+ * and its calls the samples, weighted by exclusive time (ns). */
+static int load_trace(st_side *s, const char *path)
+{
+	pf_load_opts lo;
+	pf_load_opts_init(&lo);
+	lo.symfs = s->opts.symfs;
+	lo.buildid_dir = s->opts.buildid_dir;
+	pf_profile *p;
+	int rc = pf_profile_load(path, &lo, &p, s->err);
+	if (rc < 0)
+		return rc;
+	uint32_t *dmap = pf_calloc(p->nr_dsos ? p->nr_dsos : 1, sizeof(*dmap));
+	if (!dmap) {
+		pf_profile_free(p);
+		return oom(s);
+	}
+	for (size_t i = 0; i < p->nr_dsos; i++) {
+		dmap[i] = get_dso(s, pf_str(p, p->dsos[i].long_name), PD_CPUMODE_USER, NULL, 0);
+		if (dmap[i] == ST_NONE)
+			goto nomem;
+	}
+	for (size_t si = 0; si < p->nr_samples; si++) {
+		const pf_sample *sm = &p->samples[si];
+		s->cur_nr = 0;
+		for (uint32_t nd = sm->stack; nd && s->cur_nr < MAX_STACK; nd = p->nodes[nd].parent) {
+			const pf_loc *l = &p->locs[p->nodes[nd].loc];
+			st_map m = { l->ip, l->ip + 1, l->addr, l->dso != PF_NONE ? dmap[l->dso] : ST_NONE };
+			if (cursor_push(s, l->dso != PF_NONE ? &m : NULL, l->ip, false, 0, 0) < 0)
+				goto nomem;
+		}
+		if (!s->cur_nr)
+			continue;
+		const st_cnode *leaf = &s->cur[0];
+		const char *srcline = s->unknown_srcline, *sym = NULL;
+		if (leaf->dso != ST_NONE) {
+			const st_addr *a = resolve(s, leaf->dso, leaf->maddr, true, true);
+			if (!a)
+				goto nomem;
+			srcline = a->key_srcline;
+			sym = a->sym;
+		}
+		st_entry *e = get_entry(s, srcline, sym, leaf->dso);
+		if (!e)
+			goto nomem;
+		s->total_period += sm->period;
+		e->period += sm->period;
+		size_t pos = 0;
+		if (append_children(s, &e->root, &pos, sm->period) < 0)
+			goto nomem;
+	}
+	free(dmap);
+	pf_profile_free(p);
+	return 0;
+nomem:
+	free(dmap);
+	pf_profile_free(p);
+	return oom(s);
+}
+
 int st_load(const char *path, const st_opts *o, st_side **out, proff_error *err)
 {
 	*out = NULL;
@@ -955,6 +1018,21 @@ int st_load(const char *path, const st_opts *o, st_side **out, proff_error *err)
 	}
 	s->unknown_srcline = intern(s, "??:0");
 	s->kernel_mg = mg_new(s);
+	if (pf_is_trace_file(path) && !o->cycles) {
+		s->full_path = true;
+		sym_opts to = { .symfs = o->symfs, .buildid_dir = o->buildid_dir, .demangle = true };
+		rc = sym_ctx_new(&to, &s->syms, err);
+		if (rc >= 0)
+			rc = load_trace(s, path);
+		if (rc >= 0 && make_streams(s) < 0)
+			rc = oom(s);
+		if (rc < 0) {
+			st_side_free(s);
+			return rc;
+		}
+		*out = s;
+		return 0;
+	}
 	pd_reader *rd;
 	rc = pd_open(path, &rd, err);
 	if (rc < 0) {

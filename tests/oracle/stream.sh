@@ -244,6 +244,39 @@ else
 	not_ok "--changed-func alpha"; head -30 "$TMP/cf.out" | sed 's/^/#   /'
 fi
 
+# ---- 5. instrumented streams: exact traces of proff record --instrument ------
+# the same sources built with -finstrument-functions; frames are the functions'
+# entry lines, weights their exclusive times
+ibuild() { gcc -O0 -g -finstrument-functions -o "$2" "$1"/*.c 2>"$TMP/gcc.err" || { sed 's/^/#   /' "$TMP/gcc.err"; return 1; }; }
+irec() { "$PROFF" record --instrument -q -o "$2" -- "$1" 20000 >/dev/null 2>&1; }
+if ibuild "$TMP/before" "$TMP/iw" && ibuild "$TMP/moved" "$TMP/iw_moved" &&
+   irec "$TMP/iw" "$TMP/ia.trace" && irec "$TMP/iw" "$TMP/ib.trace" && irec "$TMP/iw_moved" "$TMP/im.trace"; then
+	"${S[@]}" "$TMP/ia.trace" "$TMP/ib.trace" >"$TMP/it.out" 2>&1
+	np=$(sed -n '/Matched hot streams/,/source line changed/p' "$TMP/it.out" | grep -c '^hot chain pair')
+	if [ "$np" -ge 4 ] && grep -q 'alpha hot.c:[0-9]*$' "$TMP/it.out" && grep -q 'main main.c:[0-9]*$' "$TMP/it.out"; then
+		ok "instrumented streams: two traces of one binary match ($np pairs, alpha under main)"
+	else
+		not_ok "instrumented streams: $np pairs"; head -30 "$TMP/it.out" | sed 's/^/#   /'
+	fi
+	"${S[@]}" "$TMP/ia.trace" "$TMP/im.trace" >"$TMP/im0.out" 2>&1
+	"${S[@]}" --before "$TMP/before" --after "$TMP/moved" "$TMP/ia.trace" "$TMP/im.trace" >"$TMP/im1.out" 2>&1
+	n0=$(sed -n '/Matched hot streams/,/source line changed/p' "$TMP/im0.out" | grep -c '^hot chain pair')
+	n1=$(sed -n '/Matched hot streams/,/source line changed/p' "$TMP/im1.out" | grep -c '^hot chain pair')
+	if [ "$n1" -gt "$n0" ] && ! grep -q '\*$' "$TMP/im1.out"; then
+		ok "instrumented streams: moved code matches through the line map ($n0 -> $n1 pairs)"
+	else
+		not_ok "instrumented streams: moved code: $n0 -> $n1 pairs"; head -30 "$TMP/im1.out" | sed 's/^/#   /'
+	fi
+	"${S[@]}" --changed-func beta "$TMP/ia.trace" "$TMP/ib.trace" >"$TMP/icf.out" 2>&1
+	if sed -n '/source line changed/,/old perf data only/p' "$TMP/icf.out" | grep -q 'beta hot.c:[0-9]*\*$'; then
+		ok "instrumented streams: --changed-func beta marks beta's streams"
+	else
+		not_ok "instrumented streams: --changed-func beta"; head -30 "$TMP/icf.out" | sed 's/^/#   /'
+	fi
+else
+	not_ok "instrumented streams: build/record"
+fi
+
 # usage errors
 expect_exit "--before without --after" 129 "${STREAM[@]}" --stream --before "$TMP/before" "$TMP/a.data" "$TMP/b.data"
 expect_exit "--stream-top 0" 129 "${STREAM[@]}" --stream --stream-top 0 "$TMP/a.data" "$TMP/b.data"

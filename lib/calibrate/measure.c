@@ -21,10 +21,11 @@
  *              way from the recorded trace: o_in = recorded duration of the
  *              empty function, o_full = (recorded duration of the loop - o_in)
  *              / N - the plain call's cost.
- *  sample      a CPU-bound loop run plain and under the sampling recorder
- *              (rec_run in a child) at each -F, with and without -g; the
- *              recorder's fixed cost is a run at 10 Hz; per sample =
- *              (CPU(F) - CPU(10 Hz)) / (samples(F) - samples(10 Hz)).
+ *  sample      a busy loop that notes the interrupts it suffers, run under
+ *              the sampling recorder (rec_run in a child) at 10 Hz and at
+ *              each -F, with and without -g; per sample = the added
+ *              interrupt time the workload saw + the recorder's own added
+ *              CPU time, over the added samples (sample.c).
  *
  * Hardware counters are opened around every run (perf_event_open, inherited
  * by the workload's children); a counter that does not open is reported as

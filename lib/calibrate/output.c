@@ -43,6 +43,8 @@ void cal_print_table(FILE *f, const cal_result *r)
 		snprintf(runs, sizeof(runs), "%u/%u", w->kept, w->kept + w->discarded);
 		fprintf(f, "  %-10s %-18s %-7s %12.2f %10.2f %12.2f %12.2f %10s %7s\n", w->group, w->name,
 			w->per, w->ns.avg, w->ns.stddev, w->ns.min, w->ns.median, cyc, runs);
+		if (w->note[0])   /* a remark on a measured row, e.g. the parts of a sum */
+			fprintf(f, "  %-10s   # %s\n", "", w->note);
 		if (!counted || w->counters_na)
 			continue;
 		for (size_t k = 0; k < r->ncounters; k++) {

@@ -21,15 +21,17 @@ if grep -q '^# group .*measurement .*Average .*Std\.Dev\. .*Min .*Median .*cycle
 else
 	not_ok "table header: Average, Std.Dev., Min, Median"; head -12 "$TMP/table" | sed 's/^/#   /'
 fi
-# measured rows: group, name, per, then four numbers and a kept/total count
-row_ok() {  # row_ok GROUP NAME [signed]   (signed: the average may be <= 0)
-	awk -v g="$1" -v n="$2" -v signed="${3:-}" '
+# measured rows: group, name, per, then four numbers and a kept/total count;
+# Average and Median positive (MAX: the Median below it, in ns)
+row_ok() {  # row_ok GROUP NAME [MAX]
+	awk -v g="$1" -v n="$2" -v max="${3:-}" '
 		$1 == g { rest = substr($0, index($0, g) + length(g)); sub(/^ +/, "", rest)
 			  if (!found && substr(rest, 1, length(n) + 1) == n " ") { found = 1; line = rest } }
 		END { if (!found) exit 1
 		      m = split(substr(line, length(n) + 1), f, " ")
 		      # per, Average, Std.Dev., Min, Median, cycles, runs
-		      if (m < 7 || (signed == "" && f[2] + 0 <= 0) || f[3] + 0 < 0 || f[4] + 0 > f[5] + 0 || f[7] !~ /^[1-9][0-9]*\/[0-9]+$/) exit 1 }' "$TMP/table"
+		      if (m < 7 || f[2] + 0 <= 0 || f[5] + 0 <= 0 || f[3] + 0 < 0 || f[4] + 0 > f[5] + 0 ||
+			  (max != "" && f[5] + 0 >= max) || f[7] !~ /^[1-9][0-9]*\/[0-9]+$/) exit 1 }' "$TMP/table"
 }
 if [ "$(uname -m)" = x86_64 ]; then
 	for t in rdtsc rdtscp 'lfence;rdtsc'; do
@@ -41,10 +43,22 @@ for r in "timer clock_gettime" "instrument idle hooks" "instrument proff per cal
 done
 if can_perf_record; then
 	for r in "F=4000" "F=4000 -g" "F=20000" "F=20000 -g"; do
-		# cost per sample is a difference of two noisy CPU times: with the
-		# few runs of --quick on a busy machine it can come out negative
-		if row_ok sample "$r" signed; then ok "row sample $r"; else not_ok "row sample $r"; grep "$r" "$TMP/table" | sed 's/^/#   /'; fi
+		# cost per sample: interrupt time the workload lost + the recorder's
+		# own CPU, per added sample — measured directly, so positive even in
+		# the 3 runs of --quick on a busy machine; a sample costs microseconds
+		if row_ok sample "$r" 1000000; then ok "row sample $r: positive per-sample cost"; else not_ok "row sample $r: positive per-sample cost"; grep -A1 "$r " "$TMP/table" | sed 's/^/#   /'; fi
 	done
+	# the note under each row: the medians of the two parts, kernel > 0
+	if [ "$(awk '/^ +# medians: kernel [0-9]+ ns .*\+ recorder -?[0-9]+ ns/ && $4 > 0' "$TMP/table" | wc -l)" = 4 ]; then
+		ok "sampling rows: kernel and recorder parts given, kernel part positive"
+	else
+		not_ok "sampling rows: kernel and recorder parts given, kernel part positive"; grep -A1 '^  sample' "$TMP/table" | sed 's/^/#   /'
+	fi
+	if awk '$1 == "sample" && $2 == "recorder" && $3 == "start-up" { found = 1; if ($5 > 0) ok = 1 } END { exit !ok }' "$TMP/table"; then
+		ok "row sample recorder start-up: the recorder's own CPU, positive"
+	else
+		not_ok "row sample recorder start-up: the recorder's own CPU, positive"; grep 'recorder start-up' "$TMP/table" | sed 's/^/#   /'
+	fi
 else
 	skip "sampling rows (perf_event_open sampling does not work here)"
 fi

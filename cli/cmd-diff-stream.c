@@ -4,8 +4,10 @@
  * asks for hot streams (--stream) or hot blocks (-c cycles, --cycles-hist);
  * cmd_diff_stream_wanted() tells. Output as perf 6.1 prints it, plus the
  * source-aware options perf never merged: --before DIR --after DIR,
- * --changed-func NAME, --stream-top N. Without branch stacks, --stream
- * compares -g callchain streams (perf exits 255 silently there).
+ * --changed-func NAME, --stream-top N, and --hot-blocks[=N] (the hot-block
+ * tables of the unmerged "Stream comparison" v2 series, after perf's output).
+ * Without branch stacks, --stream compares -g callchain streams (perf exits
+ * 255 silently there).
  */
 #include <errno.h>
 #include <libelf.h>
@@ -16,6 +18,7 @@
 #include <string.h>
 
 #include "cmds.h"
+#include "proff/profile.h"
 #include "proff/stream.h"
 
 #define EXIT_SETUP 255
@@ -27,13 +30,14 @@ typedef struct sopt {
 	const char *argh, *help;
 } sopt;
 
-enum { O_STREAM, O_COMPUTE, O_CYCLES_HIST, O_TOP, O_PLIMIT, O_BEFORE, O_AFTER, O_CHFUNC,
+enum { O_STREAM, O_COMPUTE, O_CYCLES_HIST, O_HOT_BLOCKS, O_TOP, O_PLIMIT, O_BEFORE, O_AFTER, O_CHFUNC,
        O_SYMFS, O_KALLSYMS, O_BUILDID_DIR, O_QUIET, O_FORCE, O_VERBOSE, O_NR };
 
 static const sopt sopts[O_NR] = {
 	[O_STREAM] = { 0, "stream", false, NULL, "Enable hot streams comparison." },
 	[O_COMPUTE] = { 'c', "compute", true, "cycles", "hot blocks: cycles diff of the basic blocks (needs branch stacks)" },
 	[O_CYCLES_HIST] = { 0, "cycles-hist", false, NULL, "Show cycles histogram and standard deviation - WARNING: use only with -c cycles." },
+	[O_HOT_BLOCKS] = { 0, "hot-blocks", true, "n", "also compare the n hottest basic blocks of each profile (default: --stream-top, 5)" },
 	[O_TOP] = { 0, "stream-top", true, "n", "hot streams kept per profile (default 5)" },
 	[O_PLIMIT] = { 0, "percent-limit", true, "percent", "Don't show streams with hits% below this" },
 	[O_BEFORE] = { 0, "before", true, "dir", "source tree of the old profile's program" },
@@ -47,12 +51,17 @@ static const sopt sopts[O_NR] = {
 	[O_VERBOSE] = { 'v', "verbose", false, NULL, "be more verbose (-c cycles: block ranges as symbol offsets)" },
 };
 
+/* options whose value is optional and only given inline (--opt=v) */
+static bool optional_arg(int o) { return o == O_HOT_BLOCKS; }
+
 static int usage(FILE *f)
 {
 	fprintf(f, "\n Usage: proff diff --stream|-c cycles [<options>] [old_file] [new_file]\n\n");
 	for (int i = 0; i < O_NR; i++) {
 		char buf[128];
-		if (sopts[i].s)
+		if (optional_arg(i))
+			snprintf(buf, sizeof(buf), "        --%s[=<%s>]", sopts[i].l, sopts[i].argh);
+		else if (sopts[i].s)
 			snprintf(buf, sizeof(buf), "    -%c, --%s%s%s%s", sopts[i].s, sopts[i].l,
 				 sopts[i].arg ? " <" : "", sopts[i].arg ? sopts[i].argh : "", sopts[i].arg ? ">" : "");
 		else
@@ -75,7 +84,8 @@ bool cmd_diff_stream_wanted(int argc, char **argv)
 		if (!strcmp(a, "--"))
 			break;
 		if (!strcmp(a, "--stream") || !strcmp(a, "--cycles-hist") ||
-		    !strcmp(a, "--compute=cycles") || !strcmp(a, "-ccycles"))
+		    !strcmp(a, "--compute=cycles") || !strcmp(a, "-ccycles") ||
+		    !strcmp(a, "--hot-blocks") || !strncmp(a, "--hot-blocks=", 13))
 			return true;
 		if ((!strcmp(a, "-c") || !strcmp(a, "--compute")) && i + 1 < argc &&
 		    !strcmp(argv[i + 1], "cycles"))
@@ -159,6 +169,8 @@ int cmd_diff_stream(int argc, char **argv)
 		if (sopts[o].arg) {
 			if (inl)
 				v = inl;
+			else if (optional_arg(o))
+				v = NULL;
 			else if (i + 1 < argc)
 				v = argv[++i];
 			else {
@@ -185,7 +197,8 @@ int cmd_diff_stream(int argc, char **argv)
 		goto out;
 	}
 	if (!cycles && !set[O_STREAM]) {
-		cli_errorf("diff: neither --stream nor -c cycles given");
+		cli_errorf(set[O_HOT_BLOCKS] ? "--hot-blocks goes with -c cycles or --stream"
+					     : "diff: neither --stream nor -c cycles given");
 		goto out;
 	}
 	if (set[O_BEFORE] != set[O_AFTER]) {
@@ -207,6 +220,20 @@ int cmd_diff_stream(int argc, char **argv)
 		}
 		so.top = (unsigned)n;
 	}
+	unsigned hot_blocks = 0;
+	if (set[O_HOT_BLOCKS]) {
+		hot_blocks = so.top;
+		if (val[O_HOT_BLOCKS]) {
+			char *end;
+			long n = strtol(val[O_HOT_BLOCKS], &end, 10);
+			if (*end || end == val[O_HOT_BLOCKS] || n < 1 || n > 100000) {
+				cli_errorf("--hot-blocks: '%s' is not a count from 1 to 100000", val[O_HOT_BLOCKS]);
+				goto out;
+			}
+			hot_blocks = (unsigned)n;
+		}
+		so.cycles = true;      /* the blocks are collected while loading */
+	}
 	st_report_opts ro = { 0 };
 	if (set[O_PLIMIT]) {
 		char *end;
@@ -224,6 +251,11 @@ int cmd_diff_stream(int argc, char **argv)
 		paths[1] = pos[1];
 	}
 	rc = EXIT_SETUP;
+	for (int f = 0; hot_blocks && f < 2; f++)
+		if (pf_is_trace_file(paths[f])) {
+			cli_errorf("%s: --hot-blocks needs branch stacks with cycles (an exact trace has none)", paths[f]);
+			goto out;
+		}
 	if (set[O_BEFORE]) {
 		proff_error err = { 0 };
 		if (st_srcmap_new(val[O_BEFORE], val[O_AFTER], &sm, &err) < 0) {
@@ -251,23 +283,37 @@ int cmd_diff_stream(int argc, char **argv)
 			cli_errorf("%s: -c cycles needs branch stacks (record with -b)", paths[f]);
 			goto out;
 		}
+		if (hot_blocks && (!st_has_branches(sides[f]) || !st_has_cycles(sides[f]))) {
+			cli_errorf("%s: --hot-blocks needs branch stacks with cycles (record with -b on a CPU that "
+				   "reports cycles, e.g. Intel LBR)", paths[f]);
+			goto out;
+		}
 	}
 	st_match_opts mo = { .srcmap = sm, .changed_funcs = nch ? chfuncs : NULL };
+	st_cycles_opts co = { .hist = set[O_CYCLES_HIST], .offsets = set[O_VERBOSE], .match = &mo,
+			      .hot_blocks = hot_blocks };
 	if (cycles) {
-		st_cycles_opts co = { .hist = set[O_CYCLES_HIST], .offsets = set[O_VERBOSE], .match = &mo };
 		int r = st_cycles_report(stdout, sides[0], sides[1], &co);
 		if (r < 0) {
 			cli_errorf("-c cycles: %s", r == PROFF_ENOTSUP ? "not available in this build" : "write error");
 			goto out;
 		}
-		rc = 0;
-		goto out;
+	} else {
+		st_match(sides[0], sides[1], &mo);
+		ro.source_section = sm || nch;
+		if (st_report(stdout, sides[0], sides[1], &ro) < 0) {
+			rc = 1;
+			goto out;
+		}
 	}
-	st_match(sides[0], sides[1], &mo);
-	ro.source_section = sm || nch;
-	if (st_report(stdout, sides[0], sides[1], &ro) < 0) {
-		rc = 1;
-		goto out;
+	if (hot_blocks) {
+		fputc('\n', stdout);
+		int r = st_hot_blocks_report(stdout, sides[0], sides[1], &co);
+		if (r < 0) {
+			cli_errorf("--hot-blocks: %s", r == PROFF_ENOMEM ? "out of memory" : "write error");
+			rc = 1;
+			goto out;
+		}
 	}
 	rc = 0;
 out:

@@ -16,7 +16,8 @@
  * Hot blocks: per-symbol basic blocks [previous branch target, branch
  * source] with their cycles from the branch stacks, paired between two
  * profiles for `-c cycles` / `--cycles-hist` (perf's
- * `[Program Block Range] Cycles Diff`). See docs/compat/stream.md.
+ * `[Program Block Range] Cycles Diff`), and the hot-block tables of
+ * --hot-blocks. See docs/compat/stream.md.
  */
 #ifndef PROFF_STREAM_H
 #define PROFF_STREAM_H
@@ -113,7 +114,14 @@ typedef struct st_cycles_opts {
 	bool hist;                  /* --cycles-hist */
 	bool offsets;               /* ranges as symbol offsets (-v), not srclines */
 	const st_match_opts *match; /* changed functions/lines: "[block changed in new stream]" */
+	unsigned hot_blocks;        /* --hot-blocks=N: rows per table (0: 5) */
 } st_cycles_opts;
 int st_cycles_report(FILE *out, st_side *old, st_side *new_, const st_cycles_opts *co);
+
+/* --hot-blocks: the N hottest blocks of each side (share of all block
+ * cycles, average cycles) paired with the other side's block of the same
+ * symbol and range (new lines mapped through co->match->srcmap), as the
+ * tables "# Output based on old perf data:" and "... new perf data:". */
+int st_hot_blocks_report(FILE *out, st_side *old, st_side *new_, const st_cycles_opts *co);
 
 #endif

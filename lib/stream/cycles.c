@@ -406,3 +406,301 @@ int st_cycles_report(FILE *out, st_side *old, st_side *new_, const st_cycles_opt
 	free(rows);
 	return ferror(out) ? PROFF_EIO : 0;
 }
+
+/* ---- hot blocks (--hot-blocks[=N]) ----------------------------------------
+ *
+ * A hot block is a (shared object, symbol, printed range) of one side: the
+ * blocks above (one per block end, its longest start) whose ranges print the
+ * same ("hot.c:12 -> hot.c:13", or the offsets without line info / with -v)
+ * are one hot block, their aggregated cycles and counts summed. Its Sampled
+ * Cycles% is its cycles / the side's cycles over all blocks x 100, its Avg
+ * Cycles the integer average per occurrence. The top N blocks of a side are
+ * paired with the other side's block of the same symbol and range; with a
+ * source map the new block's lines are mapped to old lines first, and an end
+ * on a changed line matches any old line ("through a change"). */
+
+typedef struct hblock {
+	const cyc_sym *y;          /* the symbol of the hottest constituent (name, dso) */
+	const char *dname;
+	char *range;               /* printed range, without brackets */
+	const char *path_s, *path_e;   /* DWARF file names of start and end, NULL: offsets */
+	unsigned line_s, line_e;
+	uint64_t start, end;       /* offsets of the hottest constituent */
+	uint64_t hot;              /* its cycles (picks the hottest constituent) */
+	uint64_t cycles, num;
+	double pct;
+	bool changed;              /* new side: touches a changed line, or its function is changed */
+} hblock;
+
+typedef struct hside {
+	hblock *b;
+	size_t nr;
+	uint64_t total;
+} hside;
+
+static const char *bname(const char *p)
+{
+	const char *b = p ? strrchr(p, '/') : NULL;
+	return b ? b + 1 : p;
+}
+
+static int hb_cmp_key(const void *pa, const void *pb)
+{
+	const hblock *a = pa, *b = pb;
+	int c = strcmp(a->dname, b->dname);
+	if (!c)
+		c = strcmp(a->y->name, b->y->name);
+	if (!c)
+		c = strcmp(a->range, b->range);
+	return c;
+}
+
+static int hb_cmp_hot(const void *pa, const void *pb)
+{
+	const hblock *a = pa, *b = pb;
+	if (a->cycles != b->cycles)
+		return a->cycles > b->cycles ? -1 : 1;
+	return hb_cmp_key(pa, pb);
+}
+
+static void hside_free(hside *h)
+{
+	for (size_t i = 0; i < h->nr; i++)
+		free(h->b[i].range);
+	free(h->b);
+	h->b = NULL;
+	h->nr = 0;
+}
+
+/* does [start, end] of y (new side) touch a line the source map calls changed? */
+static bool touches_changed(const st_side *s, const cyc_sym *y, uint64_t start, uint64_t end, st_srcmap *sm)
+{
+	sym_dso *sd = s->dsos[y->dso].sd;
+	const char *file;
+	unsigned line;
+	for (uint64_t a = start; sd && sm && a <= end; a++)
+		if (sym_srcline(sd, y->start + a, &file, &line) && file && st_srcmap_line(sm, file, line) < 0)
+			return true;
+	return false;
+}
+
+/* The hot blocks of a side, sorted hottest first. is_new: compute `changed`. */
+static int hside_build(const st_side *s, bool offsets, const st_match_opts *mo, bool is_new, hside *h)
+{
+	const st_blocks *bl = s->blocks;
+	size_t cap = 0;
+	memset(h, 0, sizeof(*h));
+	for (size_t i = 0; bl && i < bl->nr; i++) {
+		const cyc_sym *y = &bl->syms[i];
+		if (!y->ch || !y->name)
+			continue;
+		sym_dso *sd = offsets ? NULL : s->dsos[y->dso].sd;
+		for (uint64_t off = 0; off < y->end - y->start; off++) {
+			const cyc_hist *c = &y->ch[off];
+			if (!c->num_aggr)
+				continue;
+			if (PF_GROW(h->b, cap, h->nr + 1) < 0)
+				goto oom;
+			hblock *b = &h->b[h->nr];
+			memset(b, 0, sizeof(*b));
+			b->y = y;
+			b->dname = s->dsos[y->dso].sname;
+			b->start = c->start;
+			b->end = off;
+			b->hot = b->cycles = c->cycles_aggr;
+			b->num = c->num_aggr;
+			char l1[256], l2[256], buf[600];
+			buf[0] = 0;
+			if (sd) {
+				const char *f1, *f2;
+				unsigned n1, n2;
+				if (sym_srcline(sd, y->start + c->start, &f1, &n1) && f1 &&
+				    sym_srcline(sd, y->start + off, &f2, &n2) && f2) {
+					sym_srcline_str(sd, y->start + c->start, false, l1, sizeof(l1));
+					sym_srcline_str(sd, y->start + off, false, l2, sizeof(l2));
+					if (strcmp(l1, "??:0") && strcmp(l2, "??:0")) {
+						snprintf(buf, sizeof(buf), "%s -> %s", l1, l2);
+						b->path_s = f1;
+						b->path_e = f2;
+						b->line_s = n1;
+						b->line_e = n2;
+					}
+				}
+			}
+			if (!buf[0])
+				snprintf(buf, sizeof(buf), "%7llx -> %7llx", (unsigned long long)c->start,
+					 (unsigned long long)off);
+			b->range = strdup(buf);
+			if (!b->range)
+				goto oom;
+			if (is_new)
+				b->changed = changed_func(mo, y->name) ||
+					     (mo && touches_changed(s, y, c->start, off, mo->srcmap));
+			h->total += c->cycles_aggr;
+			h->nr++;
+		}
+	}
+	/* merge the blocks printed alike */
+	if (h->nr)
+		qsort(h->b, h->nr, sizeof(*h->b), hb_cmp_key);
+	size_t o = 0;
+	for (size_t i = 0; i < h->nr; i++) {
+		if (o && !hb_cmp_key(&h->b[o - 1], &h->b[i])) {
+			hblock *d = &h->b[o - 1], *x = &h->b[i];
+			d->cycles += x->cycles;
+			d->num += x->num;
+			d->changed |= x->changed;
+			if (x->hot > d->hot) {
+				free(d->range);
+				*d = (hblock){ x->y, x->dname, x->range, x->path_s, x->path_e, x->line_s, x->line_e,
+					       x->start, x->end, x->hot, d->cycles, d->num, 0, d->changed };
+			} else {
+				free(x->range);
+			}
+			continue;
+		}
+		h->b[o++] = h->b[i];
+	}
+	h->nr = o;
+	for (size_t i = 0; i < h->nr; i++)
+		h->b[i].pct = h->total ? 100.0 * (double)h->b[i].cycles / (double)h->total : 0;
+	if (h->nr)
+		qsort(h->b, h->nr, sizeof(*h->b), hb_cmp_hot);
+	return 0;
+oom:
+	hside_free(h);
+	return PROFF_ENOMEM;
+}
+
+/* One end of a new block against one end of an old block: 0 same, 1 through
+ * a change (the new line is changed, or its file is gone from the before
+ * tree), -1 different. */
+static int end_match(const char *op, unsigned ol, const char *np, unsigned nl, st_srcmap *sm)
+{
+	if (strcmp(bname(op), bname(np)))
+		return -1;
+	long ml = sm ? st_srcmap_line(sm, np, nl) : 0;
+	if (ml == -1 || ml == -2)
+		return 1;
+	if (ml > 0)
+		return (unsigned long)ml == ol ? 0 : -1;
+	return nl == ol ? 0 : -1;
+}
+
+/* old block o vs new block n: -1 no pair, else the number of ends paired
+ * through a change (0: exact) */
+static int pair_score(const hblock *o, const hblock *n, st_srcmap *sm)
+{
+	if (strcmp(o->y->name, n->y->name))
+		return -1;
+	if (!o->path_s || !n->path_s)
+		return !o->path_s && !n->path_s && o->start == n->start && o->end == n->end ? 0 : -1;
+	if (!sm)
+		return strcmp(o->range, n->range) ? -1 : 0;
+	int a = end_match(o->path_s, o->line_s, n->path_s, n->line_s, sm);
+	int b = end_match(o->path_e, o->line_e, n->path_e, n->line_e, sm);
+	if (a < 0 || b < 0 || a + b > 1)   /* one end at least must be the same line */
+		return -1;
+	return a + b;
+}
+
+/* The block of `other` paired with x (x old when x_old): the lowest score,
+ * then the same shared object name, then the same offsets, then the hottest
+ * (other is sorted hottest first). */
+static const hblock *find_pair(const hblock *x, const hside *other, bool x_old, st_srcmap *sm, int *score)
+{
+	const hblock *best = NULL;
+	int bs = 0, bsame = 0;
+	for (size_t i = 0; i < other->nr; i++) {
+		const hblock *z = &other->b[i];
+		int sc = x_old ? pair_score(x, z, sm) : pair_score(z, x, sm);
+		if (sc < 0)
+			continue;
+		int same = 2 * !strcmp(z->dname, x->dname) + (z->start == x->start && z->end == x->end);
+		if (!best || sc < bs || (sc == bs && same > bsame)) {
+			best = z;
+			bs = sc;
+			bsame = same;
+		}
+	}
+	*score = bs;
+	return best;
+}
+
+static void hb_table(FILE *out, const st_side *s, const hside *me, const hside *other, bool is_old,
+		     unsigned top, const st_match_opts *mo)
+{
+	size_t n = me->nr < top ? me->nr : top;
+	const char *o = is_old ? "New" : "Old";
+	char h3[64], h4[64], h5[64], dots[512];
+	snprintf(h3, sizeof(h3), "%s Stream Diff(cycles%%,cycles)", o);
+	snprintf(h4, sizeof(h4), "%s Stream Sampled Cycles%%", o);
+	snprintf(h5, sizeof(h5), "%s Stream Avg Cycles", o);
+	int w3 = (int)strlen(h3), w4 = (int)strlen(h4), w5 = (int)strlen(h5);
+	int wr = (int)strlen("[Program Block Range]"), wd = (int)strlen("Shared Object"), ws = (int)strlen("Symbol");
+	for (size_t i = 0; i < n; i++) {
+		const hblock *b = &me->b[i];
+		int w = (int)strlen(b->range) + 2;
+		if (w > wr)
+			wr = w;
+		w = (int)strlen(b->dname);
+		if (w > wd)
+			wd = w;
+		w = (int)strlen(b->y->name) + 4;
+		if (w > ws)
+			ws = w;
+	}
+	memset(dots, '.', sizeof(dots));
+	fprintf(out, "# Output based on %s perf data:\n#\n", is_old ? "old" : "new");
+	fprintf(out, "# Sampled Cycles%%  Avg Cycles  %s  %s  %s  %-*s  %-*s  %s\n", h3, h4, h5, wr,
+		"[Program Block Range]", wd, "Shared Object", "Symbol");
+	fprintf(out, "# %.15s  %.10s  %.*s  %.*s  %.*s  %.*s  %.*s  %.*s\n#\n", dots, dots, w3, dots, w4, dots,
+		w5, dots, wr, dots, wd, dots, ws, dots);
+	for (size_t i = 0; i < n; i++) {
+		const hblock *b = &me->b[i];
+		int score;
+		const hblock *p = find_pair(b, other, is_old, mo ? mo->srcmap : NULL, &score);
+		uint64_t avg = b->num ? b->cycles / b->num : 0;
+		char c3[96] = "", c4[32] = "", c5[32] = "", rng[640], sym[600];
+		if (p) {
+			uint64_t pavg = p->num ? p->cycles / p->num : 0;
+			double d = p->pct - b->pct;
+			if (fabs(d) < 0.005)
+				d = 0;
+			snprintf(c3, sizeof(c3), "(%.2f%%, %lld)", d, (long long)pavg - (long long)avg);
+			snprintf(c4, sizeof(c4), "%.2f%%", p->pct);
+			snprintf(c5, sizeof(c5), "%llu", (unsigned long long)pavg);
+		}
+		const hblock *nb = is_old ? p : b;   /* the new side's block */
+		bool chg = changed_func(mo, b->y->name) || (p && score > 0) || (nb && nb->changed);
+		snprintf(rng, sizeof(rng), "[%s]", b->range);
+		enum sym_dso_kind k = s->dsos[b->y->dso].kind;
+		snprintf(sym, sizeof(sym), "[%c] %s", k == SYM_DSO_KERNEL || k == SYM_DSO_MODULE ? 'k' : '.',
+			 b->y->name);
+		fprintf(out, "  %14.2f%%  %10llu  %*s  %*s  %*s  %-*s  %-*s  %-*s%s\n", b->pct,
+			(unsigned long long)avg, w3, c3, w4, c4, w5, c5, wr, rng, wd, b->dname,
+			chg ? ws : 0, sym, chg ? "  [block changed in new stream]" : "");
+	}
+}
+
+int st_hot_blocks_report(FILE *out, st_side *old, st_side *new_, const st_cycles_opts *co)
+{
+	if (!old->blocks || !new_->blocks)
+		return PROFF_EINTERNAL;
+	bool offsets = co && co->offsets;
+	const st_match_opts *mo = co ? co->match : NULL;
+	unsigned top = co && co->hot_blocks ? co->hot_blocks : 5;
+	hside ho, hn;
+	if (hside_build(old, offsets, mo, false, &ho) < 0)
+		return PROFF_ENOMEM;
+	if (hside_build(new_, offsets, mo, true, &hn) < 0) {
+		hside_free(&ho);
+		return PROFF_ENOMEM;
+	}
+	hb_table(out, old, &ho, &hn, true, top, mo);
+	fputc('\n', out);
+	hb_table(out, new_, &hn, &ho, false, top, mo);
+	hside_free(&ho);
+	hside_free(&hn);
+	return ferror(out) ? PROFF_EIO : 0;
+}

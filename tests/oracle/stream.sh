@@ -277,6 +277,194 @@ else
 	not_ok "instrumented streams: build/record"
 fi
 
+# ---- 6. hot blocks (--hot-blocks[=N]): the unmerged v2 tables ---------------
+# Fixtures of their own (sections 1 and 4 reuse names): mkbranch.py's branch
+# stacks on a.data (seeds 1 and 2, the second with doubled cycles: the same
+# branch addresses, so every block exists on both sides), and on the moved /
+# inside recordings of section 4.
+if command -v python3 >/dev/null; then
+	MKB=$ROOT/tests/tools/mkbranch.py
+	if python3 "$MKB" "$TMP/a.data" "$TMP/hb_a.data" --seed 1 &&
+	   python3 "$MKB" "$TMP/a.data" "$TMP/hb_a2.data" --seed 2 --cycles-scale 2 &&
+	   python3 "$MKB" "$TMP/moved.data" "$TMP/hb_m.data" --seed 3 &&
+	   python3 "$MKB" "$TMP/inside.data" "$TMP/hb_i.data" --seed 3; then
+		# opt-in: perf's part of the output is unchanged, the tables follow it
+		for m in "-c cycles" "--stream"; do
+			"${STREAM[@]}" $m "$TMP/hb_a.data" "$TMP/hb_a2.data" >"$TMP/hb0.out" 2>/dev/null
+			"${STREAM[@]}" $m --hot-blocks "$TMP/hb_a.data" "$TMP/hb_a2.data" >"$TMP/hb1.out" 2>"$TMP/hb1.err"
+			n=$(wc -c <"$TMP/hb0.out")
+			if head -c "$n" "$TMP/hb1.out" | cmp -s - "$TMP/hb0.out" &&
+			   [ "$(grep -c '^  .*\[.\] ' <(sed -n '/^# Output based on old perf data:$/,$p' "$TMP/hb1.out"))" = 10 ]; then
+				ok "--hot-blocks after $m: perf's output unchanged, then 2 tables of 5 rows"
+			else
+				not_ok "--hot-blocks after $m"; sed -n '/Output based/,$p' "$TMP/hb1.out" | head -20 | sed 's/^/#   /'
+			fi
+		done
+		# numbers: recomputed from perf script's branch entries (samples whose
+		# newest entry has cycles; per symbol and block end: cycles summed,
+		# count; Sampled Cycles% = sum / all sums x 100, Avg = sum // count);
+		# -v prints offsets, so every row is one block end
+		perf script -i "$TMP/hb_a.data" -F brstacksym >"$TMP/hb_a.bs" 2>/dev/null
+		perf script -i "$TMP/hb_a2.data" -F brstacksym >"$TMP/hb_a2.bs" 2>/dev/null
+		hb_check() {   # hb_check LABEL OUT OLD.bs NEW.bs N
+			python3 - "$@" <<'PY'
+import re, sys
+label, out, obs, nbs, top = sys.argv[1], sys.argv[2], sys.argv[3], sys.argv[4], int(sys.argv[5])
+def agg(path):
+    a = {}
+    for line in open(path):
+        ents = line.split()
+        if not ents:
+            continue
+        f0 = ents[0].split('/')
+        if len(f0) < 6 or f0[5] in ('', '-', '0'):
+            continue
+        for e in ents:
+            f = e.split('/')
+            m = re.match(r'(.+)\+0x([0-9a-f]+)$', f[0])
+            if len(f) < 6 or f[5] in ('', '-', '0') or not m:
+                continue
+            k = (m.group(1), int(m.group(2), 16))
+            s, n = a.get(k, (0, 0))
+            a[k] = (s + int(f[5]), n + 1)
+    tot = sum(s for s, n in a.values())
+    return {k: (100.0 * s / tot, s // n, s) for k, (s, n) in a.items()}
+sides = {'old': agg(obs), 'new': agg(nbs)}
+row = re.compile(r'^\s+([\d.]+)%\s+(\d+)\s+(?:\((-?[\d.]+)%, (-?\d+)\)\s+([\d.]+)%\s+(\d+)\s+)?'
+                 r'\[\s*([0-9a-f]+) ->\s*([0-9a-f]+)\]\s+\S+\s+\[.\] (\S+)$')
+tables, cur = {}, None
+for line in open(out):
+    m = re.match(r'# Output based on (old|new) perf data:', line)
+    if m:
+        cur = m.group(1); tables[cur] = []
+        continue
+    m = row.match(line)
+    if cur and m:
+        tables[cur].append(m)
+bad, rows = [], 0
+close = lambda a, b: abs(float(a) - b) <= 0.0051
+for side, other in (('old', 'new'), ('new', 'old')):
+    me, ot = sides[side], sides[other]
+    got = tables.get(side, [])
+    # the N hottest: no unprinted block has more cycles than a printed one
+    keys = [(m.group(9), int(m.group(8), 16)) for m in got]
+    if len(got) != min(top, len(me)):
+        bad.append('%s: %d rows' % (side, len(got)))
+    if keys and max((v[2] for k, v in me.items() if k not in keys), default=0) > min(me[k][2] for k in keys if k in me):
+        bad.append('%s: not the hottest blocks' % side)
+    for m, k in zip(got, keys):
+        rows += 1
+        e, o = me.get(k), ot.get(k)
+        if not e or not close(m.group(1), e[0]) or int(m.group(2)) != e[1]:
+            bad.append('%s %s+%#x: %s%% %s, expected %s' % (side, k[0], k[1], m.group(1), m.group(2), e))
+        elif not o or m.group(5) is None or not close(m.group(5), o[0]) or int(m.group(6)) != o[1] \
+                or not close(m.group(3), o[0] - e[0]) or int(m.group(4)) != o[1] - e[1]:
+            bad.append('%s %s+%#x: other side %s, expected %s' % (side, k[0], k[1], m.groups()[2:6], o))
+print('#   %s: %d rows checked, %d wrong' % (label, rows, len(bad)))
+for b in bad[:4]:
+    print('#   ' + b)
+sys.exit(0 if rows >= 2 * top and not bad else 1)
+PY
+		}
+		"${STREAM[@]}" -c cycles -v --hot-blocks=12 "$TMP/hb_a.data" "$TMP/hb_a2.data" >"$TMP/hbv.out" 2>&1
+		if hb_check "a vs a2" "$TMP/hbv.out" "$TMP/hb_a.bs" "$TMP/hb_a2.bs" 12; then
+			ok "--hot-blocks=12: shares, averages and diffs equal perf script's branch entries (both tables)"
+		else
+			not_ok "--hot-blocks=12 numbers"; sed -n '/Output based on old/,+8p' "$TMP/hbv.out" | sed 's/^/#   /'
+		fi
+		"${STREAM[@]}" --stream -v --hot-blocks=12 "$TMP/hb_a2.data" "$TMP/hb_a.data" >"$TMP/hbv2.out" 2>&1
+		if hb_check "a2 vs a" "$TMP/hbv2.out" "$TMP/hb_a2.bs" "$TMP/hb_a.bs" 12; then
+			ok "--stream --hot-blocks=12, sides swapped: numbers equal perf script's"
+		else
+			not_ok "--stream --hot-blocks=12 sides swapped"
+		fi
+		# a profile against itself: every row paired with itself, diff zero
+		"${STREAM[@]}" -c cycles --hot-blocks=20 "$TMP/hb_a.data" "$TMP/hb_a.data" >"$TMP/hbs.out" 2>&1
+		n=$(sed -n '/^# Output based on/,$p' "$TMP/hbs.out" | grep -c '^ .*(0\.00%, 0) ')
+		[ "$n" = 40 ] && ok "--hot-blocks self: 40 rows, all (0.00%, 0)" || not_ok "--hot-blocks self: $n of 40 rows zero"
+		# moved code (3 lines above hot.c's functions, same machine code): the
+		# hot.c blocks pair through the line map, old line L with new L+3 (without
+		# it, only blocks whose shifted lines happen to coincide pair);
+		# each side's own cells must reappear as the other table's cells
+		"${STREAM[@]}" --stream --hot-blocks=25 "$TMP/hb_a.data" "$TMP/hb_m.data" >"$TMP/hbm0.out" 2>&1
+		"${STREAM[@]}" --stream --hot-blocks=25 --before "$TMP/before" --after "$TMP/moved" \
+			"$TMP/hb_a.data" "$TMP/hb_m.data" >"$TMP/hbm1.out" 2>&1
+		if python3 - "$TMP/hbm0.out" "$TMP/hbm1.out" <<'PY'
+import re, sys
+row = re.compile(r'^\s+([\d.]+)%\s+(\d+)\s+(?:\((-?[\d.]+)%, (-?\d+)\)\s+([\d.]+)%\s+(\d+)\s+)?'
+                 r'\[(\S+):(\d+) -> (\S+):(\d+)\]\s+\S+\s+\[.\] (\S+)( +\[block changed in new stream\])?$')
+def tables(path):
+    t, cur = {}, None
+    for line in open(path):
+        m = re.match(r'# Output based on (old|new) perf data:', line)
+        if m:
+            cur = m.group(1); t[cur] = {}
+        m = row.match(line)
+        if cur and m:
+            t[cur][(m.group(11), m.group(7), int(m.group(8)), int(m.group(10)))] = m
+    return t
+t0, t1 = tables(sys.argv[1]), tables(sys.argv[2])
+hot = lambda t: [k for k in t['old'] if k[1] == 'hot.c']
+paired = lambda t: sum(1 for k in hot(t) if t['old'][k].group(3) is not None)
+p0, p1 = paired(t0), paired(t1)
+tagged = sum(1 for s in ('old', 'new') for m in t1[s].values() if m.group(12))
+cross = bad = 0
+for k, m in t1['old'].items():
+    if k[1] != 'hot.c' or m.group(3) is None:
+        continue
+    n = t1['new'].get((k[0], k[1], k[2] + 3, k[3] + 3))
+    if n:
+        cross += 1
+        if (m.group(5), m.group(6)) != (n.group(1), n.group(2)) or (n.group(5), n.group(6)) != (m.group(1), m.group(2)):
+            bad += 1
+print('#   hot.c rows paired: %d without the map, %d with it; %d cross-checked, %d wrong, %d tagged' % (p0, p1, cross, bad, tagged))
+sys.exit(0 if p1 >= p0 + 3 and cross >= 2 and not bad and not tagged else 1)
+PY
+		then ok "--hot-blocks --before/--after: moved hot.c blocks pair through the line map (L with L+3), nothing tagged"
+		else not_ok "--hot-blocks moved code"; sed -n '/Output based on old/,+12p' "$TMP/hbm1.out" | sed 's/^/#   /'
+		fi
+		# --changed-func beta: exactly beta's rows are tagged, in both tables
+		"${STREAM[@]}" -c cycles --hot-blocks=40 --changed-func beta "$TMP/hb_a.data" "$TMP/hb_a2.data" >"$TMP/hbc.out" 2>&1
+		t=$(sed -n '/^# Output based on/,$p' "$TMP/hbc.out" | grep '^ ')
+		nb=$(echo "$t" | grep -c '\[\.\] beta *  \[block changed in new stream\]$')
+		nall=$(echo "$t" | grep -c 'block changed in new stream')
+		nbeta=$(echo "$t" | grep -c '\[\.\] beta')
+		if [ "$nb" -ge 2 ] && [ "$nb" = "$nall" ] && [ "$nb" = "$nbeta" ]; then
+			ok "--hot-blocks --changed-func beta: beta's $nb rows tagged, no other"
+		else
+			not_ok "--hot-blocks --changed-func beta: $nb/$nbeta beta rows tagged, $nall tagged in all"
+		fi
+		# edit inside beta's loop (hot.c:22): new blocks ending or starting on
+		# line 22 are tagged; alpha's are not
+		"${STREAM[@]}" -c cycles --hot-blocks=60 --before "$TMP/before" --after "$TMP/inside" \
+			"$TMP/hb_a.data" "$TMP/hb_i.data" >"$TMP/hbi.out" 2>&1
+		t=$(sed -n '/^# Output based on new perf data:/,$p' "$TMP/hbi.out" | grep '^ ')
+		n22=$(echo "$t" | grep -c 'hot\.c:22[] ]')
+		n22t=$(echo "$t" | grep 'hot\.c:22[] ]' | grep -c 'block changed in new stream\]$')
+		nat=$(echo "$t" | grep '\[\.\] alpha' | grep -c 'block changed')
+		if [ "$n22" -ge 1 ] && [ "$n22" = "$n22t" ] && [ "$nat" = 0 ]; then
+			ok "--hot-blocks edit inside: the $n22 blocks on beta's edited line tagged, alpha's not"
+		else
+			not_ok "--hot-blocks edit inside: $n22t of $n22 line-22 rows tagged, $nat alpha rows tagged"
+			echo "$t" | head -20 | sed 's/^/#   /'
+		fi
+		# errors: no branch stacks, an exact trace, a count of 0, no --stream/-c cycles
+		expect_exit "--hot-blocks without branch stacks exits 255" 255 "${STREAM[@]}" --stream --hot-blocks "$TMP/a.data" "$TMP/b.data"
+		grep -q "^proff: $TMP/a.data: --hot-blocks needs branch stacks with cycles" "$TMP/ee.err" &&
+			ok "--hot-blocks error message" || { not_ok "--hot-blocks error message"; sed 's/^/#   /' "$TMP/ee.err" | head -3; }
+		if [ -f "$TMP/ia.trace" ]; then
+			expect_exit "--hot-blocks on exact traces exits 255" 255 "${STREAM[@]}" --stream --hot-blocks "$TMP/ia.trace" "$TMP/ib.trace"
+		fi
+		expect_exit "--hot-blocks=0" 129 "${STREAM[@]}" -c cycles --hot-blocks=0 "$TMP/hb_a.data" "$TMP/hb_a2.data"
+		expect_exit "--hot-blocks alone" 129 "${STREAM[@]}" --hot-blocks "$TMP/hb_a.data" "$TMP/hb_a2.data"
+		grep -q -- "--hot-blocks goes with -c cycles or --stream" "$TMP/ee.err" && ok "--hot-blocks alone: message" || not_ok "--hot-blocks alone: message"
+	else
+		not_ok "--hot-blocks: mkbranch.py failed"
+	fi
+else
+	skip "--hot-blocks (no python3)"
+fi
+
 # usage errors
 expect_exit "--before without --after" 129 "${STREAM[@]}" --stream --before "$TMP/before" "$TMP/a.data" "$TMP/b.data"
 expect_exit "--stream-top 0" 129 "${STREAM[@]}" --stream --stream-top 0 "$TMP/a.data" "$TMP/b.data"

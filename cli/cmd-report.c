@@ -79,7 +79,7 @@ static const struct opt_doc options[] = {
 	{ { "stdio", no_argument, NULL, O_STDIO }, 0, NULL, "text output (the default)" },
 	{ { "no-pager", no_argument, NULL, O_NO_PAGER }, 0, NULL, "(accepted; proff never pages)" },
 	{ { "no-compensate", no_argument, NULL, O_NO_COMPENSATE }, 0, NULL, "exact traces: raw times, no overhead subtraction" },
-	{ { "calibration", required_argument, NULL, O_CALIBRATION }, 0, "FILE", "exact traces: overheads from proff calibrate -o FILE (default $PROFF_CALIBRATION)" },
+	{ { "calibration", required_argument, NULL, O_CALIBRATION }, 0, "FILE", "proff calibrate -o FILE: exact traces are compensated with it (default $PROFF_CALIBRATION), sampled profiles show the recorder's cost" },
 	{ { "tree", no_argument, NULL, 'T' }, 'T', NULL, "exact traces: the execution tree with times and calls" },
 	{ { "help", no_argument, NULL, 'h' }, 'h', NULL, "this help" },
 };
@@ -399,6 +399,24 @@ int cmd_report(int argc, char **argv)
 	lo.no_compensate = a.no_compensate;
 	if (exact && load_calibration(a.calibration, &lo) < 0)
 		return 1;
+	if (!exact && a.calibration) {
+		/* a sampled profile: the calibrated cost per sample, shown in the header */
+		cal_file cf;
+		proff_error cerr;
+		proff_err_clear(&cerr);
+		if (cal_file_read(a.calibration, &cf, &cerr) < 0) {
+			cli_error(&cerr);
+			return 1;
+		}
+		if (cf.sample_ns <= 0 && cf.sample_cg_ns <= 0) {
+			cli_errorf("%s: no sampling cost in this calibration file (run proff calibrate with the sample group)",
+				   a.calibration);
+			return 1;
+		}
+		fmt.calibration = a.calibration;
+		fmt.sample_cost_ns = cf.sample_ns;
+		fmt.sample_cg_cost_ns = cf.sample_cg_ns;
+	}
 	uint8_t cpumask[4096 / 8];
 	if (a.cpus) {
 		if (parse_cpu_list(a.cpus, cpumask, sizeof(cpumask) * 8) < 0) {

@@ -103,6 +103,8 @@ typedef struct cal_result {
 	/* the compensation values (medians), 0 if not measured */
 	double o_in_ns, o_full_ns, call_ns, idle_ns;
 	double start_ns;           /* runtime start-up per process */
+	double sample_ns, sample_cg_ns;   /* sampling cost per sample at sample_hz, without / with -g */
+	double sample_hz;
 } cal_result;
 
 /* Run every measurement. Returns 0 (rows that could not be measured say why
@@ -122,6 +124,9 @@ typedef struct cal_file {
 	double call_ns, idle_ns;    /* per-call cost of the runtime / of idle hooks (0: absent) */
 	double start_ns;            /* runtime start-up per process (0: absent) */
 	double tsc_hz;              /* 0: absent */
+	double sample_ns, sample_cg_ns;   /* cost per sample of perf_event sampling, without / with
+					     callchains, at sample_hz (0: absent) */
+	double sample_hz;
 	int cpu;                    /* -1: absent */
 } cal_file;
 

@@ -38,6 +38,10 @@ typedef struct report_fmt {
 	const char *time_spec;     /* --time, echoed in the Samples line */
 	bool not_first_event;      /* later events: no "Total Lost Samples" block */
 	bool exact;                /* exact profile: time and per-call columns */
+	/* sampled profiles with --calibration: the recorder's own cost per
+	 * sample (ns, without / with callchains) and where it came from */
+	double sample_cost_ns, sample_cg_cost_ns;
+	const char *calibration;
 } report_fmt;
 
 void report_fmt_init(report_fmt *f);

@@ -37,11 +37,12 @@ enum calp_code {
 typedef struct calp_values {
 	double o_in_ns, o_full_ns;  /* required */
 	double call_ns, idle_ns, start_ns, tsc_hz;   /* 0: absent */
+	double sample_ns, sample_cg_ns, sample_hz;   /* 0: absent */
 	int cpu;                    /* -1: absent */
 } calp_values;
 
 enum { CALP_K_O_IN, CALP_K_O_FULL, CALP_K_CALL, CALP_K_IDLE, CALP_K_START, CALP_K_TSC, CALP_K_CPU,
-       CALP_NKEYS };
+       CALP_K_SAMPLE, CALP_K_SAMPLE_CG, CALP_K_SAMPLE_HZ, CALP_NKEYS };
 
 static const struct calp_key {
 	const char *name;
@@ -56,6 +57,9 @@ static const struct calp_key {
 	{ "start_ns",  CALP_K_START,  false, 1e12 },
 	{ "tsc_hz",    CALP_K_TSC,    false, 1e12 },
 	{ "cpu",       CALP_K_CPU,    false, 1e6 },
+	{ "sample_ns", CALP_K_SAMPLE, false, 1e9 },
+	{ "sample_cg_ns", CALP_K_SAMPLE_CG, false, 1e9 },
+	{ "sample_hz", CALP_K_SAMPLE_HZ, false, 1e9 },
 };
 
 __attribute__((format(printf, 5, 6), unused))
@@ -149,6 +153,9 @@ static int calp_parse(const char *buf, size_t len, calp_values *out, char *msg, 
 		case CALP_K_START: cf.start_ns = v; break;
 		case CALP_K_TSC: cf.tsc_hz = v; break;
 		case CALP_K_CPU: cf.cpu = (int)v; break;
+		case CALP_K_SAMPLE: cf.sample_ns = v; break;
+		case CALP_K_SAMPLE_CG: cf.sample_cg_ns = v; break;
+		case CALP_K_SAMPLE_HZ: cf.sample_hz = v; break;
 		}
 	}
 	if (!magic)

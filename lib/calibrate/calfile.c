@@ -42,6 +42,13 @@ int cal_file_write(const char *path, const cal_result *r, proff_error *err)
 		fprintf(f, "start_ns %.0f\n", r->start_ns);
 	if (r->tsc_hz > 0)
 		fprintf(f, "tsc_hz %.0f\n", r->tsc_hz);
+	if (r->sample_hz > 0) {
+		if (r->sample_ns > 0)
+			fprintf(f, "sample_ns %.1f\n", r->sample_ns);
+		if (r->sample_cg_ns > 0)
+			fprintf(f, "sample_cg_ns %.1f\n", r->sample_cg_ns);
+		fprintf(f, "sample_hz %.0f\n", r->sample_hz);
+	}
 	fprintf(f, "cpu %d\n", r->cpu);
 	fprintf(f, "# medians of %u runs, ns per operation:\n", r->runs);
 	for (size_t i = 0; i < r->nrows; i++) {
@@ -66,7 +73,8 @@ int cal_file_parse(const char *buf, size_t len, const char *name, cal_file *out,
 				     PROFF_EFORMAT, name, off == CALP_NO_OFFSET ? PROFF_NO_OFFSET : (uint64_t)off,
 				     "%s", msg);
 	*out = (cal_file){ .o_in_ns = v.o_in_ns, .o_full_ns = v.o_full_ns, .call_ns = v.call_ns,
-			   .idle_ns = v.idle_ns, .start_ns = v.start_ns, .tsc_hz = v.tsc_hz, .cpu = v.cpu };
+			   .idle_ns = v.idle_ns, .start_ns = v.start_ns, .tsc_hz = v.tsc_hz, .cpu = v.cpu,
+			   .sample_ns = v.sample_ns, .sample_cg_ns = v.sample_cg_ns, .sample_hz = v.sample_hz };
 	return 0;
 }
 

@@ -622,6 +622,16 @@ int cal_run(const cal_opts *opts, cal_result *res, proff_error *err)
 	res->call_ns = row_median(res, "instrument", "proff per call");
 	res->idle_ns = row_median(res, "instrument", "idle hooks");
 	res->start_ns = row_median(res, "instrument", "runtime start-up");
+	if (c->opts->freqs[0]) {
+		char nm[48];
+		res->sample_hz = (double)c->opts->freqs[0];
+		snprintf(nm, sizeof(nm), "F=%llu", (unsigned long long)c->opts->freqs[0]);
+		res->sample_ns = row_median(res, "sample", nm);
+		snprintf(nm, sizeof(nm), "F=%llu -g", (unsigned long long)c->opts->freqs[0]);
+		res->sample_cg_ns = row_median(res, "sample", nm);
+		if (res->sample_ns <= 0 && res->sample_cg_ns <= 0)
+			res->sample_hz = 0;
+	}
 	if (res->o_in_ns > res->o_full_ns)
 		res->o_in_ns = res->o_full_ns;
 	rmdir(c->dir);

@@ -452,6 +452,29 @@ static void print_pct(FILE *out, uint64_t v, uint64_t total, int width)
 	fprintf(out, "%*.2f%%", width - 1, pct);
 }
 
+/* With a calibration file: what taking the samples cost the profiled
+ * program, samples x cost per sample; for time events also as a share of the
+ * sampled time. */
+static void print_recorder_cost(FILE *out, const hist *h, const report_fmt *f)
+{
+	const pf_event *e = &h->prof->events[h->evsel];
+	double per = e->has_callchain && f->sample_cg_cost_ns > 0 ? f->sample_cg_cost_ns : f->sample_cost_ns;
+	if (!f->calibration || per <= 0)
+		return;
+	double cost = per * (double)h->nr_samples;
+	char a[32], b[32];
+	report_fmt_time(a, sizeof(a), per);
+	report_fmt_time(b, sizeof(b), cost);
+	fprintf(out, "# Recorder cost (%s): %" PRIu64 " samples x %s = %s", f->calibration, h->nr_samples,
+		a + strspn(a, " "), b + strspn(b, " "));
+	size_t nl = strcspn(e->name, ":");
+	bool is_time = (nl == 9 && !strncmp(e->name, "cpu-clock", 9)) ||
+		       (nl == 10 && !strncmp(e->name, "task-clock", 10));
+	if (is_time && h->total_period)
+		fprintf(out, " (%.2f%% of the sampled time)", cost * 100.0 / (double)h->total_period);
+	fputc('\n', out);
+}
+
 int report_print_hist(FILE *out, hist *h, const report_fmt *f, uint64_t nr_lost)
 {
 	const pf_profile *p = h->prof;
@@ -472,7 +495,9 @@ int report_print_hist(FILE *out, hist *h, const report_fmt *f, uint64_t nr_lost)
 		if (f->time_spec)
 			fprintf(out, " (time slices: %s)", f->time_spec);
 		fputc('\n', out);
-		fprintf(out, "# Event count (approx.): %" PRIu64 "\n#\n", total);
+		fprintf(out, "# Event count (approx.): %" PRIu64 "\n", total);
+		print_recorder_cost(out, h, f);
+		fputs("#\n", out);
 		fputs("# ", out);
 		for (size_t i = 0; i < ncols; i++) {
 			if (i)

@@ -267,6 +267,30 @@ case "$PROFF" in
 	;;
 esac
 
+# the sampling cost in the calibration file, shown by proff report for a sampled profile
+"$PROFF" calibrate --quick -q --only instrument,sample -r 3 -t '' -o "$TMP/cs.cal" >/dev/null 2>&1
+sn=$(awk '$1 == "sample_ns" { print $2 }' "$TMP/cs.cal"); sg=$(awk '$1 == "sample_cg_ns" { print $2 }' "$TMP/cs.cal")
+check "calibration file has the per-sample cost (sample_ns $sn, sample_cg_ns $sg at sample_hz 4000)" \
+	awk -v a="$sn" -v b="$sg" -v h="$(awk '$1 == "sample_hz" { print $2 }' "$TMP/cs.cal")" 'BEGIN { exit !(a > 0 && b > 0 && h == 4000) }'
+printf 'proff-calibration 1\no_in_ns 20\no_full_ns 40\nsample_ns 5000\nsample_cg_ns 6500\nsample_hz 4000\n' >"$TMP/known.cal"
+if "$PROFF" record -q -g -o "$TMP/s.data" -- "$TMP/work" 200000 >/dev/null 2>&1; then
+	"$PROFF" report -i "$TMP/s.data" --calibration "$TMP/known.cal" >"$TMP/rc.out" 2>&1
+	n=$(sed -n "s/^# Samples: \([0-9]*\) .*/\1/p" "$TMP/rc.out" | head -1)
+	line=$(grep '^# Recorder cost' "$TMP/rc.out")
+	# -g profile: 6.5 us per sample; the share is cost / sampled time (cpu-clock periods)
+	if echo "$line" | grep -q "($TMP/known.cal): $n samples x 6.500 us = " && echo "$line" | grep -q '% of the sampled time)$'; then
+		ok "report --calibration: recorder cost line ($line)"
+	else
+		not_ok "report --calibration: recorder cost line"; head -12 "$TMP/rc.out" | sed 's/^/#   /'
+	fi
+	"$PROFF" report -i "$TMP/s.data" >"$TMP/rn.out" 2>&1
+	check "report without --calibration: no recorder cost line" bash -c "! grep -q '^# Recorder cost' '$TMP/rn.out'"
+	printf 'proff-calibration 1\no_in_ns 20\no_full_ns 40\n' >"$TMP/nosample.cal"
+	expect_exit "report --calibration without sampling cost: error" 1 "$PROFF" report -i "$TMP/s.data" --calibration "$TMP/nosample.cal"
+else
+	not_ok "proff record -g of the workload"
+fi
+
 # ---- usage errors -------------------------------------------------------------------
 expect_exit "unknown counter: usage error" 129 "$PROFF" calibrate -t bogus
 grep -q "unknown counter 'bogus'" "$TMP/ee.err" && ok "unknown counter named" || not_ok "unknown counter named"

@@ -386,8 +386,8 @@ PY
 		# hot.c blocks pair through the line map, old line L with new L+3 (without
 		# it, only blocks whose shifted lines happen to coincide pair);
 		# each side's own cells must reappear as the other table's cells
-		"${STREAM[@]}" --stream --hot-blocks=25 "$TMP/hb_a.data" "$TMP/hb_m.data" >"$TMP/hbm0.out" 2>&1
-		"${STREAM[@]}" --stream --hot-blocks=25 --before "$TMP/before" --after "$TMP/moved" \
+		"${STREAM[@]}" --stream --hot-blocks=40 "$TMP/hb_a.data" "$TMP/hb_m.data" >"$TMP/hbm0.out" 2>&1
+		"${STREAM[@]}" --stream --hot-blocks=40 --before "$TMP/before" --after "$TMP/moved" \
 			"$TMP/hb_a.data" "$TMP/hb_m.data" >"$TMP/hbm1.out" 2>&1
 		if python3 - "$TMP/hbm0.out" "$TMP/hbm1.out" <<'PY'
 import re, sys
@@ -436,7 +436,7 @@ PY
 		fi
 		# edit inside beta's loop (hot.c:22): new blocks ending or starting on
 		# line 22 are tagged; alpha's are not
-		"${STREAM[@]}" -c cycles --hot-blocks=60 --before "$TMP/before" --after "$TMP/inside" \
+		"${STREAM[@]}" -c cycles --hot-blocks=200 --before "$TMP/before" --after "$TMP/inside" \
 			"$TMP/hb_a.data" "$TMP/hb_i.data" >"$TMP/hbi.out" 2>&1
 		t=$(sed -n '/^# Output based on new perf data:/,$p' "$TMP/hbi.out" | grep '^ ')
 		n22=$(echo "$t" | grep -c 'hot\.c:22[] ]')

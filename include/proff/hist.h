@@ -73,14 +73,14 @@ typedef struct hist_opts {
 
 /* callchain tree node (perf "graph" semantics: a node holds a run of frames) */
 typedef struct hist_cc_node {
-	uint32_t first_child, next_sibling, parent, last_child;
-	uint32_t frames_off, nr_frames;    /* into hist->cc_frames (entry key ids of frames) */
+	uint32_t first_child, next_sibling, parent;   /* siblings in insertion order */
+	uint32_t loc;                      /* the frame's location, PF_NONE for a root */
+	uint32_t key;                      /* frame identity: symbol id | 1<<31, or location */
+	uint32_t nr_children;
 	uint64_t hit;                      /* period of chains ending exactly here */
 	uint64_t children_hit;             /* period of chains continuing below */
 	uint64_t count;
-	uint64_t key;                      /* frame identity: symbol id | 1<<32, or location */
-	uint32_t nr_children;
-} hist_cc_node;
+} hist_cc_node;                        /* 48 bytes: millions of them in big children reports */
 
 typedef struct hist {
 	pf_profile *prof;
@@ -95,7 +95,6 @@ typedef struct hist {
 	size_t srcline_width;               /* perf's srcline column width, set by hist_order_perf (0 = compute) */
 	/* callchain storage */
 	hist_cc_node *cc_nodes; size_t nr_cc_nodes, cap_cc_nodes;
-	uint32_t *cc_frames; size_t nr_cc_frames, cap_cc_frames;   /* loc ids */
 	struct hist_priv *priv;
 } hist;
 

@@ -476,35 +476,31 @@ static bool u32_in(const uint32_t *a, size_t n, uint32_t v)
 
 /* ---- callchain trees (graph output) -------------------------------------------- */
 
+/* perf matches callchain entries by symbol, unresolved ones by location:
+ * symbol id | 1<<31, or the location id (both below 2^31). */
+static inline uint32_t cc_key(const hist *h, uint32_t loc)
+{
+	const pf_loc *l = &h->prof->locs[loc];
+	return l->sym != PF_NONE ? (l->sym | 0x80000000u) : (loc & 0x7fffffffu);
+}
+
 static uint32_t cc_new_node(hist *h, uint32_t parent, uint32_t loc)
 {
-	if (PF_GROW(h->cc_nodes, h->cap_cc_nodes, h->nr_cc_nodes + 1) < 0 ||
-	    PF_GROW(h->cc_frames, h->cap_cc_frames, h->nr_cc_frames + 1) < 0)
+	if (PF_GROW(h->cc_nodes, h->cap_cc_nodes, h->nr_cc_nodes + 1) < 0)
 		return PF_NONE;
 	uint32_t id = (uint32_t)h->nr_cc_nodes++;
 	hist_cc_node *n = &h->cc_nodes[id];
 	memset(n, 0, sizeof(*n));
-	n->first_child = n->next_sibling = n->last_child = PF_NONE;
+	n->first_child = n->next_sibling = PF_NONE;
 	n->parent = parent;
 	n->nr_children = 0;
-	if (loc != PF_NONE) {
-		const pf_loc *l = &h->prof->locs[loc];
-		n->key = l->sym != PF_NONE ? ((uint64_t)1 << 32) | l->sym : loc;
-	} else {
-		n->key = UINT64_MAX;
-	}
-	n->frames_off = (uint32_t)h->nr_cc_frames;
-	n->nr_frames = loc == PF_NONE ? 0 : 1;
-	if (loc != PF_NONE)
-		h->cc_frames[h->nr_cc_frames++] = loc;
+	n->loc = loc;
+	n->key = loc != PF_NONE ? cc_key(h, loc) : UINT32_MAX;
 	if (parent != PF_NONE) {
-		/* append as last child (insertion order) */
+		/* prepended; cc_finish restores insertion order */
 		hist_cc_node *pn = &h->cc_nodes[parent];
-		if (pn->first_child == PF_NONE)
-			pn->first_child = id;
-		else
-			h->cc_nodes[pn->last_child].next_sibling = id;
-		pn->last_child = id;
+		n->next_sibling = pn->first_child;
+		pn->first_child = id;
 		pn->nr_children++;
 	}
 	return id;
@@ -518,8 +514,7 @@ static uint32_t cc_new_node(hist *h, uint32_t parent, uint32_t loc)
 static uint32_t cc_child(hist *h, uint32_t cur, uint32_t loc)
 {
 	struct hist_priv *pv = h->priv;
-	const pf_loc *l = &h->prof->locs[loc];
-	uint64_t key = l->sym != PF_NONE ? ((uint64_t)1 << 32) | l->sym : loc;
+	uint32_t key = cc_key(h, loc);
 	if (h->cc_nodes[cur].nr_children <= CC_LIST_MAX) {
 		for (uint32_t c = h->cc_nodes[cur].first_child; c != PF_NONE; c = h->cc_nodes[c].next_sibling)
 			if (h->cc_nodes[c].key == key)
@@ -578,8 +573,9 @@ static int cc_add(hist *h, hist_entry *e, const uint32_t *locs, size_t n, uint64
 	return 0;
 }
 
-/* Sum children_hit bottom-up (children are created after their parents)
- * and unlink nodes no chain reached (hit and children_hit both 0). */
+/* Sum children_hit bottom-up (children are created after their parents),
+ * unlink nodes no chain reached (hit and children_hit both 0) and turn the
+ * prepended sibling lists back into insertion order. */
 static void cc_finish(hist *h)
 {
 	for (size_t i = h->nr_cc_nodes; i-- > 0;) {
@@ -589,22 +585,16 @@ static void cc_finish(hist *h)
 	}
 	for (size_t i = 0; i < h->nr_cc_nodes; i++) {
 		hist_cc_node *n = &h->cc_nodes[i];
-		uint32_t c = n->first_child, prev = PF_NONE;
-		n->first_child = PF_NONE;
+		uint32_t c = n->first_child, head = PF_NONE;
 		while (c != PF_NONE) {
 			uint32_t next = h->cc_nodes[c].next_sibling;
 			if (h->cc_nodes[c].hit + h->cc_nodes[c].children_hit) {
-				if (prev == PF_NONE)
-					n->first_child = c;
-				else
-					h->cc_nodes[prev].next_sibling = c;
-				prev = c;
+				h->cc_nodes[c].next_sibling = head;    /* reversing: newest was first */
+				head = c;
 			}
 			c = next;
 		}
-		if (prev != PF_NONE)
-			h->cc_nodes[prev].next_sibling = PF_NONE;
-		n->last_child = prev;
+		n->first_child = head;
 	}
 }
 
@@ -987,7 +977,6 @@ void hist_free(hist *h)
 	}
 	free(h->entries);
 	free(h->cc_nodes);
-	free(h->cc_frames);
 	free(h);
 }
 

@@ -47,7 +47,7 @@ static size_t nr_children(const hist *h, uint32_t n)
 static const char *frame_name(const hist *h, uint32_t cc_node, char *buf, size_t len)
 {
 	const hist_cc_node *cn = &h->cc_nodes[cc_node];
-	uint32_t loc = h->cc_frames[cn->frames_off];
+	uint32_t loc = cn->loc;
 	const pf_profile *p = h->prof;
 	const pf_loc *l = &p->locs[loc];
 	if (l->sym != PF_NONE)
@@ -84,7 +84,7 @@ static int ckey_cmp(const void *pa, const void *pb)
 static ckey node_key(const hist *h, uint32_t n)
 {
 	const pf_profile *p = h->prof;
-	const pf_loc *l = &p->locs[h->cc_frames[h->cc_nodes[n].frames_off]];
+	const pf_loc *l = &p->locs[h->cc_nodes[n].loc];
 	ckey k = { n, l->dso == PF_NONE ? 0 : l->dso + 1, l->ip };
 	if (l->sym != PF_NONE)
 		k.addr = p->syms[l->sym].start;

@@ -75,6 +75,8 @@ void pf_load_opts_init(pf_load_opts *o)
 	o->use_callchain = true;
 }
 
+static void release_load_state(struct pf_profile_priv *pr);
+
 static int oom(pf_profile *p)
 {
 	return proff_err_set(p->priv->err, PROFF_ENOMEM, p->path, PROFF_NO_OFFSET, "out of memory");
@@ -984,11 +986,47 @@ threads:
 	for (size_t i = 0; i < pr->nthreads; i++)
 		p->threads[i] = (pf_thread){ pr->threads[i].pid, pr->threads[i].tid, pr->threads[i].comm };
 	p->nr_threads = pr->nthreads;
+	release_load_state(pr);
 	*out = p;
 	return 0;
 fail:
 	pf_profile_free(p);
 	return rc;
+}
+
+/* The loader's interning tables, maps and raw stacks: needed while records
+ * arrive, not afterwards (the raw callchains alone can be tens of MB). */
+static void release_load_state(struct pf_profile_priv *pr)
+{
+	free(pr->threads);
+	pr->threads = NULL;
+	pr->nthreads = pr->capthreads = 0;
+	pf_map64_free(&pr->tid2thread);
+	pf_map64_free(&pr->pid2mg);
+	for (size_t i = 0; i < pr->nmgs; i++)
+		free(pr->mgs[i].maps);
+	free(pr->mgs);
+	pr->mgs = NULL;
+	pr->nmgs = pr->capmgs = 0;
+	pf_map64_free(&pr->name2dso);
+	pf_map64_free(&pr->name2bid);
+	pair_table_free(&pr->loc_tab);
+	pair_table_free(&pr->sym_tab);
+	pair_table_free(&pr->node_tab);
+	id_table_free(&pr->raw_tab);
+	id_table_free(&pr->sample_tab);
+	free(pr->raw_keys);
+	free(pr->raw_leaf);
+	pr->raw_keys = NULL;
+	pr->raw_leaf = NULL;
+	pr->nraw = pr->capraw = 0;
+	pf_arena_free(&pr->raw_arena);
+	free(pr->ranges);
+	pr->ranges = NULL;
+	pr->nranges = 0;
+	free(pr->scratch_locs);
+	pr->scratch_locs = NULL;
+	pr->cap_scratch = 0;
 }
 
 void pf_profile_free(pf_profile *p)
@@ -997,24 +1035,7 @@ void pf_profile_free(pf_profile *p)
 		return;
 	struct pf_profile_priv *pr = p->priv;
 	if (pr) {
-		free(pr->threads);
-		pf_map64_free(&pr->tid2thread);
-		pf_map64_free(&pr->pid2mg);
-		for (size_t i = 0; i < pr->nmgs; i++)
-			free(pr->mgs[i].maps);
-		free(pr->mgs);
-		pf_map64_free(&pr->name2dso);
-		pf_map64_free(&pr->name2bid);
-		pair_table_free(&pr->loc_tab);
-		pair_table_free(&pr->sym_tab);
-		pair_table_free(&pr->node_tab);
-		id_table_free(&pr->raw_tab);
-		id_table_free(&pr->sample_tab);
-		free(pr->raw_keys);
-		free(pr->raw_leaf);
-		pf_arena_free(&pr->raw_arena);
-		free(pr->ranges);
-		free(pr->scratch_locs);
+		release_load_state(pr);
 		free(pr);
 	}
 	for (size_t i = 0; i < p->nr_events; i++)

@@ -18,6 +18,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -86,8 +87,12 @@ static bool parse_int(const tok *t, double *v)
 typedef struct header {
 	double hz, over_u, over_s, over_r, over_tests, rrun_u, rrun_s, rrun_r, total_marks;
 	bool has_hz;
+	uint64_t hz_off;        /* byte offset of the line setting $hz */
 	char xs_version[128];
 } header;
+
+/* $hz above this is no clock rate (dprofpp's -S tree prints hz - 1 as an integer) */
+#define MAX_HZ 1e12
 
 static const struct hvar {
 	const char *name;
@@ -157,13 +162,15 @@ static int header_line(header *h, const char *s, size_t n, const char *file, uin
 			char *end;
 			errno = 0;
 			double v = strtod(num, &end);
-			if (*end || errno)
+			if (*end || errno || !isfinite(v))
 				goto bad;
 			for (size_t k = 0; k < sizeof(hvars) / sizeof(hvars[0]); k++)
 				if (strlen(hvars[k].name) == nl && !memcmp(hvars[k].name, s + ns, nl)) {
 					*(double *)((char *)h + hvars[k].off) = v;
-					if (k == 0)
+					if (k == 0) {
 						h->has_hz = true;
+						h->hz_off = off;
+					}
 				}
 		}
 		while (i < n && is_ws((unsigned char)s[i]))
@@ -194,7 +201,11 @@ static int read_header(const char *buf, size_t len, const char *file, header *h,
 		if (ll >= 4 && !memcmp(s, "PART", 4)) {
 			*body = i + ll;
 			if (!h->has_hz || !(h->hz > 0))
-				return proff_err_set(err, PROFF_EFORMAT, file, 0, "header has no positive $hz");
+				return proff_err_set(err, PROFF_EFORMAT, file, h->has_hz ? h->hz_off : 0,
+						     "header has no positive $hz");
+			if (h->hz > MAX_HZ)
+				return proff_err_set(err, PROFF_EFORMAT, file, h->hz_off,
+						     "header: $hz=%g is not a plausible clock rate (at most %g)", h->hz, MAX_HZ);
 			return 0;
 		}
 		if (s[0] != '#') {

@@ -245,6 +245,30 @@ static void test_malformed(void **state)
 	}
 }
 
+/* Found by tests/fuzz/fuzz_dprof: a $hz of 1e300 passed the header check and
+ * the -S tree report converted hz - 1 to an integer (undefined behaviour);
+ * non-finite header numbers were accepted too. Now a clear error at the line. */
+static void test_implausible_hz(void **state)
+{
+	(void)state;
+	expect_error("#fOrTyTwO\n$hz=1e300;\nPART2\n& 2 main bar\n+ 2\n- 2\n", PROFF_EFORMAT, 10,
+		     "not a plausible clock rate");
+	expect_error("#fOrTyTwO\n# c\n$over_tests=1; $hz=2e12;\nPART2\n", PROFF_EFORMAT, 14,
+		     "not a plausible clock rate");
+	expect_error("#fOrTyTwO\n$hz=inf;\nPART2\n", PROFF_EFORMAT, 10, "header line");
+	expect_error("#fOrTyTwO\n$hz=100; $over_tests=nan;\nPART2\n", PROFF_EFORMAT, 10, "header line");
+	expect_error("#fOrTyTwO\n$x=1;\n$hz=-5;\nPART2\n", PROFF_EFORMAT, 16, "no positive $hz");
+	/* the largest accepted rate still reports its -S tree */
+	dprof_read_opts o;
+	memset(&o, 0, sizeof(o));
+	o.build.deep = true;
+	dprof_model *m = must_read("#fOrTyTwO\n$hz=1e12;\nPART2\n& 2 main bar\n+ 2\n@ 0 0 0\n- 2\n", &o);
+	char *out = report(m, &(dprof_report_opts){ .deep = true, .name_width = 34 });
+	assert_non_null(strstr(out, "main::bar x 1"));
+	free(out);
+	dprof_model_free(m);
+}
+
 /* ---- computation ---- */
 
 static void test_overhead(void **state)
@@ -456,6 +480,7 @@ int main(void)
 		cmocka_unit_test(test_old_format),
 		cmocka_unit_test(test_goto_die_and_write),
 		cmocka_unit_test(test_malformed),
+		cmocka_unit_test(test_implausible_hz),
 		cmocka_unit_test(test_overhead),
 		cmocka_unit_test(test_recursion),
 		cmocka_unit_test(test_only_sub),

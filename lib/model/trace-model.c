@@ -106,6 +106,13 @@ static void session_of(tm_ctx *c, uint64_t id, proff_trace_session_info *out)
 	memset(out, 0, sizeof(*out));
 }
 
+/* Nanoseconds as an integer. A damaged trace can put 2^64 ticks between two
+ * events, more than 2^64 ns: saturate instead of an undefined conversion. */
+static uint64_t ns_sat(double ns)
+{
+	return ns >= 0x1p64 ? UINT64_MAX : ns > 0 ? (uint64_t)ns : 0;
+}
+
 static int tm_cb(void *arg, const proff_trace_thread_info *th, const proff_trace_event *ev)
 {
 	tm_ctx *c = arg;
@@ -155,9 +162,9 @@ static int tm_cb(void *arg, const proff_trace_thread_info *th, const proff_trace
 	/* whole nanoseconds, the remainders carried to the thread's next call:
 	 * rounding each call alone would bias the sums by up to 0.5 ns a call */
 	double want = excl * c->ns_per_tick + c->carry;
-	uint64_t excl_ns = (uint64_t)want;
-	c->carry = want - (double)excl_ns;
-	uint64_t incl_ns = (uint64_t)(incl * c->ns_per_tick + 0.5);
+	uint64_t excl_ns = ns_sat(want);
+	c->carry = want < 0x1p64 ? want - (double)excl_ns : 0;
+	uint64_t incl_ns = ns_sat(incl * c->ns_per_tick + 0.5);
 	int idx = pf__sample(p, c->thread, f->node, excl_ns);
 	if (idx < 0)
 		return tm_oom(c);

@@ -17,6 +17,7 @@
 #include <unistd.h>
 #include <cmocka.h>
 
+#include "proff/profile.h"
 #include "proff/trace.h"
 
 /* this cmocka has no assert_double_equal */
@@ -397,6 +398,49 @@ static void test_empty(void **state)
 	assert_int_equal(open_err(&w, 0, &err), PROFF_EFORMAT);
 }
 
+/* Found by tests/fuzz/fuzz_trace: a call of 2^62 ticks at 1000 ticks/s
+ * (4.6e24 ns) made the profile conversion (pf_profile_load) convert a
+ * double beyond 2^64 to uint64_t (undefined behaviour). Such times now
+ * saturate at UINT64_MAX ns. */
+static void test_huge_call_as_profile(void **state)
+{
+	(void)state;
+	static tw w;
+	memset(&w, 0, sizeof(w));
+	proff_trace_session s = { .clock = PROFF_CLOCK_MONOTONIC, .ticks_per_sec = 1000, .pid = 42, .exe_len = 4 };
+	rec_hdr(&w, PTR_SESSION, (uint32_t)(sizeof(proff_trace_rec) + sizeof(s) + 4), 0, 7);
+	put(&w, &s, sizeof(s));
+	put(&w, "prog", 4);
+	ev_begin(&w, 7, 42, 0);
+	ev(&w, 0, 10, MAIN, 0x1000);
+	ev(&w, 0, 20, F, 0x0f00);
+	ev(&w, 1, 30, F, 0x0f00);
+	ev(&w, 1, 10 + (1ull << 62), MAIN, 0x1000);
+	ev_end(&w);
+	char *path = write_file(&w, w.n);
+	pf_load_opts o;
+	pf_load_opts_init(&o);
+	o.no_compensate = true;
+	pf_profile *p = NULL;
+	proff_error err = { 0 };
+	assert_int_equal(pf_profile_load(path, &o, &p, &err), 0);
+	assert_int_equal(p->nr_samples, 2);
+	bool saw_huge = false, saw_f = false;
+	for (size_t i = 0; i < p->nr_samples; i++) {
+		if (p->samples[i].period == UINT64_MAX) {
+			saw_huge = true;
+			assert_true(p->exact[i].max == UINT64_MAX);
+		} else {
+			assert_int_equal(p->samples[i].period, 10000000);   /* F: 10 ticks = 10 ms */
+			saw_f = true;
+		}
+	}
+	assert_true(saw_huge && saw_f);
+	pf_profile_free(p);
+	unlink(path);
+	free(path);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -411,6 +455,7 @@ int main(void)
 		cmocka_unit_test(test_bad_varint),
 		cmocka_unit_test(test_no_session),
 		cmocka_unit_test(test_empty),
+		cmocka_unit_test(test_huge_call_as_profile),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

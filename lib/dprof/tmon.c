@@ -179,6 +179,8 @@ static int header_line(header *h, const char *s, size_t n, const char *file, uin
 			goto bad;
 	}
 bad:
+	while (n && (s[n - 1] == '\n' || s[n - 1] == '\r'))
+		n--;               /* the message stays one line */
 	return proff_err_set(err, PROFF_EFORMAT, file, off, "cannot parse header line '%.*s'",
 			     (int)(n > 80 ? 80 : n), s);
 }

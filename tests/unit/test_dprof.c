@@ -258,6 +258,13 @@ static void test_implausible_hz(void **state)
 	expect_error("#fOrTyTwO\n$hz=inf;\nPART2\n", PROFF_EFORMAT, 10, "header line");
 	expect_error("#fOrTyTwO\n$hz=100; $over_tests=nan;\nPART2\n", PROFF_EFORMAT, 10, "header line");
 	expect_error("#fOrTyTwO\n$x=1;\n$hz=-5;\nPART2\n", PROFF_EFORMAT, 16, "no positive $hz");
+	/* the quoted header line in the message has no newline: one error line */
+	{
+		dprof_model *m = NULL;
+		proff_error err;
+		assert_int_equal(read_buf("#fOrTyTwO\n$hz=nan;\r\nPART2\n", NULL, &m, &err), PROFF_EFORMAT);
+		assert_string_equal(err.msg, "cannot parse header line '$hz=nan;'");
+	}
 	/* the largest accepted rate still reports its -S tree */
 	dprof_read_opts o;
 	memset(&o, 0, sizeof(o));

@@ -9,6 +9,10 @@
 #include <string.h>
 #include <strings.h>
 
+#define CONFIG_LINE_MAX 1023   /* bytes per line, newline excluded */
+#define CONFIG_KEY_MAX  255    /* "section.name" */
+#define CONFIG_FILE_MAX (1 << 20)
+
 struct kv { char *key, *val; };
 static struct kv *cfg;
 static size_t ncfg, capcfg;
@@ -38,8 +42,8 @@ static char *trim(char *s)
 
 static int cfg_set(const char *section, const char *name, const char *val)
 {
-	char key[256];
-	snprintf(key, sizeof(key), "%s.%s", section, name);
+	char key[CONFIG_KEY_MAX + 1];
+	snprintf(key, sizeof(key), "%s.%s", section, name);   /* length checked by the caller */
 	for (char *p = key; *p; p++)
 		*p = (char)tolower((unsigned char)*p);
 	for (size_t i = 0; i < ncfg; i++) {
@@ -54,10 +58,14 @@ static int cfg_set(const char *section, const char *name, const char *val)
 	}
 	if (PF_GROW(cfg, capcfg, ncfg + 1) < 0)
 		return -1;
-	cfg[ncfg].key = strdup(key);
-	cfg[ncfg].val = strdup(val);
-	if (!cfg[ncfg].key || !cfg[ncfg].val)
+	char *k = strdup(key), *v = strdup(val);
+	if (!k || !v) {
+		free(k);
+		free(v);
 		return -1;
+	}
+	cfg[ncfg].key = k;
+	cfg[ncfg].val = v;
 	ncfg++;
 	return 0;
 }
@@ -72,14 +80,39 @@ int pf_config_load(const char *path, proff_error *err)
 			return 0;
 		return proff_err_sys(err, PROFF_EIO, path, "cannot read config");
 	}
-	char line[1024], section[128] = "";
-	unsigned lineno = 0;
-	uint64_t off = 0;
+	/* the whole file (size-limited), then line by line with exact offsets */
+	char *buf = malloc(CONFIG_FILE_MAX + 1);
+	if (!buf) {
+		fclose(f);
+		return proff_err_set(err, PROFF_ENOMEM, path, PROFF_NO_OFFSET, "out of memory");
+	}
+	size_t size = fread(buf, 1, CONFIG_FILE_MAX + 1, f);
 	int rc = 0;
-	while (fgets(line, sizeof(line), f)) {
+	if (ferror(f))
+		rc = proff_err_sys(err, PROFF_EIO, path, "cannot read config");
+	else if (size > CONFIG_FILE_MAX)
+		rc = proff_err_set(err, PROFF_EFORMAT, path, CONFIG_FILE_MAX, "config file larger than %d bytes",
+				   CONFIG_FILE_MAX);
+	fclose(f);
+	char line[CONFIG_LINE_MAX + 1], section[128] = "";
+	unsigned lineno = 0;
+	for (size_t pos = 0; !rc && pos < size;) {
 		lineno++;
-		uint64_t this_off = off;
-		off += strlen(line);
+		uint64_t this_off = pos;
+		const char *nl = memchr(buf + pos, '\n', size - pos);
+		size_t ll = nl ? (size_t)(nl - (buf + pos)) : size - pos;
+		if (ll > CONFIG_LINE_MAX) {
+			rc = proff_err_set(err, PROFF_EFORMAT, path, this_off,
+					   "line %u: longer than %d bytes", lineno, CONFIG_LINE_MAX);
+			break;
+		}
+		if (memchr(buf + pos, 0, ll)) {
+			rc = proff_err_set(err, PROFF_EFORMAT, path, this_off, "line %u: NUL byte", lineno);
+			break;
+		}
+		memcpy(line, buf + pos, ll);
+		line[ll] = '\0';
+		pos += ll + (nl != NULL);
 		char *s = trim(line);
 		if (!*s || *s == '#' || *s == ';')
 			continue;
@@ -91,7 +124,14 @@ int pf_config_load(const char *path, proff_error *err)
 				break;
 			}
 			*e = '\0';
-			snprintf(section, sizeof(section), "%s", trim(s + 1));
+			const char *sec = trim(s + 1);
+			if (strlen(sec) >= sizeof(section)) {
+				rc = proff_err_set(err, PROFF_EFORMAT, path, this_off,
+						   "line %u: section name longer than %zu bytes", lineno,
+						   sizeof(section) - 1);
+				break;
+			}
+			snprintf(section, sizeof(section), "%s", sec);
 			continue;
 		}
 		if (!section[0]) {
@@ -106,8 +146,14 @@ int pf_config_load(const char *path, proff_error *err)
 			val = trim(eq + 1);
 		}
 		char *name = trim(s);
+		if (strlen(section) + 1 + strlen(name) > CONFIG_KEY_MAX) {
+			rc = proff_err_set(err, PROFF_EFORMAT, path, this_off,
+					   "line %u: key '%s.%.40s...' longer than %d bytes", lineno, section, name,
+					   CONFIG_KEY_MAX);
+			break;
+		}
 		/* strip a trailing comment and surrounding quotes */
-		char vbuf[1024];
+		char vbuf[CONFIG_LINE_MAX + 1];
 		snprintf(vbuf, sizeof(vbuf), "%s", val);
 		char *hash = strpbrk(vbuf, "#;");
 		if (hash)
@@ -123,7 +169,7 @@ int pf_config_load(const char *path, proff_error *err)
 			break;
 		}
 	}
-	fclose(f);
+	free(buf);
 	return rc;
 }
 

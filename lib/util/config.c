@@ -81,14 +81,31 @@ int pf_config_load(const char *path, proff_error *err)
 		return proff_err_sys(err, PROFF_EIO, path, "cannot read config");
 	}
 	/* the whole file (size-limited), then line by line with exact offsets */
-	char *buf = malloc(CONFIG_FILE_MAX + 1);
-	if (!buf) {
-		fclose(f);
-		return proff_err_set(err, PROFF_ENOMEM, path, PROFF_NO_OFFSET, "out of memory");
-	}
-	size_t size = fread(buf, 1, CONFIG_FILE_MAX + 1, f);
+	size_t cap = 4096, size = 0;
+	char *buf = malloc(cap);
 	int rc = 0;
-	if (ferror(f))
+	while (buf) {
+		if (size == cap) {
+			if (cap > CONFIG_FILE_MAX)
+				break;
+			size_t nc = cap * 2 > CONFIG_FILE_MAX + 1 ? CONFIG_FILE_MAX + 1 : cap * 2;
+			char *nb = realloc(buf, nc);
+			if (!nb) {
+				free(buf);
+				buf = NULL;
+				break;
+			}
+			buf = nb;
+			cap = nc;
+		}
+		size_t r = fread(buf + size, 1, cap - size, f);
+		size += r;
+		if (size < cap)
+			break;             /* end of file or error */
+	}
+	if (!buf)
+		rc = proff_err_set(err, PROFF_ENOMEM, path, PROFF_NO_OFFSET, "out of memory");
+	else if (ferror(f))
 		rc = proff_err_sys(err, PROFF_EIO, path, "cannot read config");
 	else if (size > CONFIG_FILE_MAX)
 		rc = proff_err_set(err, PROFF_EFORMAT, path, CONFIG_FILE_MAX, "config file larger than %d bytes",

@@ -35,6 +35,11 @@ expect_err "config: a 200-byte section name is an error" \
 { printf '[diff]\n%s = 1\n' "$(head -c 300 /dev/zero | tr '\0' k)"; } >"$TMP/key.cfg"
 expect_err "config: a 300-byte key is an error" \
 	"^proff: $TMP/key.cfg: line 2: key 'diff\.k+\.\.\.' longer than 255 bytes \(at byte offset 7\)$" cfg "$TMP/key.cfg"
+{ printf '[diff]\n'; yes '# a comment line of forty bytes ........' | head -c 1100000; } >"$TMP/big.cfg"
+expect_err "config: a file over 1 MiB is an error" \
+	"^proff: $TMP/big.cfg: config file larger than 1048576 bytes \(at byte offset 1048576\)$" cfg "$TMP/big.cfg"
+{ printf '[diff]\n'; yes '# a comment line of forty bytes ........' | head -c 1000000; printf '\n\torder = x\n'; } >"$TMP/mid.cfg"
+expect_err "config: a key after 1 MB of comments is read" "bad config value diff.order=x" cfg "$TMP/mid.cfg"
 printf '[diff]\n\torder = 1   # a comment\n' >"$TMP/good.cfg"
 if cfg "$TMP/good.cfg" >/dev/null 2>"$TMP/err" && ! [ -s "$TMP/err" ]; then ok "config: a valid file is read"; else not_ok "config: a valid file is read"; fi
 

@@ -513,20 +513,37 @@ int cmd_report(int argc, char **argv)
 	}
 	fmt.sort_starts_with_sym = !strncmp(ho.sort, "sym", 3);
 
+	/* perf skips events without samples (report.skip-empty) and, when no
+	 * event kept any (e.g. --cpu or --time left nothing), says so and stops */
+	uint64_t kept = 0;
+	for (size_t ev = 0; ev < prof->nr_events; ev++)
+		kept += prof->events[ev].nr_samples;
+	if (!kept && !a.json) {
+		if (!a.quiet)
+			printf("# To display the perf.data header info, please use --header/--header-only options.\n#\n");
+		fflush(stdout);
+		fprintf(stderr, "The %s data has no samples!\n", a.input);
+		pf_profile_free(prof);
+		hist_opts_release(&ho);
+		return 0;
+	}
 	if (!a.quiet && !a.json)
 		printf("# To display the perf.data header info, please use --header/--header-only options.\n#\n%s#\n",
 		       filter_lines);
 	if (a.json)
 		printf("{\"file\":\"%s\",\"events\":[\n", a.input);
+	size_t printed = 0;
 	for (size_t ev = 0; ev < prof->nr_events; ev++) {
 		pf_event *e = &prof->events[ev];
+		if (!e->nr_samples && kept)
+			continue;
 		bool has_cc = e->has_callchain;
 		bool children = has_cc && pf_config_bool("report.children", true);
 		if (a.children_set)
 			children = a.children && has_cc;
 		report_fmt f = fmt;
 		f.children = children;
-		f.not_first_event = ev > 0;
+		f.not_first_event = printed++ > 0;
 		if (!has_cc || cc_none)
 			f.cc_mode = CC_NONE;
 		hist_opts o = ho;
@@ -544,7 +561,7 @@ int cmd_report(int argc, char **argv)
 		hist_sort_report(h);
 		phase("sort", &t0);
 		if (a.json)
-			report_print_json(stdout, h, &f, ev == 0);
+			report_print_json(stdout, h, &f, !f.not_first_event);
 		else
 			report_print_hist(stdout, h, &f, prof->nr_lost_samples);
 		fflush(stdout);

@@ -132,10 +132,12 @@ static int k_pid_cmp(const hist *h, const hist_entry *a, const hist_entry *b)
 static size_t k_pid_width(const hist *h, const hist_entry *e) { return thread_comm_len(h, e) + 8; }
 static int k_pid_print(const hist *h, const hist_entry *e, char *buf, size_t len, int width, bool pad, char sep)
 {
-	/* perf: "%7d:%-*.*s" with the comm padded to width - 8 */
+	/* perf: "%7d:%-*.*s" with the comm padded to width - 8; the comm is
+	 * the thread's last one (a row's first sample may predate a rename) */
 	char tmp[600];
 	int cw = width > 8 ? width - 8 : 0;
-	snprintf(tmp, sizeof(tmp), "%7u:%-*.*s", e->tid, cw, cw ? cw : 512, pf_str(h->prof, e->comm));
+	uint32_t comm = e->thread < h->prof->nr_threads ? h->prof->threads[e->thread].comm : e->comm;
+	snprintf(tmp, sizeof(tmp), "%7u:%-*.*s", e->tid, cw, cw ? cw : 512, pf_str(h->prof, comm));
 	int n = put_name(buf, len, tmp, 0, sep);
 	return pad_to(buf, len, n, width, true);
 }

@@ -98,4 +98,31 @@ cmp_report "verbose self" "$F" -v --no-children -g none -s dso,sym
 cmp_report "verbose children graph" "$F" -v
 cmp_report "sample counts (-n)" "$F" -n --no-children -g none
 cmp_report "srcline after sym" "$F" --no-children -g none -s sym,srcline
+
+# no sample left after filtering: a recording of CPU 0 only, reported for CPU 1
+if rec "$W/cpu0.data" -e cpu-clock -C 0 --sample-cpu -- taskset -c 0 "$W/calls"; then
+	cmp_report "no samples kept (-C 1 of a CPU 0 recording)" "$W/cpu0.data" --no-children -g none -C 1
+	"$PROFF" report -i "$W/cpu0.data" -C 1 >/dev/null 2>"$TMP/e0.err"; rc=$?
+	check "no samples kept: exit 0 and perf's message" bash -c "[ $rc = 0 ] && grep -q 'data has no samples!' '$TMP/e0.err'"
+else
+	not_ok "record cpu0.data"
+fi
+
+# a process renamed after its first samples: -s pid shows the last comm (perf's thread comm)
+cat > "$W/rename.py" <<'PY'
+import ctypes, time
+def burn(s):
+    t = time.process_time()
+    while time.process_time() - t < s:
+        pass
+burn(0.15)
+ctypes.CDLL(None).prctl(15, b"renamed", 0, 0, 0)
+burn(0.15)
+PY
+if rec "$W/rename.data" -e cpu-clock -g -- python3 "$W/rename.py"; then
+	cmp_report "pid key after a rename" "$W/rename.data" --no-children -g none -s pid
+	check "pid key after a rename: the last comm" grep -q ':renamed' "$TMP/proff.out"
+else
+	not_ok "record rename.data"
+fi
 finish

@@ -4,7 +4,8 @@
 #   make check      install missing packages, build, run every test (normal + ASan/UBSan)
 #   make demo       install missing packages, record two versions of examples/ and report them
 #   make bench      benchmarks against perf/dprofpp/uftrace, side by side, ratios printed
-#   make fuzz       long libFuzzer runs (not part of check)
+#   make fuzz       long libFuzzer runs of every parser (not part of check);
+#                   FUZZ_TIME=seconds per target, FUZZ_TARGETS="trace dprof ..."
 #
 # Every lib/**/*.c goes into libproff.a, every cli/*.c into the proff binary,
 # every tests/unit/test_*.c becomes one cmocka test binary. Adding a file needs
@@ -86,8 +87,8 @@ demo: deps all
 bench: deps all
 	@bash bench/run.sh
 
-fuzz: deps
-	@bash tests/fuzz/run.sh $(FUZZ_TIME)
+fuzz: deps all
+	@PROFF=$(BUILD)/proff bash tests/fuzz/run.sh $(FUZZ_TIME) $(FUZZ_TARGETS)
 
 clean:
 	rm -rf build

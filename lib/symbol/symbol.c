@@ -135,9 +135,15 @@ static void fixup_duplicate(sym_symtab *t)
 	t->n = w;
 }
 
+/* Sorted by (start, insertion order). Tables often arrive sorted already
+ * (kallsyms; every table the second time, in symtab_finish): one check is
+ * much cheaper than a merge sort of a sorted array. */
 static void symtab_sort(sym_symtab *t)
 {
-	if (t->n > 1)
+	size_t i = 1;
+	while (i < t->n && ent_cmp(&t->v[i - 1], &t->v[i]) < 0)
+		i++;
+	if (i < t->n)
 		qsort(t->v, t->n, sizeof(*t->v), ent_cmp);
 }
 

@@ -80,13 +80,11 @@ static tsession *session_get(proff_trace *t, uint64_t id, uint64_t off, proff_er
 
 static tthread *thread_get(proff_trace *t, tsession *s, uint32_t tid, uint64_t off, proff_error *err)
 {
-	uint64_t key = pf_hash64(s->id) ^ tid, idx;
-	if (pf_map64_get(&t->thr_by_key, key, &idx) && t->threads[idx].session == s->id &&
-	    t->threads[idx].tid == tid)
+	/* exact key: session index (< MAX_SESSIONS) and tid, so no two threads
+	 * share one (a hash of the session id could be made to collide) */
+	uint64_t key = (uint64_t)(s - t->sessions) << 32 | tid, idx;
+	if (pf_map64_get(&t->thr_by_key, key, &idx))
 		return &t->threads[idx];
-	for (size_t i = 0; i < t->nthreads; i++)   /* hash collision (never in practice) */
-		if (t->threads[i].session == s->id && t->threads[i].tid == tid)
-			return &t->threads[i];
 	if (t->nthreads >= MAX_THREADS) {
 		proff_err_set(err, PROFF_ENOMEM, t->path, off, "more than %u threads", MAX_THREADS);
 		return NULL;
@@ -98,8 +96,7 @@ static tthread *thread_get(proff_trace *t, tsession *s, uint32_t tid, uint64_t o
 		proff_err_set(err, PROFF_ENOMEM, t->path, off, "out of memory");
 		return NULL;
 	}
-	if (!found)
-		*slot = t->nthreads;
+	*slot = t->nthreads;
 	tthread *th = &t->threads[t->nthreads++];
 	memset(th, 0, sizeof(*th));
 	th->session = s->id;

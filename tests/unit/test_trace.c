@@ -14,11 +14,13 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 #include <cmocka.h>
 
 #include "proff/profile.h"
 #include "proff/trace.h"
+#include "proff/util.h"
 
 /* this cmocka has no assert_double_equal */
 #define assert_double_equal(a, b, eps) do { \
@@ -441,6 +443,60 @@ static void test_huge_call_as_profile(void **state)
 	free(path);
 }
 
+/* Two session ids whose hashes agree in the upper 32 bits made every thread
+ * of one session share its thread-table key with a thread of the other, and
+ * each lookup then scanned all threads: opening 60000 such threads (a 3.8 MB
+ * file) took 6 s of CPU, growing with the square of the size. Threads are
+ * now keyed exactly (session index, tid). The ids come from a search over
+ * pf_hash64 (include/proff/util.h). */
+static void test_colliding_thread_keys(void **state)
+{
+	(void)state;
+	const uint64_t A = 18832, B = 95261;
+	uint64_t d = pf_hash64(A) ^ pf_hash64(B);
+	assert_true(d >> 32 == 0);
+	enum { N = 30000 };
+	size_t recsz = sizeof(proff_trace_rec) + sizeof(proff_trace_events_hdr);
+	static tw w;
+	memset(&w, 0, sizeof(w));
+	session(&w, A, 1, 0, 0);
+	session(&w, B, 2, 0, 0);
+	size_t total = w.n + 2 * N * recsz;
+	uint8_t *buf = malloc(total);
+	assert_non_null(buf);
+	memcpy(buf, w.buf, w.n);
+	size_t n = w.n;
+	for (int side = 0; side < 2; side++)
+		for (uint64_t x = 1; x <= N; x++) {
+			proff_trace_rec r = { PROFF_TRACE_MAGIC, PTR_EVENTS, PROFF_TRACE_VERSION, (uint32_t)recsz,
+					      (uint32_t)(side ? x ^ d : x), side ? B : A };
+			proff_trace_events_hdr h = { 0 };
+			memcpy(buf + n, &r, sizeof(r));
+			memcpy(buf + n + sizeof(r), &h, sizeof(h));
+			n += recsz;
+		}
+	char *path = strdup("/tmp/proff-test-trace.XXXXXX");
+	int fd = mkstemp(path);
+	assert_true(fd >= 0);
+	assert_int_equal(write(fd, buf, n), (ssize_t)n);
+	close(fd);
+	free(buf);
+	clock_t c0 = clock();
+	proff_trace *t;
+	proff_error err = { 0 };
+	assert_int_equal(proff_trace_open(path, &t, &err), 0);
+	double cpu = (double)(clock() - c0) / CLOCKS_PER_SEC;
+	proff_trace_info in;
+	proff_trace_get_info(t, &in);
+	assert_int_equal(in.nsessions, 2);
+	assert_int_equal(in.nthreads, 2 * N);
+	proff_trace_close(t);
+	unlink(path);
+	free(path);
+	if (cpu > 1.5)
+		fail_msg("opening %d threads took %.2f s of CPU (quadratic thread lookup?)", 2 * N, cpu);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -456,6 +512,7 @@ int main(void)
 		cmocka_unit_test(test_no_session),
 		cmocka_unit_test(test_empty),
 		cmocka_unit_test(test_huge_call_as_profile),
+		cmocka_unit_test(test_colliding_thread_keys),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -80,6 +80,7 @@ static int calp_parse(const char *buf, size_t len, calp_values *out, char *msg, 
 {
 	calp_values cf = { .cpu = -1 };
 	bool seen[CALP_NKEYS] = { false }, magic = false;
+	size_t key_off[CALP_NKEYS] = { 0 };   /* where each key's line starts */
 	msg[0] = 0;
 	*off = CALP_NO_OFFSET;
 	if (len > CALP_FILE_MAX) {
@@ -145,6 +146,7 @@ static int calp_parse(const char *buf, size_t len, calp_values *out, char *msg, 
 					 "not a valid calibration file: %s '%s' is not a number in 0..%g",
 					 k->name, val, k->max);
 		seen[k->id] = true;
+		key_off[k->id] = start;
 		switch (k->id) {
 		case CALP_K_O_IN: cf.o_in_ns = v; break;
 		case CALP_K_O_FULL: cf.o_full_ns = v; break;
@@ -165,7 +167,7 @@ static int calp_parse(const char *buf, size_t len, calp_values *out, char *msg, 
 			return calp_fail(msg, msglen, off, len, "not a valid calibration file: no %s",
 					 calp_keys[i].name);
 	if (cf.o_in_ns > cf.o_full_ns)
-		return calp_fail(msg, msglen, off, CALP_NO_OFFSET,
+		return calp_fail(msg, msglen, off, key_off[CALP_K_O_IN],
 				 "not a valid calibration file: o_in_ns %.3f exceeds o_full_ns %.3f",
 				 cf.o_in_ns, cf.o_full_ns);
 	*out = cf;

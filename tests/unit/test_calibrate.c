@@ -149,8 +149,9 @@ static void test_file_damage(void **state)
 	expect_bad("proff-calibration 1\no_in_ns nan\no_full_ns 1\n", PROFF_EFORMAT, 20, "o_in_ns 'nan'");
 	expect_bad("proff-calibration 1\no_in_ns 1e300\no_full_ns 1\n", PROFF_EFORMAT, 20, "not a number in");
 	expect_bad("proff-calibration 1\no_in_ns 1\no_in_ns 2\n", PROFF_EFORMAT, 30, "o_in_ns given twice");
-	expect_bad("proff-calibration 1\no_in_ns 5\no_full_ns 4\n", PROFF_EFORMAT, PROFF_NO_OFFSET - 1,
-		   "exceeds o_full_ns");
+	/* at the o_in_ns line (was no offset; fuzz_calfile checks every error has one) */
+	expect_bad("proff-calibration 1\no_in_ns 5\no_full_ns 4\n", PROFF_EFORMAT, 20, "exceeds o_full_ns");
+	expect_bad("proff-calibration 1\no_full_ns 4\n# c\no_in_ns 5\n", PROFF_EFORMAT, 36, "exceeds o_full_ns");
 	expect_bad("proff-calibration 1\no_in_ns\n", PROFF_EFORMAT, 20, "expected 'key value'");
 	expect_bad("proff-calibration 1\no_in_ns 1 2\n", PROFF_EFORMAT, 20, "more than one value");
 

@@ -318,6 +318,7 @@ int dprof_read_tmon_buf(const char *buf, size_t len, const char *file,
 	dprof_builder_set_xs_version(b, h.xs_version);
 
 	double t = 0;
+	size_t marks_end = len;
 	char namebuf[4096];
 	tok tk[MAX_TOK];
 	while (i < len) {
@@ -328,8 +329,10 @@ int dprof_read_tmon_buf(const char *buf, size_t len, const char *file,
 		i += ll;
 		if (s[0] == '#')
 			continue;
-		if (ll >= 4 && !memcmp(s, "PART", 4))
+		if (ll >= 4 && !memcmp(s, "PART", 4)) {
+			marks_end = off;
 			break;
+		}
 		size_t n = ll - 1;   /* chop */
 		if (memchr(s, '\0', n)) {
 			rc = proff_err_set(err, PROFF_EFORMAT, file, off, "NUL byte in a line");
@@ -456,6 +459,8 @@ int dprof_read_tmon_buf(const char *buf, size_t len, const char *file,
 	rc = dprof_builder_finish(b, t, out, err);
 	if (rc < 0 && err && !err->file[0])
 		snprintf(err->file, sizeof(err->file), "%s", file);
+	if (rc < 0 && err && err->offset == PROFF_NO_OFFSET)
+		err->offset = marks_end;   /* found at the end of the marks (e.g. calls never exited) */
 done:
 	pf_strtab_free(&ids.ids);
 	free(ids.name);

@@ -213,7 +213,9 @@ static void test_malformed(void **state)
 	snprintf(buf, sizeof(buf), "%s&\n", h);
 	expect_error(buf, PROFF_EFORMAT, hl, "without a sub id");
 	snprintf(buf, sizeof(buf), "%s& 2 main f\n+ 2\n", h);
-	expect_error(buf, PROFF_EFORMAT, PROFF_NO_OFFSET, "never exited");
+	expect_error(buf, PROFF_EFORMAT, hl + 15, "never exited");   /* at the end of the marks */
+	snprintf(buf, sizeof(buf), "%s& 2 main f\n+ 2\nPART3\n# more\n", h);
+	expect_error(buf, PROFF_EFORMAT, hl + 15, "never exited");
 	/* a NUL byte inside a line */
 	memcpy(buf, h, hl);
 	memcpy(buf + hl, "+ \0002\n", 5);

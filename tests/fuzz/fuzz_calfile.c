@@ -1,9 +1,9 @@
 /* fuzz_calfile.c — libFuzzer target for the calibration-file parser
  * (cal_file_parse, lib/calibrate/calfile-parse.h, shared with the
- * instrumentation runtime). A parsed file must satisfy what the parser
- * promises: every value finite and in its range, o_in_ns <= o_full_ns. Any
- * crash, hang, sanitizer report or broken promise is a bug. Built and run by
- * tests/fuzz/run.sh.
+ * instrumentation runtime). An error must name the file and the byte offset;
+ * a parsed file must satisfy what the parser promises: every value finite
+ * and in its range, o_in_ns <= o_full_ns. Any crash, hang, sanitizer report
+ * or broken promise is a bug. Built and run by tests/fuzz/run.sh.
  */
 #include <math.h>
 #include <stdint.h>
@@ -24,8 +24,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	proff_error e;
 	memset(&e, 0, sizeof(e));
 	if (cal_file_parse((const char *)data, size, "fuzz.cal", &cf, &e) < 0) {
-		if (!e.code || !e.msg[0])
-			abort();           /* an error always says what is wrong */
+		if (!e.code || !e.msg[0] || strcmp(e.file, "fuzz.cal") || e.offset == PROFF_NO_OFFSET)
+			abort();           /* an error says what is wrong, in which file, where */
 		return 0;
 	}
 	in_range(cf.o_in_ns, 0, 1e9);

@@ -3,8 +3,9 @@
  * behind it. Every input is read three times with different dprofpp options
  * (plain; -S -F -T -R with -u; -g -G -A -t with -r), and each model is
  * reported (table, -S tree, filter, grouping) to /dev/null. An error must be
- * one line naming the file. Any crash, hang, leak, sanitizer report or
- * unbounded allocation is a bug. Built and run by tests/fuzz/run.sh.
+ * one line naming the file and, for a format error, the byte offset. Any
+ * crash, hang, leak, sanitizer report or unbounded allocation is a bug. Built
+ * and run by tests/fuzz/run.sh.
  */
 #include <stdint.h>
 #include <stdio.h>
@@ -46,8 +47,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		proff_error e;
 		memset(&e, 0, sizeof(e));
 		if (dprof_read_tmon_buf((const char *)data, size, "fuzz.tmon.out", &ro[i], &m, &e) < 0) {
-			if (!e.code || !e.msg[0] || strcmp(e.file, "fuzz.tmon.out") || strchr(e.msg, '\n'))
-				abort();   /* one line saying what is wrong, naming the file */
+			if (!e.code || !e.msg[0] || strcmp(e.file, "fuzz.tmon.out") || strchr(e.msg, '\n') ||
+			    (e.code == PROFF_EFORMAT && e.offset == PROFF_NO_OFFSET))
+				abort();   /* one line saying what is wrong, naming the file and offset */
 			continue;
 		}
 		dprof_report(devnull, m, &rep[i], &e);

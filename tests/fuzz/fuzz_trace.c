@@ -6,8 +6,9 @@
  * reported, and finally loaded as a profile (pf_profile_load, which detects
  * the trace magic). Symbols are looked up under a symfs that does not exist,
  * so nothing outside the input is read. An error must say what is wrong and
- * name the file. Any crash, hang, leak, sanitizer report or unbounded
- * allocation is a bug. Built and run by tests/fuzz/run.sh.
+ * name the file (and the byte offset for a format error). Any crash, hang,
+ * leak, sanitizer report or unbounded allocation is a bug. Built and run by
+ * tests/fuzz/run.sh.
  */
 #include <stdint.h>
 #include <stdio.h>
@@ -53,10 +54,12 @@ static int ev_cb(void *arg, const proff_trace_thread_info *th, const proff_trace
 	return 0;
 }
 
-/* A failure must say what is wrong and name the file. */
+/* A failure must say what is wrong and name the file; a format error also
+ * gives the byte offset. */
 static void check_err(int rc, const proff_error *e)
 {
-	if (rc < 0 && (!e->code || !e->msg[0] || strcmp(e->file, path)))
+	if (rc < 0 && (!e->code || !e->msg[0] || strcmp(e->file, path) ||
+		       (e->code == PROFF_EFORMAT && e->offset == PROFF_NO_OFFSET)))
 		abort();
 }
 

@@ -8,6 +8,9 @@
  * DWARF path that exists there; the same relative path in the before tree is
  * its old version (missing: file renamed or deleted).
  */
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
@@ -162,9 +165,20 @@ void st_srcmap_free(st_srcmap *m)
 /* whole file split in lines (the buffer is modified); NULL if unreadable */
 static char **read_lines(const char *path, size_t *n, char **bufp)
 {
-	FILE *f = fopen(path, "rb");
-	if (!f)
+	/* regular files only: the path comes from the profile's debug info */
+	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
+	struct stat st;
+	if (fd < 0)
 		return NULL;
+	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode)) {
+		close(fd);
+		return NULL;
+	}
+	FILE *f = fdopen(fd, "rb");
+	if (!f) {
+		close(fd);
+		return NULL;
+	}
 	size_t cap = 0, len = 0;
 	char *buf = NULL;
 	char tmp[65536];

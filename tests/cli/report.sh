@@ -26,6 +26,21 @@ same_as_perf "two events equal perf" "$W/two.data" --no-children -g none
 perf report -i - --stdio --no-children -g none < "$W/pipe.data" 2>/dev/null | strip_tip > "$TMP/perf.out"
 "$PROFF" report -i - --no-children -g none < "$W/pipe.data" 2>"$TMP/err" | strip_tip > "$TMP/proff.out"
 check_same "pipe input (-i -) equals perf" "$TMP/perf.out" "$TMP/proff.out"
+# a named pipe given with -i is read as a stream too (nothing taken from it to
+# tell traces from perf.data)
+mkfifo "$W/fifo"
+(cat "$W/pipe.data" > "$W/fifo" &)
+timeout 60 "$PROFF" report -i "$W/fifo" --no-children -g none 2>"$TMP/err" | strip_tip > "$TMP/fifo.out"
+check_same "named pipe input equals perf's pipe report" "$TMP/perf.out" "$TMP/fifo.out"
+# a dso path that is a FIFO now (the binary replaced after recording): not opened, no hang
+cp "$W/calls" "$W/gone"
+if perf record -q -e cpu-clock -o "$W/gone.data" -- "$W/gone" >/dev/null 2>&1; then
+	rm -f "$W/gone"; mkfifo "$W/gone"
+	timeout 60 "$PROFF" report -i "$W/gone.data" --buildid-dir "$W/nocache" --no-children -g none >"$TMP/gone.out" 2>&1; rc=$?
+	check "a FIFO where the recorded binary was: reported, not opened (rc $rc)" bash -c "[ $rc = 0 ] && grep -q 'gone ' '$TMP/gone.out'"
+else
+	not_ok "record gone"
+fi
 
 "$PROFF" report -i "$W/a.data" --json > "$TMP/j.json" 2>"$TMP/err"
 check "--json is valid JSON with rows" python3 -c "

@@ -19,6 +19,10 @@
 void *pf_calloc(size_t n, size_t size);          /* NULL on overflow/limit/failure */
 void *pf_realloc_array(void *p, size_t n, size_t size);
 char *pf_strdup(const char *s);
+/* open(path) read-only, only if it is a regular file (paths named inside
+ * profiles may be FIFOs or devices: opening those could block or act);
+ * -1 with errno set otherwise (EINVAL for a non-regular file). */
+int pf_open_regular(const char *path);
 char *pf_strndup(const char *s, size_t n);
 
 /* Grow *arr (element size esz) so that at least `need` elements fit.

@@ -18,7 +18,6 @@
 #include "proff/trace.h"
 
 #include <fcntl.h>
-#include <sys/stat.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -30,14 +29,9 @@ bool pf_is_trace_file(const char *path)
 		return false;
 	/* only regular files: a named pipe given with -i is a perf.data stream,
 	 * and reading its first bytes here would take them from the reader */
-	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+	int fd = pf_open_regular(path);
 	if (fd < 0)
 		return false;
-	struct stat st;
-	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode)) {
-		close(fd);
-		return false;
-	}
 	uint32_t magic = 0;
 	bool yes = read(fd, &magic, sizeof(magic)) == (ssize_t)sizeof(magic) && magic == PROFF_TRACE_MAGIC;
 	close(fd);

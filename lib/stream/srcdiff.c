@@ -8,11 +8,9 @@
  * DWARF path that exists there; the same relative path in the before tree is
  * its old version (missing: file renamed or deleted).
  */
-#include <fcntl.h>
-#include <sys/stat.h>
-#include <unistd.h>
 #include <errno.h>
 #include <stdlib.h>
+#include <unistd.h>
 #include <string.h>
 #include <sys/stat.h>
 
@@ -166,14 +164,9 @@ void st_srcmap_free(st_srcmap *m)
 static char **read_lines(const char *path, size_t *n, char **bufp)
 {
 	/* regular files only: the path comes from the profile's debug info */
-	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
-	struct stat st;
+	int fd = pf_open_regular(path);
 	if (fd < 0)
 		return NULL;
-	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode)) {
-		close(fd);
-		return NULL;
-	}
 	FILE *f = fdopen(fd, "rb");
 	if (!f) {
 		close(fd);

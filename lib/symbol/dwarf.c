@@ -125,7 +125,7 @@ static bool a2l_names_function(sym_dso *d, uint64_t vaddr)
 {
 	if (!d->a2l_tried) {
 		d->a2l_tried = true;
-		int fd = d->symsrc_path ? sym_open_regular(d->symsrc_path) : -1;
+		int fd = d->symsrc_path ? pf_open_regular(d->symsrc_path) : -1;
 		if (fd >= 0) {
 			Elf *elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
 			if (elf && elf_kind(elf) == ELF_K_ELF)
@@ -225,7 +225,7 @@ static bool dwarf_open(sym_dso *d)
 		sym_dso_has_symbols(d);     /* finds the files */
 	if (!d->dwarf_path)
 		return false;
-	d->dwarf_fd = sym_open_regular(d->dwarf_path);
+	d->dwarf_fd = pf_open_regular(d->dwarf_path);
 	if (d->dwarf_fd < 0)
 		return false;
 	d->dwarf_elf = elf_begin(d->dwarf_fd, ELF_C_READ_MMAP, NULL);

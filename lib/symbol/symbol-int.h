@@ -109,9 +109,5 @@ void sym_dwarf_close(sym_dso *d);
 /* map address -> ELF virtual address of the runtime file (for DWARF) */
 bool sym_map_to_vaddr(const sym_dso *d, uint64_t addr, uint64_t *vaddr);
 
-/* open(path) for reading, only if it is a regular file: paths come from
- * the profiled files (possibly hostile), and opening a FIFO or device would
- * block or have effects. -1 with errno set otherwise. */
-int sym_open_regular(const char *path);
 
 #endif

@@ -264,7 +264,7 @@ static void elf_init_once(void)
 int sym_read_build_id(const char *path, uint8_t *id, size_t max, proff_error *err)
 {
 	elf_init_once();
-	int fd = sym_open_regular(path);
+	int fd = pf_open_regular(path);
 	if (fd < 0)
 		return proff_err_sys(err, errno == ENOENT ? PROFF_ENOENT : PROFF_EIO, path, "cannot open");
 	Elf *elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
@@ -446,20 +446,6 @@ typedef struct elf_src {
 	bool has_symtab, has_dynsym, has_debug_info;
 } elf_src;
 
-int sym_open_regular(const char *path)
-{
-	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
-	if (fd < 0)
-		return -1;
-	struct stat st;
-	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode)) {
-		close(fd);
-		errno = EINVAL;
-		return -1;
-	}
-	return fd;
-}
-
 static void src_close(elf_src *s)
 {
 	if (s->elf)
@@ -501,7 +487,7 @@ static bool src_open(sym_dso *d, const char *path, char origin, elf_src *s)
 	struct stat st;
 	if (stat(path, &st) != 0 || !S_ISREG(st.st_mode))
 		return false;
-	s->fd = sym_open_regular(path);
+	s->fd = pf_open_regular(path);
 	if (s->fd < 0)
 		return false;
 	s->elf = elf_begin(s->fd, ELF_C_READ_MMAP, NULL);
@@ -993,7 +979,7 @@ static bool is_perf_map(const char *name)
 static int load_perf_map(sym_dso *d)
 {
 	char tmp[PATH_MAX];
-	int pfd = sym_open_regular(symfs_join(d->ctx, d->long_name, tmp, sizeof(tmp)));
+	int pfd = pf_open_regular(symfs_join(d->ctx, d->long_name, tmp, sizeof(tmp)));
 	FILE *f = pfd >= 0 ? fdopen(pfd, "r") : NULL;
 	if (!f && pfd >= 0)
 		close(pfd);

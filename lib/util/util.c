@@ -4,6 +4,9 @@
 #include "proff/error.h"
 
 #include <errno.h>
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -24,6 +27,20 @@ void *pf_realloc_array(void *p, size_t n, size_t size)
 }
 
 char *pf_strdup(const char *s) { return s ? strdup(s) : NULL; }
+
+int pf_open_regular(const char *path)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
+	if (fd < 0)
+		return -1;
+	struct stat st;
+	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode)) {
+		close(fd);
+		errno = EINVAL;
+		return -1;
+	}
+	return fd;
+}
 char *pf_strndup(const char *s, size_t n) { return s ? strndup(s, n) : NULL; }
 
 int pf_grow(void **arr, size_t *cap, size_t need, size_t esz)

@@ -55,6 +55,29 @@ static inline uint64_t pf_hash64(uint64_t x)
 }
 uint64_t pf_hash_bytes(const void *p, size_t n, uint64_t seed);
 
+/* ---- address ranges: a process's maps -------------------------------------- */
+
+/* [start, end) mapped from file offset pgoff of object dso (the caller's id). */
+typedef struct pf_range {
+	uint64_t start, end, pgoff;
+	uint32_t dso;
+} pf_range;
+
+/* Sorted by start, never overlapping. */
+typedef struct pf_ranges {
+	pf_range *v;
+	size_t n, cap;
+} pf_ranges;
+
+/* Insert [start, end): the ranges it overlaps are replaced by their parts left
+ * and right of it (as a new mmap replaces older mappings). 0, or -1 (no memory). */
+int pf_ranges_insert(pf_ranges *r, uint64_t start, uint64_t end, uint64_t pgoff, uint32_t dso);
+/* dst becomes a copy of src. 0 or -1. */
+int pf_ranges_copy(pf_ranges *dst, const pf_ranges *src);
+/* The range holding addr, or NULL. r may be NULL. */
+const pf_range *pf_ranges_find(const pf_ranges *r, uint64_t addr);
+void pf_ranges_free(pf_ranges *r);
+
 /* ---- u64 -> u64 map (open addressing, linear probing) -------------------- */
 
 typedef struct pf_map64 {

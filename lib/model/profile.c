@@ -21,14 +21,10 @@
 #include "model-int.h"
 #include "tables.h"
 
-typedef struct pmap {
-	uint64_t start, end, pgoff;
-	uint32_t dso;
-} pmap;
+typedef pf_range pmap;
 
 typedef struct mgroup {
-	pmap *maps;
-	size_t n, cap;
+	pf_ranges maps;
 	uint32_t gen;          /* bumped on every change; part of raw-stack keys */
 } mgroup;
 
@@ -253,66 +249,25 @@ static pthread_ *find_thread(pf_profile *p, uint32_t pid, uint32_t tid, bool cre
 	return t;
 }
 
-/* Insert [start, end) keeping the maps sorted and disjoint: the maps it
- * overlaps are replaced by their parts left and right of it. */
 static int mg_insert(mgroup *g, uint64_t start, uint64_t end, uint64_t pgoff, uint32_t dso)
 {
-	if (end <= start)
-		return 0;
-	size_t lo = 0, hi;
-	while (lo < g->n && g->maps[lo].end <= start)
-		lo++;
-	for (hi = lo; hi < g->n && g->maps[hi].start < end; hi++)
-		;
-	pmap repl[3];
-	size_t nr = 0;
-	if (lo < hi && g->maps[lo].start < start) {
-		repl[nr] = g->maps[lo];
-		repl[nr++].end = start;
-	}
-	repl[nr++] = (pmap){ start, end, pgoff, dso };
-	if (lo < hi && g->maps[hi - 1].end > end) {
-		pmap r = g->maps[hi - 1];
-		r.pgoff += end - r.start;
-		r.start = end;
-		repl[nr++] = r;
-	}
-	size_t n = g->n - (hi - lo) + nr;
-	if (PF_GROW(g->maps, g->cap, n) < 0)
+	if (pf_ranges_insert(&g->maps, start, end, pgoff, dso) < 0)
 		return -1;
-	memmove(&g->maps[lo + nr], &g->maps[hi], (g->n - hi) * sizeof(pmap));
-	memcpy(&g->maps[lo], repl, nr * sizeof(pmap));
-	g->n = n;
 	g->gen++;
 	return 0;
 }
 
 static int mg_clone(mgroup *dst, const mgroup *src)
 {
-	if (!src->n)
-		return 0;
-	if (PF_GROW(dst->maps, dst->cap, src->n) < 0)
+	if (pf_ranges_copy(&dst->maps, &src->maps) < 0)
 		return -1;
-	memcpy(dst->maps, src->maps, src->n * sizeof(pmap));
-	dst->n = src->n;
 	dst->gen++;
 	return 0;
 }
 
 static const pmap *mg_find(const mgroup *g, uint64_t addr)
 {
-	size_t lo = 0, hi = g->n;
-	while (lo < hi) {
-		size_t mid = (lo + hi) / 2;
-		if (g->maps[mid].start <= addr)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	if (lo == 0)
-		return NULL;
-	const pmap *m = &g->maps[lo - 1];
-	return addr < m->end ? m : NULL;
+	return pf_ranges_find(&g->maps, addr);
 }
 
 /* ---- locations and the stack trie ---------------------------------------------- */
@@ -1004,7 +959,7 @@ static void release_load_state(struct pf_profile_priv *pr)
 	pf_map64_free(&pr->tid2thread);
 	pf_map64_free(&pr->pid2mg);
 	for (size_t i = 0; i < pr->nmgs; i++)
-		free(pr->mgs[i].maps);
+		pf_ranges_free(&pr->mgs[i].maps);
 	free(pr->mgs);
 	pr->mgs = NULL;
 	pr->nmgs = pr->capmgs = 0;

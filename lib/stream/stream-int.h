@@ -9,11 +9,10 @@
 
 #define ST_NONE UINT32_MAX
 
-typedef struct st_map { uint64_t start, end, pgoff; uint32_t dso; } st_map;
+typedef pf_range st_map;
 
 typedef struct st_mgroup {
-	st_map *maps;              /* sorted by start, not overlapping */
-	size_t nr, cap;
+	pf_ranges maps;
 	struct st_mgroup *next_all;
 } st_mgroup;
 

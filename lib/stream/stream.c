@@ -124,66 +124,14 @@ static st_mgroup *mg_of_pid(st_side *s, uint32_t pid, bool create)
 	return g;
 }
 
-/* insert [start, end) replacing the overlapped parts of older maps */
 static int mg_insert(st_mgroup *g, uint64_t start, uint64_t end, uint64_t pgoff, uint32_t dso)
 {
-	size_t n = 0;
-	st_map tmp[2];
-	/* trim/split overlapping maps */
-	for (size_t i = 0; i < g->nr; i++) {
-		st_map *m = &g->maps[i];
-		if (m->end <= start || m->start >= end)
-			continue;
-		size_t k = 0;
-		if (m->start < start)
-			tmp[k++] = (st_map){ m->start, start, m->pgoff, m->dso };
-		if (m->end > end)
-			tmp[k++] = (st_map){ end, m->end, m->pgoff + (end - m->start), m->dso };
-		if (k == 0) {
-			memmove(m, m + 1, (g->nr - i - 1) * sizeof(*m));
-			g->nr--;
-			i--;
-			continue;
-		}
-		*m = tmp[0];
-		if (k == 2) {
-			if (PF_GROW(g->maps, g->cap, g->nr + 1) < 0)
-				return -1;
-			m = &g->maps[i];
-			memmove(m + 2, m + 1, (g->nr - i - 1) * sizeof(*m));
-			m[1] = tmp[1];
-			g->nr++;
-			i++;
-		}
-	}
-	(void)n;
-	if (PF_GROW(g->maps, g->cap, g->nr + 1) < 0)
-		return -1;
-	size_t pos = g->nr;
-	while (pos > 0 && g->maps[pos - 1].start > start)
-		pos--;
-	memmove(&g->maps[pos + 1], &g->maps[pos], (g->nr - pos) * sizeof(st_map));
-	g->maps[pos] = (st_map){ start, end, pgoff, dso };
-	g->nr++;
-	return 0;
+	return pf_ranges_insert(&g->maps, start, end, pgoff, dso);
 }
 
 static const st_map *mg_find(const st_mgroup *g, uint64_t addr)
 {
-	if (!g)
-		return NULL;
-	size_t lo = 0, hi = g->nr;
-	while (lo < hi) {
-		size_t mid = (lo + hi) / 2;
-		if (g->maps[mid].start <= addr)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	if (lo == 0)
-		return NULL;
-	const st_map *m = &g->maps[lo - 1];
-	return addr < m->end ? m : NULL;
+	return g ? pf_ranges_find(&g->maps, addr) : NULL;
 }
 
 static const char *intern(st_side *s, const char *str)
@@ -730,11 +678,8 @@ static int on_event(void *ctx, const pd_event *ev)
 			if (!pg || !g)
 				return oom(s);
 			if (g != pg) {
-				g->nr = 0;
-				for (size_t i = 0; i < pg->nr; i++)
-					if (mg_insert(g, pg->maps[i].start, pg->maps[i].end,
-						      pg->maps[i].pgoff, pg->maps[i].dso) < 0)
-						return oom(s);
+				if (pf_ranges_copy(&g->maps, &pg->maps) < 0)
+					return oom(s);
 			}
 		}
 		return 0;
@@ -1081,7 +1026,7 @@ void st_side_free(st_side *s)
 		pf_map64_free(&s->dsos[i].cache);
 	free(s->dsos);
 	for (st_mgroup *g = s->all_mgs; g; g = g->next_all)
-		free(g->maps);
+		pf_ranges_free(&g->maps);
 	free(s->addrs);
 	free(s->cur);
 	free(s->streams);

@@ -347,3 +347,70 @@ void pf_strlist_free(pf_strlist *l)
 	free(l->items);
 	memset(l, 0, sizeof(*l));
 }
+
+/* ---- address ranges ----------------------------------------------------------- */
+
+int pf_ranges_insert(pf_ranges *r, uint64_t start, uint64_t end, uint64_t pgoff, uint32_t dso)
+{
+	if (end <= start)
+		return 0;
+	size_t lo = 0, hi;
+	while (lo < r->n && r->v[lo].end <= start)
+		lo++;
+	for (hi = lo; hi < r->n && r->v[hi].start < end; hi++)
+		;
+	pf_range repl[3];
+	size_t nr = 0;
+	if (lo < hi && r->v[lo].start < start) {
+		repl[nr] = r->v[lo];
+		repl[nr++].end = start;
+	}
+	repl[nr++] = (pf_range){ start, end, pgoff, dso };
+	if (lo < hi && r->v[hi - 1].end > end) {
+		pf_range t = r->v[hi - 1];
+		t.pgoff += end - t.start;
+		t.start = end;
+		repl[nr++] = t;
+	}
+	size_t n = r->n - (hi - lo) + nr;
+	if (PF_GROW(r->v, r->cap, n) < 0)
+		return -1;
+	memmove(&r->v[lo + nr], &r->v[hi], (r->n - hi) * sizeof(pf_range));
+	memcpy(&r->v[lo], repl, nr * sizeof(pf_range));
+	r->n = n;
+	return 0;
+}
+
+int pf_ranges_copy(pf_ranges *dst, const pf_ranges *src)
+{
+	if (src->n && PF_GROW(dst->v, dst->cap, src->n) < 0)
+		return -1;
+	if (src->n)
+		memcpy(dst->v, src->v, src->n * sizeof(pf_range));
+	dst->n = src->n;
+	return 0;
+}
+
+const pf_range *pf_ranges_find(const pf_ranges *r, uint64_t addr)
+{
+	if (!r)
+		return NULL;
+	size_t lo = 0, hi = r->n;
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		if (r->v[mid].start <= addr)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (lo == 0)
+		return NULL;
+	const pf_range *m = &r->v[lo - 1];
+	return addr < m->end ? m : NULL;
+}
+
+void pf_ranges_free(pf_ranges *r)
+{
+	free(r->v);
+	memset(r, 0, sizeof(*r));
+}

@@ -157,11 +157,13 @@ static int parse_cpu_list(const char *s, uint8_t *mask, size_t bits)
 	return 0;
 }
 
-/* Exact traces: overheads from --calibration FILE, else $PROFF_CALIBRATION,
- * instead of the runtime's start-up estimate. */
-static int load_calibration(const char *path, pf_load_opts *lo)
+/* The calibration file: for an exact trace (--calibration FILE, else
+ * $PROFF_CALIBRATION) its overheads replace the runtime's start-up estimate;
+ * for a sampled profile (--calibration only) its cost per sample is shown in
+ * the header. */
+static int apply_calibration(const char *path, bool exact, pf_load_opts *lo, report_fmt *fmt)
 {
-	if (!path)
+	if (!path && exact)
 		path = getenv(CAL_FILE_ENV);
 	if (!path || !*path)
 		return 0;
@@ -172,9 +174,20 @@ static int load_calibration(const char *path, pf_load_opts *lo)
 		cli_error(&err);
 		return -1;
 	}
-	lo->have_overheads = true;
-	lo->o_in_ns = cf.o_in_ns;
-	lo->o_full_ns = cf.o_full_ns;
+	if (exact) {
+		lo->have_overheads = true;
+		lo->o_in_ns = cf.o_in_ns;
+		lo->o_full_ns = cf.o_full_ns;
+		return 0;
+	}
+	if (cf.sample_ns <= 0 && cf.sample_cg_ns <= 0) {
+		cli_errorf("%s: no sampling cost in this calibration file (run proff calibrate with the sample group)",
+			   path);
+		return -1;
+	}
+	fmt->calibration = path;
+	fmt->sample_cost_ns = cf.sample_ns;
+	fmt->sample_cg_cost_ns = cf.sample_cg_ns;
 	return 0;
 }
 
@@ -397,26 +410,8 @@ int cmd_report(int argc, char **argv)
 	lo.time_spec = a.time;
 	lo.demangle_params = a.verbose > 0;
 	lo.no_compensate = a.no_compensate;
-	if (exact && load_calibration(a.calibration, &lo) < 0)
+	if (apply_calibration(a.calibration, exact, &lo, &fmt) < 0)
 		return 1;
-	if (!exact && a.calibration) {
-		/* a sampled profile: the calibrated cost per sample, shown in the header */
-		cal_file cf;
-		proff_error cerr;
-		proff_err_clear(&cerr);
-		if (cal_file_read(a.calibration, &cf, &cerr) < 0) {
-			cli_error(&cerr);
-			return 1;
-		}
-		if (cf.sample_ns <= 0 && cf.sample_cg_ns <= 0) {
-			cli_errorf("%s: no sampling cost in this calibration file (run proff calibrate with the sample group)",
-				   a.calibration);
-			return 1;
-		}
-		fmt.calibration = a.calibration;
-		fmt.sample_cost_ns = cf.sample_ns;
-		fmt.sample_cg_cost_ns = cf.sample_cg_ns;
-	}
 	uint8_t cpumask[4096 / 8];
 	if (a.cpus) {
 		if (parse_cpu_list(a.cpus, cpumask, sizeof(cpumask) * 8) < 0) {

@@ -547,6 +547,9 @@ int cmd_report(int argc, char **argv)
 		o.caller_order = caller_set ? caller : children;
 		hist *h;
 		phase("load", &t0);
+		if (getenv("PROFF_TIMING"))
+			fprintf(stderr, "proff: timing: %zu aggregated samples, %zu stack nodes, %zu locations, %zu symbols\n",
+				prof->nr_samples, prof->nr_nodes, prof->nr_locs, prof->nr_syms);
 		if (hist_build(prof, (uint32_t)ev, &o, &h, &err) < 0) {
 			cli_error(&err);
 			rc = 1;

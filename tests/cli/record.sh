@@ -127,4 +127,29 @@ else not_ok "cycles: exit $rc"; fi
 if [ "$rc" = 0 ]; then ok "-b: branch stacks available here"
 elif grep -q "branch stack sampling (-b) is not available" br.err; then ok "-b: clear error without LBR"
 else not_ok "-b: exit $rc"; sed 's/^/#   /' br.err; fi
+# ---- no permission: an unprivileged user (root only can switch to one) --------------
+# perf_event_paranoid >= 1 refuses system-wide recording to unprivileged users;
+# >= 2 limits them to user space: the message names the value and the way out.
+par=$(cat /proc/sys/kernel/perf_event_paranoid 2>/dev/null)
+if [ "$(id -u)" = 0 ] && command -v setpriv >/dev/null && [ -n "$par" ] && [ "$par" -ge 1 ] &&
+   cp "$PROFF" "$TMP/proff-unpriv" && chmod 755 "$TMP" "$TMP/proff-unpriv"; then
+	mkdir -p "$TMP/np" && chmod 777 "$TMP/np"
+	HOME=$TMP/np setpriv --reuid=nobody --regid=nogroup --clear-groups \
+		"$TMP/proff-unpriv" record -a -o "$TMP/np/a.data" true > np.out 2> np.err; rc=$?
+	[ "$rc" = 1 ] && ok "no permission: exit 1" || not_ok "no permission: exit $rc"
+	[ "$(wc -l < np.err)" = 1 ] && ok "no permission: one line" || { not_ok "no permission: $(wc -l < np.err) lines"; sed 's/^/#   /' np.err; }
+	grep -q "no permission to open event 'cpu-clock' (Permission denied): kernel.perf_event_paranoid is $par; .*sysctl -w kernel.perf_event_paranoid=0.*-a needs 0 or less" np.err &&
+		ok "no permission: message names perf_event_paranoid=$par and the fix" || { not_ok "no permission message"; sed 's/^/#   /' np.err; }
+	[ ! -s "$TMP/np/a.data" ] || [ "$(head -c 8 "$TMP/np/a.data")" = PERFILE2 ] && ok "no permission: no half-written file" || not_ok "no permission: stray file"
+	if [ "$par" -ge 2 ]; then
+		HOME=$TMP/np setpriv --reuid=nobody --regid=nogroup --clear-groups \
+			"$TMP/proff-unpriv" record -o "$TMP/np/u.data" sh -c 'i=0; while [ $i -lt 30000 ]; do i=$((i+1)); done' > npu.out 2> npu.err; rc=$?
+		[ "$rc" = 0 ] && grep -q "perf_event_paranoid is $par: recording user space only ('cpu-clock:u')" npu.err &&
+			[ "$(head -c 8 "$TMP/np/u.data")" = PERFILE2 ] &&
+			ok "paranoid $par, unprivileged: user-space-only recording with a notice" ||
+			{ not_ok "unprivileged user-space recording (exit $rc)"; sed 's/^/#   /' npu.err; }
+	fi
+else
+	skip "no-permission error (needs root, setpriv and perf_event_paranoid >= 1)"
+fi
 finish

@@ -545,6 +545,10 @@ int cmd_report(int argc, char **argv)
 		o.children = children;
 		o.callchain = f.cc_mode != CC_NONE;
 		o.caller_order = caller_set ? caller : children;
+		/* graph, flat and folded print no chain below the threshold (of the
+		 * hists total); fractal's threshold is relative to each node */
+		if (f.cc_mode == CC_GRAPH || f.cc_mode == CC_FLAT || f.cc_mode == CC_FOLDED)
+			o.cc_min_percent = f.cc_threshold;
 		hist *h;
 		phase("load", &t0);
 		if (getenv("PROFF_TIMING"))

@@ -64,6 +64,10 @@ typedef struct hist_opts {
 	bool callchain;            /* build callchain trees for graph output */
 	bool caller_order;         /* callchain order: caller (root first) vs callee */
 	int max_stack;             /* 0 = unlimited */
+	/* Rows whose Children total is below this percent of the hists total
+	 * get no callchain tree (perf's graph/flat/folded threshold prints
+	 * nothing for them); 0 builds every tree. Children mode, caller order. */
+	double cc_min_percent;
 	bool relative;             /* --percentage relative */
 	const char *parent_regex;  /* --parent, default "^sys_|^do_page_fault" */
 	pf_strlist comms, dsos, symbols;   /* filters (empty = none) */

@@ -648,7 +648,7 @@ static bool same_ctx(const hist *h, const uint32_t *parent_of, uint32_t ia, uint
 }
 
 static int cc_children_caller(hist *h, const uint32_t *idx, size_t nidx, const uint32_t *self_of,
-			      const uint32_t *parent_of, proff_error *err)
+			      const uint32_t *parent_of, uint64_t min_keep, proff_error *err)
 {
 	const pf_profile *p = h->prof;
 	size_t N = p->nr_nodes;
@@ -742,7 +742,11 @@ static int cc_children_caller(hist *h, const uint32_t *idx, size_t nidx, const u
 				recs[w++] = (cc_rec){ recs[r].entry, nc };
 			}
 			dintro[d + 1] = PF_NONE;
-			if (!onpath[eid]) {
+			if (!onpath[eid] && h->entries[eid].period_acc < min_keep) {
+				/* a row too small to show a chain: no tree */
+				onpath[eid] = (uint32_t)d + 1;
+				dintro[d + 1] = (uint32_t)eid;
+			} else if (!onpath[eid]) {
 				uint32_t root = cc_root_of(h, &h->entries[eid]);
 				uint32_t nc = root == PF_NONE ? PF_NONE : cc_child(h, root, loc);
 				if (nc == PF_NONE)
@@ -763,7 +767,8 @@ static int cc_children_caller(hist *h, const uint32_t *idx, size_t nidx, const u
 						h->cc_nodes[recs[r].cur].hit += s->period;
 						h->cc_nodes[recs[r].cur].count += s->count;
 					}
-					if (cc_add(h, &h->entries[self], path, d + 1, s->period, s->count) < 0)
+					if (h->entries[self].period_acc >= min_keep &&
+					    cc_add(h, &h->entries[self], path, d + 1, s->period, s->count) < 0)
 						goto nomem;
 				}
 			}
@@ -947,7 +952,11 @@ int hist_build(pf_profile *prof, uint32_t evsel, const hist_opts *opts, hist **o
 		}
 	}
 	if (fast_cc) {
-		rc = cc_children_caller(h, idx, nidx, self_of, parent_of, err);
+		/* perf's threshold: (u64)(total * percent / 100), for either total */
+		uint64_t tot = h->total_period < h->total_non_filtered_period ? h->total_period
+									       : h->total_non_filtered_period;
+		uint64_t min_keep = opts->cc_min_percent > 0 ? (uint64_t)((double)tot * (opts->cc_min_percent / 100.0)) : 0;
+		rc = cc_children_caller(h, idx, nidx, self_of, parent_of, min_keep, err);
 		if (rc < 0)
 			goto fail;
 	}

@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <time.h>
 
 #include "cmds.h"
@@ -251,8 +252,11 @@ static void phase(const char *name, double *t0)
 	if (on < 0)
 		on = getenv("PROFF_TIMING") != NULL;
 	double t = now_s();
-	if (on && name)
-		fprintf(stderr, "proff: timing: %-8s %.3f s cpu\n", name, t - *t0);
+	if (on && name) {
+		struct rusage ru;
+		getrusage(RUSAGE_SELF, &ru);
+		fprintf(stderr, "proff: timing: %-8s %.3f s cpu, peak RSS %ld MB\n", name, t - *t0, ru.ru_maxrss / 1024);
+	}
 	*t0 = t;
 }
 

@@ -40,6 +40,7 @@ struct pf_profile_priv {
 	/* threads */
 	pthread_ *threads; size_t nthreads, capthreads;
 	pf_map64 tid2thread;     /* tid -> thread index */
+	uint32_t last_tid, last_thread;   /* the last lookup (PF_NONE: none) */
 	pf_map64 pid2mg;         /* pid -> map group index */
 	mgroup *mgs; size_t nmgs, capmgs;
 	uint32_t kernel_mg;
@@ -222,8 +223,16 @@ static pthread_ *find_thread(pf_profile *p, uint32_t pid, uint32_t tid, bool cre
 {
 	struct pf_profile_priv *pr = p->priv;
 	uint64_t v;
+	if (pr->last_thread != PF_NONE && pr->last_tid == tid) {
+		/* samples come in runs of one thread */
+		pthread_ *t = &pr->threads[pr->last_thread];
+		if (t->pid == pid || pid == (uint32_t)-1 || !create)
+			return t;
+	}
 	if (pf_map64_get(&pr->tid2thread, tid, &v)) {
 		pthread_ *t = &pr->threads[v];
+		pr->last_tid = tid;
+		pr->last_thread = (uint32_t)v;
 		if (t->pid == pid || pid == (uint32_t)-1 || !create)
 			return t;
 		/* tid reused by another process: start a new thread */
@@ -245,6 +254,8 @@ static pthread_ *find_thread(pf_profile *p, uint32_t pid, uint32_t tid, bool cre
 	uint64_t *slot = pf_map64_upsert(&pr->tid2thread, tid, NULL);
 	if (!slot)
 		return NULL;
+	pr->last_tid = tid;
+	pr->last_thread = (uint32_t)pr->nthreads;
 	*slot = pr->nthreads++;
 	return t;
 }
@@ -598,6 +609,7 @@ static int on_event(void *ctx, const pd_event *ev)
 		uint64_t *ts = pf_map64_upsert(&pr->tid2thread, tid, NULL);
 		if (!ts || PF_GROW(pr->threads, pr->capthreads, pr->nthreads + 1) < 0)
 			return oom(p);
+		pr->last_thread = PF_NONE;
 		pthread_ *t = &pr->threads[pr->nthreads];
 		t->pid = pid;
 		t->tid = tid;
@@ -795,6 +807,7 @@ int pf_profile_load(const char *path, const pf_load_opts *opts, pf_profile **out
 	}
 	p->priv = pr;
 	pr->err = err;
+	pr->last_thread = PF_NONE;
 	if (opts)
 		pr->opts = *opts;
 	else

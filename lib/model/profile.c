@@ -60,6 +60,7 @@ struct pf_profile_priv {
 	id_table sample_tab;
 	/* time filter */
 	pf_time_range *ranges; size_t nranges;
+	uint32_t *loc_leaf; size_t cap_loc_leaf;   /* location -> its node under the root */
 	/* scratch */
 	uint32_t *scratch_locs; size_t cap_scratch;
 	const pd_reader *rd;
@@ -453,6 +454,22 @@ static uint32_t stack_of(pf_profile *p, const pthread_ *t, const pd_sample *s)
 	struct pf_profile_priv *pr = p->priv;
 	bool use_cc = pr->opts.use_callchain && s->callchain;
 	uint64_t nr = use_cc ? s->nr_callchain : 0;
+	if (!nr) {
+		/* the ip alone: its location (a map lookup and one probe of a
+		 * table as small as the code touched) and that location's leaf */
+		uint32_t l = resolve_loc(p, t, s->cpumode, s->ip);
+		if (l == PF_NONE)
+			return PF_NONE;
+		if (l >= pr->cap_loc_leaf) {
+			size_t old = pr->cap_loc_leaf;
+			if (PF_GROW(pr->loc_leaf, pr->cap_loc_leaf, (size_t)l + 1) < 0)
+				return PF_NONE;
+			memset(pr->loc_leaf + old, 0xff, (pr->cap_loc_leaf - old) * sizeof(uint32_t));
+		}
+		if (pr->loc_leaf[l] == PF_NONE)
+			pr->loc_leaf[l] = node_child(p, 0, l);
+		return pr->loc_leaf[l];
+	}
 	uint32_t mg = t ? t->mg : PF_NONE;
 	uint32_t gen = mg != PF_NONE ? pr->mgs[mg].gen : 0;
 	uint32_t kgen = pr->mgs[pr->kernel_mg].gen;
@@ -995,6 +1012,9 @@ static void release_load_state(struct pf_profile_priv *pr)
 	free(pr->scratch_locs);
 	pr->scratch_locs = NULL;
 	pr->cap_scratch = 0;
+	free(pr->loc_leaf);
+	pr->loc_leaf = NULL;
+	pr->cap_loc_leaf = 0;
 }
 
 void pf_profile_free(pf_profile *p)

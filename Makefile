@@ -16,7 +16,7 @@ SAN     ?= 0
 CC      ?= cc
 WERROR  ?= 0
 
-PKGS     := libdw libelf libzstd
+PKGS     := libdw libelf libzstd zlib
 CPPFLAGS += -Iinclude -D_GNU_SOURCE -DPROFF_VERSION=\"0.1.0\"
 CFLAGS   ?= -O2 -g
 CFLAGS   += -std=gnu17 -Wall -Wextra -Wno-unused-parameter -fno-omit-frame-pointer
@@ -27,7 +27,7 @@ ifeq ($(SAN),1)
 CFLAGS   += -fsanitize=address,undefined -fno-sanitize-recover=undefined -O1
 LDFLAGS  += -fsanitize=address,undefined
 endif
-LIBS     := $(shell pkg-config --libs $(PKGS) 2>/dev/null || echo -ldw -lelf -lzstd) -lstdc++ -lm -lpthread
+LIBS     := $(shell pkg-config --libs $(PKGS) 2>/dev/null || echo -ldw -lelf -lzstd -lz) -lstdc++ -lm -lpthread
 
 LIB_SRC  := $(shell find lib -name '*.c' | sort)
 CLI_SRC  := $(wildcard cli/*.c)

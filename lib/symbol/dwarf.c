@@ -9,6 +9,21 @@
  *
  * Addresses come in perf's map-address space and are turned back into ELF
  * virtual addresses with the runtime file's PT_LOAD headers.
+ *
+ * Compressed debug files (SHF_COMPRESSED .debug_info with .debug_aranges, as
+ * distributions ship them, e.g. libc's) are inflated lazily: libdw would
+ * inflate every debug section in dwarf_begin_elf (~0.1 s for libc), however
+ * few addresses are asked about. Instead libdw gets an in-memory ELF whose
+ * sections have their full inflated size but are filled only as far as the
+ * queries need: .debug_info up to the end of the CU holding the address
+ * (found with .debug_aranges), .debug_abbrev up to the end of the abbrev
+ * tables of those CUs, .debug_line up to the end of the CU's line program;
+ * the small sections (strings, ranges, addresses) completely. An address
+ * outside .debug_aranges completes .debug_info and .debug_abbrev and switches
+ * to the index the complete file has (the CU DIEs' own ranges); an inline
+ * query or anything unexpected falls back to the complete file. The answers
+ * are those of the complete file (checked address by address on libc and
+ * ld.so: tests/unit/test_dwarf_lazy.c).
  */
 #include "symbol-int.h"
 
@@ -17,16 +32,23 @@
 #include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <unistd.h>
+#include <zlib.h>
 
 typedef struct cu_range {
 	uint64_t lo, hi;          /* [lo, hi) */
-	Dwarf_Off off;            /* CU DIE offset */
+	Dwarf_Off off;            /* CU DIE offset (CU header offset in the aranges index) */
+	Dwarf_Off die;            /* aranges index: the DIE offset, once the unit is inflated */
 } cu_range;
+
+typedef struct lazy_dwarf lazy_dwarf;
 
 typedef struct dwarf_index {
 	cu_range *v;
 	size_t n, cap;
+	lazy_dwarf *lazy;         /* lazy inflation (see lazy_open) */
+	bool hdr_offs;            /* off is a CU header offset (the .debug_aranges index) */
 } dwarf_index;
 
 /* What addr2line (binutils) calls a function, for addresses perf found no
@@ -158,22 +180,32 @@ static bool a2l_names_function(sym_dso *d, uint64_t vaddr)
 	return false;
 }
 
-void sym_dwarf_close(sym_dso *d)
+static void lazy_free(lazy_dwarf *lz);
+
+/* the Dwarf and its index (the lazy image too), not the file */
+static void dwarf_drop(sym_dso *d)
 {
 	if (d->dwarf)
 		dwarf_end(d->dwarf);
+	d->dwarf = NULL;
+	if (d->cu_index) {
+		dwarf_index *ix = d->cu_index;
+		lazy_free(ix->lazy);
+		free(ix->v);
+		free(ix);
+		d->cu_index = NULL;
+	}
+}
+
+void sym_dwarf_close(sym_dso *d)
+{
+	dwarf_drop(d);
 	if (d->dwarf_elf)
 		elf_end(d->dwarf_elf);
 	if (d->dwarf_fd >= 0)
 		close(d->dwarf_fd);
-	d->dwarf = NULL;
 	d->dwarf_elf = NULL;
 	d->dwarf_fd = -1;
-	if (d->cu_index) {
-		free(((dwarf_index *)d->cu_index)->v);
-		free(d->cu_index);
-		d->cu_index = NULL;
-	}
 	a2l_index_free(d);
 }
 
@@ -204,7 +236,7 @@ static void build_index(sym_dso *d)
 					continue;
 				if (PF_GROW(ix->v, ix->cap, ix->n + 1) < 0)
 					goto done;
-				ix->v[ix->n++] = (cu_range){ lo, hi, off + hsize };
+				ix->v[ix->n++] = (cu_range){ lo, hi, off + hsize, 0 };
 			}
 		}
 		off = next;
@@ -214,6 +246,438 @@ done:
 	if (ix->n > 1)
 		qsort(ix->v, ix->n, sizeof(*ix->v), range_cmp);
 	d->cu_index = ix;
+}
+
+/* ---- lazily inflated compressed debug files ------------------------------ */
+
+enum { LZ_INFO, LZ_ABBREV, LZ_LINE, LZ_NPREFIX };
+#define LZ_MAX_SECS 16
+#define LZ_CHUNK ((uint64_t)64 << 10)
+
+typedef struct lz_sec {
+	const char *name;
+	const uint8_t *in;        /* zlib stream after the Elf64_Chdr, or the plain bytes */
+	size_t in_size;
+	uint64_t size;            /* inflated size */
+	uint64_t off;             /* of the data in the image */
+	bool compressed, z_init, z_done;
+	z_stream z;
+	uint64_t have;            /* [0, have) is in the image */
+} lz_sec;
+
+struct lazy_dwarf {
+	uint8_t *image;
+	size_t image_size;
+	Elf *elf;                 /* elf_memory over image */
+	lz_sec secs[LZ_MAX_SECS];
+	size_t nsecs;
+	lz_sec *prefix[LZ_NPREFIX];
+	uint64_t walked;          /* .debug_info unit headers read up to here */
+	uint64_t max_abbrev;      /* largest abbrev offset of those units */
+	bool any_unit;
+};
+
+/* the sections a srcline query may read (the first LZ_NPREFIX in enum
+ * order, inflated as far as needed); the others are left out */
+static const char *const lz_wanted[] = {
+	".debug_info", ".debug_abbrev", ".debug_line", ".debug_str", ".debug_line_str",
+	".debug_str_offsets", ".debug_addr", ".debug_rnglists", ".debug_ranges", ".debug_aranges",
+};
+
+static void lazy_free(lazy_dwarf *lz)
+{
+	if (!lz)
+		return;
+	for (size_t i = 0; i < lz->nsecs; i++)
+		if (lz->secs[i].z_init)
+			inflateEnd(&lz->secs[i].z);
+	if (lz->elf)
+		elf_end(lz->elf);
+	if (lz->image)
+		munmap(lz->image, lz->image_size);
+	free(lz);
+}
+
+/* make [0, want) of the section available (rounded up to a chunk) */
+static bool lz_ensure(lazy_dwarf *lz, lz_sec *s, uint64_t want)
+{
+	if (want <= s->have)
+		return true;
+	if (want > s->size)
+		return false;
+	if (!s->compressed || s->z_done)
+		return false;
+	uint64_t to = want + LZ_CHUNK < s->size ? want + LZ_CHUNK : s->size;
+	if (!s->z_init) {
+		memset(&s->z, 0, sizeof(s->z));
+		if (inflateInit(&s->z) != Z_OK)
+			return false;
+		s->z_init = true;
+		s->z.next_in = (Bytef *)(uintptr_t)s->in;
+		s->z.avail_in = (uInt)s->in_size;
+	}
+	while (s->have < to) {
+		uint64_t room = to - s->have;
+		s->z.next_out = lz->image + s->off + s->have;
+		s->z.avail_out = room > UINT32_MAX ? UINT32_MAX : (uInt)room;
+		uInt before = s->z.avail_out;
+		int r = inflate(&s->z, Z_SYNC_FLUSH);
+		s->have += before - s->z.avail_out;
+		if (r == Z_STREAM_END) {
+			s->z_done = true;
+			break;
+		}
+		if (r != Z_OK || before == s->z.avail_out)
+			return false;
+	}
+	return s->have >= want;
+}
+
+static bool lz_u8(lazy_dwarf *lz, lz_sec *s, uint64_t at, uint8_t *v)
+{
+	if (!lz_ensure(lz, s, at + 1))
+		return false;
+	*v = lz->image[s->off + at];
+	return true;
+}
+
+static bool lz_uint(lazy_dwarf *lz, lz_sec *s, uint64_t at, unsigned n, uint64_t *v)
+{
+	if (at + n < at || !lz_ensure(lz, s, at + n))
+		return false;
+	uint64_t x = 0;
+	for (unsigned i = 0; i < n; i++)       /* little-endian only (checked at open) */
+		x |= (uint64_t)lz->image[s->off + at + i] << (8 * i);
+	*v = x;
+	return true;
+}
+
+static bool lz_uleb(lazy_dwarf *lz, lz_sec *s, uint64_t *at, uint64_t *v)
+{
+	uint64_t x = 0;
+	for (unsigned shift = 0; shift < 70; shift += 7) {
+		uint8_t b;
+		if (!lz_u8(lz, s, (*at)++, &b))
+			return false;
+		if (shift < 64)
+			x |= (uint64_t)(b & 0x7f) << shift;
+		if (!(b & 0x80)) {
+			*v = x;
+			return true;
+		}
+	}
+	return false;
+}
+
+/* unit length at `at`: sets the offset size and the end of the unit */
+static bool lz_unit_length(lazy_dwarf *lz, lz_sec *s, uint64_t at, unsigned *offsz, uint64_t *hdr_end, uint64_t *end)
+{
+	uint64_t len;
+	if (!lz_uint(lz, s, at, 4, &len))
+		return false;
+	*offsz = 4;
+	*hdr_end = at + 4;
+	if (len == 0xffffffffu) {
+		if (!lz_uint(lz, s, at + 4, 8, &len))
+			return false;
+		*offsz = 8;
+		*hdr_end = at + 12;
+	} else if (len >= 0xfffffff0u) {
+		return false;
+	}
+	*end = *hdr_end + len;
+	return *end >= *hdr_end && *end <= s->size;
+}
+
+/* the abbrev table at `at` is complete in the image */
+static bool lz_abbrev_table(lazy_dwarf *lz, uint64_t at)
+{
+	lz_sec *s = lz->prefix[LZ_ABBREV];
+	for (;;) {
+		uint64_t code, tag, name, form, ic;
+		uint8_t children;
+		if (!lz_uleb(lz, s, &at, &code))
+			return false;
+		if (!code)
+			return true;
+		if (!lz_uleb(lz, s, &at, &tag) || !lz_u8(lz, s, at++, &children))
+			return false;
+		do {
+			if (!lz_uleb(lz, s, &at, &name) || !lz_uleb(lz, s, &at, &form))
+				return false;
+			if (form == DW_FORM_implicit_const && !lz_uleb(lz, s, &at, &ic))
+				return false;
+		} while (name || form);
+	}
+}
+
+/* header of the unit at `at`: its end, abbrev offset and DIE offset */
+static bool lz_unit_hdr(lazy_dwarf *lz, uint64_t at, unsigned *offsz, uint64_t *end, uint64_t *abbrev, uint64_t *die)
+{
+	lz_sec *info = lz->prefix[LZ_INFO];
+	uint64_t h, ver, ut = DW_UT_compile;
+	unsigned osz;
+	if (!lz_unit_length(lz, info, at, &osz, &h, end) || !lz_uint(lz, info, h, 2, &ver) || ver < 2 || ver > 5)
+		return false;
+	if (ver == 5) {
+		if (!lz_uint(lz, info, h + 2, 1, &ut) || !lz_uint(lz, info, h + 4, osz, abbrev))
+			return false;
+		h += 4 + osz;
+		if (ut == DW_UT_skeleton || ut == DW_UT_split_compile)
+			h += 8;
+		else if (ut == DW_UT_type || ut == DW_UT_split_type)
+			h += 8 + osz;
+	} else {
+		if (!lz_uint(lz, info, h + 2, osz, abbrev))
+			return false;
+		h += 2 + osz + 1;
+	}
+	*offsz = osz;
+	*die = h;
+	return h <= *end;
+}
+
+/* the line program of a CU DIE is complete in the image */
+static bool lazy_line(lazy_dwarf *lz, Dwarf_Die *cu)
+{
+	Dwarf_Attribute at;
+	uint8_t offsz = 0;
+	if (!dwarf_attr(cu, DW_AT_stmt_list, &at))
+		return true;        /* no lines: libdw will say so */
+	if (dwarf_cu_info(cu->cu, NULL, NULL, NULL, NULL, NULL, NULL, &offsz) != 0)
+		return false;
+	unsigned n = at.form == DW_FORM_sec_offset ? offsz : at.form == DW_FORM_data4 ? 4 : at.form == DW_FORM_data8 ? 8 : 0;
+	if (!n || !at.valp)
+		return false;
+	uint64_t stmt = 0;
+	for (unsigned i = 0; i < n; i++)
+		stmt |= (uint64_t)at.valp[i] << (8 * i);
+	lz_sec *line = lz->prefix[LZ_LINE];
+	unsigned osz;
+	uint64_t hdr_end, end;
+	return lz_unit_length(lz, line, stmt, &osz, &hdr_end, &end) && lz_ensure(lz, line, end);
+}
+
+/* Make the unit at cu_off usable by libdw: .debug_info through its end
+ * (libdw reads every unit header before it), the abbrev tables of all those
+ * units, and its line program. Sets the offset of its DIE. */
+static bool lazy_unit(sym_dso *d, lazy_dwarf *lz, uint64_t cu_off, Dwarf_Off *die_off)
+{
+	lz_sec *info = lz->prefix[LZ_INFO];
+	unsigned offsz, osz;
+	uint64_t end, ab, die, uend;
+	if (!lz_unit_hdr(lz, cu_off, &offsz, &end, &ab, &die) || !lz_ensure(lz, info, end))
+		return false;
+	while (lz->walked < end) {
+		uint64_t a, dd;
+		if (!lz_unit_hdr(lz, lz->walked, &osz, &uend, &a, &dd))
+			return false;
+		if (!lz->any_unit || a > lz->max_abbrev)
+			lz->max_abbrev = a;
+		lz->any_unit = true;
+		lz->walked = uend;
+	}
+	if (!lz_abbrev_table(lz, lz->max_abbrev) || !lz_abbrev_table(lz, ab))
+		return false;
+	/* libdw must see this unit's DIE where the header says */
+	Dwarf_Die cu, cudie;
+	if (!dwarf_offdie(d->dwarf, die, &cu) || !dwarf_diecu(&cu, &cudie, NULL, NULL) ||
+	    dwarf_dieoffset(&cudie) != die)
+		return false;
+	*die_off = die;
+	return lazy_line(lz, &cu);
+}
+
+/* CU header offsets by address, from .debug_aranges */
+static bool lazy_index(lazy_dwarf *lz, lz_sec *ar, dwarf_index *ix)
+{
+	uint64_t at = 0;
+	while (at < ar->size) {
+		unsigned offsz;
+		uint64_t p, end, ver, cu, asz, ssz;
+		if (!lz_unit_length(lz, ar, at, &offsz, &p, &end) || !lz_uint(lz, ar, p, 2, &ver) ||
+		    !lz_uint(lz, ar, p + 2, offsz, &cu) || !lz_uint(lz, ar, p + 2 + offsz, 1, &asz) ||
+		    !lz_uint(lz, ar, p + 3 + offsz, 1, &ssz))
+			return false;
+		if (ver != 2 || asz != 8 || ssz != 0)
+			return false;
+		/* tuples start at a multiple of twice the address size from the set start */
+		p += 4 + offsz;
+		uint64_t rel = p - at;
+		p = at + ((rel + 15) & ~(uint64_t)15);
+		for (; p + 16 <= end; p += 16) {
+			uint64_t lo, len;
+			if (!lz_uint(lz, ar, p, 8, &lo) || !lz_uint(lz, ar, p + 8, 8, &len))
+				return false;
+			if (!lo && !len)
+				break;
+			if (lo + len <= lo)
+				continue;
+			if (PF_GROW(ix->v, ix->cap, ix->n + 1) < 0)
+				return false;
+			ix->v[ix->n++] = (cu_range){ lo, lo + len, cu, 0 };
+		}
+		at = end;
+	}
+	if (ix->n > 1)
+		qsort(ix->v, ix->n, sizeof(*ix->v), range_cmp);
+	return true;
+}
+
+/* Set up lazy inflation if the DWARF file is a compressed one we can serve
+ * that way; false leaves d untouched (open the file as usual). */
+static bool lazy_open(sym_dso *d)
+{
+	Elf *elf = d->dwarf_elf;
+	GElf_Ehdr eh;
+	size_t shstrndx;
+	const uint16_t one = 1;
+	if (!gelf_getehdr(elf, &eh) || eh.e_ident[EI_CLASS] != ELFCLASS64 || eh.e_ident[EI_DATA] != ELFDATA2LSB ||
+	    *(const uint8_t *)&one != 1 || elf_getshdrstrndx(elf, &shstrndx) != 0)
+		return false;
+	lazy_dwarf *lz = calloc(1, sizeof(*lz));
+	if (!lz)
+		return false;
+	bool info_z = false, aranges = false;
+	size_t names = 1 + sizeof(".shstrtab");
+	Elf_Scn *scn = NULL;
+	while ((scn = elf_nextscn(elf, scn)) != NULL) {
+		GElf_Shdr sh;
+		if (!gelf_getshdr(scn, &sh))
+			goto no;
+		const char *n = elf_strptr(elf, shstrndx, sh.sh_name);
+		if (!n)
+			continue;
+		if (!strcmp(n, ".gnu_debugaltlink") || !strncmp(n, ".zdebug", 7))
+			goto no;        /* dwz alternate files, old-style compression: as usual */
+		size_t w = 0;
+		while (w < sizeof(lz_wanted) / sizeof(*lz_wanted) && strcmp(n, lz_wanted[w]))
+			w++;
+		if (w == sizeof(lz_wanted) / sizeof(*lz_wanted) || sh.sh_type == SHT_NOBITS || (sh.sh_flags & SHF_GROUP))
+			continue;
+		if (lz->nsecs == LZ_MAX_SECS)
+			goto no;
+		Elf_Data *raw = elf_rawdata(scn, NULL);
+		if (!raw || (!raw->d_buf && raw->d_size))
+			goto no;
+		lz_sec *s = &lz->secs[lz->nsecs++];
+		s->name = lz_wanted[w];
+		s->in = raw->d_buf;
+		s->in_size = raw->d_size;
+		s->size = raw->d_size;
+		if (sh.sh_flags & SHF_COMPRESSED) {
+			Elf64_Chdr ch;
+			if (raw->d_size < sizeof(ch))
+				goto no;
+			memcpy(&ch, raw->d_buf, sizeof(ch));
+			if (ch.ch_type != ELFCOMPRESS_ZLIB)
+				goto no;
+			s->compressed = true;
+			s->in += sizeof(ch);
+			s->in_size -= sizeof(ch);
+			s->size = ch.ch_size;
+			if (w == LZ_INFO)
+				info_z = true;
+		}
+		if (!strcmp(n, ".debug_aranges"))
+			aranges = true;
+		if (w < LZ_NPREFIX) {
+			if (lz->prefix[w])
+				goto no;
+			lz->prefix[w] = s;
+		}
+		names += strlen(s->name) + 1;
+	}
+	if (!info_z || !aranges || !lz->prefix[LZ_ABBREV] || !lz->prefix[LZ_LINE])
+		goto no;
+	/* the image: ehdr, .shstrtab, the sections, the section headers */
+	size_t nsh = lz->nsecs + 2;
+	uint64_t pos = sizeof(Elf64_Ehdr), strtab_off = pos;
+	pos += names;
+	for (size_t i = 0; i < lz->nsecs; i++) {
+		pos = (pos + 15) & ~(uint64_t)15;
+		lz->secs[i].off = pos;
+		pos += lz->secs[i].size;
+		if (pos < lz->secs[i].size)
+			goto no;
+	}
+	pos = (pos + 15) & ~(uint64_t)15;
+	uint64_t shoff = pos;
+	pos += nsh * sizeof(Elf64_Shdr);
+	if (pos > SIZE_MAX / 2)
+		goto no;
+	lz->image_size = (size_t)pos;
+	void *img = mmap(NULL, lz->image_size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (img == MAP_FAILED)
+		goto no;
+	lz->image = img;
+	Elf64_Ehdr *e = (Elf64_Ehdr *)lz->image;
+	memcpy(e->e_ident, eh.e_ident, EI_NIDENT);
+	e->e_type = eh.e_type;
+	e->e_machine = eh.e_machine;
+	e->e_version = EV_CURRENT;
+	e->e_shoff = shoff;
+	e->e_ehsize = sizeof(Elf64_Ehdr);
+	e->e_shentsize = sizeof(Elf64_Shdr);
+	e->e_shnum = (uint16_t)nsh;
+	e->e_shstrndx = (uint16_t)(nsh - 1);
+	Elf64_Shdr *sh = (Elf64_Shdr *)(lz->image + shoff);
+	char *names_at = (char *)lz->image + strtab_off;
+	size_t np = 1;
+	for (size_t i = 0; i < lz->nsecs; i++) {
+		lz_sec *s = &lz->secs[i];
+		sh[i + 1] = (Elf64_Shdr){ .sh_name = (uint32_t)np, .sh_type = SHT_PROGBITS,
+					  .sh_offset = s->off, .sh_size = s->size, .sh_addralign = 1 };
+		memcpy(names_at + np, s->name, strlen(s->name) + 1);
+		np += strlen(s->name) + 1;
+		if (!s->compressed) {
+			memcpy(lz->image + s->off, s->in, s->size);
+			s->have = s->size;
+		} else if (s != lz->prefix[LZ_INFO] && s != lz->prefix[LZ_ABBREV] && s != lz->prefix[LZ_LINE] &&
+			   !lz_ensure(lz, s, s->size)) {
+			goto no;
+		}
+	}
+	sh[nsh - 1] = (Elf64_Shdr){ .sh_name = (uint32_t)np, .sh_type = SHT_STRTAB,
+				    .sh_offset = strtab_off, .sh_size = names, .sh_addralign = 1 };
+	memcpy(names_at + np, ".shstrtab", sizeof(".shstrtab"));
+	dwarf_index *ix = calloc(1, sizeof(*ix));
+	if (!ix)
+		goto no;
+	lz_sec *ar = NULL;
+	for (size_t i = 0; i < lz->nsecs; i++)
+		if (!strcmp(lz->secs[i].name, ".debug_aranges"))
+			ar = &lz->secs[i];
+	if (!lazy_index(lz, ar, ix) || !ix->n) {
+		free(ix->v);
+		free(ix);
+		goto no;
+	}
+	lz->elf = elf_memory((char *)lz->image, lz->image_size);
+	Dwarf *dw = lz->elf ? dwarf_begin_elf(lz->elf, DWARF_C_READ, NULL) : NULL;
+	/* libdw must read the sections in place (filled in later) */
+	bool in_place = dw != NULL;
+	scn = NULL;
+	for (size_t i = 1; in_place && (scn = elf_nextscn(lz->elf, scn)) != NULL && i < nsh - 1; i++) {
+		Elf_Data *dd = elf_getdata(scn, NULL);
+		if (!dd || dd->d_buf != lz->image + lz->secs[i - 1].off || dd->d_size != lz->secs[i - 1].size)
+			in_place = false;
+	}
+	if (!in_place) {
+		if (dw)
+			dwarf_end(dw);
+		free(ix->v);
+		free(ix);
+		goto no;
+	}
+	ix->lazy = lz;
+	ix->hdr_offs = true;
+	d->dwarf = dw;
+	d->cu_index = ix;
+	return true;
+no:
+	lazy_free(lz);
+	return false;
 }
 
 static bool dwarf_open(sym_dso *d)
@@ -229,6 +693,8 @@ static bool dwarf_open(sym_dso *d)
 	if (d->dwarf_fd < 0)
 		return false;
 	d->dwarf_elf = elf_begin(d->dwarf_fd, ELF_C_READ_MMAP, NULL);
+	if (d->dwarf_elf && lazy_open(d))
+		return true;
 	if (d->dwarf_elf)
 		d->dwarf = dwarf_begin_elf(d->dwarf_elf, DWARF_C_READ, NULL);
 	if (!d->dwarf) {
@@ -239,25 +705,94 @@ static bool dwarf_open(sym_dso *d)
 	return true;
 }
 
-/* CU DIE covering vaddr: the innermost (last starting) range holding it. */
+/* the DWARF file opened completely (leaving lazy inflation) */
+static bool dwarf_full(sym_dso *d)
+{
+	if (!dwarf_open(d))
+		return false;
+	dwarf_index *ix = d->cu_index;
+	if (!ix || !ix->lazy)
+		return true;
+	dwarf_drop(d);
+	d->dwarf = dwarf_begin_elf(d->dwarf_elf, DWARF_C_READ, NULL);
+	if (!d->dwarf) {
+		sym_dwarf_close(d);
+		return false;
+	}
+	build_index(d);
+	return true;
+}
+
+/* the innermost (last starting) range holding v */
+static const cu_range *index_find(const dwarf_index *ix, uint64_t v)
+{
+	if (!ix || !ix->n)
+		return NULL;
+	size_t lo = 0, hi = ix->n;
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		if (ix->v[mid].lo <= v)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	for (size_t k = 0; k < 16 && lo > 0; k++, lo--)
+		if (v < ix->v[lo - 1].hi)
+			return &ix->v[lo - 1];
+	return NULL;
+}
+
+static void build_index(sym_dso *d);
+
+/* An address outside .debug_aranges: the index of the complete file after
+ * all (the CU DIEs' own ranges, libdw's aranges lookup after them), which
+ * needs .debug_info and .debug_abbrev inflated, not the line programs. */
+static bool lazy_complete_info(sym_dso *d)
+{
+	dwarf_index *old = d->cu_index;
+	lazy_dwarf *lz = old->lazy;
+	if (!lz_ensure(lz, lz->prefix[LZ_INFO], lz->prefix[LZ_INFO]->size) ||
+	    !lz_ensure(lz, lz->prefix[LZ_ABBREV], lz->prefix[LZ_ABBREV]->size))
+		return false;
+	d->cu_index = NULL;
+	build_index(d);
+	dwarf_index *ix = d->cu_index;
+	if (!ix) {
+		d->cu_index = old;
+		return false;
+	}
+	ix->lazy = lz;
+	free(old->v);
+	free(old);
+	return true;
+}
+
+/* CU DIE covering vaddr */
 static bool cu_of(sym_dso *d, uint64_t v, Dwarf_Die *cu)
 {
 	dwarf_index *ix = d->cu_index;
-	if (ix && ix->n) {
-		size_t lo = 0, hi = ix->n;
-		while (lo < hi) {
-			size_t mid = lo + (hi - lo) / 2;
-			if (ix->v[mid].lo <= v)
-				lo = mid + 1;
-			else
-				hi = mid;
+	cu_range *r = (cu_range *)index_find(ix, v);
+	if (ix && ix->lazy) {
+		lazy_dwarf *lz = ix->lazy;
+		if (ix->hdr_offs) {
+			if (r && (r->die || lazy_unit(d, lz, r->off, &r->die)))
+				return dwarf_offdie(d->dwarf, r->die, cu) != NULL;
+			if (!r && lazy_complete_info(d))
+				return cu_of(d, v, cu);
+		} else {
+			if (r ? dwarf_offdie(d->dwarf, r->off, cu) != NULL : dwarf_addrdie(d->dwarf, v, cu) != NULL)
+				return lazy_line(lz, cu);
+			if (!r)
+				return false;
 		}
-		for (size_t k = 0; k < 16 && lo > 0; k++, lo--) {
-			const cu_range *r = &ix->v[lo - 1];
-			if (v < r->hi)
-				return dwarf_offdie(d->dwarf, r->off, cu) != NULL;
-		}
+		/* not as expected: the complete file */
+			if (!dwarf_full(d))
+			return false;
+		ix = d->cu_index;
+		r = (cu_range *)index_find(ix, v);
 	}
+	if (r)
+		return dwarf_offdie(d->dwarf, r->off, cu) != NULL;
 	return dwarf_addrdie(d->dwarf, v, cu) != NULL;
 }
 
@@ -354,7 +889,7 @@ size_t sym_inlines(sym_dso *d, uint64_t addr, sym_inline_frame *out, size_t max)
 {
 	uint64_t v;
 	Dwarf_Die cu;
-	if (!max || !dwarf_open(d) || !sym_map_to_vaddr(d, addr, &v) || !cu_of(d, v, &cu))
+	if (!max || !dwarf_full(d) || !sym_map_to_vaddr(d, addr, &v) || !cu_of(d, v, &cu))
 		return 0;
 	/* dwarf_getscopes() continues into an inlined function's abstract
 	 * definition; the physical nesting comes from dwarf_getscopes_die() on

@@ -21,6 +21,7 @@ typedef struct st_dso {
 	enum sym_dso_kind kind;
 	sym_dso *sd;
 	pf_map64 cache;            /* map address -> index in st_side.addrs */
+	pf_map64 gcache;           /* sample map address -> index in st_side.group_period */
 } st_dso;
 
 typedef struct st_addr {
@@ -31,6 +32,7 @@ typedef struct st_addr {
 	const char *path;
 	unsigned line;
 	bool have_sym;
+	uint32_t entry;            /* 1 + index of its hist entry as a sample ip, 0 if not known */
 } st_addr;
 
 /* one element of the sample's path (perf's callchain_cursor_node) */
@@ -67,8 +69,15 @@ typedef struct st_entry {
 
 typedef struct st_blocks st_blocks;
 
-#define ST_MAPCACHE 4096
-typedef struct st_mapcache { uint64_t ip; uint32_t pid; bool valid; const st_map *m; } st_mapcache;
+/* (pid, ip, lookup kind) -> map and resolved address, emptied whenever a map changes */
+#define ST_MAPCACHE 8192
+typedef struct st_mapcache {
+	uint64_t ip;
+	uint32_t pid, addr;        /* addr: index in st_side.addrs, ST_NONE without a map */
+	uint8_t kind;
+	bool valid;
+	const st_map *m;
+} st_mapcache;
 
 struct st_side {
 	st_opts opts;
@@ -93,6 +102,13 @@ struct st_side {
 	st_entry **entries; size_t nr_entries, cap_entries;
 	pf_map64 key2entry;
 	uint64_t total_period, stream_hits;
+	/* --stream reads the file twice: first the period of each (symbol,
+	 * dso) of sample ips, then only the samples whose group can hold a
+	 * stream (a hist entry's period is at most its group's) */
+	bool counting, pruning;
+	uint64_t prune_below;
+	uint64_t *group_period; size_t nr_groups, cap_groups;
+	pf_map64 key2group;
 
 	st_stream *streams; size_t nr_streams;
 	st_blocks *blocks;

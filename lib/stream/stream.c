@@ -16,11 +16,20 @@
  *            perf's slot order.
  * Without branch stacks a stream is the full path of its node (root first
  * segment to the node), which is what a callchain user expects to compare.
+ *
+ * A hist entry whose period is under min_percent of the total holds no
+ * stream, and an entry's period is at most that of its (symbol, dso): so
+ * --stream first reads the file only to add up the period of each (symbol,
+ * dso) of sample ips (no source lines, no paths), then builds paths and
+ * tries only for the samples of groups that reach min_percent. The source
+ * lines of the rest (often start-up and exit code deep in libc or ld.so,
+ * whose DWARF is costly to read) are never looked up.
  */
 #include <errno.h>
 #include <stdlib.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "proff/perfdata.h"
 #include "proff/profile.h"
@@ -88,6 +97,7 @@ static uint32_t get_dso(st_side *s, const char *filename, int cpumode,
 		bid_size = 20;
 	d->sd = kind == SYM_DSO_ANON ? NULL : sym_dso_get(s->syms, name, bid_size ? bid : NULL, bid_size, kind);
 	pf_map64_init(&d->cache);
+	pf_map64_init(&d->gcache);
 	d->sname = d->name;
 	if (kind == SYM_DSO_KERNEL)
 		d->sname = "[kernel.kallsyms]";
@@ -241,32 +251,78 @@ const st_addr *st_resolve(st_side *s, uint32_t dso, uint64_t maddr)
 
 /* ---- the cursor (one sample's path) ------------------------------------- */
 
-static int cursor_push(st_side *s, const st_map *m, uint64_t ip, bool branch, uint64_t flags,
-		       uint64_t branch_from);
+enum { K_ANY, K_USER, K_KERNEL };   /* how an ip is looked up */
 
-/* branch addresses repeat a lot: (pid, ip) -> map, direct-mapped, emptied
- * whenever a map changes */
-static const st_map *branch_map(st_side *s, uint32_t pid, uint64_t ip)
+static void cursor_set(st_side *s, st_cnode *c, const st_map *m, const st_addr *a, uint64_t ip,
+		       bool branch, uint64_t flags, uint64_t branch_from)
 {
-	size_t h = (size_t)(pf_hash64(ip ^ ((uint64_t)pid << 40)) & (ST_MAPCACHE - 1));
+	c->ip = ip;
+	if (m) {
+		c->dso = m->dso;
+		c->maddr = map_addr(s, m, ip);
+		c->sym = a->sym;
+		c->sym_start = a->sym_start;
+		c->srcline = a->srcline;
+		c->path = a->path;
+		c->line = a->line;
+	} else {
+		c->dso = ST_NONE;
+		c->maddr = 0;
+		c->sym = NULL;
+		c->sym_start = 0;
+		c->srcline = NULL;
+		c->path = NULL;
+		c->line = 0;
+	}
+	c->branch = branch;
+	c->cycles = (flags >> 4) & 0xffff;
+	c->branch_from = branch_from;
+}
+
+static int cursor_push(st_side *s, const st_map *m, uint64_t ip, bool branch, uint64_t flags,
+		       uint64_t branch_from)
+{
+	if (PF_GROW(s->cur, s->cur_cap, s->cur_nr + 1) < 0)
+		return -1;
+	const st_addr *a = NULL;
+	if (m && !(a = resolve_addr(s, m->dso, map_addr(s, m, ip))))
+		return -1;
+	cursor_set(s, &s->cur[s->cur_nr++], m, a, ip, branch, flags, branch_from);
+	return 0;
+}
+
+/* Branch and callchain addresses repeat a lot: the map and the resolved
+ * address of (pid, ip, kind) come from a direct-mapped cache. K_ANY is
+ * perf's thread__find_cpumode_addr_location for branches: kernel first. */
+static int cursor_lookup(st_side *s, uint32_t pid, int kind, uint64_t ip, const st_map **mp, const st_addr **ap)
+{
+	size_t h = (size_t)(pf_hash64(ip ^ ((uint64_t)pid << 40) ^ ((uint64_t)kind << 62)) & (ST_MAPCACHE - 1));
 	st_mapcache *e = &s->mapcache[h];
-	if (e->valid && e->ip == ip && e->pid == pid)
-		return e->m;
-	/* perf's thread__find_cpumode_addr_location: kernel first, then user */
-	const st_map *m = mg_find(s->kernel_mg, ip);
-	if (!m)
-		m = find_map(s, pid, PD_CPUMODE_USER, ip);
-	*e = (st_mapcache){ ip, pid, true, m };
-	return m;
+	if (e->valid && e->ip == ip && e->pid == pid && e->kind == kind) {
+		*mp = e->m;
+		*ap = e->m ? &s->addrs[e->addr] : NULL;
+		return 0;
+	}
+	const st_map *m = NULL;
+	if (kind != K_USER)
+		m = mg_find(s->kernel_mg, ip);
+	if (!m && kind != K_KERNEL)
+		m = mg_find(mg_of_pid(s, pid, false), ip);
+	const st_addr *a = NULL;
+	if (m && !(a = resolve_addr(s, m->dso, map_addr(s, m, ip))))
+		return -1;
+	*e = (st_mapcache){ .ip = ip, .pid = pid, .kind = (uint8_t)kind, .valid = true, .m = m,
+			    .addr = a ? (uint32_t)(a - s->addrs) : ST_NONE };
+	*mp = m;
+	*ap = a;
+	return 0;
 }
 
 static int cursor_add(st_side *s, uint32_t pid, int *cpumode, uint64_t ip,
 		      bool branch, uint64_t flags, uint64_t branch_from)
 {
-	const st_map *m = NULL;
-	if (!cpumode) {
-		m = branch_map(s, pid, ip);
-	} else {
+	int kind = K_ANY;
+	if (cpumode) {
 		if (ip >= PD_CONTEXT_MAX) {
 			if (ip == PD_CONTEXT_KERNEL)
 				*cpumode = PD_CPUMODE_KERNEL;
@@ -280,35 +336,15 @@ static int cursor_add(st_side *s, uint32_t pid, int *cpumode, uint64_t ip,
 			}
 			return 0;
 		}
-		m = find_map(s, pid, *cpumode, ip);
+		kind = *cpumode == PD_CPUMODE_KERNEL || *cpumode == PD_CPUMODE_GUEST_KERNEL ? K_KERNEL : K_USER;
 	}
-	return cursor_push(s, m, ip, branch, flags, branch_from);
-}
-
-static int cursor_push(st_side *s, const st_map *m, uint64_t ip, bool branch, uint64_t flags,
-		       uint64_t branch_from)
-{
 	if (PF_GROW(s->cur, s->cur_cap, s->cur_nr + 1) < 0)
 		return -1;
-	st_cnode *c = &s->cur[s->cur_nr++];
-	memset(c, 0, sizeof(*c));
-	c->ip = ip;
-	c->dso = ST_NONE;
-	if (m) {
-		const st_addr *a = resolve_addr(s, m->dso, map_addr(s, m, ip));
-		if (!a)
-			return -1;
-		c->dso = m->dso;
-		c->maddr = map_addr(s, m, ip);
-		c->sym = a->sym;
-		c->sym_start = a->sym_start;
-		c->srcline = a->srcline;
-		c->path = a->path;
-		c->line = a->line;
-	}
-	c->branch = branch;
-	c->cycles = (flags >> 4) & 0xffff;
-	c->branch_from = branch_from;
+	const st_map *m;
+	const st_addr *a;
+	if (cursor_lookup(s, pid, kind, ip, &m, &a) < 0)
+		return -1;
+	cursor_set(s, &s->cur[s->cur_nr++], m, a, ip, branch, flags, branch_from);
 	return 0;
 }
 
@@ -397,6 +433,8 @@ enum { M_ERR = -1, M_EQ = 0, M_LT = 1, M_GT = 2 };
 static int match_strings(const char *l, const char *r)
 {
 	int c;
+	if (l == r && l)
+		return M_EQ;        /* interned */
 	if (l && r)
 		c = strcmp(l, r);
 	else if (!l && r)
@@ -577,7 +615,7 @@ static int append_chain(st_side *s, st_node *root, size_t *pos, uint64_t period)
 
 /* ---- hist entries -------------------------------------------------------- */
 
-static st_entry *get_entry(st_side *s, const char *srcline, const char *sym, uint32_t dso)
+static st_entry *get_entry(st_side *s, const char *srcline, const char *sym, uint32_t dso, size_t *idx)
 {
 	char key[8192];
 	int n = snprintf(key, sizeof(key), "%s%c%s%c%u", srcline, 0, sym ? sym : "", 0, dso);
@@ -590,8 +628,11 @@ static st_entry *get_entry(st_side *s, const char *srcline, const char *sym, uin
 	uint64_t *slot = pf_map64_upsert(&s->key2entry, (uint64_t)id, &found);
 	if (!slot)
 		return NULL;
-	if (found)
+	if (found) {
+		if (idx)
+			*idx = (size_t)*slot;
 		return s->entries[*slot];
+	}
 	st_entry *e = pf_arena_alloc(&s->arena, sizeof(*e));
 	if (!e || PF_GROW(s->entries, s->cap_entries, s->nr_entries + 1) < 0)
 		return NULL;
@@ -600,6 +641,8 @@ static st_entry *get_entry(st_side *s, const char *srcline, const char *sym, uin
 	e->dso = dso;
 	e->root.parent = NULL;
 	*slot = s->nr_entries;
+	if (idx)
+		*idx = s->nr_entries;
 	s->entries[s->nr_entries++] = e;
 	return e;
 }
@@ -611,14 +654,102 @@ static int oom(st_side *s)
 	return proff_err_set(s->err, PROFF_ENOMEM, s->path, PROFF_NO_OFFSET, "out of memory");
 }
 
+static uint64_t min_hit_of(const st_side *s)
+{
+	return (uint64_t)((double)s->total_period * (s->opts.min_percent / 100.0));
+}
+
+static int64_t new_group(st_side *s)
+{
+	if (PF_GROW(s->group_period, s->cap_groups, s->nr_groups + 1) < 0)
+		return -1;
+	s->group_period[s->nr_groups] = 0;
+	return (int64_t)s->nr_groups++;
+}
+
+/* the (symbol name, dso) group of a sample ip, or (address, dso) for the
+ * kernel, whose hist entries are keyed by address until make_streams */
+static int64_t sample_group(st_side *s, const st_map *m, uint64_t ip)
+{
+	uint64_t key = ((uint64_t)ST_NONE << 32) | 0xffffffffu, v;
+	st_dso *d = NULL;
+	uint64_t maddr = 0;
+	bool own = false;
+	if (m) {
+		d = &s->dsos[m->dso];
+		maddr = map_addr(s, m, ip);
+		if (pf_map64_get(&d->gcache, maddr, &v))
+			return (int64_t)v;
+		uint32_t name = 0xffffffffu;
+		sym_info si;
+		if (d->kind == SYM_DSO_KERNEL || d->kind == SYM_DSO_MODULE) {
+			own = true;
+		} else if (d->sd && sym_lookup(d->sd, maddr, &si)) {
+			int64_t id = pf_strtab_intern(&s->strs, si.name, strlen(si.name));
+			if (id < 0 || id >= 0xffffffff)
+				return -1;
+			name = (uint32_t)id;
+		}
+		key = ((uint64_t)m->dso << 32) | name;
+	}
+	int64_t g;
+	if (own) {
+		if ((g = new_group(s)) < 0)
+			return -1;
+	} else {
+		bool found;
+		uint64_t *slot = pf_map64_upsert(&s->key2group, key, &found);
+		if (!slot)
+			return -1;
+		if (!found) {
+			if ((g = new_group(s)) < 0)
+				return -1;
+			*slot = (uint64_t)g;
+		}
+		g = (int64_t)*slot;
+	}
+	if (d) {
+		uint64_t *slot = pf_map64_upsert(&d->gcache, maddr, NULL);
+		if (!slot)
+			return -1;
+		*slot = (uint64_t)g;
+	}
+	return g;
+}
+
+/* first pass: the period of each group */
+static int on_sample_count(st_side *s, const pd_event *ev)
+{
+	const pd_sample *sm = &ev->u.sample;
+	int64_t g = sample_group(s, find_map(s, sm->pid, sm->cpumode, sm->ip), sm->ip);
+	if (g < 0)
+		return oom(s);
+	s->group_period[g] += sm->period;
+	s->total_period += sm->period;
+	return 0;
+}
+
 static int on_sample(st_side *s, const pd_event *ev)
 {
 	const pd_sample *sm = &ev->u.sample;
 	int cpumode = sm->cpumode;
 	const st_map *m = find_map(s, sm->pid, cpumode, sm->ip);
+	if (s->pruning) {
+		int64_t g = sample_group(s, m, sm->ip);
+		if (g < 0)
+			return oom(s);
+		if (!s->group_period[g] || s->group_period[g] < s->prune_below) {
+			s->total_period += sm->period;
+			if (sm->branches && sm->nr_branches)
+				s->any_branches = true;
+			return 0;
+		}
+	}
 	const char *srcline, *sym = NULL;
 	uint32_t dso = ST_NONE;
 	uint64_t kaddr = 0;
+	st_addr *addr = NULL;
+	st_entry *e = NULL;
 	if (m && !s->opts.cycles && (s->dsos[m->dso].kind == SYM_DSO_KERNEL || s->dsos[m->dso].kind == SYM_DSO_MODULE)) {
 		/* kernel samples: keyed by address now, named in make_streams only if
 		 * hot enough to matter (loading kernel symbols is the costliest part) */
@@ -636,12 +767,19 @@ static int on_sample(st_side *s, const pd_event *ev)
 		srcline = a->key_srcline;
 		sym = a->sym;
 		dso = m->dso;
+		addr = (st_addr *)a;
+		if (a->entry)
+			e = s->entries[a->entry - 1];
 	} else {
 		srcline = s->unknown_srcline;
 	}
-	st_entry *e = get_entry(s, srcline, sym, dso);
-	if (!e)
-		return oom(s);
+	if (!e) {
+		size_t idx;
+		if (!(e = get_entry(s, srcline, sym, dso, &idx)))
+			return oom(s);
+		if (addr)
+			addr->entry = (uint32_t)(idx + 1);
+	}
 	if (srcline[0] == '\001') {
 		e->deferred = true;
 		e->kaddr = kaddr;
@@ -668,7 +806,7 @@ static int on_event(void *ctx, const pd_event *ev)
 	st_side *s = ctx;
 	switch (ev->type) {
 	case PD_SAMPLE:
-		return on_sample(s, ev);
+		return s->counting ? on_sample_count(s, ev) : on_sample(s, ev);
 	case PD_FORK: {
 		uint32_t pid = ev->u.fork.pid, ppid = ev->u.fork.ppid;
 		memset(s->mapcache, 0, sizeof(s->mapcache));
@@ -762,7 +900,7 @@ static int64_t avg_cycles(const st_call *c, size_t n)
 
 static int make_streams(st_side *s)
 {
-	uint64_t min_hit = (uint64_t)((double)s->total_period * (s->opts.min_percent / 100.0));
+	uint64_t min_hit = min_hit_of(s);
 	for (size_t i = 0; i < s->nr_entries; i++) {
 		st_entry *e = s->entries[i];
 		e->seq = i;
@@ -925,7 +1063,7 @@ static int load_trace(st_side *s, const char *path)
 			srcline = a->key_srcline;
 			sym = a->sym;
 		}
-		st_entry *e = get_entry(s, srcline, sym, leaf->dso);
+		st_entry *e = get_entry(s, srcline, sym, leaf->dso, NULL);
 		if (!e)
 			goto nomem;
 		s->total_period += sm->period;
@@ -956,6 +1094,7 @@ int st_load(const char *path, const st_opts *o, st_side **out, proff_error *err)
 	pf_map64_init(&s->name2dso);
 	pf_map64_init(&s->pid2mg);
 	pf_map64_init(&s->key2entry);
+	pf_map64_init(&s->key2group);
 	int rc = pf_strtab_init(&s->strs);
 	if (rc < 0) {
 		st_side_free(s);
@@ -999,6 +1138,28 @@ int st_load(const char *path, const st_opts *o, st_side **out, proff_error *err)
 	rc = sym_ctx_new(&so, &s->syms, err);
 	if (rc >= 0)
 		rc = s->kernel_mg ? 0 : oom(s);
+	struct stat st;
+	if (rc >= 0 && !o->cycles && stat(path, &st) == 0 && S_ISREG(st.st_mode)) {
+		/* the counting pass (a pipe can be read only once) */
+		s->counting = true;
+		rc = pd_process(rd, true, on_event, s, err);
+		if (rc > 0)
+			rc = s->err->code ? s->err->code : PROFF_EINTERNAL;
+		s->counting = false;
+		s->pruning = true;
+		s->prune_below = min_hit_of(s);
+		s->total_period = 0;
+		/* the maps again from the start */
+		for (st_mgroup *g = s->all_mgs; g; g = g->next_all)
+			pf_ranges_free(&g->maps);
+		s->all_mgs = NULL;
+		pf_map64_free(&s->pid2mg);
+		pf_map64_init(&s->pid2mg);
+		memset(s->mapcache, 0, sizeof(s->mapcache));
+		s->kernel_mg = mg_new(s);
+		if (rc >= 0 && !s->kernel_mg)
+			rc = oom(s);
+	}
 	if (rc >= 0)
 		rc = pd_process(rd, true, on_event, s, err);
 	if (rc > 0)
@@ -1022,8 +1183,10 @@ void st_side_free(st_side *s)
 	for (size_t i = 0; i < s->nr_entries; i++)
 		free_kids(&s->entries[i]->root);
 	free(s->entries);
-	for (size_t i = 0; i < s->nr_dsos; i++)
+	for (size_t i = 0; i < s->nr_dsos; i++) {
 		pf_map64_free(&s->dsos[i].cache);
+		pf_map64_free(&s->dsos[i].gcache);
+	}
 	free(s->dsos);
 	for (st_mgroup *g = s->all_mgs; g; g = g->next_all)
 		pf_ranges_free(&g->maps);
@@ -1034,6 +1197,8 @@ void st_side_free(st_side *s)
 	pf_map64_free(&s->name2dso);
 	pf_map64_free(&s->pid2mg);
 	pf_map64_free(&s->key2entry);
+	pf_map64_free(&s->key2group);
+	free(s->group_period);
 	if (s->syms)
 		sym_ctx_free(s->syms);
 	if (s->rd)

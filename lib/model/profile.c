@@ -57,7 +57,8 @@ struct pf_profile_priv {
 	uint64_t **raw_keys; size_t nraw, capraw;   /* [0]=mg<<32|gen, [1]=nr, [2..]=ips */
 	uint32_t *raw_leaf;
 	pf_arena raw_arena;
-	id_table sample_tab;
+	uint32_t *node_sample; size_t cap_node_sample;   /* node -> last sample with that stack */
+	uint32_t *sample_next;   /* sample -> next sample with the same stack (cap: cap_samples) */
 	/* time filter */
 	pf_time_range *ranges; size_t nranges;
 	uint32_t *loc_leaf; size_t cap_loc_leaf;   /* location -> its node under the root */
@@ -514,35 +515,38 @@ static uint32_t stack_of(pf_profile *p, const pthread_ *t, const pd_sample *s)
 	return leaf;
 }
 
+/* Aggregated samples are found through their stack: every node keeps the
+ * first sample ending there, and samples with the same stack are chained
+ * (usually one or a few: other threads, comms or cpus). The per-node array
+ * is small and stays in the cache, unlike a hash table over all samples. */
 static int add_sample(pf_profile *p, uint32_t evsel, uint32_t thread, uint32_t pid, uint32_t tid,
 		      uint32_t comm, uint32_t cpu, uint32_t stack, uint64_t period)
 {
 	struct pf_profile_priv *pr = p->priv;
-	uint64_t h = pf_hash64(((uint64_t)evsel << 32 | pid) ^ pf_hash64(((uint64_t)tid << 32 | comm) ^
-			       pf_hash64((((uint64_t)cpu << 32) | stack) ^ ((uint64_t)thread << 40))));
-	id_table *tab = &pr->sample_tab;
-	if ((tab->len + 1) * 2 > tab->cap && id_table_grow(tab) < 0)
-		return -1;
-	size_t j = h & (tab->cap - 1);
-	while (tab->s[j].id) {
-		if (tab->s[j].hash == h) {
-			pf_sample *s = &p->samples[tab->s[j].id - 1];
-			if (s->evsel == evsel && s->pid == pid && s->tid == tid && s->comm == comm &&
-			    s->cpu == cpu && s->stack == stack && s->thread == thread) {
-				s->period += period;
-				s->count++;
-				return (int)(tab->s[j].id - 1);
-			}
-		}
-		j = (j + 1) & (tab->cap - 1);
+	if (stack >= pr->cap_node_sample) {
+		size_t old = pr->cap_node_sample;
+		if (PF_GROW(pr->node_sample, pr->cap_node_sample, (size_t)stack + 1) < 0)
+			return -1;
+		memset(pr->node_sample + old, 0xff, (pr->cap_node_sample - old) * sizeof(uint32_t));
 	}
-	if (PF_GROW(p->samples, p->cap_samples, p->nr_samples + 1) < 0)
+	for (uint32_t id = pr->node_sample[stack]; id != PF_NONE; id = pr->sample_next[id]) {
+		pf_sample *s = &p->samples[id];
+		if (s->evsel == evsel && s->pid == pid && s->tid == tid && s->comm == comm &&
+		    s->cpu == cpu && s->thread == thread) {
+			s->period += period;
+			s->count++;
+			return (int)id;
+		}
+	}
+	size_t cap = p->cap_samples;
+	if (PF_GROW(p->samples, p->cap_samples, p->nr_samples + 1) < 0 ||
+	    PF_GROW(pr->sample_next, cap, p->nr_samples + 1) < 0)
 		return -1;
-	p->samples[p->nr_samples] = (pf_sample){ evsel, thread, pid, tid, comm, cpu, stack, period, 1 };
-	tab->s[j].id = (uint32_t)++p->nr_samples;
-	tab->s[j].hash = h;
-	tab->len++;
-	return (int)(p->nr_samples - 1);
+	uint32_t id = (uint32_t)p->nr_samples++;
+	p->samples[id] = (pf_sample){ evsel, thread, pid, tid, comm, cpu, stack, period, 1 };
+	pr->sample_next[id] = pr->node_sample[stack];
+	pr->node_sample[stack] = id;
+	return (int)id;
 }
 
 /* ---- record handling ------------------------------------------------------------- */
@@ -999,7 +1003,11 @@ static void release_load_state(struct pf_profile_priv *pr)
 	pair_table_free(&pr->sym_tab);
 	pair_table_free(&pr->node_tab);
 	id_table_free(&pr->raw_tab);
-	id_table_free(&pr->sample_tab);
+	free(pr->node_sample);
+	pr->node_sample = NULL;
+	pr->cap_node_sample = 0;
+	free(pr->sample_next);
+	pr->sample_next = NULL;
 	free(pr->raw_keys);
 	free(pr->raw_leaf);
 	pr->raw_keys = NULL;

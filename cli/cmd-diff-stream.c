@@ -211,6 +211,7 @@ int cmd_diff_stream(int argc, char **argv)
 	so.kallsyms = val[O_KALLSYMS];
 	so.buildid_dir = val[O_BUILDID_DIR];
 	so.cycles = cycles;
+	so.blocks_only = cycles;     /* -c cycles prints blocks, never streams */
 	if (set[O_TOP]) {
 		char *end;
 		long n = strtol(val[O_TOP], &end, 10);

@@ -34,6 +34,7 @@ typedef struct st_opts {
 	unsigned top;               /* hot streams kept per side (perf: 5) */
 	double min_percent;         /* callchain nodes under this % of the period are dropped (perf: 0.5) */
 	bool cycles;                /* -c cycles: collect hot blocks too */
+	bool blocks_only;           /* with cycles: no streams wanted (no paths, tries, source lines) */
 } st_opts;
 
 void st_opts_init(st_opts *o);

@@ -58,7 +58,20 @@ static st_blocks *blocks_of(st_side *s)
 	return s->blocks;
 }
 
+static cyc_sym *find_sym_key(st_blocks *b, uint32_t dso, const st_addr *a);
+
+/* the blocks of a's symbol; a remembers them */
 static cyc_sym *find_sym(st_blocks *b, uint32_t dso, const st_addr *a)
+{
+	if (a->blk)
+		return &b->syms[a->blk - 1];
+	cyc_sym *y = find_sym_key(b, dso, a);
+	if (y)
+		((st_addr *)a)->blk = (uint32_t)(y - b->syms) + 1;
+	return y;
+}
+
+static cyc_sym *find_sym_key(st_blocks *b, uint32_t dso, const st_addr *a)
 {
 	/* open addressing over the key space: probe consecutive keys */
 	uint64_t key = pf_hash64(((uint64_t)dso << 40) ^ a->sym_start);
@@ -90,13 +103,14 @@ static cyc_sym *find_sym(st_blocks *b, uint32_t dso, const st_addr *a)
 static const st_addr *resolve(st_side *s, uint32_t pid, uint64_t ip, uint32_t *dso, uint64_t *maddr,
 			      uint64_t *map_start)
 {
-	const st_map *m = st_find_any_map(s, pid, ip);
+	const st_map *m;
+	const st_addr *a = st_lookup_sym(s, pid, ip, &m);
 	if (!m)
 		return NULL;
 	*dso = m->dso;
 	*maddr = st_map_addr(s, m, ip);
 	*map_start = m->start;
-	return st_resolve(s, m->dso, *maddr);
+	return a;
 }
 
 static void account(cyc_hist *ch, uint64_t start, uint64_t offset, unsigned cycles, bool have_start)

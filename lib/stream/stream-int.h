@@ -31,7 +31,8 @@ typedef struct st_addr {
 	const char *key_srcline;   /* srcline sort-key text (perf's hist_entry__srcline) */
 	const char *path;
 	unsigned line;
-	bool have_sym;
+	bool have_src, have_sym;
+	uint32_t blk;              /* cycles.c: 1 + index of its symbol's blocks, 0 if not known */
 	uint32_t entry;            /* 1 + index of its hist entry as a sample ip, 0 if not known */
 } st_addr;
 
@@ -69,13 +70,14 @@ typedef struct st_entry {
 
 typedef struct st_blocks st_blocks;
 
-/* (pid, ip, lookup kind) -> map and resolved address, emptied whenever a map changes */
-#define ST_MAPCACHE 8192
+/* (pid, ip, lookup kind) -> map and resolved address; an entry is valid
+ * while its generation is the side's (which changes with every map change) */
+#define ST_MAPCACHE 32768
 typedef struct st_mapcache {
 	uint64_t ip;
 	uint32_t pid, addr;        /* addr: index in st_side.addrs, ST_NONE without a map */
+	uint32_t gen;
 	uint8_t kind;
-	bool valid;
 	const st_map *m;
 } st_mapcache;
 
@@ -98,7 +100,8 @@ struct st_side {
 	st_addr *addrs; size_t nr_addrs, cap_addrs;
 
 	st_cnode *cur; size_t cur_nr, cur_cap;
-	st_mapcache mapcache[ST_MAPCACHE];
+	st_mapcache *mapcache;     /* ST_MAPCACHE entries */
+	uint32_t map_gen;
 	st_entry **entries; size_t nr_entries, cap_entries;
 	pf_map64 key2entry;
 	uint64_t total_period, stream_hits;
@@ -114,10 +117,12 @@ struct st_side {
 	st_blocks *blocks;
 };
 
-/* stream.c, for cycles.c */
-const st_map *st_find_any_map(st_side *s, uint32_t pid, uint64_t ip);
+/* stream.c, for cycles.c: perf's cpumode-free lookup of ip (kernel maps
+ * first, then the process) with the symbol resolved; sets the map (NULL:
+ * none, and returns NULL). Cached like the paths' addresses. NULL with *m set
+ * is out of memory. */
+const st_addr *st_lookup_sym(st_side *s, uint32_t pid, uint64_t ip, const st_map **m);
 uint64_t st_map_addr(const st_side *s, const st_map *m, uint64_t ip);
-const st_addr *st_resolve(st_side *s, uint32_t dso, uint64_t maddr);
 
 /* cycles.c */
 int st_account_cycles(st_side *s, const pd_sample *sm);

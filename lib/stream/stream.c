@@ -150,11 +150,14 @@ static const char *intern(st_side *s, const char *str)
 	return id < 0 ? NULL : s->strs.strs[id];
 }
 
-/* Resolve a map address of a dso into symbol and srcline (cached). Kernel
- * and module symbols are looked up only when asked (want_sym): the callchain
- * srcline of a kernel address is "??:0" anyway, and reading kallsyms is the
- * costliest step; the srcline sort-key text only for hist entries (want_key). */
-static const st_addr *resolve(st_side *s, uint32_t dso, uint64_t maddr, bool want_sym, bool want_key)
+enum { R_SRC = 1, R_SYM = 2, R_KEY = 4 };
+
+/* Resolve a map address of a dso (cached), as far as asked: R_SRC the
+ * callchain srcline, R_SYM the symbol, R_KEY the srcline sort-key text (for
+ * hist entries). User symbols always come along (cheap); kernel and module
+ * symbols only when asked: the callchain srcline of a kernel address is
+ * "??:0" anyway, and reading kallsyms is the costliest step. */
+static const st_addr *resolve(st_side *s, uint32_t dso, uint64_t maddr, unsigned want)
 {
 	st_dso *d = &s->dsos[dso];
 	bool found;
@@ -171,6 +174,8 @@ static const st_addr *resolve(st_side *s, uint32_t dso, uint64_t maddr, bool wan
 			return NULL;
 		a = &s->addrs[s->nr_addrs++];
 		memset(a, 0, sizeof(*a));
+	}
+	if ((want & R_SRC) && !a->have_src) {
 		/* callchain srcline: "file:line" or "??:0" (perf's get_srcline
 		 * without sym/addr); for the kernel perf has no file to ask */
 		const char *file = NULL;
@@ -187,8 +192,9 @@ static const st_addr *resolve(st_side *s, uint32_t dso, uint64_t maddr, bool wan
 		}
 		if (!a->srcline)
 			return NULL;
+		a->have_src = true;
 	}
-	if (!a->have_sym && (want_sym || want_key || !kernel || s->opts.cycles)) {
+	if (!a->have_sym && ((want & (R_SYM | R_KEY)) || !kernel || s->opts.cycles)) {
 		sym_info si;
 		if (d->sd && sym_lookup(d->sd, maddr, &si)) {
 			a->sym = si.name;
@@ -197,7 +203,7 @@ static const st_addr *resolve(st_side *s, uint32_t dso, uint64_t maddr, bool wan
 		}
 		a->have_sym = true;
 	}
-	if (want_key && !a->key_srcline) {
+	if ((want & R_KEY) && !a->key_srcline) {
 		/* the hist entry's srcline (perf's srcline sort key text) */
 		char buf[4096];
 		if (d->sd)
@@ -209,11 +215,6 @@ static const st_addr *resolve(st_side *s, uint32_t dso, uint64_t maddr, bool wan
 			return NULL;
 	}
 	return a;
-}
-
-static const st_addr *resolve_addr(st_side *s, uint32_t dso, uint64_t maddr)
-{
-	return resolve(s, dso, maddr, false, false);
 }
 
 /* cpumode-aware lookup of ip: the map and the map address */
@@ -232,21 +233,9 @@ static uint64_t map_addr(const st_side *s, const st_map *m, uint64_t ip)
 	return ip - m->start + m->pgoff;
 }
 
-/* for cycles.c: perf's cpumode-free lookup (kernel maps first, then the process) */
-const st_map *st_find_any_map(st_side *s, uint32_t pid, uint64_t ip)
-{
-	const st_map *m = mg_find(s->kernel_mg, ip);
-	return m ? m : find_map(s, pid, PD_CPUMODE_USER, ip);
-}
-
 uint64_t st_map_addr(const st_side *s, const st_map *m, uint64_t ip)
 {
 	return map_addr(s, m, ip);
-}
-
-const st_addr *st_resolve(st_side *s, uint32_t dso, uint64_t maddr)
-{
-	return resolve(s, dso, maddr, true, false);
 }
 
 /* ---- the cursor (one sample's path) ------------------------------------- */
@@ -285,7 +274,7 @@ static int cursor_push(st_side *s, const st_map *m, uint64_t ip, bool branch, ui
 	if (PF_GROW(s->cur, s->cur_cap, s->cur_nr + 1) < 0)
 		return -1;
 	const st_addr *a = NULL;
-	if (m && !(a = resolve_addr(s, m->dso, map_addr(s, m, ip))))
+	if (m && !(a = resolve(s, m->dso, map_addr(s, m, ip), R_SRC)))
 		return -1;
 	cursor_set(s, &s->cur[s->cur_nr++], m, a, ip, branch, flags, branch_from);
 	return 0;
@@ -294,14 +283,21 @@ static int cursor_push(st_side *s, const st_map *m, uint64_t ip, bool branch, ui
 /* Branch and callchain addresses repeat a lot: the map and the resolved
  * address of (pid, ip, kind) come from a direct-mapped cache. K_ANY is
  * perf's thread__find_cpumode_addr_location for branches: kernel first. */
-static int cursor_lookup(st_side *s, uint32_t pid, int kind, uint64_t ip, const st_map **mp, const st_addr **ap)
+static int cursor_lookup(st_side *s, uint32_t pid, int kind, uint64_t ip, unsigned want,
+			 const st_map **mp, const st_addr **ap)
 {
 	size_t h = (size_t)(pf_hash64(ip ^ ((uint64_t)pid << 40) ^ ((uint64_t)kind << 62)) & (ST_MAPCACHE - 1));
 	st_mapcache *e = &s->mapcache[h];
-	if (e->valid && e->ip == ip && e->pid == pid && e->kind == kind) {
+	if (e->gen == s->map_gen && e->ip == ip && e->pid == pid && e->kind == kind) {
 		*mp = e->m;
-		*ap = e->m ? &s->addrs[e->addr] : NULL;
-		return 0;
+		*ap = NULL;
+		if (!e->m)
+			return 0;
+		const st_addr *a = &s->addrs[e->addr];
+		if (((want & R_SRC) && !a->have_src) || ((want & R_SYM) && !a->have_sym))
+			a = resolve(s, e->m->dso, map_addr(s, e->m, ip), want);
+		*ap = a;
+		return a ? 0 : -1;
 	}
 	const st_map *m = NULL;
 	if (kind != K_USER)
@@ -309,9 +305,9 @@ static int cursor_lookup(st_side *s, uint32_t pid, int kind, uint64_t ip, const 
 	if (!m && kind != K_KERNEL)
 		m = mg_find(mg_of_pid(s, pid, false), ip);
 	const st_addr *a = NULL;
-	if (m && !(a = resolve_addr(s, m->dso, map_addr(s, m, ip))))
+	if (m && !(a = resolve(s, m->dso, map_addr(s, m, ip), want)))
 		return -1;
-	*e = (st_mapcache){ .ip = ip, .pid = pid, .kind = (uint8_t)kind, .valid = true, .m = m,
+	*e = (st_mapcache){ .ip = ip, .pid = pid, .kind = (uint8_t)kind, .gen = s->map_gen, .m = m,
 			    .addr = a ? (uint32_t)(a - s->addrs) : ST_NONE };
 	*mp = m;
 	*ap = a;
@@ -342,10 +338,17 @@ static int cursor_add(st_side *s, uint32_t pid, int *cpumode, uint64_t ip,
 		return -1;
 	const st_map *m;
 	const st_addr *a;
-	if (cursor_lookup(s, pid, kind, ip, &m, &a) < 0)
+	if (cursor_lookup(s, pid, kind, ip, R_SRC, &m, &a) < 0)
 		return -1;
 	cursor_set(s, &s->cur[s->cur_nr++], m, a, ip, branch, flags, branch_from);
 	return 0;
+}
+
+const st_addr *st_lookup_sym(st_side *s, uint32_t pid, uint64_t ip, const st_map **m)
+{
+	const st_addr *a;
+	*m = NULL;
+	return cursor_lookup(s, pid, K_ANY, ip, R_SYM, m, &a) < 0 ? NULL : a;
 }
 
 /* perf's remove_loops: drop repeated sequences of branch sources */
@@ -745,6 +748,13 @@ static int on_sample(st_side *s, const pd_event *ev)
 			return 0;
 		}
 	}
+	if (s->opts.cycles && s->opts.blocks_only) {
+		/* -c cycles: the blocks alone */
+		s->total_period += sm->period;
+		if (sm->branches && sm->nr_branches)
+			s->any_branches = true;
+		return sm->branches && st_account_cycles(s, sm) < 0 ? oom(s) : 0;
+	}
 	const char *srcline, *sym = NULL;
 	uint32_t dso = ST_NONE;
 	uint64_t kaddr = 0;
@@ -761,7 +771,7 @@ static int on_sample(st_side *s, const pd_event *ev)
 			return oom(s);
 		dso = m->dso;
 	} else if (m) {
-		const st_addr *a = resolve(s, m->dso, map_addr(s, m, sm->ip), true, true);
+		const st_addr *a = resolve(s, m->dso, map_addr(s, m, sm->ip), R_SYM | R_KEY);
 		if (!a)
 			return oom(s);
 		srcline = a->key_srcline;
@@ -809,7 +819,7 @@ static int on_event(void *ctx, const pd_event *ev)
 		return s->counting ? on_sample_count(s, ev) : on_sample(s, ev);
 	case PD_FORK: {
 		uint32_t pid = ev->u.fork.pid, ppid = ev->u.fork.ppid;
-		memset(s->mapcache, 0, sizeof(s->mapcache));
+		s->map_gen++;
 		if (pid != ppid) {
 			st_mgroup *pg = mg_of_pid(s, ppid, true);
 			st_mgroup *g = mg_of_pid(s, pid, true);
@@ -825,7 +835,7 @@ static int on_event(void *ctx, const pd_event *ev)
 	case PD_MMAP:
 	case PD_MMAP2: {
 		int cpumode = ev->misc & PD_CPUMODE_MASK;
-		memset(s->mapcache, 0, sizeof(s->mapcache));
+		s->map_gen++;
 		const char *fn = ev->u.mmap.filename ? ev->u.mmap.filename : "";
 		if (ev->type == PD_MMAP2 && !(ev->u.mmap.prot & 4) && cpumode != PD_CPUMODE_KERNEL)
 			return 0;    /* data maps are not code */
@@ -905,7 +915,7 @@ static int make_streams(st_side *s)
 		st_entry *e = s->entries[i];
 		e->seq = i;
 		if (e->deferred && e->period >= min_hit) {
-			const st_addr *a = resolve(s, e->dso, e->kaddr, true, true);
+			const st_addr *a = resolve(s, e->dso, e->kaddr, R_SYM | R_KEY);
 			if (!a)
 				return -1;
 			e->srcline = a->key_srcline;
@@ -991,7 +1001,7 @@ static int make_streams(st_side *s)
 		for (size_t k = 0; k < st->nr_calls; k++) {
 			st_call *c = (st_call *)&st->calls[k];
 			if (!c->sym && c->dso != ST_NONE && s->dsos[c->dso].kind != SYM_DSO_USER) {
-				const st_addr *a = resolve(s, c->dso, c->maddr, true, false);
+				const st_addr *a = resolve(s, c->dso, c->maddr, R_SYM);
 				if (!a) {
 					free(slots);
 					return -1;
@@ -1057,7 +1067,7 @@ static int load_trace(st_side *s, const char *path)
 		const st_cnode *leaf = &s->cur[0];
 		const char *srcline = s->unknown_srcline, *sym = NULL;
 		if (leaf->dso != ST_NONE) {
-			const st_addr *a = resolve(s, leaf->dso, leaf->maddr, true, true);
+			const st_addr *a = resolve(s, leaf->dso, leaf->maddr, R_SYM | R_KEY);
 			if (!a)
 				goto nomem;
 			srcline = a->key_srcline;
@@ -1101,6 +1111,12 @@ int st_load(const char *path, const st_opts *o, st_side **out, proff_error *err)
 		return proff_err_set(err, PROFF_ENOMEM, path, PROFF_NO_OFFSET, "out of memory");
 	}
 	s->unknown_srcline = intern(s, "??:0");
+	s->map_gen = 1;            /* the cache's zeroed entries are invalid */
+	s->mapcache = calloc(ST_MAPCACHE, sizeof(*s->mapcache));
+	if (!s->mapcache) {
+		st_side_free(s);
+		return proff_err_set(err, PROFF_ENOMEM, path, PROFF_NO_OFFSET, "out of memory");
+	}
 	s->kernel_mg = mg_new(s);
 	if (pf_is_trace_file(path) && !o->cycles) {
 		s->full_path = true;
@@ -1155,7 +1171,7 @@ int st_load(const char *path, const st_opts *o, st_side **out, proff_error *err)
 		s->all_mgs = NULL;
 		pf_map64_free(&s->pid2mg);
 		pf_map64_init(&s->pid2mg);
-		memset(s->mapcache, 0, sizeof(s->mapcache));
+		s->map_gen++;
 		s->kernel_mg = mg_new(s);
 		if (rc >= 0 && !s->kernel_mg)
 			rc = oom(s);
@@ -1192,6 +1208,7 @@ void st_side_free(st_side *s)
 		pf_ranges_free(&g->maps);
 	free(s->addrs);
 	free(s->cur);
+	free(s->mapcache);
 	free(s->streams);
 	st_blocks_free(s);
 	pf_map64_free(&s->name2dso);

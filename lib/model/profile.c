@@ -53,8 +53,10 @@ struct pf_profile_priv {
 	pair_table loc_tab;      /* (dso, addr) -> loc; dso PF_NONE for no map */
 	pair_table sym_tab;      /* (dso, start) -> sym */
 	pair_table node_tab;     /* (parent, loc) -> node */
-	id_table raw_tab;        /* raw stacks */
-	uint64_t **raw_keys; size_t nraw, capraw;   /* [0]=mg<<32|gen, [1]=nr, [2..]=ips */
+	struct raw_slot *raw_s; size_t raw_cap, raw_len;   /* raw stacks: hash table of ids */
+	uint8_t **raw_keys; size_t nraw, capraw;    /* u16 length + packed key (stack_of) */
+	uint8_t *kchunk; size_t kfree;              /* raw keys are carved from 1 MB arena chunks */
+	uint8_t *kscratch; size_t cap_kscratch;
 	uint32_t *raw_leaf;
 	pf_arena raw_arena;
 	uint32_t *node_sample; size_t cap_node_sample;   /* node -> last sample with that stack */
@@ -449,6 +451,43 @@ static uint32_t build_stack(pf_profile *p, const pthread_ *t, const pd_sample *s
 	return node;
 }
 
+static inline uint8_t *put_varint(uint8_t *e, uint64_t v)
+{
+	while (v >= 0x80) {
+		*e++ = (uint8_t)(v | 0x80);
+		v >>= 7;
+	}
+	*e++ = (uint8_t)v;
+	return e;
+}
+
+/* The raw-stack table: 8-byte slots (the hash's upper half as a tag and the
+ * id); growing rehashes from the stored keys. */
+typedef struct raw_slot { uint32_t tag, id; } raw_slot;   /* id + 1, 0 = empty */
+
+static int raw_grow(struct pf_profile_priv *pr)
+{
+	size_t ncap = pr->raw_cap ? pr->raw_cap * 2 : 1024;
+	raw_slot *s = pf_calloc(ncap, sizeof(*s));
+	if (!s)
+		return -1;
+	for (size_t i = 0; i < pr->raw_cap; i++) {
+		uint32_t id = pr->raw_s[i].id;
+		if (!id)
+			continue;
+		const uint8_t *o = pr->raw_keys[id - 1];
+		uint64_t h = pf_hash_bytes(o + 2, (size_t)(o[0] | o[1] << 8), 0);
+		size_t j = h & (ncap - 1);
+		while (s[j].id)
+			j = (j + 1) & (ncap - 1);
+		s[j] = pr->raw_s[i];
+	}
+	free(pr->raw_s);
+	pr->raw_s = s;
+	pr->raw_cap = ncap;
+	return 0;
+}
+
 /* raw stack cache: (mg, gen, cpumode, ip, callchain) -> leaf node */
 static uint32_t stack_of(pf_profile *p, const pthread_ *t, const pd_sample *s)
 {
@@ -474,23 +513,39 @@ static uint32_t stack_of(pf_profile *p, const pthread_ *t, const pd_sample *s)
 	uint32_t mg = t ? t->mg : PF_NONE;
 	uint32_t gen = mg != PF_NONE ? pr->mgs[mg].gen : 0;
 	uint32_t kgen = pr->mgs[pr->kernel_mg].gen;
-	uint64_t k0 = ((uint64_t)mg << 32) | (gen ^ (kgen << 20));
-	uint64_t k1 = (nr << 8) | s->cpumode;
-	uint64_t h = pf_hash64(k0 ^ pf_hash64(k1 ^ s->ip));
-	if (nr)
-		h ^= pf_hash_bytes(s->callchain, nr * 8, k0);
-	id_table *tab = &pr->raw_tab;
-	if ((tab->len + 1) * 2 > tab->cap && id_table_grow(tab) < 0)
+	/* the key, packed: map state, cpumode, ip and the callchain as
+	 * differences to the previous entry (frames of one stack are close:
+	 * 2-4 bytes each instead of 8) */
+	if (PF_GROW(pr->kscratch, pr->cap_kscratch, (size_t)nr * 10 + 64) < 0)
 		return PF_NONE;
-	size_t j = h & (tab->cap - 1);
-	while (tab->s[j].id) {
-		if (tab->s[j].hash == h) {
-			const uint64_t *k = pr->raw_keys[tab->s[j].id - 1];
-			if (k[0] == k0 && k[1] == k1 && k[2] == s->ip &&
-			    (!nr || !memcmp(k + 3, s->callchain, nr * 8)))
-				return pr->raw_leaf[tab->s[j].id - 1];
+	uint8_t *k = pr->kscratch + 2, *e = k;
+	e = put_varint(e, mg);
+	e = put_varint(e, gen);
+	e = put_varint(e, kgen);
+	*e++ = (uint8_t)s->cpumode;
+	e = put_varint(e, nr);
+	e = put_varint(e, s->ip);
+	uint64_t prev = s->ip;
+	for (uint64_t i = 0; i < nr; i++) {
+		uint64_t d = s->callchain[i] - prev;
+		e = put_varint(e, (d << 1) ^ (uint64_t)((int64_t)d >> 63));   /* zigzag */
+		prev = s->callchain[i];
+	}
+	size_t klen = (size_t)(e - k);
+	if (klen > UINT16_MAX)
+		return build_stack(p, t, s, use_cc);    /* not cached: > 6,000 frames */
+	uint64_t h = pf_hash_bytes(k, klen, 0);
+	if ((pr->raw_len + 1) * 2 > pr->raw_cap && raw_grow(pr) < 0)
+		return PF_NONE;
+	uint32_t tag = (uint32_t)(h >> 32);
+	size_t j = h & (pr->raw_cap - 1);
+	while (pr->raw_s[j].id) {
+		if (pr->raw_s[j].tag == tag) {
+			const uint8_t *o = pr->raw_keys[pr->raw_s[j].id - 1];
+			if ((size_t)(o[0] | o[1] << 8) == klen && !memcmp(o + 2, k, klen))
+				return pr->raw_leaf[pr->raw_s[j].id - 1];
 		}
-		j = (j + 1) & (tab->cap - 1);
+		j = (j + 1) & (pr->raw_cap - 1);
 	}
 	uint32_t leaf = build_stack(p, t, s, use_cc);
 	if (leaf == PF_NONE)
@@ -500,17 +555,23 @@ static uint32_t stack_of(pf_profile *p, const pthread_ *t, const pd_sample *s)
 	if (PF_GROW(pr->raw_keys, cap2, pr->nraw + 1) < 0 ||
 	    PF_GROW(pr->raw_leaf, pr->capraw, pr->nraw + 1) < 0)
 		return PF_NONE;
-	uint64_t *k = pf_arena_alloc(&pr->raw_arena, (3 + nr) * 8);
-	if (!k)
-		return PF_NONE;
-	k[0] = k0; k[1] = k1; k[2] = s->ip;
-	if (nr)
-		memcpy(k + 3, s->callchain, nr * 8);
-	pr->raw_keys[pr->nraw] = k;
+	if (pr->kfree < klen + 2) {
+		pr->kchunk = pf_arena_alloc(&pr->raw_arena, 1 << 20);
+		if (!pr->kchunk)
+			return PF_NONE;
+		pr->kfree = 1 << 20;
+	}
+	uint8_t *stored = pr->kchunk;
+	pr->kchunk += klen + 2;
+	pr->kfree -= klen + 2;
+	pr->kscratch[0] = (uint8_t)klen;
+	pr->kscratch[1] = (uint8_t)(klen >> 8);
+	memcpy(stored, pr->kscratch, klen + 2);
+	pr->raw_keys[pr->nraw] = stored;
 	pr->raw_leaf[pr->nraw] = leaf;
-	tab->s[j].id = (uint32_t)pr->nraw + 1;
-	tab->s[j].hash = h;
-	tab->len++;
+	pr->raw_s[j].id = (uint32_t)pr->nraw + 1;
+	pr->raw_s[j].tag = tag;
+	pr->raw_len++;
 	pr->nraw++;
 	return leaf;
 }
@@ -1002,7 +1063,9 @@ static void release_load_state(struct pf_profile_priv *pr)
 	pair_table_free(&pr->loc_tab);
 	pair_table_free(&pr->sym_tab);
 	pair_table_free(&pr->node_tab);
-	id_table_free(&pr->raw_tab);
+	free(pr->raw_s);
+	pr->raw_s = NULL;
+	pr->raw_cap = pr->raw_len = 0;
 	free(pr->node_sample);
 	pr->node_sample = NULL;
 	pr->cap_node_sample = 0;
@@ -1014,6 +1077,11 @@ static void release_load_state(struct pf_profile_priv *pr)
 	pr->raw_leaf = NULL;
 	pr->nraw = pr->capraw = 0;
 	pf_arena_free(&pr->raw_arena);
+	pr->kchunk = NULL;
+	pr->kfree = 0;
+	free(pr->kscratch);
+	pr->kscratch = NULL;
+	pr->cap_kscratch = 0;
 	free(pr->ranges);
 	pr->ranges = NULL;
 	pr->nranges = 0;

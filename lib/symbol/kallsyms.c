@@ -205,6 +205,35 @@ int sym_kernel_load(sym_dso *d)
 	sym_symtab *k = &c->kall;
 	if (!k->n)
 		return 0;
+	if (d->kind == SYM_DSO_KERNEL) {
+		/* the kernel takes the parsed table itself, its own symbols
+		 * moved to the front; the modules' (usually few) are copied into
+		 * a small table kept for later module dsos. No second copy of
+		 * the kernel's symbols is ever made. */
+		sym_symtab mods = { 0 };
+		size_t w = 0;
+		for (size_t i = 0; i < k->n; i++) {
+			const sym_ent *e = &k->v[i];
+			const char *name = k->names + e->name.off;
+			size_t mlen = 0;
+			if (!kall_module(name, &mlen)) {
+				k->v[w++] = *e;
+				continue;
+			}
+			if (symtab_add(&mods, e->start, e->end - e->start, e->bind, e->type, name, strlen(name),
+				       false) < 0) {
+				symtab_free(&mods);
+				return PROFF_ENOMEM;
+			}
+		}
+		k->n = w;
+		symtab_free(&d->tab);
+		d->tab = *k;
+		*k = mods;
+		if (d->tab.n)
+			d->origin = 'k';
+		return 0;
+	}
 	char tag[256] = "";
 	if (d->kind == SYM_DSO_MODULE)
 		module_tag(d->long_name, tag, sizeof(tag));

@@ -18,12 +18,12 @@
  * queries need: .debug_info up to the end of the CU holding the address
  * (found with .debug_aranges), .debug_abbrev up to the end of the abbrev
  * tables of those CUs, .debug_line up to the end of the CU's line program;
- * the small sections (strings, ranges, addresses) completely. An address
- * outside .debug_aranges completes .debug_info and .debug_abbrev and switches
- * to the index the complete file has (the CU DIEs' own ranges); an inline
- * query or anything unexpected falls back to the complete file. The answers
- * are those of the complete file (checked address by address on libc and
- * ld.so: tests/unit/test_dwarf_lazy.c).
+ * strings and addresses completely, DIE ranges not at all. An address
+ * outside .debug_aranges completes .debug_info, .debug_abbrev and the DIE
+ * ranges and switches to the index the complete file has (the CU DIEs' own
+ * ranges); an inline query or anything unexpected falls back to the complete
+ * file. The answers are those of the complete file (checked address by
+ * address on libc and ld.so: tests/unit/test_dwarf_lazy.c).
  */
 #include "symbol-int.h"
 
@@ -283,6 +283,12 @@ static const char *const lz_wanted[] = {
 	".debug_info", ".debug_abbrev", ".debug_line", ".debug_str", ".debug_line_str",
 	".debug_str_offsets", ".debug_addr", ".debug_rnglists", ".debug_ranges", ".debug_aranges",
 };
+
+/* address ranges of DIEs: only the complete index reads them */
+static bool lz_late(const lz_sec *s)
+{
+	return !strcmp(s->name, ".debug_rnglists") || !strcmp(s->name, ".debug_ranges");
+}
 
 static void lazy_free(lazy_dwarf *lz)
 {
@@ -634,7 +640,7 @@ static bool lazy_open(sym_dso *d)
 			memcpy(lz->image + s->off, s->in, s->size);
 			s->have = s->size;
 		} else if (s != lz->prefix[LZ_INFO] && s != lz->prefix[LZ_ABBREV] && s != lz->prefix[LZ_LINE] &&
-			   !lz_ensure(lz, s, s->size)) {
+			   !lz_late(s) && !lz_ensure(lz, s, s->size)) {
 			goto no;
 		}
 	}
@@ -754,6 +760,9 @@ static bool lazy_complete_info(sym_dso *d)
 	if (!lz_ensure(lz, lz->prefix[LZ_INFO], lz->prefix[LZ_INFO]->size) ||
 	    !lz_ensure(lz, lz->prefix[LZ_ABBREV], lz->prefix[LZ_ABBREV]->size))
 		return false;
+	for (size_t i = 0; i < lz->nsecs; i++)
+		if (lz_late(&lz->secs[i]) && !lz_ensure(lz, &lz->secs[i], lz->secs[i].size))
+			return false;
 	d->cu_index = NULL;
 	build_index(d);
 	dwarf_index *ix = d->cu_index;

@@ -45,14 +45,14 @@ typedef struct pf_sym {
 } pf_sym;
 
 typedef struct pf_loc {
-	uint32_t dso;              /* PF_NONE: no map covered the address */
-	uint32_t sym;              /* index into syms, PF_NONE: unresolved */
 	uint64_t addr;             /* map address (file-offset space for user dsos; the ip if no map) */
 	uint64_t ip;               /* runtime ip: unresolved locations are kept per raw ip (perf shows
 	                            * callchain entries by raw ip), resolved ones keep the first seen */
-	char level;                /* '.' user, 'k' kernel, 'g' guest kernel, 'u' guest user, 'H' hypervisor */
+	uint32_t dso;              /* PF_NONE: no map covered the address */
+	uint32_t sym;              /* index into syms, PF_NONE: unresolved */
 	uint32_t srcline;          /* string id of "file:line" (perf's text), PF_NONE until computed */
-} pf_loc;
+	char level;                /* '.' user, 'k' kernel, 'g' guest kernel, 'u' guest user, 'H' hypervisor */
+} pf_loc;                      /* 32 bytes */
 
 typedef struct pf_node {
 	uint32_t parent;           /* node index; 0 is the root (no location) */
@@ -72,9 +72,10 @@ typedef struct pf_sample {
 	uint32_t comm;             /* string id of the thread's comm at sample time */
 	uint32_t cpu;              /* PF_NONE if the file has no CPU field */
 	uint32_t stack;            /* node of the sample ip; callers reached through parent links */
+	uint32_t count;            /* number of samples (a full one is continued in another
+	                            * pf_sample with the same key: consumers sum) */
 	uint64_t period;           /* summed */
-	uint64_t count;            /* number of samples */
-} pf_sample;
+} pf_sample;                   /* 40 bytes */
 
 typedef struct pf_event {
 	char *name;                /* "cpu-clock" */

@@ -52,7 +52,7 @@ struct pf_profile_priv {
 	/* interning */
 	pair_table loc_tab;      /* (dso, addr) -> loc; dso PF_NONE for no map */
 	pair_table sym_tab;      /* (dso, start) -> sym */
-	pair_table node_tab;     /* (parent, loc) -> node */
+	u32x2_table node_tab;    /* (parent, loc) -> node */
 	struct raw_slot *raw_s; size_t raw_cap, raw_len;   /* raw stacks: hash table of ids */
 	uint8_t **raw_keys; size_t nraw, capraw;    /* u16 length + packed key (stack_of) */
 	uint8_t *kchunk; size_t kfree;              /* raw keys are carved from 1 MB arena chunks */
@@ -381,7 +381,7 @@ static uint32_t resolve_loc(pf_profile *p, const pthread_ *t, int cpumode, uint6
 static uint32_t node_child(pf_profile *p, uint32_t parent, uint32_t loc)
 {
 	int inserted;
-	uint32_t *slot = pair_table_find(&p->priv->node_tab, parent, loc, 1, &inserted);
+	uint32_t *slot = u32x2_table_find(&p->priv->node_tab, parent, loc, 1, &inserted);
 	if (!slot)
 		return PF_NONE;
 	if (!inserted)
@@ -593,7 +593,7 @@ static int add_sample(pf_profile *p, uint32_t evsel, uint32_t thread, uint32_t p
 	for (uint32_t id = pr->node_sample[stack]; id != PF_NONE; id = pr->sample_next[id]) {
 		pf_sample *s = &p->samples[id];
 		if (s->evsel == evsel && s->pid == pid && s->tid == tid && s->comm == comm &&
-		    s->cpu == cpu && s->thread == thread) {
+		    s->cpu == cpu && s->thread == thread && s->count < UINT32_MAX) {
 			s->period += period;
 			s->count++;
 			return (int)id;
@@ -604,7 +604,8 @@ static int add_sample(pf_profile *p, uint32_t evsel, uint32_t thread, uint32_t p
 	    PF_GROW(pr->sample_next, cap, p->nr_samples + 1) < 0)
 		return -1;
 	uint32_t id = (uint32_t)p->nr_samples++;
-	p->samples[id] = (pf_sample){ evsel, thread, pid, tid, comm, cpu, stack, period, 1 };
+	p->samples[id] = (pf_sample){ .evsel = evsel, .thread = thread, .pid = pid, .tid = tid, .comm = comm,
+				      .cpu = cpu, .stack = stack, .count = 1, .period = period };
 	pr->sample_next[id] = pr->node_sample[stack];
 	pr->node_sample[stack] = id;
 	return (int)id;
@@ -1062,7 +1063,7 @@ static void release_load_state(struct pf_profile_priv *pr)
 	pf_map64_free(&pr->name2bid);
 	pair_table_free(&pr->loc_tab);
 	pair_table_free(&pr->sym_tab);
-	pair_table_free(&pr->node_tab);
+	u32x2_table_free(&pr->node_tab);
 	free(pr->raw_s);
 	pr->raw_s = NULL;
 	pr->raw_cap = pr->raw_len = 0;

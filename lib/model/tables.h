@@ -97,6 +97,77 @@ static inline uint32_t *pair_table_find(pair_table *t, uint32_t a, uint64_t b, i
 	return &t->s[j].val;
 }
 
+/* (u32 a, u32 b) -> u32 in 12-byte slots (the stack trie's (parent,
+ * location) -> node: hundreds of thousands of entries). a == UINT32_MAX
+ * marks an empty slot. */
+typedef struct u32x2_slot {
+	uint32_t a, b, val;
+} u32x2_slot;
+
+typedef struct u32x2_table {
+	u32x2_slot *s;
+	size_t cap, len;
+} u32x2_table;
+
+static inline void u32x2_table_free(u32x2_table *t)
+{
+	free(t->s);
+	t->s = NULL;
+	t->cap = t->len = 0;
+}
+
+static inline uint64_t u32x2_hash(uint32_t a, uint32_t b) { return pf_hash64(((uint64_t)a << 32) | b); }
+
+static inline int u32x2_table_rehash(u32x2_table *t, size_t ncap)
+{
+	u32x2_slot *s = pf_realloc_array(NULL, ncap, sizeof(*s));
+	if (!s)
+		return -1;
+	for (size_t i = 0; i < ncap; i++)
+		s[i].a = UINT32_MAX;
+	for (size_t i = 0; i < t->cap; i++) {
+		if (t->s[i].a == UINT32_MAX)
+			continue;
+		size_t j = u32x2_hash(t->s[i].a, t->s[i].b) & (ncap - 1);
+		while (s[j].a != UINT32_MAX)
+			j = (j + 1) & (ncap - 1);
+		s[j] = t->s[i];
+	}
+	free(t->s);
+	t->s = s;
+	t->cap = ncap;
+	return 0;
+}
+
+/* As pair_table_find; a must not be UINT32_MAX. */
+static inline uint32_t *u32x2_table_find(u32x2_table *t, uint32_t a, uint32_t b, int insert, int *inserted)
+{
+	if (a == UINT32_MAX)
+		return NULL;
+	if (insert && (t->len + 1) * 4 > t->cap * 3)
+		if (u32x2_table_rehash(t, t->cap ? t->cap * 2 : 256) < 0)
+			return NULL;
+	if (!t->cap)
+		return NULL;
+	size_t j = u32x2_hash(a, b) & (t->cap - 1);
+	for (;;) {
+		u32x2_slot *x = &t->s[j];
+		if (x->a == a && x->b == b) {
+			if (inserted) *inserted = 0;
+			return &x->val;
+		}
+		if (x->a == UINT32_MAX)
+			break;
+		j = (j + 1) & (t->cap - 1);
+	}
+	if (!insert)
+		return NULL;
+	t->s[j].a = a; t->s[j].b = b; t->s[j].val = UINT32_MAX;
+	t->len++;
+	if (inserted) *inserted = 1;
+	return &t->s[j].val;
+}
+
 /* Generic id table: stores ids with their hash in one 16-byte slot;
  * equality is decided by the caller against the owner's arrays. */
 typedef struct id_slot {

@@ -69,7 +69,8 @@ static int setup(void **state)
 	p->locs = calloc(NSYM, sizeof(pf_loc));
 	for (int i = 0; i < NSYM; i++) {
 		p->syms[i] = (pf_sym){ 0, str(p, names[i]), 0x1000 + 0x100 * (uint64_t)i, 0x1080 + 0x100 * (uint64_t)i };
-		p->locs[i] = (pf_loc){ 0, (uint32_t)i, 0x1010 + 0x100 * (uint64_t)i, 0x401010 + 0x100 * (uint64_t)i, '.', PF_NONE };
+		p->locs[i] = (pf_loc){ .dso = 0, .sym = (uint32_t)i, .addr = 0x1010 + 0x100 * (uint64_t)i,
+				       .ip = 0x401010 + 0x100 * (uint64_t)i, .level = '.', .srcline = PF_NONE };
 		f->loc[i] = (uint32_t)i;
 	}
 	p->nr_syms = p->nr_locs = NSYM;
@@ -232,7 +233,7 @@ static void test_diff_mode_collapses_by_name(void **state)
 	p->syms = realloc(p->syms, (NSYM + 1) * sizeof(pf_sym));
 	p->locs = realloc(p->locs, (NSYM + 1) * sizeof(pf_loc));
 	p->syms[NSYM] = (pf_sym){ 0, str(p, "a"), 0x5000, 0x5080 };
-	p->locs[NSYM] = (pf_loc){ 0, NSYM, 0x5010, 0x405010, '.', PF_NONE };
+	p->locs[NSYM] = (pf_loc){ .dso = 0, .sym = NSYM, .addr = 0x5010, .ip = 0x405010, .level = '.', .srcline = PF_NONE };
 	p->nr_syms = p->nr_locs = NSYM + 1;
 	uint32_t st = node(p, node(p, 0, f->loc[S_MAIN]), NSYM);
 	add_sample(f, 0, 10, "prog", st, 5);

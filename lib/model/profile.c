@@ -577,8 +577,8 @@ static uint32_t stack_of(pf_profile *p, const pthread_ *t, const pd_sample *s)
 }
 
 /* Aggregated samples are found through their stack: every node keeps the
- * first sample ending there, and samples with the same stack are chained
- * (usually one or a few: other threads, comms or cpus). The per-node array
+ * last sample used there, and samples with the same stack are chained
+ * (other threads, comms or cpus; the one found is moved to the front). The per-node array
  * is small and stays in the cache, unlike a hash table over all samples. */
 static int add_sample(pf_profile *p, uint32_t evsel, uint32_t thread, uint32_t pid, uint32_t tid,
 		      uint32_t comm, uint32_t cpu, uint32_t stack, uint64_t period)
@@ -590,12 +590,19 @@ static int add_sample(pf_profile *p, uint32_t evsel, uint32_t thread, uint32_t p
 			return -1;
 		memset(pr->node_sample + old, 0xff, (pr->cap_node_sample - old) * sizeof(uint32_t));
 	}
-	for (uint32_t id = pr->node_sample[stack]; id != PF_NONE; id = pr->sample_next[id]) {
+	for (uint32_t id = pr->node_sample[stack], prev = PF_NONE; id != PF_NONE; prev = id, id = pr->sample_next[id]) {
 		pf_sample *s = &p->samples[id];
 		if (s->evsel == evsel && s->pid == pid && s->tid == tid && s->comm == comm &&
 		    s->cpu == cpu && s->thread == thread && s->count < UINT32_MAX) {
 			s->period += period;
 			s->count++;
+			if (prev != PF_NONE) {
+				/* to the front: a thread's samples come in runs, and a
+				 * location many threads hit has a long chain */
+				pr->sample_next[prev] = pr->sample_next[id];
+				pr->sample_next[id] = pr->node_sample[stack];
+				pr->node_sample[stack] = id;
+			}
 			return (int)id;
 		}
 	}

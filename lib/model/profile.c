@@ -28,6 +28,12 @@ typedef struct mgroup {
 	uint32_t gen;          /* bumped on every change; part of raw-stack keys */
 } mgroup;
 
+#define LOC_CACHE_N 8192
+typedef struct loc_cache_ent {
+	uint64_t ip;
+	uint32_t mg, gen, loc, cpumode;
+} loc_cache_ent;
+
 typedef struct pthread_ {
 	uint32_t pid, tid;
 	uint32_t comm;         /* string id */
@@ -64,6 +70,7 @@ struct pf_profile_priv {
 	/* time filter */
 	pf_time_range *ranges; size_t nranges;
 	uint32_t *loc_leaf; size_t cap_loc_leaf;   /* location -> its node under the root */
+	loc_cache_ent *loc_cache;                   /* LOC_CACHE_N entries (resolve_loc) */
 	/* scratch */
 	uint32_t *scratch_locs; size_t cap_scratch;
 	const pd_reader *rd;
@@ -362,10 +369,15 @@ static uint32_t resolve_loc(pf_profile *p, const pthread_ *t, int cpumode, uint6
 	struct pf_profile_priv *pr = p->priv;
 	const pmap *m = NULL;
 	bool kernel = cpumode == PD_CPUMODE_KERNEL || cpumode == PD_CPUMODE_GUEST_KERNEL;
-	if (kernel)
-		m = mg_find(&pr->mgs[pr->kernel_mg], ip);
-	else if (t && t->mg != PF_NONE)
-		m = mg_find(&pr->mgs[t->mg], ip);
+	uint32_t g = kernel ? pr->kernel_mg : t ? t->mg : PF_NONE;
+	uint32_t gen = g != PF_NONE ? pr->mgs[g].gen : 0;
+	/* hot ips repeat: a small direct-mapped cache of (maps, ip) -> location
+	 * before the map search and the location table */
+	loc_cache_ent *c = &pr->loc_cache[pf_hash64(ip ^ ((uint64_t)g << 40)) & (LOC_CACHE_N - 1)];
+	if (c->ip == ip && c->mg == g && c->gen == gen && c->cpumode == (uint32_t)cpumode && c->loc != PF_NONE)
+		return c->loc;
+	if (g != PF_NONE)
+		m = mg_find(&pr->mgs[g], ip);
 	uint32_t dso = PF_NONE;
 	uint64_t addr = ip;
 	if (m) {
@@ -375,7 +387,9 @@ static uint32_t resolve_loc(pf_profile *p, const pthread_ *t, int cpumode, uint6
 		else
 			addr = ip - m->start + m->pgoff;
 	}
-	return loc_get(p, dso, addr, ip, level_of(cpumode));
+	uint32_t l = loc_get(p, dso, addr, ip, level_of(cpumode));
+	*c = (loc_cache_ent){ ip, g, gen, l, (uint32_t)cpumode };
+	return l;
 }
 
 static uint32_t node_child(pf_profile *p, uint32_t parent, uint32_t loc)
@@ -898,6 +912,14 @@ int pf_profile_load(const char *path, const pf_load_opts *opts, pf_profile **out
 	p->priv = pr;
 	pr->err = err;
 	pr->last_thread = PF_NONE;
+	pr->loc_cache = malloc(LOC_CACHE_N * sizeof(*pr->loc_cache));
+	if (!pr->loc_cache) {
+		free(pr);
+		free(p);
+		return proff_err_set(err, PROFF_ENOMEM, path, PROFF_NO_OFFSET, "out of memory");
+	}
+	for (size_t i = 0; i < LOC_CACHE_N; i++)
+		pr->loc_cache[i].loc = PF_NONE;
 	if (opts)
 		pr->opts = *opts;
 	else
@@ -1099,6 +1121,8 @@ static void release_load_state(struct pf_profile_priv *pr)
 	free(pr->loc_leaf);
 	pr->loc_leaf = NULL;
 	pr->cap_loc_leaf = 0;
+	free(pr->loc_cache);
+	pr->loc_cache = NULL;
 }
 
 void pf_profile_free(pf_profile *p)

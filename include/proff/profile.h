@@ -111,6 +111,10 @@ typedef struct pf_load_opts {
 	const uint8_t *cpu_mask;   /* --cpu: bitmap of CPUs kept (NULL = all) */
 	size_t cpu_mask_bits;
 	bool inline_frames;
+	/* Aggregate samples by event and stack only (thread, comm, pid, tid
+	 * and cpu left out, the samples' thread index 0): for callers whose
+	 * sort keys and filters use none of them (perf diff's dso,sym). */
+	bool merge_threads;
 	bool demangle_params;      /* C++ names with parameter lists (perf -v) */
 	/* exact traces (proff record --instrument): */
 	bool no_compensate;        /* raw times, no overhead subtraction */

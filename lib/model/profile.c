@@ -669,7 +669,8 @@ static int on_event(void *ctx, const pd_event *ev)
 		if (stack == PF_NONE)
 			return oom(p);
 		uint64_t period = s->period;   /* the reader gives attr.sample_period when not sampled */
-		if (add_sample(p, (uint32_t)s->evsel, (uint32_t)(t - pr->threads), s->pid, s->tid, t->comm,
+		if (pr->opts.merge_threads ? add_sample(p, (uint32_t)s->evsel, 0, 0, 0, 0, PF_NONE, stack, period) < 0 :
+		    add_sample(p, (uint32_t)s->evsel, (uint32_t)(t - pr->threads), s->pid, s->tid, t->comm,
 			       cpu, stack, period) < 0)
 			return oom(p);
 		e->total_period += period;

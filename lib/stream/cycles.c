@@ -161,20 +161,31 @@ int st_account_cycles(st_side *s, const pd_sample *sm)
 		unsigned cycles = (unsigned)((e->flags >> 4) & 0xffff);
 		if (!cycles)
 			continue;
+		/* the previous target first: a lookup may move the addresses
+		 * (a new one grows the array), so fa is looked up last */
+		bool have_to = k + 1 < sm->nr_branches, to_found = false;
+		uint64_t pto = have_to ? sm->branches[k + 1].to : 0;
+		uint32_t td = 0;
+		uint64_t taddr = 0, tstart, to_sym_start = 0;
+		const char *to_sym = NULL;
+		if (have_to) {
+			const st_addr *ta = resolve(s, sm->pid, pto, &td, &taddr, &tstart);
+			if (ta) {
+				to_found = true;
+				to_sym = ta->sym;
+				to_sym_start = ta->sym_start;
+			}
+		}
 		uint32_t fd;
 		uint64_t faddr, fstart;
 		const st_addr *fa = resolve(s, sm->pid, e->from, &fd, &faddr, &fstart);
 		if (!fa || !fa->sym)
 			continue;
 		uint64_t saddr = 0;
-		if (k + 1 < sm->nr_branches) {
-			uint64_t pto = sm->branches[k + 1].to;
-			uint32_t td;
-			uint64_t taddr, tstart;
-			const st_addr *ta = resolve(s, sm->pid, pto, &td, &taddr, &tstart);
-			bool same = ta && td == fd && ta->sym == fa->sym && ta->sym_start == fa->sym_start;
+		if (have_to) {
+			bool same = to_found && td == fd && to_sym == fa->sym && to_sym_start == fa->sym_start;
 			if (same || pto == fa->sym_start + fstart)
-				saddr = ta ? taddr : 0;
+				saddr = to_found ? taddr : 0;
 		}
 		if (faddr < fa->sym_start || faddr >= fa->sym_end || fa->sym_end - fa->sym_start > MAX_SYM_SPAN)
 			continue;

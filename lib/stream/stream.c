@@ -923,7 +923,8 @@ static int make_streams(st_side *s)
 		}
 	}
 	/* dso names break ties after symbol (perf's sort order srcline,symbol,dso) */
-	qsort(s->entries, s->nr_entries, sizeof(*s->entries), entry_cmp);
+	if (s->nr_entries > 1)
+		qsort(s->entries, s->nr_entries, sizeof(*s->entries), entry_cmp);
 	st_node **flat = NULL;
 	size_t cap = 0;
 	size_t top = s->opts.top ? s->opts.top : 5;

@@ -8,7 +8,14 @@
 
 #include <stdio.h>
 
-static inline int popcount64(uint64_t v) { return __builtin_popcountll(v); }
+/* without -mpopcnt, __builtin_popcountll is a library call: the bit-parallel count inline */
+static inline int popcount64(uint64_t v)
+{
+	v = v - ((v >> 1) & 0x5555555555555555ULL);
+	v = (v & 0x3333333333333333ULL) + ((v >> 2) & 0x3333333333333333ULL);
+	v = (v + (v >> 4)) & 0x0f0f0f0f0f0f0f0fULL;
+	return (int)((v * 0x0101010101010101ULL) >> 56);
+}
 
 /* attr index of a record (host order); -1 if unknown */
 int pd_record_attr(pd_reader *r, const uint8_t *rec, uint32_t type, uint16_t size)
@@ -128,11 +135,47 @@ static inline void sample_clear(pd_sample *s)
 				  what, (unsigned long long)(n), (size_t)(end - p)); \
 } while (0)
 
+/* The sample types perf record writes by default (fixed 8-byte fields and a
+ * callchain): decoded without a test per field kind. NULL: not this kind,
+ * or not whole (the general decoder then says what is wrong). */
+#define PD_S_FIXED8 (PD_S_IDENTIFIER | PD_S_IP | PD_S_TID | PD_S_TIME | PD_S_ADDR | PD_S_ID | \
+		     PD_S_STREAM_ID | PD_S_CPU | PD_S_PERIOD)
+static inline bool decode_sample_common(const uint8_t *rec, uint16_t size, uint64_t st,
+					pd_sample *s, pd_sample_id *sid)
+{
+	if (st & ~(uint64_t)(PD_S_FIXED8 | PD_S_CALLCHAIN))
+		return false;
+	const uint8_t *p = rec + 8, *end = rec + size;
+	size_t fixed = 8 * (size_t)popcount64(st & PD_S_FIXED8);
+	if (fixed + ((st & PD_S_CALLCHAIN) ? 8 : 0) > (size_t)(end - p))
+		return false;
+	if (st & PD_S_IDENTIFIER) { sid->id = s->id = pd_ld64(p); p += 8; }
+	if (st & PD_S_IP) { s->ip = pd_ld64(p); p += 8; }
+	if (st & PD_S_TID) { sid->pid = s->pid = pd_ld32(p); sid->tid = s->tid = pd_ld32(p + 4); p += 8; }
+	if (st & PD_S_TIME) { sid->time = s->time = pd_ld64(p); p += 8; }
+	if (st & PD_S_ADDR) { s->addr = pd_ld64(p); p += 8; }
+	if (st & PD_S_ID) { sid->id = s->id = pd_ld64(p); p += 8; }
+	if (st & PD_S_STREAM_ID) { sid->stream_id = s->stream_id = pd_ld64(p); p += 8; }
+	if (st & PD_S_CPU) { sid->cpu = s->cpu = pd_ld32(p); p += 8; }
+	if (st & PD_S_PERIOD) { s->period = pd_ld64(p); p += 8; }
+	if (st & PD_S_CALLCHAIN) {
+		uint64_t nr = pd_ld64(p);
+		p += 8;
+		if (nr > (uint64_t)(end - p) / 8)
+			return false;
+		s->callchain = (const uint64_t *)p;
+		s->nr_callchain = nr;
+	}
+	return true;
+}
+
 static int decode_sample(pd_reader *r, const uint8_t *rec, uint16_t size, uint64_t off,
 			 const pd_attr *a, pd_sample *s, pd_sample_id *sid)
 {
 	const uint8_t *p = rec + 8, *end = rec + size;
 	uint64_t st = a->sample_type;
+	if (decode_sample_common(rec, size, st, s, sid))
+		return 0;
 	if (st & PD_S_IDENTIFIER) { NEED(8, "IDENTIFIER"); sid->id = s->id = pd_ld64(p); p += 8; }
 	if (st & PD_S_IP) { NEED(8, "IP"); s->ip = pd_ld64(p); p += 8; }
 	if (st & PD_S_TID) { NEED(8, "TID"); sid->pid = s->pid = pd_ld32(p); sid->tid = s->tid = pd_ld32(p + 4); p += 8; }

@@ -613,7 +613,7 @@ static bool lazy_open(sym_dso *d)
 	if (pos > SIZE_MAX / 2)
 		goto no;
 	lz->image_size = (size_t)pos;
-	void *img = mmap(NULL, lz->image_size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	void *img = mmap(NULL, lz->image_size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
 	if (img == MAP_FAILED)
 		goto no;
 	lz->image = img;

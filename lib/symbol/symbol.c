@@ -140,11 +140,44 @@ static void fixup_duplicate(sym_symtab *t)
  * much cheaper than a merge sort of a sorted array. */
 static void symtab_sort(sym_symtab *t)
 {
+	if (t->n < 2)
+		return;
 	size_t i = 1;
 	while (i < t->n && ent_cmp(&t->v[i - 1], &t->v[i]) < 0)
 		i++;
-	if (i < t->n)
+	if (i == t->n)
+		return;
+	/* entries in insertion order (the usual case): a stable radix sort on
+	 * the start address gives (start, order), several times faster than a
+	 * merge sort for the 10^5 symbols of a big program */
+	bool in_order = true;
+	for (i = 1; i < t->n && in_order; i++)
+		in_order = t->v[i - 1].order < t->v[i].order;
+	sym_ent *tmp = in_order ? pf_realloc_array(NULL, t->n, sizeof(*tmp)) : NULL;
+	if (!tmp) {
 		qsort(t->v, t->n, sizeof(*t->v), ent_cmp);
+		return;
+	}
+	sym_ent *src = t->v, *dst = tmp;
+	for (int shift = 0; shift < 64; shift += 8) {
+		size_t cnt[256] = { 0 };
+		for (i = 0; i < t->n; i++)
+			cnt[(src[i].start >> shift) & 0xff]++;
+		if (cnt[(src[0].start >> shift) & 0xff] == t->n)
+			continue;       /* every key has this byte: nothing to do */
+		size_t pos = 0;
+		for (int b = 0; b < 256; b++) {
+			size_t c = cnt[b];
+			cnt[b] = pos;
+			pos += c;
+		}
+		for (i = 0; i < t->n; i++)
+			dst[cnt[(src[i].start >> shift) & 0xff]++] = src[i];
+		sym_ent *x = src; src = dst; dst = x;
+	}
+	if (src != t->v)
+		memcpy(t->v, src, t->n * sizeof(*t->v));
+	free(tmp);
 }
 
 /* Sorting and the two fixups, with names still offsets. */

@@ -16,6 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "cmds.h"
@@ -416,10 +417,28 @@ typedef struct load_job {
 	bool started;
 } load_job;
 
+/* PROFF_TIMING=1: wall time of each phase on stderr (development aid) */
+static void phase(const char *name)
+{
+	static int on = -1;
+	static struct timespec t0;
+	if (on < 0) {
+		on = getenv("PROFF_TIMING") != NULL;
+		clock_gettime(CLOCK_MONOTONIC, &t0);
+	}
+	if (!on)
+		return;
+	struct timespec t;
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	fprintf(stderr, "proff: timing: %-12s at %.3f s\n", name,
+		(double)(t.tv_sec - t0.tv_sec) + (double)(t.tv_nsec - t0.tv_nsec) / 1e9);
+}
+
 static void *load_thread(void *arg)
 {
 	load_job *j = arg;
 	j->rc = pf_profile_load(j->path, &j->lo, &j->prof, &j->err);
+	phase(j->path);
 	return NULL;
 }
 
@@ -617,6 +636,7 @@ int cmd_diff(int argc, char **argv)
 		par = x < 1 ? 1 : (size_t)x;
 	}
 	elf_version(EV_CURRENT);     /* libelf's global init, before any thread */
+	phase("start");
 	for (size_t b = 0; b < nfiles; b += par) {   /* batches of `par` files */
 		size_t e = b + par < nfiles ? b + par : nfiles;
 		for (size_t f = b + 1; f < e; f++)
@@ -707,6 +727,7 @@ int cmd_diff(int argc, char **argv)
 	if (c.json && !rc)
 		diff_json_end(stdout);
 	free(hs);
+	phase("printed");
 out_jobs:
 	for (size_t f = 0; f < nfiles; f++) {
 		if (jobs[f].prof)
@@ -721,5 +742,6 @@ out_hopts:
 	hist_opts_release(&ho);
 out_free:
 	free(pos);
+	phase("freed");
 	return rc;
 }

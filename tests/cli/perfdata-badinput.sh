@@ -10,7 +10,7 @@
 source "$(dirname "$0")/../lib.sh"
 D=$ROOT/tests/data/perfdata
 BUILD_DIR=$(dirname "$PROFF")
-LIBS=$(pkg-config --libs libdw libelf libzstd 2>/dev/null || echo -ldw -lelf -lzstd)
+LIBS=$(pkg-config --libs libdw libelf libzstd zlib 2>/dev/null || echo -ldw -lelf -lzstd -lz)
 SANFL=
 case "$BUILD_DIR" in *asan*) SANFL="-fsanitize=address,undefined";; esac
 PDTOOL=$TMP/pdtool

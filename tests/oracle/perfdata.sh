@@ -10,7 +10,7 @@
 source "$(dirname "$0")/../lib.sh"
 if ! can_perf_record; then skip "perfdata oracle (perf record does not work here)"; finish; fi
 BUILD_DIR=$(dirname "$PROFF")
-LIBS=$(pkg-config --libs libdw libelf libzstd 2>/dev/null || echo -ldw -lelf -lzstd)
+LIBS=$(pkg-config --libs libdw libelf libzstd zlib 2>/dev/null || echo -ldw -lelf -lzstd -lz)
 PDTOOL=$TMP/pdtool
 if ! cc -std=gnu17 -O2 -I"$ROOT/include" -o "$PDTOOL" "$ROOT/tests/tools/pdtool.c" "$BUILD_DIR/libproff.a" \
 	$LIBS -lstdc++ -lm -lpthread 2>"$TMP/cc.err"; then

@@ -24,7 +24,7 @@ if [ $? != 255 ]; then
 	build_sm() {
 		cc -std=gnu17 -O2 -D_GNU_SOURCE -I"$ROOT/include" "$@" -o "$TMP/stream-main" "$ROOT/tests/tools/stream-main.c" \
 			"$ROOT/cli/cmd-diff-stream.c" "$ROOT/cli/cli-util.c" "$BUILD_DIR/libproff.a" \
-			$(pkg-config --libs libdw libelf libzstd 2>/dev/null || echo -ldw -lelf -lzstd) -lstdc++ -lm -lpthread 2>"$TMP/cc.err"
+			$(pkg-config --libs libdw libelf libzstd zlib 2>/dev/null || echo -ldw -lelf -lzstd -lz) -lstdc++ -lm -lpthread 2>"$TMP/cc.err"
 	}
 	if ! build_sm && ! build_sm -fsanitize=address,undefined; then
 		not_ok "build stream-main"; sed 's/^/#   /' "$TMP/cc.err" | head; finish

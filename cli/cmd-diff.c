@@ -442,6 +442,25 @@ static void *load_thread(void *arg)
 	return NULL;
 }
 
+typedef struct hist_job {
+	pf_profile *prof;
+	long evsel;                /* -1: the file has no matching event */
+	const hist_opts *ho;
+	hist *out;
+	proff_error err;
+	int rc;
+	pthread_t th;
+	bool started;
+} hist_job;
+
+static void *hist_thread(void *arg)
+{
+	hist_job *j = arg;
+	if (j->evsel >= 0)
+		j->rc = hist_build(j->prof, (uint32_t)j->evsel, j->ho, &j->out, &j->err);
+	return NULL;
+}
+
 static int dump_file(const char *path)
 {
 	pd_reader *rd;
@@ -688,6 +707,12 @@ int cmd_diff(int argc, char **argv)
 	for (size_t ev = 0; ev < base->nr_events && !rc; ev++) {
 		const pf_event *be = &base->events[ev];
 		proff_error err = {0};
+		/* every file's hists at once (as the loads) */
+		hist_job *hj = calloc(nfiles, sizeof(*hj));
+		if (!hj) {
+			rc = EXIT_SETUP;
+			break;
+		}
 		for (size_t f = 0; f < nfiles; f++) {
 			hs[f] = NULL;
 			long match = -1;
@@ -697,14 +722,28 @@ int cmd_diff(int argc, char **argv)
 				for (size_t e = 0; e < profs[f]->nr_events && match < 0; e++)
 					if (profs[f]->events[e].type == be->type && profs[f]->events[e].config == be->config)
 						match = (long)e;
-			if (match < 0)
-				continue;
-			if (hist_build(profs[f], (uint32_t)match, &ho, &hs[f], &err) < 0) {
-				cli_error(&err);
-				rc = EXIT_SETUP;
-				break;
+			hj[f] = (hist_job){ .prof = profs[f], .evsel = match, .ho = &ho };
+		}
+		for (size_t b = 0; b < nfiles; b += par) {
+			size_t e = b + par < nfiles ? b + par : nfiles;
+			for (size_t f = b + 1; f < e; f++)
+				hj[f].started = pthread_create(&hj[f].th, NULL, hist_thread, &hj[f]) == 0;
+			hist_thread(&hj[b]);
+			for (size_t f = b + 1; f < e; f++) {
+				if (hj[f].started)
+					pthread_join(hj[f].th, NULL);
+				else
+					hist_thread(&hj[f]);
 			}
 		}
+		for (size_t f = 0; f < nfiles; f++) {
+			hs[f] = hj[f].out;
+			if (hj[f].rc < 0 && !rc) {
+				cli_error(&hj[f].err);
+				rc = EXIT_SETUP;
+			}
+		}
+		free(hj);
 		if (!rc) {
 			diff_result *dr = NULL;
 			if (diff_compute((const hist *const *)hs, nfiles, o, &dr, &err) < 0) {

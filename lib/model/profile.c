@@ -67,6 +67,8 @@ struct pf_profile_priv {
 	pf_arena raw_arena;
 	uint32_t *node_sample; size_t cap_node_sample;   /* node -> last sample with that stack */
 	uint32_t *sample_next;   /* sample -> next sample with the same stack (cap: cap_samples) */
+	struct node_acc *acc; size_t cap_acc;             /* merge_threads: sums per node */
+	uint32_t *acc_order; size_t nacc, cap_acc_order;  /* nodes in order of first sample */
 	/* time filter */
 	pf_time_range *ranges; size_t nranges;
 	uint32_t *loc_leaf; size_t cap_loc_leaf;   /* location -> its node under the root */
@@ -632,6 +634,57 @@ static int add_sample(pf_profile *p, uint32_t evsel, uint32_t thread, uint32_t p
 	return (int)id;
 }
 
+/* merge_threads: the first event's samples are summed per stack node in a
+ * small array (16 bytes a node instead of a sample record each), and
+ * become pf_samples, in order of first occurrence, when the file is read. */
+typedef struct node_acc { uint64_t period, count; } node_acc;
+
+static int merged_sample(pf_profile *p, uint32_t evsel, uint32_t stack, uint64_t period)
+{
+	struct pf_profile_priv *pr = p->priv;
+	if (evsel != 0)
+		return add_sample(p, evsel, 0, 0, 0, 0, PF_NONE, stack, period);
+	if (stack >= pr->cap_acc) {
+		size_t old = pr->cap_acc;
+		if (PF_GROW(pr->acc, pr->cap_acc, (size_t)stack + 1) < 0)
+			return -1;
+		memset(pr->acc + old, 0, (pr->cap_acc - old) * sizeof(*pr->acc));
+	}
+	node_acc *a = &pr->acc[stack];
+	if (!a->count) {
+		if (PF_GROW(pr->acc_order, pr->cap_acc_order, pr->nacc + 1) < 0)
+			return -1;
+		pr->acc_order[pr->nacc++] = stack;
+	}
+	a->period += period;
+	a->count++;
+	return 0;
+}
+
+static int make_merged_samples(pf_profile *p)
+{
+	struct pf_profile_priv *pr = p->priv;
+	for (size_t i = 0; i < pr->nacc; i++) {
+		uint32_t stack = pr->acc_order[i];
+		node_acc *a = &pr->acc[stack];
+		/* counts beyond a pf_sample's u32 continue in more samples */
+		while (a->count) {
+			uint32_t c = a->count > UINT32_MAX ? UINT32_MAX : (uint32_t)a->count;
+			uint64_t per = c == a->count ? a->period : 0;
+			size_t cap = p->cap_samples;
+			if (PF_GROW(p->samples, p->cap_samples, p->nr_samples + 1) < 0 ||
+			    PF_GROW(pr->sample_next, cap, p->nr_samples + 1) < 0)
+				return -1;
+			p->samples[p->nr_samples++] = (pf_sample){ .evsel = 0, .thread = 0, .pid = 0, .tid = 0, .comm = 0,
+								    .cpu = PF_NONE, .stack = stack, .count = c,
+								    .period = per };
+			a->count -= c;
+			a->period -= per;
+		}
+	}
+	return 0;
+}
+
 /* ---- record handling ------------------------------------------------------------- */
 
 static bool time_kept(const struct pf_profile_priv *pr, uint64_t t)
@@ -669,7 +722,7 @@ static int on_event(void *ctx, const pd_event *ev)
 		if (stack == PF_NONE)
 			return oom(p);
 		uint64_t period = s->period;   /* the reader gives attr.sample_period when not sampled */
-		if (pr->opts.merge_threads ? add_sample(p, (uint32_t)s->evsel, 0, 0, 0, 0, PF_NONE, stack, period) < 0 :
+		if (pr->opts.merge_threads ? merged_sample(p, (uint32_t)s->evsel, stack, period) < 0 :
 		    add_sample(p, (uint32_t)s->evsel, (uint32_t)(t - pr->threads), s->pid, s->tid, t->comm,
 			       cpu, stack, period) < 0)
 			return oom(p);
@@ -1058,6 +1111,10 @@ int pf_profile_load(const char *path, const pf_load_opts *opts, pf_profile **out
 	pr->nbids = 0;
 	if (rc < 0)
 		goto fail;
+	if (make_merged_samples(p) < 0) {
+		rc = oom(p);
+		goto fail;
+	}
 threads:
 	p->threads = calloc(pr->nthreads ? pr->nthreads : 1, sizeof(pf_thread));
 	if (!p->threads) {
@@ -1100,6 +1157,12 @@ static void release_load_state(struct pf_profile_priv *pr)
 	free(pr->node_sample);
 	pr->node_sample = NULL;
 	pr->cap_node_sample = 0;
+	free(pr->acc);
+	pr->acc = NULL;
+	pr->cap_acc = 0;
+	free(pr->acc_order);
+	pr->acc_order = NULL;
+	pr->nacc = pr->cap_acc_order = 0;
 	free(pr->sample_next);
 	pr->sample_next = NULL;
 	free(pr->raw_keys);

@@ -48,7 +48,7 @@ mkdir -p "$OUT"
 
 med() { sort -g | awk '{a[NR]=$1} END {print (NR%2) ? a[(NR+1)/2] : (a[NR/2]+a[NR/2+1])/2}'; }
 now() { date +%s.%N; }
-for k in plain proff perf; do : > "$OUT/$k.wl"; : > "$OUT/$k.cmd"; : > "$OUT/$k.lost"; : > "$OUT/$k.size"; done
+for k in plain proff perf; do : > "$OUT/$k.wl"; : > "$OUT/$k.cmd"; : > "$OUT/$k.lost"; : > "$OUT/$k.size"; : > "$OUT/$k.bps"; done
 run() {   # run KIND
 	local k=$1 t0 t1
 	t0=$(now)
@@ -62,24 +62,28 @@ run() {   # run KIND
 	awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.6f\n", b - a }' >> "$OUT/$k.cmd"
 	if [ "$k" != plain ]; then
 		stat -c %s "$OUT/$k.data" | awk '{ printf "%.1f\n", $1 / 1024 }' >> "$OUT/$k.size"
-		perf --buildid-dir "$CACHE" report -i "$OUT/$k.data" --stdio --no-children -g none --sort dso 2>/dev/null |
-			sed -n 's/^# Total Lost Samples: //p' >> "$OUT/$k.lost"
+		perf --buildid-dir "$CACHE" report -i "$OUT/$k.data" --stdio --no-children -g none --sort dso \
+			--show-nr-samples 2>/dev/null > "$OUT/$k.rep"
+		sed -n 's/^# Total Lost Samples: //p' "$OUT/$k.rep" >> "$OUT/$k.lost"
+		# bytes per sample: the file size does not depend on how long the run was
+		awk -v sz="$(stat -c %s "$OUT/$k.data")" '/^ +[0-9.]+% +[0-9]+ / { n += $2 } END { if (n) printf "%.1f\n", sz / n }' \
+			"$OUT/$k.rep" >> "$OUT/$k.bps"
 	fi
 }
 echo "  workload: $W $REPS (fixed work), $RUNS interleaved runs each"
 run proff; run perf      # warm the build-id cache and page cache
-for k in proff perf; do : > "$OUT/$k.wl"; : > "$OUT/$k.cmd"; : > "$OUT/$k.lost"; : > "$OUT/$k.size"; done
+for k in proff perf; do : > "$OUT/$k.wl"; : > "$OUT/$k.cmd"; : > "$OUT/$k.lost"; : > "$OUT/$k.size"; : > "$OUT/$k.bps"; done
 for ((i = 0; i < RUNS; i++)); do run plain; run proff; run perf; done
 
 PW=$(med < "$OUT/plain.wl"); PC=$(med < "$OUT/plain.cmd")
-printf '  %-8s %14s %10s %14s %10s %10s %10s\n' "" "workload (s)" "slowdown" "command (s)" "overhead" "lost" "size (KB)"
-printf '  %-8s %14.3f %10s %14.3f %10s %10s %10s\n' plain "$PW" - "$PC" - - -
+printf '  %-8s %14s %10s %14s %10s %10s %10s %10s\n' "" "workload (s)" "slowdown" "command (s)" "overhead" "lost" "size (KB)" "B/sample"
+printf '  %-8s %14.3f %10s %14.3f %10s %10s %10s %10s\n' plain "$PW" - "$PC" - - - -
 for k in proff perf; do
-	w=$(med < "$OUT/$k.wl"); c=$(med < "$OUT/$k.cmd"); l=$(med < "$OUT/$k.lost"); s=$(med < "$OUT/$k.size")
+	w=$(med < "$OUT/$k.wl"); c=$(med < "$OUT/$k.cmd"); l=$(med < "$OUT/$k.lost"); s=$(med < "$OUT/$k.size"); b=$(med < "$OUT/$k.bps")
 	sd=$(awk -v a="$w" -v b="$PW" 'BEGIN { printf "%+.1f%%", (a / b - 1) * 100 }')
 	co=$(awk -v a="$c" -v b="$PC" 'BEGIN { printf "%+.1f%%", (a / b - 1) * 100 }')
-	printf '  %-8s %14.3f %10s %14.3f %10s %10s %10s\n' "$k" "$w" "$sd" "$c" "$co" "${l:-0}" "$s"
-	eval "SD_$k=\$sd CO_$k=\$co SZ_$k=\$s"
+	printf '  %-8s %14.3f %10s %14.3f %10s %10s %10s %10s\n' "$k" "$w" "$sd" "$c" "$co" "${l:-0}" "$s" "$b"
+	eval "SD_$k=\$sd CO_$k=\$co SZ_$k=\$s BPS_$k=\$b"
 done
 echo "  ratios proff/perf: command time $(ratio "$(med < "$OUT/proff.cmd")" "$(med < "$OUT/perf.cmd")")x, size $(ratio "$SZ_proff" "$SZ_perf")x"
-echo "record: slowdown proff ${SD_proff#+}, perf ${SD_perf#+}; size proff $SZ_proff KB, perf $SZ_perf KB"
+echo "record: slowdown proff ${SD_proff#+}, perf ${SD_perf#+}; size proff $SZ_proff KB, perf $SZ_perf KB; bytes per sample proff $BPS_proff, perf $BPS_perf"

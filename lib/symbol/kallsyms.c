@@ -99,36 +99,75 @@ static char *choose_kallsyms(sym_ctx *c, const sym_dso *d)
 static int parse_kallsyms(const char *path, sym_symtab *t, uint64_t *text_addr, bool *have_text,
 			  proff_error *err)
 {
+	/* 64 KB at a time, lines parsed by hand: stdio line reads and strtoull
+	 * were most of the time of a kernel-symbol load (a buffer for the whole
+	 * file would raise malloc's mmap threshold for the rest of the run) */
 	FILE *f = fopen(path, "r");
 	if (!f)
 		return proff_err_sys(err, PROFF_EIO, path, "cannot open");
-	char *line = NULL;
-	size_t cap = 0;
-	ssize_t len;
-	uint64_t off = 0;
-	bool any_nonzero = false;
+	enum { KBUF = 65536 };
+	char *buf = malloc(KBUF);
+	if (!buf) {
+		fclose(f);
+		return proff_err_set(err, PROFF_ENOMEM, path, PROFF_NO_OFFSET, "out of memory");
+	}
+	size_t len = 0, pos = 0;
+	uint64_t base = 0;          /* file offset of buf[0] */
+	bool eof = false, any_nonzero = false;
 	int rc = 0;
-	while ((len = getline(&line, &cap, f)) > 0) {
-		uint64_t lineoff = off;
-		off += (uint64_t)len;
-		if (line[len - 1] == '\n')
-			line[--len] = '\0';
-		char *p = line, *end;
-		unsigned long long a = strtoull(p, &end, 16);
-		if (end == p || *end != ' ' || !end[1] || end[2] != ' ') {
+	for (;;) {
+		char *nl = pos < len ? memchr(buf + pos, '\n', len - pos) : NULL;
+		if (!nl && !eof) {
+			/* keep the partial line, read more */
+			memmove(buf, buf + pos, len - pos);
+			base += pos;
+			len -= pos;
+			pos = 0;
+			size_t n = fread(buf + len, 1, KBUF - len, f);
+			len += n;
+			if (n == 0) {
+				if (ferror(f)) {
+					rc = proff_err_sys(err, PROFF_EIO, path, "cannot read");
+					break;
+				}
+				eof = true;
+			}
+			if (len == KBUF && !memchr(buf, '\n', len)) {
+				rc = proff_err_set(err, PROFF_EFORMAT, path, base, "malformed kallsyms line");
+				break;
+			}
+			continue;
+		}
+		if (pos >= len)
+			break;
+		uint64_t lineoff = base + pos;
+		char *line = buf + pos;
+		size_t ll = nl ? (size_t)(nl - line) : len - pos;
+		pos += ll + (nl ? 1 : 0);
+		uint64_t a = 0;
+		size_t k = 0;
+		for (; k < ll && k < 17; k++) {
+			char c = line[k];
+			unsigned v = c >= '0' && c <= '9' ? (unsigned)(c - '0') : c >= 'a' && c <= 'f' ? (unsigned)(c - 'a' + 10)
+				   : c >= 'A' && c <= 'F' ? (unsigned)(c - 'A' + 10) : 16u;
+			if (v == 16)
+				break;
+			a = a << 4 | v;
+		}
+		if (k == 0 || k > 16 || k + 3 > ll || line[k] != ' ' || line[k + 2] != ' ') {
 			rc = proff_err_set(err, PROFF_EFORMAT, path, lineoff, "malformed kallsyms line");
 			break;
 		}
-		char type = end[1];
-		const char *name = end + 3;
-		size_t nlen = strlen(name);
+		char type = line[k + 1];
+		const char *name = line + k + 3;
+		size_t nlen = strnlen(name, ll - k - 3);
 		if (nlen == 0 || nlen >= KSYM_NAME_MAX) {
 			rc = proff_err_set(err, PROFF_EFORMAT, path, lineoff, "bad kallsyms symbol name length %zu", nlen);
 			break;
 		}
 		if (a)
 			any_nonzero = true;
-		if (strcmp(name, "_text") == 0) {
+		if (nlen == 5 && memcmp(name, "_text", 5) == 0) {
 			*text_addr = a;
 			*have_text = true;
 		}
@@ -143,7 +182,7 @@ static int parse_kallsyms(const char *path, sym_symtab *t, uint64_t *text_addr, 
 			break;
 		}
 	}
-	free(line);
+	free(buf);
 	fclose(f);
 	if (rc == 0 && !any_nonzero)
 		t->n = 0;       /* addresses hidden (kptr_restrict) */

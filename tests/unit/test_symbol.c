@@ -660,6 +660,29 @@ static void test_kallsyms(void **state)
 	assert_false(sym_dso_has_symbols(k));
 	sym_ctx_free(c);
 
+	/* a file read in many pieces (20,000 lines, ~1 MB), the last line without
+	 * a newline: every symbol found, whatever buffer boundary it straddled */
+	{
+		FILE *kf = fopen(ks, "w");
+		assert_non_null(kf);
+		fprintf(kf, "ffffffff80fff000 T _text\n");
+		for (int i = 0; i < 20000; i++)
+			fprintf(kf, "%016llx %c sym_number_%d_with_a_longer_name_to_fill_the_buffers%s",
+				0xffffffff81000000ULL + 0x40ULL * (unsigned)i, i % 3 ? 't' : 'T', i, i < 19999 ? "\n" : "");
+		fclose(kf);
+		assert_int_equal(sym_ctx_new(&o, &c, &err), 0);
+		k = sym_dso_get(c, "[kernel.kallsyms]", NULL, 0, SYM_DSO_KERNEL);
+		for (int i = 0; i < 20000; i++) {
+			char want[96];
+			snprintf(want, sizeof(want), "sym_number_%d_with_a_longer_name_to_fill_the_buffers", i);
+			assert_true(sym_lookup(k, 0xffffffff81000000ULL + 0x40ULL * (unsigned)i + 8, &si));
+			assert_string_equal(si.name, want);
+		}
+		assert_true(sym_lookup(k, 0xffffffff81000000ULL + 0x40ULL * 19999, &si));
+		assert_string_equal(si.name, "sym_number_19999_with_a_longer_name_to_fill_the_buffers");
+		sym_ctx_free(c);
+	}
+
 	/* a kernel other than the recorded one: no /proc/kallsyms */
 	sym_opts o2 = { .recorded_osrelease = "0.0.0-not-this-kernel", .buildid_dir = "/nonexistent" };
 	assert_int_equal(sym_ctx_new(&o2, &c, &err), 0);

@@ -29,6 +29,8 @@ typedef struct tsession {
 	double tps, o_in, o_full;  /* ticks per second; overheads in ticks */
 	tmap *maps;
 	size_t nmaps, maps_cap;
+	pf_ranges map_index;       /* address -> latest map holding it (index in dso) */
+	pf_map64 map_seen;         /* hash of (start, end, pgoff, path) -> map index + 1 */
 	tmodule *mods;
 	size_t nmods, mods_cap;
 	pf_map64 func_by_addr;     /* address -> function id */

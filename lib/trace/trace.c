@@ -75,6 +75,7 @@ static tsession *session_get(proff_trace *t, uint64_t id, uint64_t off, proff_er
 	s->id = id;
 	s->first_off = off;
 	pf_map64_init(&s->func_by_addr);
+	pf_map64_init(&s->map_seen);
 	return s;
 }
 
@@ -131,14 +132,21 @@ static int parse_maps(proff_trace *t, tsession *s, const char *p, size_t n, uint
 			path++;
 		if (!*path)
 			continue;
-		/* same mapping already known (maps are re-recorded at dlopen and exit) */
+		/* same mapping already known (maps are re-recorded at dlopen and exit):
+		 * found through a hash of the mapping; a hash shared with another
+		 * mapping falls back to looking at all of them */
+		uint64_t h = pf_hash64(start ^ pf_hash64(stop ^ pf_hash64(pgoff))) ^ pf_hash_bytes(path, strlen(path), 0);
+		uint64_t seen;
 		bool dup = false;
-		for (size_t i = s->nmaps; i-- > 0;) {
-			tmap *m = &s->maps[i];
-			if (m->start == start && m->end == stop && m->pgoff == pgoff &&
-			    !strcmp(m->path, path)) {
+		if (pf_map64_get(&s->map_seen, h, &seen)) {
+			const tmap *m = &s->maps[seen - 1];
+			if (m->start == start && m->end == stop && m->pgoff == pgoff && !strcmp(m->path, path)) {
 				dup = true;
-				break;
+			} else {
+				for (size_t i = s->nmaps; i-- > 0 && !dup;) {
+					m = &s->maps[i];
+					dup = m->start == start && m->end == stop && m->pgoff == pgoff && !strcmp(m->path, path);
+				}
 			}
 		}
 		if (dup)
@@ -153,8 +161,10 @@ static int parse_maps(proff_trace *t, tsession *s, const char *p, size_t n, uint
 		m->end = stop;
 		m->pgoff = pgoff;
 		m->path = pf_arena_strndup(&t->arena, path, strlen(path));
-		if (!m->path)
+		uint64_t *slot = pf_map64_upsert(&s->map_seen, h, NULL);
+		if (!m->path || !slot || pf_ranges_insert(&s->map_index, start, stop, pgoff, (uint32_t)(s->nmaps - 1)) < 0)
 			return proff_err_set(err, PROFF_ENOMEM, t->path, off, "out of memory");
+		*slot = s->nmaps;
 	}
 	return 0;
 }
@@ -393,6 +403,8 @@ void proff_trace_close(proff_trace *t)
 		munmap((void *)t->data, t->size);
 	for (size_t i = 0; i < t->nsessions; i++) {
 		free(t->sessions[i].maps);
+		pf_ranges_free(&t->sessions[i].map_index);
+		pf_map64_free(&t->sessions[i].map_seen);
 		free(t->sessions[i].mods);
 		pf_map64_free(&t->sessions[i].func_by_addr);
 	}
@@ -466,12 +478,12 @@ void proff_trace_session_get(const proff_trace *t, size_t i, proff_trace_session
 
 /* ---- functions ---------------------------------------------------------------------------- */
 
+/* The latest recorded map holding addr (map_index keeps, for every address,
+ * the last map inserted over it). */
 static tmap *find_map(tsession *s, uint64_t addr)
 {
-	for (size_t i = s->nmaps; i-- > 0;)   /* latest recording first */
-		if (addr >= s->maps[i].start && addr < s->maps[i].end)
-			return &s->maps[i];
-	return NULL;
+	const pf_range *r = pf_ranges_find(&s->map_index, addr);
+	return r ? &s->maps[r->dso] : NULL;
 }
 
 static const char *base_name(const char *p)

@@ -497,6 +497,90 @@ static void test_colliding_thread_keys(void **state)
 		fail_msg("opening %d threads took %.2f s of CPU (quadratic thread lookup?)", 2 * N, cpu);
 }
 
+/* Recorded maps name the functions: the latest recording of an address wins
+ * (b.so over the part of a.so it overlaps), a mapping recorded again is not
+ * a new one, and many mappings are handled (20,000 distinct ones). */
+static void maps_rec(tw *w, uint64_t sess, const char *text)
+{
+	size_t len = strlen(text);
+	rec_hdr(w, PTR_MAPS, (uint32_t)(sizeof(proff_trace_rec) + 8 + len), 0, sess);
+	uint64_t ts = 0;
+	put(w, &ts, 8);
+	put(w, text, len);
+}
+
+static const proff_trace_func_stats *find_name(const proff_trace_stats *s, const char *name)
+{
+	for (size_t i = 0; i < s->nfuncs; i++)
+		if (!strcmp(s->funcs[i].name, name))
+			return &s->funcs[i];
+	return NULL;
+}
+
+static void test_maps_latest_wins(void **state)
+{
+	(void)state;
+	static tw w;
+	memset(&w, 0, sizeof(w));
+	session(&w, 3, 9, 0, 0);
+	maps_rec(&w, 3, "1000-2000 r-xp 00000000 08:01 1 /lib/a.so\n"
+			"1800-3000 r-xp 00000000 08:01 2 /lib/b.so\n"
+			"1000-2000 r-xp 00000000 08:01 1 /lib/a.so\n");
+	/* 20,000 more small mappings far away, as a big process would have */
+	static char many[20000 * 64];
+	size_t n = 0;
+	for (int i = 0; i < 20000; i++)
+		n += (size_t)snprintf(many + n, sizeof(many) - n, "%llx-%llx r-xp 00000000 08:01 3 /lib/m%d.so\n",
+				      0x100000ULL + 0x1000ULL * (unsigned)i, 0x100000ULL + 0x1000ULL * (unsigned)i + 0x800, i);
+	rec_hdr(&w, PTR_MAPS, (uint32_t)(sizeof(proff_trace_rec) + 8 + n), 0, 3);
+	uint64_t ts0 = 0;
+	put(&w, &ts0, 8);
+	/* the buffer of tw is 64 KB: write the big record straight to the file */
+	size_t head = w.n;
+	static tw tail;
+	memset(&tail, 0, sizeof(tail));
+	ev_begin(&tail, 3, 9, 0);
+	ev(&tail, 0, 100, 0x1100, 0x1000);      /* a.so */
+	ev(&tail, 0, 110, 0x1900, 0x0f00);      /* b.so over a.so */
+	ev(&tail, 1, 120, 0x1900, 0x0f00);
+	ev(&tail, 0, 130, 0x2100, 0x0f00);      /* b.so */
+	ev(&tail, 1, 140, 0x2100, 0x0f00);
+	ev(&tail, 0, 150, 0x100000ULL + 0x1000ULL * 19999 + 0x10, 0x0f00);   /* the last small one */
+	ev(&tail, 1, 160, 0x100000ULL + 0x1000ULL * 19999 + 0x10, 0x0f00);
+	ev(&tail, 1, 200, 0x1100, 0x1000);
+	ev_end(&tail);
+	char *path = strdup("/tmp/proff-test-trace.XXXXXX");
+	int fd = mkstemp(path);
+	assert_true(fd >= 0);
+	assert_int_equal(write(fd, w.buf, head), (ssize_t)head);
+	assert_int_equal(write(fd, many, n), (ssize_t)n);
+	assert_int_equal(write(fd, tail.buf, tail.n), (ssize_t)tail.n);
+	close(fd);
+	proff_trace *t;
+	proff_error err = { 0 };
+	assert_int_equal(proff_trace_open(path, &t, &err), 0);
+	proff_trace_stats_opts o = { .compensate = false };
+	proff_trace_stats st;
+	assert_int_equal(proff_trace_stats_compute(t, &o, &st, &err), 0);
+	const proff_trace_func_stats *a = find_name(&st, "a.so+0x100");
+	const proff_trace_func_stats *b1 = find_name(&st, "b.so+0x100");
+	const proff_trace_func_stats *b2 = find_name(&st, "b.so+0x900");
+	const proff_trace_func_stats *m = find_name(&st, "m19999.so+0x10");
+	if (!a || !b1 || !b2 || !m)
+		for (size_t i = 0; i < st.nfuncs; i++)
+			print_error("function %s\n", st.funcs[i].name);
+	assert_non_null(a);
+	assert_non_null(b1);
+	assert_non_null(b2);
+	assert_non_null(m);
+	assert_null(find_name(&st, "a.so+0x900"));
+	assert_int_equal(st.nfuncs, 4);
+	proff_trace_stats_free(&st);
+	proff_trace_close(t);
+	unlink(path);
+	free(path);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -513,6 +597,7 @@ int main(void)
 		cmocka_unit_test(test_empty),
 		cmocka_unit_test(test_huge_call_as_profile),
 		cmocka_unit_test(test_colliding_thread_keys),
+		cmocka_unit_test(test_maps_latest_wins),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -307,6 +307,8 @@ static char level_of(int cpumode)
 	}
 }
 
+#define LOC_FINAL 0x80000000u     /* in a loc_tab value: see loc_get */
+
 /* The location (dso, addr) — addr in map-address space — seen at runtime ip,
  * symbolized once when new. */
 static uint32_t loc_get(pf_profile *p, uint32_t dso, uint64_t addr, uint64_t ip, char level)
@@ -317,8 +319,12 @@ static uint32_t loc_get(pf_profile *p, uint32_t dso, uint64_t addr, uint64_t ip,
 	if (!slot)
 		return PF_NONE;
 	if (!inserted) {
+		/* LOC_FINAL: resolved to a symbol, or no map: the same location
+		 * for every ip (known without reading the location) */
+		if (*slot & LOC_FINAL)
+			return *slot & ~LOC_FINAL;
 		uint32_t id = *slot;
-		if (p->locs[id].sym != PF_NONE || p->locs[id].ip == ip || dso == PF_NONE)
+		if (p->locs[id].ip == ip)
 			return id;
 		/* an unresolved location met at another runtime ip (another
 		 * process's mapping): keep one location per raw ip */
@@ -362,6 +368,12 @@ static uint32_t loc_get(pf_profile *p, uint32_t dso, uint64_t addr, uint64_t ip,
 			}
 			p->locs[id].sym = *ss;
 		}
+	}
+	if (p->locs[id].sym != PF_NONE || dso == PF_NONE) {
+		/* the slot again: nothing above touched the location table */
+		slot = pair_table_find(&pr->loc_tab, dso, addr, 0, NULL);
+		if (slot)
+			*slot = id | LOC_FINAL;
 	}
 	return id;
 }

@@ -901,7 +901,7 @@ int hist_build(pf_profile *prof, uint32_t evsel, const hist_opts *opts, hist **o
 				hi = (size_t)opts->max_stack;
 		}
 		size_t nk = hi - lo;
-		uint32_t *cursor = chain + n;
+		uint32_t *cursor = chain ? chain + n : NULL;     /* NULL: no chain kept (nk is 0) */
 		for (size_t k = 0; k < nk; k++)
 			cursor[k] = opts->caller_order ? chain[hi - 1 - k] : chain[lo + k];
 		if (!opts->children) {

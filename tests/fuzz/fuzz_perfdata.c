@@ -1,13 +1,44 @@
-/* fuzz_perfdata.c — libFuzzer target for the perf.data reader: opens the
- * input from memory (file or pipe format), processes it ordered and
- * unordered, prints the header and dumps it to /dev/null. Any crash, hang,
- * sanitizer report or unbounded allocation is a bug. Built and run by
- * tests/fuzz/run.sh.
+/* fuzz_perfdata.c — libFuzzer target for the perf.data reader and the
+ * profile loader: opens the input from memory (file or pipe format),
+ * processes it ordered and unordered, prints the header and dumps it to
+ * /dev/null; then loads it as a profile (through a memfd, with no symbol
+ * files to find), with callchains and with samples merged per stack, and
+ * builds its report rows. Any crash, hang, sanitizer report or unbounded
+ * allocation is a bug. Built and run by tests/fuzz/run.sh.
  */
 #include <stdint.h>
 #include <stdio.h>
+#include <sys/mman.h>
+#include <unistd.h>
 
+#include "proff/hist.h"
 #include "proff/perfdata.h"
+#include "proff/profile.h"
+
+static void load_profile(const char *path, bool callchain, bool merge)
+{
+	pf_load_opts o;
+	pf_load_opts_init(&o);
+	o.symfs = o.kallsyms = o.buildid_dir = "/nonexistent";
+	o.use_callchain = callchain;
+	o.merge_threads = merge;
+	pf_profile *p;
+	proff_error e;
+	if (pf_profile_load(path, &o, &p, &e) < 0)
+		return;
+	for (size_t ev = 0; ev < p->nr_events; ev++) {
+		hist_opts ho;
+		hist_opts_init(&ho);
+		ho.children = callchain;
+		ho.callchain = callchain;
+		ho.caller_order = true;
+		ho.cc_min_percent = 0.5;
+		hist *h;
+		if (hist_build(p, (uint32_t)ev, &ho, &h, &e) == 0)
+			hist_free(h);
+	}
+	pf_profile_free(p);
+}
 
 static FILE *devnull;
 
@@ -47,5 +78,16 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	pd_print_header(r, devnull, true);
 	pd_dump(r, devnull, &e);
 	pd_close(r);
+
+	static int fd = -1;
+	static char path[64];
+	if (fd < 0) {
+		fd = memfd_create("fuzz-perfdata", 0);
+		snprintf(path, sizeof(path), "/proc/self/fd/%d", fd);
+	}
+	if (fd >= 0 && ftruncate(fd, 0) == 0 && pwrite(fd, data, size, 0) == (ssize_t)size) {
+		load_profile(path, true, false);
+		load_profile(path, false, true);
+	}
 	return 0;
 }

@@ -5,11 +5,16 @@
  * groups, so each sample sees the maps and comm of its moment. A sample's
  * callchain is interned twice:
  *   1. as raw ips in its map group (same ips + same maps = same stack), which
- *      makes the common case one hash lookup per sample;
+ *      makes the common case one hash lookup per sample (the keys packed:
+ *      varints, and differences between neighbouring frames);
  *   2. new raw stacks are resolved ip by ip into locations (dso, map address),
  *      each location symbolized once, and the frames are inserted into the
  *      stack trie.
- * Samples are then aggregated by (event, pid, tid, comm, cpu, stack).
+ * A sample without callchain skips the raw stacks: its ip goes straight to
+ * its location. A small direct-mapped cache of (maps, ip) -> location sits
+ * in front of the map search and the location table.
+ * Samples are then aggregated by (event, pid, tid, comm, cpu, stack), found
+ * through their stack node; with merge_threads, by (event, stack) only.
  */
 #include "proff/profile.h"
 #include "proff/perfdata.h"

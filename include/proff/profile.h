@@ -129,6 +129,10 @@ typedef struct pf_profile {
 	pf_sym *syms;   size_t nr_syms, cap_syms;
 	pf_loc *locs;   size_t nr_locs, cap_locs;
 	pf_node *nodes; size_t nr_nodes, cap_nodes;
+	/* Per node, non-zero: a sample's own ip whose callchain was discarded
+	 * (a corrupt chain, as perf discards it): no callchain entries, not even
+	 * the ip itself. NULL when no such node exists. */
+	uint8_t *nochain; size_t cap_nochain;
 	pf_sample *samples; size_t nr_samples, cap_samples;
 	pf_exact *exact;           /* exact trace: parallel to samples; NULL for sampled profiles */
 	size_t cap_exact;
@@ -150,6 +154,10 @@ int pf_profile_load(const char *path, const pf_load_opts *opts, pf_profile **out
 void pf_profile_free(pf_profile *p);
 
 static inline const char *pf_str(const pf_profile *p, uint32_t id) { return p->strs.strs[id]; }
+static inline bool pf_node_nochain(const pf_profile *p, uint32_t node)
+{
+	return p->nochain && node < p->cap_nochain && p->nochain[node];
+}
 
 /* perf's srcline text for a location ("file.c:42", or "sym+0x1f"-style
  * fallbacks as perf prints them); computed once and cached. */

@@ -711,7 +711,8 @@ static int cc_children_caller(hist *h, const uint32_t *idx, size_t nidx, const u
 		seg[1] = 0;
 		for (;;) {
 			uint32_t ch = dchild[d];
-			while (ch != PF_NONE && vis[ch] != stamp)
+			/* a node without callchain is no frame of any chain */
+			while (ch != PF_NONE && (vis[ch] != stamp || pf_node_nochain(p, ch)))
 				ch = tnext[ch];
 			if (ch == PF_NONE) {
 				if (dintro[d] != PF_NONE)
@@ -890,7 +891,7 @@ int hist_build(pf_profile *prof, uint32_t evsel, const hist_opts *opts, hist **o
 			}
 		}
 		size_t n = 0;
-		if (want_cc || opts->children)
+		if ((want_cc || opts->children) && !pf_node_nochain(prof, s->stack))
 			for (uint32_t nd = s->stack; nd; nd = prof->nodes[nd].parent)
 				chain[n++] = prof->nodes[nd].loc;     /* leaf first */
 		size_t lo = 0, hi = n;

@@ -427,6 +427,31 @@ static uint32_t node_child(pf_profile *p, uint32_t parent, uint32_t loc)
 	return id;
 }
 
+/* The node of a sample ip whose callchain was discarded: a child of the
+ * root apart from the ordinary one of the same location (found under the
+ * pseudo-parent key NOCHAIN_KEY), flagged in p->nochain. */
+#define NOCHAIN_KEY 0xfffffffeu
+static uint32_t nochain_node(pf_profile *p, uint32_t loc)
+{
+	int inserted;
+	uint32_t *slot = u32x2_table_find(&p->priv->node_tab, NOCHAIN_KEY, loc, 1, &inserted);
+	if (!slot)
+		return PF_NONE;
+	if (!inserted)
+		return *slot;
+	uint32_t id = (uint32_t)p->nr_nodes;
+	size_t old = p->cap_nochain;
+	if (PF_GROW(p->nodes, p->cap_nodes, p->nr_nodes + 1) < 0 ||
+	    PF_GROW(p->nochain, p->cap_nochain, (size_t)id + 1) < 0)
+		return PF_NONE;
+	memset(p->nochain + old, 0, p->cap_nochain - old);
+	p->nodes[id] = (pf_node){ 0, loc, 1 };
+	p->nochain[id] = 1;
+	p->nr_nodes++;
+	*slot = id;
+	return id;
+}
+
 /* Build the leaf node for a sample from its callchain (or its ip alone). */
 static uint32_t build_stack(pf_profile *p, const pthread_ *t, const pd_sample *s, bool use_cc)
 {
@@ -442,13 +467,22 @@ static uint32_t build_stack(pf_profile *p, const pthread_ *t, const pd_sample *s
 		for (uint64_t i = 0; i < nr; i++) {
 			uint64_t ip = s->callchain[i];
 			if (ip >= PD_CONTEXT_MAX) {
+				bool valid = true;
 				switch (ip) {
 				case PD_CONTEXT_HV: cpumode = PD_CPUMODE_HYPERVISOR; break;
 				case PD_CONTEXT_KERNEL: cpumode = PD_CPUMODE_KERNEL; break;
 				case PD_CONTEXT_USER: cpumode = PD_CPUMODE_USER; break;
 				case PD_CONTEXT_GUEST_KERNEL: cpumode = PD_CPUMODE_GUEST_KERNEL; break;
 				case PD_CONTEXT_GUEST_USER: cpumode = PD_CPUMODE_GUEST_USER; break;
-				default: break;
+				default: valid = false; break;
+				}
+				if (!valid) {
+					/* an unknown context value (seen: -1 after a user
+					 * frame): the chain is corrupt, and perf discards all
+					 * of it; the sample keeps its own ip, in a node of its
+					 * own marked as having no callchain */
+					uint32_t l = resolve_loc(p, t, s->cpumode, s->ip);
+					return l == PF_NONE ? PF_NONE : nochain_node(p, l);
 				}
 				continue;
 			}
@@ -1222,6 +1256,7 @@ void pf_profile_free(pf_profile *p)
 	free(p->syms);
 	free(p->locs);
 	free(p->nodes);
+	free(p->nochain);
 	free(p->samples);
 	free(p->exact);
 	free(p->threads);

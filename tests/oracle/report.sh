@@ -23,7 +23,11 @@ rec "$W/perl.data" -e cpu-clock -g -- perl -e 'my %h; for my $i (1..200000) { $h
 head -c 3000000 /dev/urandom > "$W/rand.bin"
 rec "$W/xz.data" -e cpu-clock -g -- xz -T1 -6 -k -c "$W/rand.bin" || not_ok "record xz"
 
-strip_tip() { grep -v '^# (Tip:' ; }
+# perf 6.1 prints fractal mode's remaining-hits line "[...]" from a symbol it
+# mallocs without clearing: its "inlined" flag is heap garbage, so the line
+# sometimes reads "[...] (inlined)" (docs/compat/report.md); that suffix is
+# dropped before comparing
+strip_tip() { grep -v '^# (Tip:' | sed 's/--\[\.\.\.\] (inlined)$/--[...]/'; }
 cmp_report() {   # cmp_report NAME FILE OPTS...
 	local name=$1 file=$2; shift 2
 	perf report -i "$file" --stdio "$@" 2>/dev/null | strip_tip > "$TMP/perf.out"
@@ -58,13 +62,8 @@ cmp_report_ties() {   # like cmp_report, tied rows compared as sets
 for f in "$W/calls.data" "$W/py.data" "$W/perl.data" "$W/xz.data"; do
 	cmp_report "self, no graph" "$f" --no-children -g none
 	cmp_report "self by sym" "$f" --no-children -g none -s sym
-	if [ "$f" = "$W/calls.data" ]; then
-		cmp_report "children, no graph" "$f" --children -g none
-		cmp_report "children by dso,sym" "$f" --children -g none -s dso,sym
-	else
-		cmp_report_ties "children, no graph" "$f" --children -g none
-		cmp_report_ties "children by dso,sym" "$f" --children -g none -s dso,sym
-	fi
+	cmp_report "children, no graph" "$f" --children -g none
+	cmp_report "children by dso,sym" "$f" --children -g none -s dso,sym
 done
 F="$W/calls.data"
 cmp_report "default (children + caller graph)" "$F"

@@ -21,7 +21,9 @@
 #include <unistd.h>
 #include <pthread.h>
 
+#include "proff/hist.h"
 #include "proff/perfdata.h"
+#include "proff/profile.h"
 
 #define DATA "tests/data/perfdata/"
 
@@ -901,6 +903,74 @@ static void test_pipe_stream(void **s)
 	free(img);
 }
 
+/* A callchain with an unknown context value (-1, as a broken user stack
+ * gives) is discarded whole, as perf discards it: the sample counts for its
+ * own row only, and adds no callchain rows (loaded as a profile, rows built
+ * in Children mode). The same stack without the bad value adds its rows. */
+static void test_corrupt_callchain_discarded(void **s)
+{
+	(void)s;
+	static buf b;
+	craft c = { .sample_type = PD_S_IP | PD_S_TID | PD_S_TIME | PD_S_CALLCHAIN, .flags = 1ull << 18 };
+	uint64_t ids[1] = { 1 };
+	size_t d0 = file_begin(&b, &c, ids, 1);
+	size_t at = rec_begin(&b, PD_MMAP, PD_CPUMODE_USER);
+	p32(&b, 10); p32(&b, 10); p64(&b, 0x1000); p64(&b, 0x1000); p64(&b, 0); put(&b, "/nonexistent/x\0\0", 16);
+	trailer(&b, 10, 10, 1);
+	rec_end(&b, at);
+	const uint64_t good[] = { PD_CONTEXT_USER, 0x1100, 0x1200 };
+	const uint64_t bad[] = { PD_CONTEXT_USER, 0x1100, 0x1300, UINT64_MAX };
+	for (int k = 0; k < 2; k++) {
+		const uint64_t *cc = k ? good : bad;
+		uint64_t nr = k ? 3 : 4;
+		at = rec_begin(&b, PD_SAMPLE, PD_CPUMODE_USER);
+		p64(&b, 0x1100); p32(&b, 10); p32(&b, 10); p64(&b, 10 + (uint64_t)k);
+		p64(&b, nr);
+		for (uint64_t i = 0; i < nr; i++)
+			p64(&b, cc[i]);
+		rec_end(&b, at);
+	}
+	file_end(&b, d0);
+	char path[] = "/tmp/proff-test-cc.XXXXXX";
+	int fd = mkstemp(path);
+	assert_true(fd >= 0);
+	assert_int_equal(write(fd, b.d, b.n), (ssize_t)b.n);
+	close(fd);
+	pf_load_opts o;
+	pf_load_opts_init(&o);
+	o.buildid_dir = o.kallsyms = "/nonexistent";
+	pf_profile *p;
+	proff_error e;
+	assert_int_equal(pf_profile_load(path, &o, &p, &e), 0);
+	unlink(path);
+	assert_int_equal(p->nr_samples, 2);
+	assert_true(pf_node_nochain(p, p->samples[0].stack));
+	assert_false(pf_node_nochain(p, p->samples[1].stack));
+	hist_opts ho;
+	hist_opts_init(&ho);
+	ho.children = ho.callchain = ho.caller_order = true;
+	hist *h;
+	assert_int_equal(hist_build(p, 0, &ho, &h, &e), 0);
+	uint64_t self_0x100 = 0, chain_0x1100 = 0, chain_0x1200 = 0, chain_0x1300 = 0;
+	for (size_t i = 0; i < h->n; i++) {
+		const hist_entry *x = &h->entries[i];
+		if (x->period)
+			self_0x100 += x->period;     /* the one Self row */
+		else if (x->ip == 0x1100)
+			chain_0x1100 += x->period_acc;
+		else if (x->ip == 0x1200)
+			chain_0x1200 += x->period_acc;
+		else if (x->ip == 0x1300)
+			chain_0x1300 += x->period_acc;
+	}
+	assert_int_equal(self_0x100, 2000);
+	assert_int_equal(chain_0x1100, 1000);    /* the good sample only */
+	assert_int_equal(chain_0x1200, 1000);
+	assert_int_equal(chain_0x1300, 0);       /* the bad sample's frames: none */
+	hist_free(h);
+	pf_profile_free(p);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -915,6 +985,7 @@ int main(void)
 		cmocka_unit_test(test_sample_all_fields),
 		cmocka_unit_test(test_sample_pointers),
 		cmocka_unit_test(test_side_band_records),
+		cmocka_unit_test(test_corrupt_callchain_discarded),
 		cmocka_unit_test(test_ordered_rounds),
 		cmocka_unit_test(test_interrupted_recording),
 		cmocka_unit_test(test_bad_records),

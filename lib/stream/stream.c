@@ -326,6 +326,10 @@ static int cursor_add(st_side *s, uint32_t pid, int *cpumode, uint64_t ip,
 				*cpumode = PD_CPUMODE_USER;
 			else if (ip == PD_CONTEXT_HV)
 				*cpumode = PD_CPUMODE_HYPERVISOR;
+			else if (ip == PD_CONTEXT_GUEST_KERNEL)     /* kept by perf 6.1 (checked) */
+				*cpumode = PD_CPUMODE_GUEST_KERNEL;
+			else if (ip == PD_CONTEXT_GUEST_USER)
+				*cpumode = PD_CPUMODE_GUEST_USER;
 			else {
 				s->cur_nr = 0;    /* corrupted: perf discards the chain */
 				return 1;

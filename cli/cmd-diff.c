@@ -406,15 +406,43 @@ static int check_owner(const char *path, bool force)
 
 /* One file to load; files are loaded concurrently (each profile is
  * independent), errors are reported afterwards in file order. */
+/* The head of a job run by run_jobs (first member of every job struct). */
+typedef struct job_thread {
+	pthread_t th;
+	bool started;
+} job_thread;
+
+/* Run fn on n jobs of `size` bytes each, at most `par` at a time (the first
+ * of each batch on this thread, the others on threads of their own; a job
+ * whose thread cannot start runs here). */
+static void run_jobs(void *jobs, size_t size, size_t n, size_t par, void *(*fn)(void *))
+{
+	char *base = jobs;
+	for (size_t b = 0; b < n; b += par) {
+		size_t e = b + par < n ? b + par : n;
+		for (size_t f = b + 1; f < e; f++) {
+			job_thread *t = (job_thread *)(base + f * size);
+			t->started = pthread_create(&t->th, NULL, fn, t) == 0;
+		}
+		fn(base + b * size);
+		for (size_t f = b + 1; f < e; f++) {
+			job_thread *t = (job_thread *)(base + f * size);
+			if (t->started)
+				pthread_join(t->th, NULL);
+			else
+				fn(t);
+		}
+	}
+}
+
 typedef struct load_job {
+	job_thread t;
 	const char *path;
 	pf_load_opts lo;
 	char *time_spec;
 	pf_profile *prof;
 	proff_error err;
 	int rc;
-	pthread_t th;
-	bool started;
 } load_job;
 
 /* PROFF_TIMING=1: wall time of each phase on stderr (development aid) */
@@ -443,14 +471,13 @@ static void *load_thread(void *arg)
 }
 
 typedef struct hist_job {
+	job_thread t;
 	pf_profile *prof;
 	long evsel;                /* -1: the file has no matching event */
 	const hist_opts *ho;
 	hist *out;
 	proff_error err;
 	int rc;
-	pthread_t th;
-	bool started;
 } hist_job;
 
 static void *hist_thread(void *arg)
@@ -656,18 +683,7 @@ int cmd_diff(int argc, char **argv)
 	}
 	elf_version(EV_CURRENT);     /* libelf's global init, before any thread */
 	phase("start");
-	for (size_t b = 0; b < nfiles; b += par) {   /* batches of `par` files */
-		size_t e = b + par < nfiles ? b + par : nfiles;
-		for (size_t f = b + 1; f < e; f++)
-			jobs[f].started = pthread_create(&jobs[f].th, NULL, load_thread, &jobs[f]) == 0;
-		load_thread(&jobs[b]);
-		for (size_t f = b + 1; f < e; f++) {
-			if (jobs[f].started)
-				pthread_join(jobs[f].th, NULL);
-			else
-				load_thread(&jobs[f]);
-		}
-	}
+	run_jobs(jobs, sizeof(*jobs), nfiles, par, load_thread);
 	for (size_t f = 0; f < nfiles; f++)
 		profs[f] = jobs[f].prof;
 	for (size_t f = 0; f < nfiles; f++) {
@@ -724,18 +740,7 @@ int cmd_diff(int argc, char **argv)
 						match = (long)e;
 			hj[f] = (hist_job){ .prof = profs[f], .evsel = match, .ho = &ho };
 		}
-		for (size_t b = 0; b < nfiles; b += par) {
-			size_t e = b + par < nfiles ? b + par : nfiles;
-			for (size_t f = b + 1; f < e; f++)
-				hj[f].started = pthread_create(&hj[f].th, NULL, hist_thread, &hj[f]) == 0;
-			hist_thread(&hj[b]);
-			for (size_t f = b + 1; f < e; f++) {
-				if (hj[f].started)
-					pthread_join(hj[f].th, NULL);
-				else
-					hist_thread(&hj[f]);
-			}
-		}
+		run_jobs(hj, sizeof(*hj), nfiles, par, hist_thread);
 		for (size_t f = 0; f < nfiles; f++) {
 			hs[f] = hj[f].out;
 			if (hj[f].rc < 0 && !rc) {

@@ -54,11 +54,17 @@ typedef struct dwarf_index {
 /* What addr2line (binutils) calls a function, for addresses perf found no
  * symbol for: bfd names the nearest preceding FUNC/NOTYPE/IFUNC symbol of the
  * address's own section, whatever its size (.symtab, or .dynsym when the file
- * has none). Kept as (value, section) pairs sorted by value, plus the
- * allocated sections. */
+ * has none; of equal values the later in the table). Without a line from
+ * DWARF, bfd also gives that symbol's source file from the symbol table: the
+ * last FILE symbol before it, unless the function is global and that FILE
+ * symbol came after other symbols (elf_find_function). Kept as (value,
+ * section, file) sorted by value and table order, plus the allocated
+ * sections. */
 typedef struct a2l_sym {
 	uint64_t value;
 	size_t shndx;
+	uint32_t order;           /* position in the symbol table */
+	int32_t file;             /* offset of the file name in a2l_index.names, -1: none */
 } a2l_sym;
 
 typedef struct a2l_sec {
@@ -71,6 +77,8 @@ typedef struct a2l_index {
 	size_t nsyms;
 	a2l_sec *secs;
 	size_t nsecs;
+	char *names;              /* the FILE symbols' names, NUL-terminated */
+	size_t names_len, names_cap;
 } a2l_index;
 
 static void a2l_index_free(sym_dso *d)
@@ -79,6 +87,7 @@ static void a2l_index_free(sym_dso *d)
 	if (ix) {
 		free(ix->syms);
 		free(ix->secs);
+		free(ix->names);
 		free(ix);
 	}
 	d->a2l_index = NULL;
@@ -88,7 +97,9 @@ static void a2l_index_free(sym_dso *d)
 static int a2l_sym_cmp(const void *a, const void *b)
 {
 	const a2l_sym *x = a, *y = b;
-	return x->value < y->value ? -1 : x->value > y->value;
+	if (x->value != y->value)
+		return x->value < y->value ? -1 : 1;
+	return x->order < y->order ? -1 : x->order > y->order;
 }
 
 static a2l_index *a2l_index_build(Elf *elf)
@@ -120,16 +131,37 @@ static a2l_index *a2l_index_build(Elf *elf)
 	ix->syms = calloc(n ? n : 1, sizeof(*ix->syms));
 	if (!ix->syms)
 		goto fail;
+	/* bfd's walk: the current FILE symbol, and whether other symbols came
+	 * before it */
+	enum { NOTHING_SEEN, SYMBOL_SEEN, FILE_AFTER_SYMBOL } state = NOTHING_SEEN;
+	int32_t file = -1;
 	for (size_t i = 1; i < n; i++) {
 		GElf_Sym sym;
 		if (!gelf_getsym(data, (int)i, &sym))
 			break;
 		int type = GELF_ST_TYPE(sym.st_info);
+		if (type == STT_FILE) {
+			const char *nm = elf_strptr(elf, tsh.sh_link, sym.st_name);
+			size_t len = nm ? strlen(nm) : 0;
+			file = -1;
+			if (nm && len < INT32_MAX - ix->names_len &&
+			    pf_grow((void **)&ix->names, &ix->names_cap, ix->names_len + len + 1, 1) == 0) {
+				memcpy(ix->names + ix->names_len, nm, len + 1);
+				file = (int32_t)ix->names_len;
+				ix->names_len += len + 1;
+			}
+			if (state == SYMBOL_SEEN)
+				state = FILE_AFTER_SYMBOL;
+			continue;
+		}
+		if (state == NOTHING_SEEN)
+			state = SYMBOL_SEEN;
 		if (type != STT_FUNC && type != STT_NOTYPE && type != STT_GNU_IFUNC)
 			continue;
 		if (sym.st_shndx == SHN_UNDEF || sym.st_shndx >= SHN_LORESERVE)
 			continue;
-		ix->syms[ix->nsyms++] = (a2l_sym){ sym.st_value, sym.st_shndx };
+		bool named = file >= 0 && (GELF_ST_BIND(sym.st_info) == STB_LOCAL || state != FILE_AFTER_SYMBOL);
+		ix->syms[ix->nsyms++] = (a2l_sym){ sym.st_value, sym.st_shndx, (uint32_t)i, named ? file : -1 };
 	}
 	qsort(ix->syms, ix->nsyms, sizeof(*ix->syms), a2l_sym_cmp);
 	return ix;
@@ -137,14 +169,17 @@ fail:
 	if (ix) {
 		free(ix->syms);
 		free(ix->secs);
+		free(ix->names);
 		free(ix);
 	}
 	return NULL;
 }
 
-/* Would `addr2line -f -e <symbol file> vaddr` print a function name? */
-static bool a2l_names_function(sym_dso *d, uint64_t vaddr)
+/* Would `addr2line -f -e <symbol file> vaddr` print a function name? If so,
+ * *file is the source file it prints without DWARF (NULL: "??"). */
+static bool a2l_names_function(sym_dso *d, uint64_t vaddr, const char **file)
 {
+	*file = NULL;
 	if (!d->a2l_tried) {
 		d->a2l_tried = true;
 		int fd = d->symsrc_path ? pf_open_regular(d->symsrc_path) : -1;
@@ -175,8 +210,11 @@ static bool a2l_names_function(sym_dso *d, uint64_t vaddr)
 			hi = mid;
 	}
 	for (; lo > 0 && ix->syms[lo - 1].value >= sec->lo; lo--)
-		if (ix->syms[lo - 1].shndx == sec->shndx)
+		if (ix->syms[lo - 1].shndx == sec->shndx) {
+			if (ix->syms[lo - 1].file >= 0)
+				*file = ix->names + ix->syms[lo - 1].file;
 			return true;
+		}
 	return false;
 }
 
@@ -974,14 +1012,22 @@ const char *sym_srcline_str(sym_dso *d, uint64_t addr, bool full_path, char *buf
 	sym_info si;
 	bool have_sym = sym_lookup(d, addr, &si);
 	/* perf asks addr2line about the file its symbols came from; without a
-	 * line but inside one of that file's symbols addr2line says "??:?",
-	 * which perf shows as "??:0". PLT entries are perf's own invention; for
-	 * [vdso] perf asks nobody (verified: "__vdso_clock_gettime+86"). Where
-	 * perf has no symbol, addr2line may still name the preceding one of
-	 * the same section (it ignores symbol sizes): "??:0" as well. */
-	bool a2l_func = has_file && d->symsrc_path && d->kind != SYM_DSO_VDSO &&
-			(have_sym ? !si.is_plt : a2l_names_function(d, sym_objdump_addr(d, addr)));
-	if (a2l_func)
+	 * line but inside one of that file's symbols addr2line says "FILE:?",
+	 * FILE from the symbol table's FILE symbols ("??" without one, "" for
+	 * an empty one), which perf shows as "FILE:0". PLT entries are perf's
+	 * own invention; for [vdso] perf asks nobody (verified:
+	 * "__vdso_clock_gettime+86"). Where perf has no symbol, addr2line may
+	 * still name the preceding one of the same section (it ignores symbol
+	 * sizes): the same answer. */
+	const char *afile = NULL;
+	bool a2l_func = false;
+	if (has_file && d->symsrc_path && d->kind != SYM_DSO_VDSO && !(have_sym && si.is_plt)) {
+		a2l_func = a2l_names_function(d, sym_objdump_addr(d, addr), &afile) || have_sym;
+	}
+	if (a2l_func && afile) {
+		const char *base = full_path ? NULL : strrchr(afile, '/');
+		snprintf(buf, len, "%s:0", base ? base + 1 : afile);
+	} else if (a2l_func)
 		snprintf(buf, len, "??:0");
 	else if (have_sym)
 		snprintf(buf, len, "%s+%llu", si.name, (unsigned long long)(addr - si.start));

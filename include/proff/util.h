@@ -30,6 +30,19 @@ char *pf_strndup(const char *s, size_t n);
 int pf_grow(void **arr, size_t *cap, size_t need, size_t esz);
 #define PF_GROW(arr, cap, need) pf_grow((void **)&(arr), &(cap), (need), sizeof(*(arr)))
 
+/* In the array a[0..n) sorted by member `field`, how many elements have
+ * field <= v: the index just past the last one (binary search). */
+#define PF_COUNT_LE(a, n, field, v) __extension__ ({ \
+	size_t pf_lo_ = 0, pf_hi_ = (n); \
+	while (pf_lo_ < pf_hi_) { \
+		size_t pf_mid_ = pf_lo_ + (pf_hi_ - pf_lo_) / 2; \
+		if ((a)[pf_mid_].field <= (v)) \
+			pf_lo_ = pf_mid_ + 1; \
+		else \
+			pf_hi_ = pf_mid_; \
+	} \
+	pf_lo_; })
+
 /* ---- arena --------------------------------------------------------------- */
 
 typedef struct pf_arena_chunk pf_arena_chunk;

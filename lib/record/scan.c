@@ -108,14 +108,7 @@ static void mark_user(rec_state *s, struct rec_proc *p, uint64_t ip)
 		s->dsos[p->maps[p->last].dso].hit = true;
 		return;
 	}
-	size_t lo = 0, hi = p->n;             /* last map with start <= ip */
-	while (lo < hi) {
-		size_t mid = (lo + hi) / 2;
-		if (p->maps[mid].start <= ip)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
+	size_t lo = PF_COUNT_LE(p->maps, p->n, start, ip);   /* past the last map with start <= ip */
 	if (lo && ip < p->maps[lo - 1].end) {
 		s->dsos[p->maps[lo - 1].dso].hit = true;
 		p->last = lo - 1;

@@ -201,14 +201,7 @@ static bool a2l_names_function(sym_dso *d, uint64_t vaddr, const char **file)
 			sec = &ix->secs[i];
 	if (!sec)
 		return false;
-	size_t lo = 0, hi = ix->nsyms;
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-		if (ix->syms[mid].value <= vaddr)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
+	size_t lo = PF_COUNT_LE(ix->syms, ix->nsyms, value, vaddr);
 	for (; lo > 0 && ix->syms[lo - 1].value >= sec->lo; lo--)
 		if (ix->syms[lo - 1].shndx == sec->shndx) {
 			if (ix->syms[lo - 1].file >= 0)
@@ -772,14 +765,7 @@ static const cu_range *index_find(const dwarf_index *ix, uint64_t v)
 {
 	if (!ix || !ix->n)
 		return NULL;
-	size_t lo = 0, hi = ix->n;
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-		if (ix->v[mid].lo <= v)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
+	size_t lo = PF_COUNT_LE(ix->v, ix->n, lo, v);
 	for (size_t k = 0; k < 16 && lo > 0; k++, lo--)
 		if (v < ix->v[lo - 1].hi)
 			return &ix->v[lo - 1];

@@ -208,14 +208,7 @@ void symtab_free(sym_symtab *t)
  * rare; a few predecessors are checked for them. */
 const sym_ent *symtab_find(const sym_symtab *t, uint64_t addr)
 {
-	size_t lo = 0, hi = t->n;
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-		if (t->v[mid].start <= addr)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
+	size_t lo = PF_COUNT_LE(t->v, t->n, start, addr);
 	for (size_t k = 0; k < 8 && lo > 0; k++, lo--) {
 		const sym_ent *e = &t->v[lo - 1];
 		if (addr < e->end || (addr == e->start && e->end == e->start))

@@ -395,14 +395,7 @@ const pf_range *pf_ranges_find(const pf_ranges *r, uint64_t addr)
 {
 	if (!r)
 		return NULL;
-	size_t lo = 0, hi = r->n;
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-		if (r->v[mid].start <= addr)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
+	size_t lo = PF_COUNT_LE(r->v, r->n, start, addr);
 	if (lo == 0)
 		return NULL;
 	const pf_range *m = &r->v[lo - 1];

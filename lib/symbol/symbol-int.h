@@ -29,12 +29,39 @@ typedef struct sym_load {
 	uint64_t vaddr, offset, filesz, memsz;
 } sym_load;
 
+/* A symbol erased by the duplicate fixup: what replaying perf's tree needs. */
+typedef struct sym_erased {
+	uint64_t start;
+	uint32_t order;             /* its insertion order */
+	uint32_t at;                /* symbols inserted before it was erased */
+} sym_erased;
+
+/* An address range where symbols overlap: lookups there follow perf's tree. */
+typedef struct sym_span {
+	uint64_t lo, hi;
+} sym_span;
+
+/* perf's symbol red-black tree as its lookup sees it (symtree.c): children
+ * by index into the table's sorted entries, -1 for none. Only a table with
+ * overlapping symbols has one, and its links are made on the first lookup
+ * that needs them (until then the table keeps its erase log). */
+typedef struct sym_tree {
+	int32_t root;
+	int32_t (*kid)[2];          /* [i][0] left, [i][1] right child of v[i]; NULL: not built yet */
+	sym_span *spans;            /* sorted, disjoint */
+	size_t nspans;
+} sym_tree;
+
 typedef struct sym_symtab {
 	sym_ent *v;
 	size_t n, cap;
 	char *names;                /* name bytes, each NUL-terminated */
 	size_t names_len, names_cap;
 	uint32_t next_order;
+	bool track;                 /* log erases, build the tree if symbols overlap */
+	sym_erased *erased;         /* erases in the order perf makes them (kept until the tree is built) */
+	size_t nerased, erased_cap;
+	sym_tree *tree;             /* NULL unless symbols overlap */
 } sym_symtab;
 
 struct sym_dso {
@@ -93,7 +120,16 @@ void symtab_fixup(sym_symtab *t, bool is_kallsyms);
 /* final sort; names become pointers */
 void symtab_finish(sym_symtab *t, bool is_kallsyms);
 void symtab_free(sym_symtab *t);
-const sym_ent *symtab_find(const sym_symtab *t, uint64_t addr);
+const sym_ent *symtab_find(sym_symtab *t, uint64_t addr);
+
+/* symtree.c: perf's symbol tree. symtree_prepare (t final and sorted) finds
+ * the overlapping ranges; without any, t->tree stays NULL. symtree_build
+ * replays the insertion order and the logged erases, then frees the log;
+ * false (and t->tree NULL) when it cannot. symtree_find descends the tree. */
+int symtree_prepare(sym_symtab *t);
+bool symtree_build(sym_symtab *t);
+void symtree_free(sym_tree *tr);
+const sym_ent *symtree_find(const sym_symtab *t, uint64_t addr);
 
 /* kallsyms.c */
 int sym_kernel_load(sym_dso *d);

@@ -121,13 +121,30 @@ static void fixup_end(sym_symtab *t, bool is_kallsyms)
 	}
 }
 
+/* Remember an erase for the replay of perf's tree (symtree.c); without
+ * memory for it the table simply gets no tree. */
+static void log_erase(sym_symtab *t, const sym_ent *e)
+{
+	if (!t->track)
+		return;
+	if (PF_GROW(t->erased, t->erased_cap, t->nerased + 1) < 0) {
+		t->track = false;
+		return;
+	}
+	t->erased[t->nerased++] = (sym_erased){ e->start, e->order, t->next_order };
+}
+
 static void fixup_duplicate(sym_symtab *t)
 {
 	size_t w = 0;
 	for (size_t i = 0; i < t->n; i++) {
 		if (w && t->v[w - 1].start == t->v[i].start) {
-			if (!prefer_first(t, &t->v[w - 1], &t->v[i]))
+			if (!prefer_first(t, &t->v[w - 1], &t->v[i])) {
+				log_erase(t, &t->v[w - 1]);
 				t->v[w - 1] = t->v[i];
+			} else {
+				log_erase(t, &t->v[i]);
+			}
 			continue;
 		}
 		t->v[w++] = t->v[i];
@@ -194,20 +211,40 @@ void symtab_finish(sym_symtab *t, bool is_kallsyms)
 	symtab_sort(t);
 	for (size_t i = 0; i < t->n; i++)
 		t->v[i].name.ptr = t->names + t->v[i].name.off;
+	if (t->track && symtree_prepare(t) < 0) {
+		symtree_free(t->tree);  /* out of memory: the plain lookup */
+		t->tree = NULL;
+	}
+	if (!t->tree) {
+		free(t->erased);
+		t->erased = NULL;
+		t->nerased = t->erased_cap = 0;
+	}
+	t->track = false;
 }
 
 void symtab_free(sym_symtab *t)
 {
 	free(t->v);
 	free(t->names);
+	free(t->erased);
+	symtree_free(t->tree);
 	memset(t, 0, sizeof(*t));
 }
 
 /* The symbol containing addr: the last one starting at or before addr whose
  * range holds it (a zero-sized symbol holds its own start). Nested symbols are
- * rare; a few predecessors are checked for them. */
-const sym_ent *symtab_find(const sym_symtab *t, uint64_t addr)
+ * rare; a few predecessors are checked for them. Where symbols overlap, the
+ * answer is the one perf's tree lookup meets first (symtree.c); elsewhere
+ * both agree. */
+const sym_ent *symtab_find(sym_symtab *t, uint64_t addr)
 {
+	if (t->tree) {
+		const sym_tree *tr = t->tree;
+		size_t k = PF_COUNT_LE(tr->spans, tr->nspans, lo, addr);
+		if (k && addr < tr->spans[k - 1].hi && (tr->kid || symtree_build(t)))
+			return symtree_find(t, addr);
+	}
 	size_t lo = PF_COUNT_LE(t->v, t->n, start, addr);
 	for (size_t k = 0; k < 8 && lo > 0; k++, lo--) {
 		const sym_ent *e = &t->v[lo - 1];
@@ -886,6 +923,7 @@ static int load_user(sym_dso *d)
 	}
 	if (d->bid_size)
 		sym_build_id_hex(d->bid, d->bid_size, bid_hex);
+	d->tab.track = true;    /* perf's tree shape matters where symbols overlap */
 
 	/* the recorded file: also gives the debuglink */
 	elf_src sys;

@@ -186,7 +186,7 @@ static void test_plt(void **state)
 	sym_dso *d = sym_dso_get(c, bin, NULL, 0, SYM_DSO_USER);
 	/* objdump labels PLT entries "<getppid@plt>" at their virtual address */
 	char *out = run("objdump -d -j .plt '%s' 2>/dev/null | grep '@plt>:$'", bin);
-	int seen = 0;
+	int seen = 0, named = 0;
 	for (char *sv = NULL, *l = strtok_r(out, "\n", &sv); l; l = strtok_r(NULL, "\n", &sv)) {
 		unsigned long long v;
 		char name[256];
@@ -195,12 +195,19 @@ static void test_plt(void **state)
 		sym_info si;
 		uint64_t a = vaddr_to_off(bin, v);
 		assert_true(sym_lookup(d, a + 2, &si));
+		seen++;
+		/* the size-0 _init stretched over .plt overlaps every entry;
+		 * perf's tree lookup meets it first for some of them (which
+		 * ones: test_symbol_plt.c, against perf itself) */
+		if (strcmp(si.name, "_init") == 0 && !si.is_plt)
+			continue;
 		assert_string_equal(si.name, name);
 		assert_true(si.is_plt);
-		seen++;
+		named++;
 	}
 	free(out);
 	assert_true(seen >= 2);    /* printf/getppid at least */
+	assert_true(named >= 1);
 	sym_ctx_free(c);
 }
 

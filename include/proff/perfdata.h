@@ -215,6 +215,8 @@ void pd_close(pd_reader *r);
 
 const pd_header *pd_get_header(const pd_reader *r);
 size_t pd_nr_attrs(const pd_reader *r);
+/* bytes of the data section of a file (0 for a pipe) */
+uint64_t pd_data_size(const pd_reader *r);
 const pd_attr *pd_get_attr(const pd_reader *r, size_t idx);
 bool pd_has_feature(const pd_reader *r, int feat);
 /* Warnings collected while reading (e.g. "data size 0: recording was interrupted"). */

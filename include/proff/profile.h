@@ -116,6 +116,11 @@ typedef struct pf_load_opts {
 	 * sort keys and filters use none of them (perf diff's dso,sym). */
 	bool merge_threads;
 	bool demangle_params;      /* C++ names with parameter lists (perf -v) */
+	/* A large file may be read by two threads (two halves by time, merged:
+	 * the same profile as one sequential read): files whose data section
+	 * has at least split_min_bytes (0: 16 MiB). */
+	bool split_load;
+	uint64_t split_min_bytes;
 	/* exact traces (proff record --instrument): */
 	bool no_compensate;        /* raw times, no overhead subtraction */
 	bool have_overheads;       /* use o_in_ns / o_full_ns instead of the recorded estimate */

@@ -28,7 +28,9 @@ char *pf_strndup(const char *s, size_t n);
 /* Grow *arr (element size esz) so that at least `need` elements fit.
  * *cap is updated. Returns 0 or -1 on allocation failure. */
 int pf_grow(void **arr, size_t *cap, size_t need, size_t esz);
-#define PF_GROW(arr, cap, need) pf_grow((void **)&(arr), &(cap), (need), sizeof(*(arr)))
+/* the common case (room enough) inline: the loaders grow arrays per record */
+#define PF_GROW(arr, cap, need) \
+	(__builtin_expect((size_t)(need) <= (cap), 1) ? 0 : pf_grow((void **)&(arr), &(cap), (need), sizeof(*(arr))))
 
 /* In the array a[0..n) sorted by member `field`, how many elements have
  * field <= v: the index just past the last one (binary search). */

@@ -22,6 +22,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <pthread.h>
+#include <unistd.h>
 
 #include "model-int.h"
 #include "tables.h"
@@ -64,12 +66,14 @@ struct pf_profile_priv {
 	pair_table loc_tab;      /* (dso, addr) -> loc; dso PF_NONE for no map */
 	pair_table sym_tab;      /* (dso, start) -> sym */
 	u32x2_table node_tab;    /* (parent, loc) -> node */
-	struct raw_slot *raw_s; size_t raw_cap, raw_len;   /* raw stacks: hash table of ids */
-	uint8_t **raw_keys; size_t nraw, capraw;    /* u16 length + packed key (stack_of) */
-	uint8_t *kchunk; size_t kfree;              /* raw keys are carved from 1 MB arena chunks */
-	uint8_t *kscratch; size_t cap_kscratch;
-	uint32_t *raw_leaf;
-	pf_arena raw_arena;
+	struct raw_slot *raw_s; size_t raw_cap, raw_len;   /* raw stacks: hash table of record refs */
+	uint8_t **raw_chunks; size_t nraw_chunks, cap_raw_chunks;   /* raw-stack records (stack_of) */
+	size_t raw_used;                            /* bytes used in the last chunk */
+	struct pend_sample *pend; unsigned pend_head, npend;   /* the sample pipeline (on_event) */
+	/* one file in two halves (load_split): 1 = the samples before split_t,
+	 * 2 = the samples from split_t on; 0 = the whole file */
+	int split_role;
+	uint64_t split_t;
 	uint32_t *node_sample; size_t cap_node_sample;   /* node -> last sample with that stack */
 	uint32_t *sample_next;   /* sample -> next sample with the same stack (cap: cap_samples) */
 	struct node_acc *acc; size_t cap_acc;             /* merge_threads: sums per node */
@@ -80,6 +84,8 @@ struct pf_profile_priv {
 	loc_cache_ent *loc_cache;                   /* LOC_CACHE_N entries (resolve_loc) */
 	/* scratch */
 	uint32_t *scratch_locs; size_t cap_scratch;
+	/* the last stack built, root first: its locations and nodes (build_stack) */
+	uint32_t *path_locs, *path_nodes; size_t path_len, cap_path, cap_path_nodes;
 	const pd_reader *rd;
 	uint64_t lost;
 };
@@ -91,6 +97,8 @@ void pf_load_opts_init(pf_load_opts *o)
 }
 
 static void release_load_state(struct pf_profile_priv *pr);
+static void release_read_state(struct pf_profile_priv *pr);
+static void release_tables(struct pf_profile_priv *pr);
 
 static int oom(pf_profile *p)
 {
@@ -383,6 +391,11 @@ static uint32_t loc_get(pf_profile *p, uint32_t dso, uint64_t addr, uint64_t ip,
 	return id;
 }
 
+static inline size_t loc_cache_slot(uint64_t ip, uint32_t g)
+{
+	return pf_hash64(ip ^ ((uint64_t)g << 40)) & (LOC_CACHE_N - 1);
+}
+
 static uint32_t resolve_loc(pf_profile *p, const pthread_ *t, int cpumode, uint64_t ip)
 {
 	struct pf_profile_priv *pr = p->priv;
@@ -392,7 +405,7 @@ static uint32_t resolve_loc(pf_profile *p, const pthread_ *t, int cpumode, uint6
 	uint32_t gen = g != PF_NONE ? pr->mgs[g].gen : 0;
 	/* hot ips repeat: a small direct-mapped cache of (maps, ip) -> location
 	 * before the map search and the location table */
-	loc_cache_ent *c = &pr->loc_cache[pf_hash64(ip ^ ((uint64_t)g << 40)) & (LOC_CACHE_N - 1)];
+	loc_cache_ent *c = &pr->loc_cache[loc_cache_slot(ip, g)];
 	if (c->ip == ip && c->mg == g && c->gen == gen && c->cpumode == (uint32_t)cpumode && c->loc != PF_NONE)
 		return c->loc;
 	if (g != PF_NONE)
@@ -508,13 +521,29 @@ static uint32_t build_stack(pf_profile *p, const pthread_ *t, const pd_sample *s
 			return PF_NONE;
 		pr->scratch_locs[n++] = l;
 	}
-	/* insert root-first */
+	/* insert root-first; the root side shared with the previous stack
+	 * built (the same process, mostly) needs no trie lookups */
+	if (PF_GROW(pr->path_locs, pr->cap_path, n) < 0 ||
+	    PF_GROW(pr->path_nodes, pr->cap_path_nodes, n) < 0)
+		return PF_NONE;
 	uint32_t node = 0;
-	for (size_t i = n; i-- > 0;) {
-		node = node_child(p, node, pr->scratch_locs[i]);
-		if (node == PF_NONE)
+	size_t d = 0;
+	for (size_t i = n; i-- > 0; d++) {
+		uint32_t l = pr->scratch_locs[i];
+		if (d < pr->path_len && pr->path_locs[d] == l) {
+			node = pr->path_nodes[d];
+			continue;
+		}
+		node = node_child(p, node, l);
+		if (node == PF_NONE) {
+			pr->path_len = 0;
 			return PF_NONE;
+		}
+		pr->path_locs[d] = l;
+		pr->path_nodes[d] = node;
+		pr->path_len = d + 1;     /* deeper entries belong to another path */
 	}
+	pr->path_len = n;
 	return node;
 }
 
@@ -528,9 +557,25 @@ static inline uint8_t *put_varint(uint8_t *e, uint64_t v)
 	return e;
 }
 
-/* The raw-stack table: 8-byte slots (the hash's upper half as a tag and the
- * id); growing rehashes from the stored keys. */
-typedef struct raw_slot { uint32_t tag, id; } raw_slot;   /* id + 1, 0 = empty */
+/* The raw-stack table: 8-byte slots (the hash's upper half as a tag and a
+ * reference to the stack's record); growing rehashes from the records.
+ * A record, in 1 MB chunks that never move:
+ *   u32 leaf node, u32 hints[2] (the last two samples added with this raw
+ *   stack: two threads of a process often alternate on the same stacks),
+ *   u16 key length, the packed key; 4-byte aligned.
+ * So a sample whose raw stack is known costs one probe, one record (key,
+ * leaf and hint together) and, mostly, the hinted sample. */
+typedef struct raw_slot { uint32_t tag, ref; } raw_slot;   /* ref 0 = empty */
+
+#define RAW_CHUNK ((size_t)1 << 20)
+#define RAW_HDR 14
+static inline uint8_t *raw_rec(const struct pf_profile_priv *pr, uint32_t ref)
+{
+	ref--;
+	return pr->raw_chunks[ref >> 18] + (size_t)(ref & 0x3ffff) * 4;
+}
+
+static inline size_t raw_klen(const uint8_t *r) { return (size_t)(r[12] | r[13] << 8); }
 
 static int raw_grow(struct pf_profile_priv *pr)
 {
@@ -539,13 +584,13 @@ static int raw_grow(struct pf_profile_priv *pr)
 	if (!s)
 		return -1;
 	for (size_t i = 0; i < pr->raw_cap; i++) {
-		uint32_t id = pr->raw_s[i].id;
-		if (!id)
+		uint32_t ref = pr->raw_s[i].ref;
+		if (!ref)
 			continue;
-		const uint8_t *o = pr->raw_keys[id - 1];
-		uint64_t h = pf_hash_bytes(o + 2, (size_t)(o[0] | o[1] << 8), 0);
+		const uint8_t *o = raw_rec(pr, ref);
+		uint64_t h = pf_hash_bytes(o + RAW_HDR, raw_klen(o), 0);
 		size_t j = h & (ncap - 1);
-		while (s[j].id)
+		while (s[j].ref)
 			j = (j + 1) & (ncap - 1);
 		s[j] = pr->raw_s[i];
 	}
@@ -555,12 +600,90 @@ static int raw_grow(struct pf_profile_priv *pr)
 	return 0;
 }
 
-/* raw stack cache: (mg, gen, cpumode, ip, callchain) -> leaf node */
-static uint32_t stack_of(pf_profile *p, const pthread_ *t, const pd_sample *s)
+/* A new record of rsize bytes (a multiple of 4): its reference, or 0. */
+static uint32_t raw_new_rec(struct pf_profile_priv *pr, size_t rsize)
+{
+	if (!pr->nraw_chunks || pr->raw_used + rsize > RAW_CHUNK) {
+		if (pr->nraw_chunks >= (1u << 14) ||
+		    PF_GROW(pr->raw_chunks, pr->cap_raw_chunks, pr->nraw_chunks + 1) < 0)
+			return 0;
+		uint8_t *c = malloc(RAW_CHUNK);
+		if (!c)
+			return 0;
+		pr->raw_chunks[pr->nraw_chunks++] = c;
+		pr->raw_used = 0;
+	}
+	uint32_t ref = (uint32_t)((pr->nraw_chunks - 1) << 18 | pr->raw_used / 4) + 1;
+	pr->raw_used += rsize;
+	return ref;
+}
+
+/* A sample on its way through the loader's short pipeline (on_event): a
+ * copy of the sample, its thread and, for callchains, the packed raw-stack
+ * key and its hash, computed on arrival so the table slot can be fetched
+ * ahead while earlier samples are aggregated. */
+typedef struct pend_sample {
+	pd_sample s;              /* s.callchain points to cc */
+	uint64_t *cc; size_t cap_cc;
+	uint32_t thread;          /* index into threads */
+	uint32_t cpu;             /* PF_NONE: the event has no cpu */
+	uint8_t *key; size_t klen, cap_key;   /* RAW_HDR bytes of room, then the key */
+	uint64_t h;
+	bool keyed;               /* key and hash valid */
+} pend_sample;
+
+static inline pthread_ *thread_of(struct pf_profile_priv *pr, uint32_t idx)
+{
+	return idx == PF_NONE ? NULL : &pr->threads[idx];
+}
+
+/* The packed raw-stack key of a callchain sample (map state, cpumode, ip
+ * and the callchain as zigzag differences to the previous entry: frames of
+ * one stack are close, 2-4 bytes each instead of 8) and its hash. */
+static int stack_key(pf_profile *p, const pthread_ *t, pend_sample *ps)
 {
 	struct pf_profile_priv *pr = p->priv;
+	const pd_sample *s = &ps->s;
 	bool use_cc = pr->opts.use_callchain && s->callchain;
 	uint64_t nr = use_cc ? s->nr_callchain : 0;
+	ps->keyed = false;
+	if (!nr || nr > 6000)
+		return 0;
+	if (PF_GROW(ps->key, ps->cap_key, (size_t)nr * 10 + 64 + RAW_HDR) < 0)
+		return -1;
+	uint32_t mg = t ? t->mg : PF_NONE;
+	uint32_t gen = mg != PF_NONE ? pr->mgs[mg].gen : 0;
+	uint32_t kgen = pr->mgs[pr->kernel_mg].gen;
+	uint8_t *k = ps->key + RAW_HDR, *e = k;
+	e = put_varint(e, mg);
+	e = put_varint(e, gen);
+	e = put_varint(e, kgen);
+	*e++ = (uint8_t)s->cpumode;
+	e = put_varint(e, nr);
+	e = put_varint(e, s->ip);
+	uint64_t prev = s->ip;
+	for (uint64_t i = 0; i < nr; i++) {
+		uint64_t d = s->callchain[i] - prev;
+		e = put_varint(e, (d << 1) ^ (uint64_t)((int64_t)d >> 63));
+		prev = s->callchain[i];
+	}
+	ps->klen = (size_t)(e - k);
+	if (ps->klen > UINT16_MAX)
+		return 0;
+	ps->h = pf_hash_bytes(k, ps->klen, 0);
+	ps->keyed = true;
+	return 0;
+}
+
+/* The leaf node of a sample: through the raw-stack table when keyed (*hint
+ * then points to the record's sample hint), else built directly. */
+static uint32_t stack_of(pf_profile *p, const pthread_ *t, pend_sample *ps, uint32_t **hint)
+{
+	struct pf_profile_priv *pr = p->priv;
+	const pd_sample *s = &ps->s;
+	bool use_cc = pr->opts.use_callchain && s->callchain;
+	uint64_t nr = use_cc ? s->nr_callchain : 0;
+	*hint = NULL;
 	if (!nr) {
 		/* the ip alone: its location (a map lookup and one probe of a
 		 * table as small as the code touched) and that location's leaf */
@@ -577,69 +700,44 @@ static uint32_t stack_of(pf_profile *p, const pthread_ *t, const pd_sample *s)
 			pr->loc_leaf[l] = node_child(p, 0, l);
 		return pr->loc_leaf[l];
 	}
-	uint32_t mg = t ? t->mg : PF_NONE;
-	uint32_t gen = mg != PF_NONE ? pr->mgs[mg].gen : 0;
-	uint32_t kgen = pr->mgs[pr->kernel_mg].gen;
-	/* the key, packed: map state, cpumode, ip and the callchain as
-	 * differences to the previous entry (frames of one stack are close:
-	 * 2-4 bytes each instead of 8) */
-	if (PF_GROW(pr->kscratch, pr->cap_kscratch, (size_t)nr * 10 + 64) < 0)
-		return PF_NONE;
-	uint8_t *k = pr->kscratch + 2, *e = k;
-	e = put_varint(e, mg);
-	e = put_varint(e, gen);
-	e = put_varint(e, kgen);
-	*e++ = (uint8_t)s->cpumode;
-	e = put_varint(e, nr);
-	e = put_varint(e, s->ip);
-	uint64_t prev = s->ip;
-	for (uint64_t i = 0; i < nr; i++) {
-		uint64_t d = s->callchain[i] - prev;
-		e = put_varint(e, (d << 1) ^ (uint64_t)((int64_t)d >> 63));   /* zigzag */
-		prev = s->callchain[i];
-	}
-	size_t klen = (size_t)(e - k);
-	if (klen > UINT16_MAX)
+	if (!ps->keyed)
 		return build_stack(p, t, s, use_cc);    /* not cached: > 6,000 frames */
-	uint64_t h = pf_hash_bytes(k, klen, 0);
+	const uint8_t *k = ps->key + RAW_HDR;
+	size_t klen = ps->klen;
+	uint64_t h = ps->h;
 	if ((pr->raw_len + 1) * 2 > pr->raw_cap && raw_grow(pr) < 0)
 		return PF_NONE;
 	uint32_t tag = (uint32_t)(h >> 32);
 	size_t j = h & (pr->raw_cap - 1);
-	while (pr->raw_s[j].id) {
+	while (pr->raw_s[j].ref) {
 		if (pr->raw_s[j].tag == tag) {
-			const uint8_t *o = pr->raw_keys[pr->raw_s[j].id - 1];
-			if ((size_t)(o[0] | o[1] << 8) == klen && !memcmp(o + 2, k, klen))
-				return pr->raw_leaf[pr->raw_s[j].id - 1];
+			uint8_t *o = raw_rec(pr, pr->raw_s[j].ref);
+			if (raw_klen(o) == klen && !memcmp(o + RAW_HDR, k, klen)) {
+				*hint = (uint32_t *)(o + 4);
+				return *(uint32_t *)o;
+			}
 		}
 		j = (j + 1) & (pr->raw_cap - 1);
 	}
 	uint32_t leaf = build_stack(p, t, s, use_cc);
 	if (leaf == PF_NONE)
 		return PF_NONE;
-	/* the stack build may have grown nothing in tab; j is still valid */
-	size_t cap2 = pr->capraw;
-	if (PF_GROW(pr->raw_keys, cap2, pr->nraw + 1) < 0 ||
-	    PF_GROW(pr->raw_leaf, pr->capraw, pr->nraw + 1) < 0)
+	/* the stack build touched no raw-stack state: j is still valid */
+	uint32_t ref = raw_new_rec(pr, (RAW_HDR + klen + 3) & ~(size_t)3);
+	if (!ref)
 		return PF_NONE;
-	if (pr->kfree < klen + 2) {
-		pr->kchunk = pf_arena_alloc(&pr->raw_arena, 1 << 20);
-		if (!pr->kchunk)
-			return PF_NONE;
-		pr->kfree = 1 << 20;
-	}
-	uint8_t *stored = pr->kchunk;
-	pr->kchunk += klen + 2;
-	pr->kfree -= klen + 2;
-	pr->kscratch[0] = (uint8_t)klen;
-	pr->kscratch[1] = (uint8_t)(klen >> 8);
-	memcpy(stored, pr->kscratch, klen + 2);
-	pr->raw_keys[pr->nraw] = stored;
-	pr->raw_leaf[pr->nraw] = leaf;
-	pr->raw_s[j].id = (uint32_t)pr->nraw + 1;
+	uint8_t *o = raw_rec(pr, ref);
+	uint32_t none = PF_NONE;
+	memcpy(o, &leaf, 4);
+	memcpy(o + 4, &none, 4);
+	memcpy(o + 8, &none, 4);
+	o[12] = (uint8_t)klen;
+	o[13] = (uint8_t)(klen >> 8);
+	memcpy(o + RAW_HDR, k, klen);
+	pr->raw_s[j].ref = ref;
 	pr->raw_s[j].tag = tag;
 	pr->raw_len++;
-	pr->nraw++;
+	*hint = (uint32_t *)(o + 4);
 	return leaf;
 }
 
@@ -647,10 +745,30 @@ static uint32_t stack_of(pf_profile *p, const pthread_ *t, const pd_sample *s)
  * last sample used there, and samples with the same stack are chained
  * (other threads, comms or cpus; the one found is moved to the front). The per-node array
  * is small and stays in the cache, unlike a hash table over all samples. */
+static inline void set_hint(uint32_t *hint, uint32_t id)
+{
+	if (hint) {
+		hint[1] = hint[0];
+		hint[0] = id;
+	}
+}
+
 static int add_sample(pf_profile *p, uint32_t evsel, uint32_t thread, uint32_t pid, uint32_t tid,
-		      uint32_t comm, uint32_t cpu, uint32_t stack, uint64_t period)
+		      uint32_t comm, uint32_t cpu, uint32_t stack, uint64_t period, uint32_t *hint)
 {
 	struct pf_profile_priv *pr = p->priv;
+	if (hint) {
+		/* the samples last added with this raw stack: usually one of them */
+		for (int k = 0; k < 2 && hint[k] != PF_NONE; k++) {
+			pf_sample *s = &p->samples[hint[k]];
+			if (s->evsel == evsel && s->pid == pid && s->tid == tid && s->comm == comm &&
+			    s->cpu == cpu && s->thread == thread && s->stack == stack && s->count < UINT32_MAX) {
+				s->period += period;
+				s->count++;
+				return (int)hint[k];
+			}
+		}
+	}
 	if (stack >= pr->cap_node_sample) {
 		size_t old = pr->cap_node_sample;
 		if (PF_GROW(pr->node_sample, pr->cap_node_sample, (size_t)stack + 1) < 0)
@@ -670,6 +788,7 @@ static int add_sample(pf_profile *p, uint32_t evsel, uint32_t thread, uint32_t p
 				pr->sample_next[id] = pr->node_sample[stack];
 				pr->node_sample[stack] = id;
 			}
+			set_hint(hint, id);
 			return (int)id;
 		}
 	}
@@ -682,6 +801,7 @@ static int add_sample(pf_profile *p, uint32_t evsel, uint32_t thread, uint32_t p
 				      .cpu = cpu, .stack = stack, .count = 1, .period = period };
 	pr->sample_next[id] = pr->node_sample[stack];
 	pr->node_sample[stack] = id;
+	set_hint(hint, id);
 	return (int)id;
 }
 
@@ -694,7 +814,7 @@ static int merged_sample(pf_profile *p, uint32_t evsel, uint32_t stack, uint64_t
 {
 	struct pf_profile_priv *pr = p->priv;
 	if (evsel != 0)
-		return add_sample(p, evsel, 0, 0, 0, 0, PF_NONE, stack, period);
+		return add_sample(p, evsel, 0, 0, 0, 0, PF_NONE, stack, period, NULL);
 	if (stack >= pr->cap_acc) {
 		size_t old = pr->cap_acc;
 		if (PF_GROW(pr->acc, pr->cap_acc, (size_t)stack + 1) < 0)
@@ -726,9 +846,18 @@ static int make_merged_samples(pf_profile *p)
 			if (PF_GROW(p->samples, p->cap_samples, p->nr_samples + 1) < 0 ||
 			    PF_GROW(pr->sample_next, cap, p->nr_samples + 1) < 0)
 				return -1;
-			p->samples[p->nr_samples++] = (pf_sample){ .evsel = 0, .thread = 0, .pid = 0, .tid = 0, .comm = 0,
-								    .cpu = PF_NONE, .stack = stack, .count = c,
-								    .period = per };
+			p->samples[p->nr_samples] = (pf_sample){ .evsel = 0, .thread = 0, .pid = 0, .tid = 0, .comm = 0,
+								  .cpu = PF_NONE, .stack = stack, .count = c,
+								  .period = per };
+			/* on its node's chain (a merged second half finds it) */
+			if (stack >= pr->cap_node_sample) {
+				size_t old = pr->cap_node_sample;
+				if (PF_GROW(pr->node_sample, pr->cap_node_sample, (size_t)stack + 1) < 0)
+					return -1;
+				memset(pr->node_sample + old, 0xff, (pr->cap_node_sample - old) * sizeof(uint32_t));
+			}
+			pr->sample_next[p->nr_samples] = pr->node_sample[stack];
+			pr->node_sample[stack] = (uint32_t)p->nr_samples++;
 			a->count -= c;
 			a->period -= per;
 		}
@@ -737,6 +866,20 @@ static int make_merged_samples(pf_profile *p)
 }
 
 /* ---- record handling ------------------------------------------------------------- */
+
+/* ---- the sample pipeline ---------------------------------------------------------- */
+
+/* Samples pass through PEND_N stages, one sample per stage, so the memory
+ * each needs is fetched while the samples ahead of it are aggregated (the
+ * loader is bound by cache misses, not instructions):
+ *   arrival: filters, thread, raw-stack key and hash; fetch the table slot
+ *            (or, without callchain, the location cache entry);
+ *   next:    fetch the raw-stack record the slot points to;
+ *   last:    find the stack, aggregate the sample.
+ * Side-band records drain the pipeline first, so every sample still sees
+ * the threads and maps of its moment. */
+#define PEND_N 3
+#define SPLIT_STOP 2    /* on_event: the first half is done (load_split) */
 
 static bool time_kept(const struct pf_profile_priv *pr, uint64_t t)
 {
@@ -748,43 +891,149 @@ static bool time_kept(const struct pf_profile_priv *pr, uint64_t t)
 	return false;
 }
 
+static int sample_done(pf_profile *p, pend_sample *ps)
+{
+	struct pf_profile_priv *pr = p->priv;
+	const pd_sample *s = &ps->s;
+	pf_event *e = &p->events[s->evsel];
+	pthread_ *t = thread_of(pr, ps->thread);
+	uint32_t *hint;
+	uint32_t stack = stack_of(p, t, ps, &hint);
+	if (stack == PF_NONE)
+		return oom(p);
+	uint64_t period = s->period;   /* the reader gives attr.sample_period when not sampled */
+	if (pr->opts.merge_threads ? merged_sample(p, (uint32_t)s->evsel, stack, period) < 0 :
+	    add_sample(p, (uint32_t)s->evsel, ps->thread, s->pid, s->tid, t->comm,
+		       ps->cpu, stack, period, hint) < 0)
+		return oom(p);
+	e->total_period += period;
+	e->nr_samples++;
+	if (!p->first_time || s->time < p->first_time)
+		p->first_time = s->time;
+	if (s->time > p->last_time)
+		p->last_time = s->time;
+	return 0;
+}
+
+static int drain_samples(pf_profile *p)
+{
+	struct pf_profile_priv *pr = p->priv;
+	while (pr->npend) {
+		pend_sample *ps = &pr->pend[pr->pend_head];
+		pr->pend_head = (pr->pend_head + 1) % PEND_N;
+		pr->npend--;
+		int rc = sample_done(p, ps);
+		if (rc)
+			return rc;
+	}
+	return 0;
+}
+
+/* the raw-stack record a keyed sample will compare with: into the cache */
+static void fetch_record(struct pf_profile_priv *pr, const pend_sample *ps)
+{
+	if (!ps->keyed || !pr->raw_cap)
+		return;
+	uint32_t tag = (uint32_t)(ps->h >> 32);
+	for (size_t j = ps->h & (pr->raw_cap - 1); pr->raw_s[j].ref; j = (j + 1) & (pr->raw_cap - 1)) {
+		if (pr->raw_s[j].tag == tag) {
+			__builtin_prefetch(raw_rec(pr, pr->raw_s[j].ref));
+			return;
+		}
+	}
+}
+
+static int sample_arrive(pf_profile *p, const pd_sample *s)
+{
+	struct pf_profile_priv *pr = p->priv;
+	if (s->evsel < 0 || (size_t)s->evsel >= p->nr_events)
+		return 0;
+	if (pr->split_role == 1 && s->time >= pr->split_t)
+		return SPLIT_STOP;      /* the rest is the other half's */
+	const pf_event *e = &p->events[s->evsel];
+	if (!time_kept(pr, s->time))
+		return 0;
+	if (pr->opts.cpu_mask && e->has_cpu) {
+		if (s->cpu >= pr->opts.cpu_mask_bits ||
+		    !(pr->opts.cpu_mask[s->cpu / 8] & (1u << (s->cpu % 8))))
+			return 0;
+	}
+	pthread_ *t = find_thread(p, s->pid, s->tid, true);
+	if (!t)
+		return oom(p);
+	if (pr->split_role == 2 && s->time < pr->split_t)
+		return 0;               /* the other half's sample: only its thread counts here */
+	if (pr->npend == PEND_N) {
+		pend_sample *old = &pr->pend[pr->pend_head];
+		pr->pend_head = (pr->pend_head + 1) % PEND_N;
+		pr->npend--;
+		int rc = sample_done(p, old);
+		if (rc)
+			return rc;
+	}
+	pend_sample *ps = &pr->pend[(pr->pend_head + pr->npend) % PEND_N];
+	pr->npend++;
+	ps->thread = (uint32_t)(t - pr->threads);
+	ps->cpu = e->has_cpu ? s->cpu : PF_NONE;
+	ps->s.evsel = s->evsel;
+	ps->s.cpumode = s->cpumode;
+	ps->s.ip = s->ip;
+	ps->s.pid = s->pid;
+	ps->s.tid = s->tid;
+	ps->s.time = s->time;
+	ps->s.period = s->period;
+	ps->s.callchain = NULL;
+	ps->s.nr_callchain = 0;
+	ps->keyed = false;
+	if (pr->opts.use_callchain && s->callchain) {
+		if (PF_GROW(ps->cc, ps->cap_cc, (size_t)s->nr_callchain + 1) < 0)
+			return oom(p);
+		memcpy(ps->cc, s->callchain, (size_t)s->nr_callchain * sizeof(uint64_t));
+		ps->s.callchain = ps->cc;
+		ps->s.nr_callchain = s->nr_callchain;
+		if (stack_key(p, t, ps) < 0)
+			return oom(p);
+	}
+	if (ps->keyed) {
+		if (pr->raw_cap)
+			__builtin_prefetch(&pr->raw_s[ps->h & (pr->raw_cap - 1)]);
+	} else if (!ps->s.nr_callchain) {
+		bool kernel = s->cpumode == PD_CPUMODE_KERNEL || s->cpumode == PD_CPUMODE_GUEST_KERNEL;
+		uint32_t g = kernel ? pr->kernel_mg : t->mg;
+		__builtin_prefetch(&pr->loc_cache[loc_cache_slot(s->ip, g)]);
+	}
+	if (pr->npend >= 2)
+		fetch_record(pr, &pr->pend[(pr->pend_head + pr->npend - 2) % PEND_N]);
+	return 0;
+}
+
+
+
+/* Which half counts a LOST record: by its time, and the second (which
+ * reads every record) when it has none. */
+static bool lost_here(const struct pf_profile_priv *pr, const pd_event *ev)
+{
+	uint64_t t = ev->sid.has_time ? ev->sid.time : 0;
+	switch (pr->split_role) {
+	case 1: return t && t < pr->split_t;
+	case 2: return !t || t >= pr->split_t;
+	default: return true;
+	}
+}
+
 static int on_event(void *ctx, const pd_event *ev)
 {
 	pf_profile *p = ctx;
 	struct pf_profile_priv *pr = p->priv;
-	switch (ev->type) {
-	case PD_SAMPLE: {
-		const pd_sample *s = &ev->u.sample;
-		if (s->evsel < 0 || (size_t)s->evsel >= p->nr_events)
-			return 0;
-		pf_event *e = &p->events[s->evsel];
-		if (!time_kept(pr, s->time))
-			return 0;
-		uint32_t cpu = e->has_cpu ? s->cpu : PF_NONE;
-		if (pr->opts.cpu_mask && e->has_cpu) {
-			if (s->cpu >= pr->opts.cpu_mask_bits ||
-			    !(pr->opts.cpu_mask[s->cpu / 8] & (1u << (s->cpu % 8))))
-				return 0;
-		}
-		pthread_ *t = find_thread(p, s->pid, s->tid, true);
-		if (!t)
-			return oom(p);
-		uint32_t stack = stack_of(p, t, s);
-		if (stack == PF_NONE)
-			return oom(p);
-		uint64_t period = s->period;   /* the reader gives attr.sample_period when not sampled */
-		if (pr->opts.merge_threads ? merged_sample(p, (uint32_t)s->evsel, stack, period) < 0 :
-		    add_sample(p, (uint32_t)s->evsel, (uint32_t)(t - pr->threads), s->pid, s->tid, t->comm,
-			       cpu, stack, period) < 0)
-			return oom(p);
-		e->total_period += period;
-		e->nr_samples++;
-		if (!p->first_time || s->time < p->first_time)
-			p->first_time = s->time;
-		if (s->time > p->last_time)
-			p->last_time = s->time;
-		return 0;
+	if (ev->type != PD_SAMPLE && pr->npend) {
+		/* side-band changes threads and maps: the samples before it first */
+		int rc = drain_samples(p);
+		if (rc)
+			return rc;
 	}
+	switch (ev->type) {
+	case PD_SAMPLE:
+		return sample_arrive(p, &ev->u.sample);
 	case PD_COMM: {
 		pthread_ *t = find_thread(p, ev->u.comm.pid, ev->u.comm.tid, true);
 		if (!t)
@@ -856,10 +1105,12 @@ static int on_event(void *ctx, const pd_event *ev)
 		return 0;
 	}
 	case PD_LOST:
-		p->nr_lost_samples += ev->u.lost.lost;
+		if (lost_here(pr, ev))
+			p->nr_lost_samples += ev->u.lost.lost;
 		return 0;
 	case PD_LOST_SAMPLES:
-		p->nr_lost_samples += ev->u.lost_samples.lost;
+		if (lost_here(pr, ev))
+			p->nr_lost_samples += ev->u.lost_samples.lost;
 		return 0;
 	default:
 		return 0;
@@ -1004,7 +1255,8 @@ static int on_time_only(void *ctx, const pd_event *ev)
 
 /* ---- load ------------------------------------------------------------------------ */
 
-int pf_profile_load(const char *path, const pf_load_opts *opts, pf_profile **out, proff_error *err)
+/* A profile with its loader state, not yet read. */
+static int profile_new(const char *path, const pf_load_opts *opts, pf_profile **out, proff_error *err)
 {
 	*out = NULL;
 	pf_profile *p = calloc(1, sizeof(*p));
@@ -1017,25 +1269,363 @@ int pf_profile_load(const char *path, const pf_load_opts *opts, pf_profile **out
 	p->priv = pr;
 	pr->err = err;
 	pr->last_thread = PF_NONE;
-	pr->loc_cache = malloc(LOC_CACHE_N * sizeof(*pr->loc_cache));
-	if (!pr->loc_cache) {
-		free(pr);
-		free(p);
-		return proff_err_set(err, PROFF_ENOMEM, path, PROFF_NO_OFFSET, "out of memory");
-	}
-	for (size_t i = 0; i < LOC_CACHE_N; i++)
-		pr->loc_cache[i].loc = PF_NONE;
 	if (opts)
 		pr->opts = *opts;
 	else
 		pf_load_opts_init(&pr->opts);
+	pr->loc_cache = malloc(LOC_CACHE_N * sizeof(*pr->loc_cache));
+	pr->pend = calloc(PEND_N, sizeof(*pr->pend));
 	p->path = strdup(path);
-	int rc;
-	if (!p->path || pf_strtab_init(&p->strs) < 0) {
-		rc = oom(p);
-		goto fail;
+	if (!pr->loc_cache || !pr->pend || !p->path || pf_strtab_init(&p->strs) < 0) {
+		pf_profile_free(p);
+		return proff_err_set(err, PROFF_ENOMEM, path, PROFF_NO_OFFSET, "out of memory");
 	}
-	pf_arena_init(&pr->raw_arena);
+	for (size_t i = 0; i < LOC_CACHE_N; i++)
+		pr->loc_cache[i].loc = PF_NONE;
+	*out = p;
+	return 0;
+}
+
+/* Events, the header's build-ids, the kernel's map group and the root of
+ * the stack trie, from an open perf.data reader. */
+static int perf_setup(pf_profile *p, pd_reader *rd)
+{
+	struct pf_profile_priv *pr = p->priv;
+	pr->rd = rd;
+	p->nr_events = pd_nr_attrs(rd);
+	p->events = calloc(p->nr_events ? p->nr_events : 1, sizeof(pf_event));
+	if (!p->events)
+		return oom(p);
+	for (size_t i = 0; i < p->nr_events; i++) {
+		const pd_attr *a = pd_get_attr(rd, i);
+		pf_event *e = &p->events[i];
+		e->name = strdup(a->name ? a->name : "unknown");
+		if (!e->name)
+			return oom(p);
+		e->type = a->type;
+		e->config = a->config;
+		e->sample_type = a->sample_type;
+		e->has_callchain = (a->sample_type & PD_S_CALLCHAIN) != 0;
+		e->has_cpu = (a->sample_type & PD_S_CPU) != 0;
+		e->has_branch_stack = (a->sample_type & PD_S_BRANCH_STACK) != 0;
+	}
+	p->has_branch_stack_feature = pd_has_feature(rd, PD_FEAT_BRANCH_STACK);
+	const pd_header *hdr = pd_get_header(rd);
+	pr->bids = hdr->build_ids;
+	pr->nbids = hdr->nr_build_ids;
+	for (size_t i = 0; i < hdr->nr_build_ids; i++) {
+		const char *fn = hdr->build_ids[i].filename ? hdr->build_ids[i].filename : "";
+		int64_t id = intern(p, fn);
+		uint64_t *slot = id < 0 ? NULL : pf_map64_upsert(&pr->name2bid, (uint64_t)id, NULL);
+		if (!slot)
+			return oom(p);
+		*slot = i;
+	}
+	pr->kernel_mg = new_mg(p);
+	if (pr->kernel_mg == PF_NONE || PF_GROW(p->nodes, p->cap_nodes, 1) < 0)
+		return oom(p);
+	p->nodes[0] = (pf_node){ 0, PF_NONE, 0 };
+	p->nr_nodes = 1;
+	return 0;
+}
+
+static void take_warnings(pf_profile *p, const pd_reader *rd)
+{
+	for (size_t i = 0; i < pd_nr_warnings(rd); i++) {
+		size_t cap = p->nr_warnings;
+		if (PF_GROW(p->warnings, cap, p->nr_warnings + 1) == 0)
+			p->warnings[p->nr_warnings++] = strdup(pd_warning(rd, i));
+	}
+}
+
+/* ---- one file in two halves --------------------------------------------------------- */
+
+/* A large file is read by two threads: the first aggregates the samples
+ * before a time T and stops; the second replays every side-band record
+ * from the start (and the first half's samples only as far as they create
+ * threads) and aggregates the samples from T on. Records arrive in time
+ * order, so the first half is exactly the start of a sequential read and
+ * the second half's state at T is the sequential state. The halves share
+ * the symbolizer; the second is then merged into the first in its own
+ * order of first occurrence, which gives the same strings, dsos, symbols,
+ * locations, nodes and samples, in the same order, as one sequential read
+ * (tests/unit/test_profile_split.c checks it). */
+#define SPLIT_MIN_BYTES ((uint64_t)16 << 20)
+
+static bool split_time(const pf_profile *p, const pd_reader *rd, uint64_t *t)
+{
+	const struct pf_profile_priv *pr = p->priv;
+	uint64_t min = pr->opts.split_min_bytes ? pr->opts.split_min_bytes : SPLIT_MIN_BYTES;
+	if (!pr->opts.split_load || pd_data_size(rd) < min || sysconf(_SC_NPROCESSORS_ONLN) < 2)
+		return false;
+	for (size_t i = 0; i < p->nr_events; i++)
+		if (!(p->events[i].sample_type & PD_S_TIME))
+			return false;
+	const pd_header *hdr = pd_get_header(rd);
+	uint64_t first = hdr->sample_time_first, last = hdr->sample_time_last;
+	if (!first || last <= first + 1)
+		return false;
+	*t = first + (last - first) / 2;
+	return true;
+}
+
+typedef struct half_job {
+	pf_profile *q;
+	pd_reader *rd;
+	proff_error err;
+	int rc;
+} half_job;
+
+static int finish_read(pf_profile *p, int rc)
+{
+	if (rc == SPLIT_STOP || rc == 0)
+		rc = drain_samples(p);
+	if (rc > 0)
+		rc = PROFF_ENOMEM;   /* our callback only stops on allocation failure (err set) */
+	if (rc == 0 && make_merged_samples(p) < 0)
+		rc = oom(p);
+	return rc;
+}
+
+static void *second_half(void *arg)
+{
+	half_job *j = arg;
+	j->q->priv->err = &j->err;
+	j->rc = finish_read(j->q, pd_process(j->rd, true, on_event, j->q, &j->err));
+	/* the merge needs the arrays and the thread list, nothing else */
+	release_read_state(j->q->priv);
+	release_tables(j->q->priv);
+	return NULL;
+}
+
+/* q's location of (dso, addr, ip) in p, as loc_get would have made it
+ * there, with q's symbol (already looked up) */
+static uint32_t loc_import(pf_profile *p, const pf_loc *ql, uint32_t dso, uint32_t sym)
+{
+	struct pf_profile_priv *pr = p->priv;
+	int inserted;
+	uint32_t *slot = pair_table_find(&pr->loc_tab, dso, ql->addr, 1, &inserted);
+	if (!slot)
+		return PF_NONE;
+	if (!inserted) {
+		if (*slot & LOC_FINAL)
+			return *slot & ~LOC_FINAL;
+		uint32_t id = *slot;
+		if (p->locs[id].ip == ql->ip)
+			return id;
+		slot = pair_table_find(&pr->loc_tab, dso | 0x80000000u, ql->ip, 1, &inserted);
+		if (!slot)
+			return PF_NONE;
+		if (!inserted)
+			return *slot;
+		if (PF_GROW(p->locs, p->cap_locs, p->nr_locs + 1) < 0)
+			return PF_NONE;
+		uint32_t nid = (uint32_t)p->nr_locs;
+		*slot = nid;
+		p->locs[p->nr_locs++] = p->locs[id];
+		p->locs[nid].ip = ql->ip;
+		return nid;
+	}
+	if (PF_GROW(p->locs, p->cap_locs, p->nr_locs + 1) < 0)
+		return PF_NONE;
+	uint32_t id = (uint32_t)p->nr_locs++;
+	p->locs[id] = (pf_loc){ .addr = ql->addr, .ip = ql->ip, .dso = dso, .sym = sym,
+				.srcline = PF_NONE, .level = ql->level };
+	*slot = (sym != PF_NONE || dso == PF_NONE) ? id | LOC_FINAL : id;
+	return id;
+}
+
+/* Sum a sample of q (key already in p's ids) into p. */
+static int sample_import(pf_profile *p, const pf_sample *k)
+{
+	struct pf_profile_priv *pr = p->priv;
+	if (k->stack >= pr->cap_node_sample) {
+		size_t old = pr->cap_node_sample;
+		if (PF_GROW(pr->node_sample, pr->cap_node_sample, (size_t)k->stack + 1) < 0)
+			return -1;
+		memset(pr->node_sample + old, 0xff, (pr->cap_node_sample - old) * sizeof(uint32_t));
+	}
+	for (uint32_t id = pr->node_sample[k->stack]; id != PF_NONE; id = pr->sample_next[id]) {
+		pf_sample *s = &p->samples[id];
+		if (s->evsel == k->evsel && s->pid == k->pid && s->tid == k->tid && s->comm == k->comm &&
+		    s->cpu == k->cpu && s->thread == k->thread && (uint64_t)s->count + k->count <= UINT32_MAX) {
+			s->period += k->period;
+			s->count += k->count;
+			return 0;
+		}
+	}
+	size_t cap = p->cap_samples;
+	if (PF_GROW(p->samples, p->cap_samples, p->nr_samples + 1) < 0 ||
+	    PF_GROW(pr->sample_next, cap, p->nr_samples + 1) < 0)
+		return -1;
+	uint32_t id = (uint32_t)p->nr_samples++;
+	p->samples[id] = *k;
+	pr->sample_next[id] = pr->node_sample[k->stack];
+	pr->node_sample[k->stack] = id;
+	return 0;
+}
+
+static int merge_half(pf_profile *p, pf_profile *q)
+{
+	struct pf_profile_priv *pr = p->priv, *qr = q->priv;
+	int rc = -1;
+	uint32_t *smap = malloc((q->strs.n + 1) * sizeof(uint32_t));
+	uint32_t *dmap = malloc((q->nr_dsos + 1) * sizeof(uint32_t));
+	uint32_t *ymap = malloc((q->nr_syms + 1) * sizeof(uint32_t));
+	uint32_t *lmap = malloc((q->nr_locs + 1) * sizeof(uint32_t));
+	uint32_t *nmap = malloc((q->nr_nodes + 1) * sizeof(uint32_t));
+	if (!smap || !dmap || !ymap || !lmap || !nmap)
+		goto out;
+	for (size_t i = 0; i < q->strs.n; i++) {
+		int64_t id = pf_strtab_intern(&p->strs, q->strs.strs[i], q->strs.lens[i]);
+		if (id < 0)
+			goto out;
+		smap[i] = (uint32_t)id;
+	}
+	for (size_t i = 0; i < q->nr_dsos; i++) {
+		const pf_dso *d = &q->dsos[i];
+		uint64_t v;
+		if (pf_map64_get(&pr->name2dso, smap[d->long_name], &v)) {
+			dmap[i] = (uint32_t)v;
+			continue;
+		}
+		uint64_t *slot = pf_map64_upsert(&pr->name2dso, smap[d->long_name], NULL);
+		if (!slot || PF_GROW(p->dsos, p->cap_dsos, p->nr_dsos + 1) < 0)
+			goto out;
+		pf_dso *n = &p->dsos[p->nr_dsos];
+		*n = *d;
+		n->long_name = smap[d->long_name];
+		n->short_name = smap[d->short_name];
+		*slot = p->nr_dsos;
+		dmap[i] = (uint32_t)p->nr_dsos++;
+	}
+	for (size_t i = 0; i < q->nr_syms; i++) {
+		const pf_sym *y = &q->syms[i];
+		int inserted;
+		uint32_t *ss = pair_table_find(&pr->sym_tab, dmap[y->dso], y->start, 1, &inserted);
+		if (!ss)
+			goto out;
+		if (inserted) {
+			if (PF_GROW(p->syms, p->cap_syms, p->nr_syms + 1) < 0)
+				goto out;
+			p->syms[p->nr_syms] = (pf_sym){ dmap[y->dso], smap[y->name], y->start, y->end };
+			*ss = (uint32_t)p->nr_syms++;
+		}
+		ymap[i] = *ss;
+	}
+	for (size_t i = 0; i < q->nr_locs; i++) {
+		const pf_loc *l = &q->locs[i];
+		uint32_t dso = l->dso == PF_NONE ? PF_NONE : dmap[l->dso];
+		uint32_t sym = l->sym == PF_NONE ? PF_NONE : ymap[l->sym];
+		if ((lmap[i] = loc_import(p, l, dso, sym)) == PF_NONE)
+			goto out;
+	}
+	nmap[0] = 0;
+	for (size_t i = 1; i < q->nr_nodes; i++) {
+		const pf_node *n = &q->nodes[i];
+		nmap[i] = pf_node_nochain(q, (uint32_t)i) ? nochain_node(p, lmap[n->loc])
+							  : node_child(p, nmap[n->parent], lmap[n->loc]);
+		if (nmap[i] == PF_NONE)
+			goto out;
+	}
+	for (size_t i = 0; i < q->nr_samples; i++) {
+		pf_sample k = q->samples[i];
+		k.comm = smap[k.comm];
+		k.stack = nmap[k.stack];
+		if (sample_import(p, &k) < 0)
+			goto out;
+	}
+	/* the second half replayed every thread: its list is the whole file's */
+	free(pr->threads);
+	pr->threads = qr->threads;
+	pr->nthreads = qr->nthreads;
+	pr->capthreads = qr->capthreads;
+	qr->threads = NULL;
+	qr->nthreads = qr->capthreads = 0;
+	for (size_t i = 0; i < pr->nthreads; i++)
+		pr->threads[i].comm = smap[pr->threads[i].comm];
+	for (size_t i = 0; i < p->nr_events && i < q->nr_events; i++) {
+		p->events[i].total_period += q->events[i].total_period;
+		p->events[i].nr_samples += q->events[i].nr_samples;
+	}
+	p->nr_lost_samples += q->nr_lost_samples;
+	if (q->first_time && (!p->first_time || q->first_time < p->first_time))
+		p->first_time = q->first_time;
+	if (q->last_time > p->last_time)
+		p->last_time = q->last_time;
+	rc = 0;
+out:
+	free(smap);
+	free(dmap);
+	free(ymap);
+	free(lmap);
+	free(nmap);
+	return rc < 0 ? oom(p) : 0;
+}
+
+static int load_split(pf_profile *p, pd_reader *rd, uint64_t t, proff_error *err)
+{
+	struct pf_profile_priv *pr = p->priv;
+	half_job j = { 0 };
+	int rc = profile_new(p->path, &pr->opts, &j.q, err);
+	if (rc < 0)
+		return rc;
+	pf_profile *q = j.q;
+	struct pf_profile_priv *qr = q->priv;
+	qr->err = &j.err;
+	if (pr->nranges) {
+		qr->ranges = malloc(pr->nranges * sizeof(*qr->ranges));
+		if (!qr->ranges) {
+			rc = oom(p);
+			goto out;
+		}
+		memcpy(qr->ranges, pr->ranges, pr->nranges * sizeof(*qr->ranges));
+		qr->nranges = pr->nranges;
+	}
+	if ((rc = pd_open(p->path, &j.rd, err)) < 0)
+		goto out;
+	if ((rc = perf_setup(q, j.rd)) < 0) {
+		*err = j.err;
+		goto out;
+	}
+	q->syms_ctx = p->syms_ctx;      /* shared (thread-safe) */
+	pr->split_role = 1;
+	qr->split_role = 2;
+	pr->split_t = qr->split_t = t;
+	pthread_t th;
+	if (pthread_create(&th, NULL, second_half, &j) != 0) {
+		/* no thread: read it all here */
+		pr->split_role = 0;
+		rc = finish_read(p, pd_process(rd, true, on_event, p, err));
+		take_warnings(p, rd);
+		goto out;
+	}
+	rc = finish_read(p, pd_process(rd, true, on_event, p, err));
+	release_read_state(pr);   /* the merge looks up in the tables only */
+	pthread_join(th, NULL);
+	take_warnings(p, j.rd);   /* the second reader read the whole file */
+	if (rc == 0 && j.rc < 0) {
+		*err = j.err;
+		rc = j.rc;
+	}
+	if (rc == 0)
+		rc = merge_half(p, q);
+out:
+	if (j.rd)
+		pd_close(j.rd);
+	q->syms_ctx = NULL;
+	pf_profile_free(q);
+	return rc;
+}
+
+int pf_profile_load(const char *path, const pf_load_opts *opts, pf_profile **out, proff_error *err)
+{
+	*out = NULL;
+	pf_profile *p;
+	int rc = profile_new(path, opts, &p, err);
+	if (rc < 0)
+		return rc;
+	struct pf_profile_priv *pr = p->priv;
 	if (pf_is_trace_file(path)) {
 		/* an exact profile: lib/model/trace-model.c */
 		sym_opts to = {
@@ -1059,45 +1649,9 @@ int pf_profile_load(const char *path, const pf_load_opts *opts, pf_profile **out
 	rc = pd_open(path, &rd, err);
 	if (rc < 0)
 		goto fail;
-	pr->rd = rd;
-
-	/* events */
-	p->nr_events = pd_nr_attrs(rd);
-	p->events = calloc(p->nr_events ? p->nr_events : 1, sizeof(pf_event));
-	if (!p->events) {
-		pd_close(rd);
-		rc = oom(p);
-		goto fail;
-	}
-	for (size_t i = 0; i < p->nr_events; i++) {
-		const pd_attr *a = pd_get_attr(rd, i);
-		pf_event *e = &p->events[i];
-		e->name = strdup(a->name ? a->name : "unknown");
-		e->type = a->type;
-		e->config = a->config;
-		e->sample_type = a->sample_type;
-		e->has_callchain = (a->sample_type & PD_S_CALLCHAIN) != 0;
-		e->has_cpu = (a->sample_type & PD_S_CPU) != 0;
-		e->has_branch_stack = (a->sample_type & PD_S_BRANCH_STACK) != 0;
-	}
-	p->has_branch_stack_feature = pd_has_feature(rd, PD_FEAT_BRANCH_STACK);
-
-	/* header build-ids */
+	if ((rc = perf_setup(p, rd)) < 0)
+		goto fail_rd;
 	const pd_header *hdr = pd_get_header(rd);
-	pr->bids = hdr->build_ids;
-	pr->nbids = hdr->nr_build_ids;
-	for (size_t i = 0; i < hdr->nr_build_ids; i++) {
-		const char *fn = hdr->build_ids[i].filename ? hdr->build_ids[i].filename : "";
-		int64_t id = intern(p, fn);
-		uint64_t *slot = id < 0 ? NULL : pf_map64_upsert(&pr->name2bid, (uint64_t)id, NULL);
-		if (!slot) {
-			pd_close(rd);
-			rc = oom(p);
-			goto fail;
-		}
-		*slot = i;
-	}
-
 	sym_opts so = {
 		.symfs = pr->opts.symfs,
 		.kallsyms = pr->opts.kallsyms,
@@ -1107,33 +1661,21 @@ int pf_profile_load(const char *path, const pf_load_opts *opts, pf_profile **out
 		.demangle_params = pr->opts.demangle_params,
 		.inline_frames = pr->opts.inline_frames,
 	};
-	rc = sym_ctx_new(&so, &p->syms_ctx, err);
-	if (rc < 0) {
-		pd_close(rd);
-		goto fail;
-	}
-	pr->kernel_mg = new_mg(p);
-	if (pr->kernel_mg == PF_NONE || PF_GROW(p->nodes, p->cap_nodes, 1) < 0) {
-		pd_close(rd);
-		rc = oom(p);
-		goto fail;
-	}
-	p->nodes[0] = (pf_node){ 0, PF_NONE, 0 };
-	p->nr_nodes = 1;
+	if ((rc = sym_ctx_new(&so, &p->syms_ctx, err)) < 0)
+		goto fail_rd;
 
 	/* --time: percent ranges need the first/last sample time */
 	if (pr->opts.time_spec) {
 		uint64_t first = hdr->sample_time_first, last = hdr->sample_time_last;
 		if (strchr(pr->opts.time_spec, '%') && (!first || !last || last <= first)) {
 			rc = pd_process(rd, false, on_time_only, p, err);
-			if (rc < 0) {
-				pd_close(rd);
-				goto fail;
-			}
+			if (rc < 0)
+				goto fail_rd;
 			first = p->first_time;
 			last = p->last_time;
 			p->first_time = p->last_time = 0;
 			pd_close(rd);
+			pr->rd = NULL;
 			rc = pd_open(path, &rd, err);
 			if (rc < 0)
 				goto fail;
@@ -1142,19 +1684,16 @@ int pf_profile_load(const char *path, const pf_load_opts *opts, pf_profile **out
 			pr->bids = hdr->build_ids;
 		}
 		rc = pf_parse_time_spec(pr->opts.time_spec, 0, 1, first, last, &pr->ranges, &pr->nranges, err);
-		if (rc < 0) {
-			pd_close(rd);
-			goto fail;
-		}
+		if (rc < 0)
+			goto fail_rd;
 	}
 
-	rc = pd_process(rd, true, on_event, p, err);
-	if (rc > 0)
-		rc = PROFF_ENOMEM;   /* our callback only stops on allocation failure (err set) */
-	for (size_t i = 0; i < pd_nr_warnings(rd); i++) {
-		size_t cap = p->nr_warnings;
-		if (PF_GROW(p->warnings, cap, p->nr_warnings + 1) == 0)
-			p->warnings[p->nr_warnings++] = strdup(pd_warning(rd, i));
+	uint64_t t;
+	if (split_time(p, rd, &t)) {
+		rc = load_split(p, rd, t, err);
+	} else {
+		rc = finish_read(p, pd_process(rd, true, on_event, p, err));
+		take_warnings(p, rd);
 	}
 	pd_close(rd);
 	pr->rd = NULL;
@@ -1162,10 +1701,6 @@ int pf_profile_load(const char *path, const pf_load_opts *opts, pf_profile **out
 	pr->nbids = 0;
 	if (rc < 0)
 		goto fail;
-	if (make_merged_samples(p) < 0) {
-		rc = oom(p);
-		goto fail;
-	}
 threads:
 	p->threads = calloc(pr->nthreads ? pr->nthreads : 1, sizeof(pf_thread));
 	if (!p->threads) {
@@ -1178,6 +1713,9 @@ threads:
 	release_load_state(pr);
 	*out = p;
 	return 0;
+fail_rd:
+	pd_close(rd);
+	pr->rd = NULL;
 fail:
 	pf_profile_free(p);
 	return rc;
@@ -1185,11 +1723,9 @@ fail:
 
 /* The loader's interning tables, maps and raw stacks: needed while records
  * arrive, not afterwards (the raw callchains alone can be tens of MB). */
-static void release_load_state(struct pf_profile_priv *pr)
+/* What only reading records needs: raw stacks, maps, caches, the pipeline. */
+static void release_read_state(struct pf_profile_priv *pr)
 {
-	free(pr->threads);
-	pr->threads = NULL;
-	pr->nthreads = pr->capthreads = 0;
 	pf_map64_free(&pr->tid2thread);
 	pf_map64_free(&pr->pid2mg);
 	for (size_t i = 0; i < pr->nmgs; i++)
@@ -1197,47 +1733,68 @@ static void release_load_state(struct pf_profile_priv *pr)
 	free(pr->mgs);
 	pr->mgs = NULL;
 	pr->nmgs = pr->capmgs = 0;
-	pf_map64_free(&pr->name2dso);
 	pf_map64_free(&pr->name2bid);
-	pair_table_free(&pr->loc_tab);
-	pair_table_free(&pr->sym_tab);
-	u32x2_table_free(&pr->node_tab);
 	free(pr->raw_s);
 	pr->raw_s = NULL;
 	pr->raw_cap = pr->raw_len = 0;
-	free(pr->node_sample);
-	pr->node_sample = NULL;
-	pr->cap_node_sample = 0;
 	free(pr->acc);
 	pr->acc = NULL;
 	pr->cap_acc = 0;
 	free(pr->acc_order);
 	pr->acc_order = NULL;
 	pr->nacc = pr->cap_acc_order = 0;
-	free(pr->sample_next);
-	pr->sample_next = NULL;
-	free(pr->raw_keys);
-	free(pr->raw_leaf);
-	pr->raw_keys = NULL;
-	pr->raw_leaf = NULL;
-	pr->nraw = pr->capraw = 0;
-	pf_arena_free(&pr->raw_arena);
-	pr->kchunk = NULL;
-	pr->kfree = 0;
-	free(pr->kscratch);
-	pr->kscratch = NULL;
-	pr->cap_kscratch = 0;
+	for (size_t i = 0; i < pr->nraw_chunks; i++)
+		free(pr->raw_chunks[i]);
+	free(pr->raw_chunks);
+	pr->raw_chunks = NULL;
+	pr->nraw_chunks = pr->cap_raw_chunks = pr->raw_used = 0;
+	if (pr->pend) {
+		for (int i = 0; i < PEND_N; i++) {
+			free(pr->pend[i].cc);
+			free(pr->pend[i].key);
+		}
+		free(pr->pend);
+		pr->pend = NULL;
+	}
+	pr->npend = pr->pend_head = 0;
 	free(pr->ranges);
 	pr->ranges = NULL;
 	pr->nranges = 0;
 	free(pr->scratch_locs);
 	pr->scratch_locs = NULL;
 	pr->cap_scratch = 0;
+	free(pr->path_locs);
+	free(pr->path_nodes);
+	pr->path_locs = pr->path_nodes = NULL;
+	pr->path_len = pr->cap_path = pr->cap_path_nodes = 0;
 	free(pr->loc_leaf);
 	pr->loc_leaf = NULL;
 	pr->cap_loc_leaf = 0;
 	free(pr->loc_cache);
 	pr->loc_cache = NULL;
+}
+
+/* The interning tables (a merged second half is looked up in them). */
+static void release_tables(struct pf_profile_priv *pr)
+{
+	pf_map64_free(&pr->name2dso);
+	pair_table_free(&pr->loc_tab);
+	pair_table_free(&pr->sym_tab);
+	u32x2_table_free(&pr->node_tab);
+	free(pr->node_sample);
+	pr->node_sample = NULL;
+	pr->cap_node_sample = 0;
+	free(pr->sample_next);
+	pr->sample_next = NULL;
+}
+
+static void release_load_state(struct pf_profile_priv *pr)
+{
+	release_read_state(pr);
+	release_tables(pr);
+	free(pr->threads);
+	pr->threads = NULL;
+	pr->nthreads = pr->capthreads = 0;
 }
 
 void pf_profile_free(pf_profile *p)
@@ -1304,7 +1861,7 @@ uint32_t pf__thread(pf_profile *p, uint32_t pid, uint32_t tid, const char *comm)
 int pf__sample(pf_profile *p, uint32_t thread, uint32_t stack, uint64_t period)
 {
 	const pthread_ *t = &p->priv->threads[thread];
-	return add_sample(p, 0, thread, t->pid, t->tid, t->comm, PF_NONE, stack, period);
+	return add_sample(p, 0, thread, t->pid, t->tid, t->comm, PF_NONE, stack, period, NULL);
 }
 
 /* ---- srcline --------------------------------------------------------------------- */

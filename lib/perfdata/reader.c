@@ -313,6 +313,7 @@ void pd_close(pd_reader *r)
 
 const pd_header *pd_get_header(const pd_reader *r) { return &r->hdr; }
 size_t pd_nr_attrs(const pd_reader *r) { return r->nr_attrs; }
+uint64_t pd_data_size(const pd_reader *r) { return r->stream || !r->map ? 0 : r->data_end - r->data_start; }
 const pd_attr *pd_get_attr(const pd_reader *r, size_t idx) { return idx < r->nr_attrs ? &r->attrs[idx] : NULL; }
 
 bool pd_has_feature(const pd_reader *r, int feat)

@@ -722,8 +722,7 @@ static bool dwarf_open(sym_dso *d)
 	if (d->dwarf_tried)
 		return d->dwarf != NULL;
 	d->dwarf_tried = true;
-	if (!d->loaded)
-		sym_dso_has_symbols(d);     /* finds the files */
+	sym_dso_has_symbols(d);     /* finds the files */
 	if (!d->dwarf_path)
 		return false;
 	d->dwarf_fd = pf_open_regular(d->dwarf_path);
@@ -833,8 +832,11 @@ static const char *intern(sym_dso *d, const char *s)
 {
 	if (!s)
 		return NULL;
+	pthread_mutex_lock(&d->ctx->lock);
 	int64_t id = pf_strtab_intern(&d->ctx->strs, s, strlen(s));
-	return id < 0 ? NULL : pf_strtab_get(&d->ctx->strs, (uint32_t)id);
+	const char *r = id < 0 ? NULL : pf_strtab_get(&d->ctx->strs, (uint32_t)id);
+	pthread_mutex_unlock(&d->ctx->lock);
+	return r;
 }
 
 /* A DWARF file name made absolute with the CU's DW_AT_comp_dir, as addr2line
@@ -859,7 +861,7 @@ static const char *intern_path(sym_dso *d, Dwarf_Die *cu, const char *src)
 	return r;
 }
 
-bool sym_srcline(sym_dso *d, uint64_t addr, const char **file, unsigned *line)
+static bool sym_srcline_unlocked(sym_dso *d, uint64_t addr, const char **file, unsigned *line)
 {
 	uint64_t v;
 	Dwarf_Die cu;
@@ -918,7 +920,7 @@ static const char *call_file(sym_dso *d, Dwarf_Die *cu, Dwarf_Die *inl)
 /* Like `addr2line -f -i`: the innermost inlined function with the line of
  * addr, then each caller with the call site of the frame inside it, ending
  * with the out-of-line function. */
-size_t sym_inlines(sym_dso *d, uint64_t addr, sym_inline_frame *out, size_t max)
+static size_t sym_inlines_unlocked(sym_dso *d, uint64_t addr, sym_inline_frame *out, size_t max)
 {
 	uint64_t v;
 	Dwarf_Die cu;
@@ -977,20 +979,19 @@ uint64_t sym_objdump_addr(sym_dso *d, uint64_t addr)
 {
 	if (d->kind == SYM_DSO_KERNEL || d->kind == SYM_DSO_MODULE)
 		return addr;
-	if (!d->loaded)
-		sym_dso_has_symbols(d);
+	sym_dso_has_symbols(d);
 	uint64_t v;
 	return sym_map_to_vaddr(d, addr, &v) ? v : addr;
 }
 
-const char *sym_srcline_str(sym_dso *d, uint64_t addr, bool full_path, char *buf, size_t len)
+static const char *sym_srcline_str_unlocked(sym_dso *d, uint64_t addr, bool full_path, char *buf, size_t len)
 {
 	const char *file;
 	unsigned line;
 	if (!len)
 		return buf;
 	bool has_file = d->kind != SYM_DSO_KERNEL && d->kind != SYM_DSO_MODULE && d->kind != SYM_DSO_ANON;
-	if (has_file && sym_srcline(d, addr, &file, &line)) {
+	if (has_file && sym_srcline_unlocked(d, addr, &file, &line)) {
 		const char *base = full_path ? NULL : strrchr(file, '/');
 		snprintf(buf, len, "%s:%u", base ? base + 1 : file, line);
 		return buf;
@@ -1021,4 +1022,30 @@ const char *sym_srcline_str(sym_dso *d, uint64_t addr, bool full_path, char *buf
 		snprintf(buf, len, "%s[%llx]", sym_dso_short_name(d),
 			 (unsigned long long)sym_objdump_addr(d, addr));
 	return buf;
+}
+
+/* The public DWARF queries: one thread at a time per dso (the lazy
+ * inflation, libdw's caches and the interned strings are shared state). */
+bool sym_srcline(sym_dso *d, uint64_t addr, const char **file, unsigned *line)
+{
+	pthread_mutex_lock(&d->lock);
+	bool r = sym_srcline_unlocked(d, addr, file, line);
+	pthread_mutex_unlock(&d->lock);
+	return r;
+}
+
+size_t sym_inlines(sym_dso *d, uint64_t addr, sym_inline_frame *out, size_t max)
+{
+	pthread_mutex_lock(&d->lock);
+	size_t n = sym_inlines_unlocked(d, addr, out, max);
+	pthread_mutex_unlock(&d->lock);
+	return n;
+}
+
+const char *sym_srcline_str(sym_dso *d, uint64_t addr, bool full_path, char *buf, size_t len)
+{
+	pthread_mutex_lock(&d->lock);
+	const char *r = sym_srcline_str_unlocked(d, addr, full_path, buf, len);
+	pthread_mutex_unlock(&d->lock);
+	return r;
 }

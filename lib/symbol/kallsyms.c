@@ -213,7 +213,18 @@ static void module_tag(const char *long_name, char *out, size_t len)
 	out[i] = '\0';
 }
 
+static int kernel_load_locked(sym_dso *d);
+
+/* The context's kallsyms table is shared: under the context lock. */
 int sym_kernel_load(sym_dso *d)
+{
+	pthread_mutex_lock(&d->ctx->lock);
+	int rc = kernel_load_locked(d);
+	pthread_mutex_unlock(&d->ctx->lock);
+	return rc;
+}
+
+static int kernel_load_locked(sym_dso *d)
 {
 	sym_ctx *c = d->ctx;
 	if (!c->kallsyms_tried) {

@@ -5,6 +5,8 @@
 #ifndef PROFF_SYMBOL_INT_H
 #define PROFF_SYMBOL_INT_H
 
+#include <pthread.h>
+
 #include <gelf.h>
 #include <libelf.h>
 #include <elfutils/libdw.h>
@@ -43,8 +45,8 @@ typedef struct sym_span {
 
 /* perf's symbol red-black tree as its lookup sees it (symtree.c): children
  * by index into the table's sorted entries, -1 for none. Only a table with
- * overlapping symbols has one, and its links are made on the first lookup
- * that needs them (until then the table keeps its erase log). */
+ * overlapping symbols has one; a dso's links are made when it is loaded
+ * (until then the table keeps its erase log). */
 typedef struct sym_tree {
 	int32_t root;
 	int32_t (*kid)[2];          /* [i][0] left, [i][1] right child of v[i]; NULL: not built yet */
@@ -74,7 +76,12 @@ struct sym_dso {
 	bool bid_from_file;         /* none recorded: read from the file, as perf does */
 	uint64_t key;
 
-	bool loaded;                /* symbol load attempted */
+	/* A context may be shared by threads (one file loaded in two halves):
+	 * lock guards the lazy symbol load and every DWARF query; loaded is
+	 * read without it (set, with release order, once the table is final). */
+	pthread_mutex_t lock;       /* recursive */
+	bool loaded;                /* symbol load done */
+	bool loading;               /* symbol load started (guards recursion) */
 	char origin;                /* perf's symtab origin char, ' ' if none */
 	sym_symtab tab;
 	char *symsrc_path;          /* file the symbols came from */
@@ -97,6 +104,7 @@ struct sym_dso {
 };
 
 struct sym_ctx {
+	pthread_mutex_t lock;       /* recursive; the dso list, kallsyms, strs (a dso's lock may be held) */
 	sym_opts opts;
 	char *symfs, *kallsyms, *buildid_dir, *osrelease;
 	sym_dso **dsos;
@@ -130,6 +138,9 @@ int symtree_prepare(sym_symtab *t);
 bool symtree_build(sym_symtab *t);
 void symtree_free(sym_tree *tr);
 const sym_ent *symtree_find(const sym_symtab *t, uint64_t addr);
+
+/* a recursive mutex (the dso and context locks) */
+int sym_mutex_init(pthread_mutex_t *m);
 
 /* kallsyms.c */
 int sym_kernel_load(sym_dso *d);

@@ -361,12 +361,26 @@ static bool bid_equal(const uint8_t *rec, size_t rsz, const uint8_t *got, size_t
 
 /* ---- the context and its DSOs -------------------------------------------- */
 
+int sym_mutex_init(pthread_mutex_t *m)
+{
+	pthread_mutexattr_t a;
+	if (pthread_mutexattr_init(&a) != 0)
+		return -1;
+	int rc = pthread_mutexattr_settype(&a, PTHREAD_MUTEX_RECURSIVE) == 0 && pthread_mutex_init(m, &a) == 0 ? 0 : -1;
+	pthread_mutexattr_destroy(&a);
+	return rc;
+}
+
 int sym_ctx_new(const sym_opts *opts, sym_ctx **out, proff_error *err)
 {
 	elf_init_once();
 	sym_ctx *c = calloc(1, sizeof(*c));
 	if (!c)
 		return proff_err_set(err, PROFF_ENOMEM, NULL, PROFF_NO_OFFSET, "out of memory");
+	if (sym_mutex_init(&c->lock) < 0) {
+		free(c);
+		return proff_err_set(err, PROFF_ENOMEM, NULL, PROFF_NO_OFFSET, "out of memory");
+	}
 	if (opts)
 		c->opts = *opts;
 	else
@@ -407,6 +421,7 @@ static void dso_free(sym_dso *d)
 	free(d->dwarf_path);
 	free(d->loads);
 	free(d->image);
+	pthread_mutex_destroy(&d->lock);
 	free(d);
 }
 
@@ -426,13 +441,16 @@ void sym_ctx_free(sym_ctx *c)
 	free(c->kallsyms);
 	free(c->buildid_dir);
 	free(c->osrelease);
+	pthread_mutex_destroy(&c->lock);
 	free(c);
 }
 
 void sym_kernel_set_ref(sym_ctx *ctx, uint64_t text_addr)
 {
+	pthread_mutex_lock(&ctx->lock);
 	ctx->have_ref = true;
 	ctx->kernel_ref = text_addr;
+	pthread_mutex_unlock(&ctx->lock);
 }
 
 static char *make_short_name(const char *name, enum sym_dso_kind kind)
@@ -442,6 +460,9 @@ static char *make_short_name(const char *name, enum sym_dso_kind kind)
 	const char *s = strrchr(name, '/');
 	return strdup(s ? s + 1 : name);
 }
+
+static sym_dso *dso_get_locked(sym_ctx *ctx, const char *filename, const uint8_t *build_id,
+			       size_t build_id_size, enum sym_dso_kind kind, uint64_t key);
 
 sym_dso *sym_dso_get(sym_ctx *ctx, const char *filename,
 		     const uint8_t *build_id, size_t build_id_size, enum sym_dso_kind kind)
@@ -457,6 +478,15 @@ sym_dso *sym_dso_get(sym_ctx *ctx, const char *filename,
 	}
 	uint64_t key = pf_hash_bytes(filename, strlen(filename), 0x5d);
 	key = pf_hash_bytes(build_id, build_id_size, key) ^ (uint64_t)kind;
+	pthread_mutex_lock(&ctx->lock);
+	sym_dso *r = dso_get_locked(ctx, filename, build_id, build_id_size, kind, key);
+	pthread_mutex_unlock(&ctx->lock);
+	return r;
+}
+
+static sym_dso *dso_get_locked(sym_ctx *ctx, const char *filename, const uint8_t *build_id,
+			       size_t build_id_size, enum sym_dso_kind kind, uint64_t key)
+{
 	uint64_t slot;
 	if (pf_map64_get(&ctx->index, key, &slot)) {
 		for (sym_dso *d = ctx->dsos[slot - 1]; d; d = d->hnext)
@@ -468,6 +498,10 @@ sym_dso *sym_dso_get(sym_ctx *ctx, const char *filename,
 	sym_dso *d = calloc(1, sizeof(*d));
 	if (!d)
 		return NULL;
+	if (sym_mutex_init(&d->lock) < 0) {
+		free(d);
+		return NULL;
+	}
 	d->ctx = ctx;
 	d->kind = kind;
 	d->key = key;
@@ -1077,11 +1111,23 @@ static int load_perf_map(sym_dso *d)
 	return rc;
 }
 
+static void dso_load_locked(sym_dso *d);
+
 static void dso_load(sym_dso *d)
 {
-	if (d->loaded)
+	if (__atomic_load_n(&d->loaded, __ATOMIC_ACQUIRE))
 		return;
-	d->loaded = true;
+	pthread_mutex_lock(&d->lock);
+	if (!d->loaded && !d->loading) {
+		d->loading = true;
+		dso_load_locked(d);
+		__atomic_store_n(&d->loaded, true, __ATOMIC_RELEASE);
+	}
+	pthread_mutex_unlock(&d->lock);
+}
+
+static void dso_load_locked(sym_dso *d)
+{
 	int rc = 0;
 	switch (d->kind) {
 	case SYM_DSO_USER:
@@ -1100,6 +1146,10 @@ static void dso_load(sym_dso *d)
 	if (rc < 0)
 		symtab_free(&d->tab);   /* out of memory: behave as "no symbols" */
 	symtab_finish(&d->tab, false);
+	/* perf's tree (where symbols overlap) built now, under the dso's lock:
+	 * lookups from several threads then only read the table */
+	if (d->tab.tree && !d->tab.tree->kid)
+		symtree_build(&d->tab);
 }
 
 bool sym_dso_has_symbols(sym_dso *d)
@@ -1116,8 +1166,7 @@ char sym_dso_origin(const sym_dso *d)
 
 bool sym_lookup(sym_dso *d, uint64_t addr, sym_info *out)
 {
-	if (!d->loaded)
-		dso_load(d);
+	dso_load(d);
 	const sym_ent *e = symtab_find(&d->tab, addr);
 	if (!e)
 		return false;

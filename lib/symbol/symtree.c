@@ -15,9 +15,10 @@
  * an index-based red-black tree that makes the same decisions, and keeps just
  * the final child links. Lookups inside the overlapping ranges descend it;
  * every other address keeps the binary search (both give the same answer
- * there). Tables without overlaps get no tree at all, and the replay waits
- * for the first lookup inside an overlap (most never see one: a sample in
- * .plt is rare).
+ * there). Tables without overlaps get no tree at all. A dso's tree is built
+ * when its symbols are loaded (under the dso's lock), so lookups from several
+ * threads only read it; symtab_find still builds one on first use for
+ * tables loaded elsewhere.
  */
 #include "symbol-int.h"
 

@@ -34,7 +34,7 @@ static uint32_t str(pf_profile *p, const char *s)
 
 static uint32_t node(pf_profile *p, uint32_t parent, uint32_t loc)
 {
-	PF_GROW(p->nodes, p->cap_nodes, p->nr_nodes + 1);
+	(void)PF_GROW(p->nodes, p->cap_nodes, p->nr_nodes + 1);
 	p->nodes[p->nr_nodes] = (pf_node){ parent, loc, parent ? p->nodes[parent].depth + 1 : 1 };
 	return (uint32_t)p->nr_nodes++;
 }
@@ -50,7 +50,7 @@ static uint32_t stack(fixture *f, const int *frames, int n)   /* frames root fir
 static void add_sample(fixture *f, uint32_t thread, uint32_t tid, const char *comm, uint32_t st, uint64_t period)
 {
 	pf_profile *p = &f->p;
-	PF_GROW(p->samples, p->cap_samples, p->nr_samples + 1);
+	(void)PF_GROW(p->samples, p->cap_samples, p->nr_samples + 1);
 	p->samples[p->nr_samples++] = (pf_sample){ .evsel = 0, .thread = thread, .pid = tid, .tid = tid,
 		.comm = str(p, comm), .cpu = PF_NONE, .stack = st, .period = period, .count = 1 };
 	p->events[0].total_period += period;

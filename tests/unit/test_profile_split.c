@@ -1,0 +1,152 @@
+/* test_profile_split.c — one file read in two halves (pf_load_opts.split_load)
+ * gives exactly the profile of one sequential read.
+ *
+ * Records a workload of many short processes, a multi-threaded sort and a
+ * forking shell with `perf record -g` (skipped when perf cannot record
+ * here), then loads it sequentially and split (split_min_bytes 1, so the
+ * small file is split), with and without merge_threads and with a --time
+ * range, and compares every array of the model: strings, dsos, symbols,
+ * locations, nodes, samples, threads, event totals, lost and time range —
+ * same values, same order.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "proff/profile.h"
+
+static char g_dir[512];
+static char g_data[600];
+static bool g_have_perf;
+
+static int sh(const char *fmt, ...)
+{
+	char cmd[4096];
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(cmd, sizeof(cmd), fmt, ap);
+	va_end(ap);
+	return system(cmd);
+}
+
+static int setup(void **state)
+{
+	(void)state;
+	const char *tmp = getenv("TMPDIR");
+	snprintf(g_dir, sizeof(g_dir), "%s/proff-split-XXXXXX", tmp && *tmp ? tmp : "/tmp");
+	if (!mkdtemp(g_dir))
+		return -1;
+	snprintf(g_data, sizeof(g_data), "%s/p.data", g_dir);
+	g_have_perf = sh("cd '%s' && seq 1 150000 | sed 's/$/ lorem/' > words && "
+			 "cat > w.sh <<'EOS'\n"
+			 "for i in 1 2 3; do\n"
+			 "  sort -R --parallel=2 -S 4M words > /dev/null\n"
+			 "  for j in 1 2 3 4 5 6 7 8; do ls -l /usr/bin > /dev/null; done\n"
+			 "  awk 'BEGIN{for(i=0;i<200000;i++) s+=i*i; print s}' > /dev/null\n"
+			 "done\n"
+			 "EOS\n"
+			 "perf record -q -F 5000 -g -e cpu-clock -o p.data sh w.sh >/dev/null 2>&1",
+			 g_dir) == 0;
+	return 0;
+}
+
+static int teardown(void **state)
+{
+	(void)state;
+	if (getenv("PROFF_KEEP"))
+		return 0;
+	return sh("rm -rf '%s'", g_dir) == 0 ? 0 : -1;
+}
+
+static void same_profile(const pf_profile *a, const pf_profile *b)
+{
+	assert_int_equal(a->strs.n, b->strs.n);
+	for (size_t i = 0; i < a->strs.n; i++)
+		assert_string_equal(a->strs.strs[i], b->strs.strs[i]);
+	assert_int_equal(a->nr_dsos, b->nr_dsos);
+	for (size_t i = 0; i < a->nr_dsos; i++) {
+		assert_int_equal(a->dsos[i].long_name, b->dsos[i].long_name);
+		assert_int_equal(a->dsos[i].short_name, b->dsos[i].short_name);
+		assert_int_equal(a->dsos[i].kind, b->dsos[i].kind);
+		assert_int_equal(a->dsos[i].build_id_size, b->dsos[i].build_id_size);
+		assert_memory_equal(a->dsos[i].build_id, b->dsos[i].build_id, 20);
+	}
+	assert_int_equal(a->nr_syms, b->nr_syms);
+	for (size_t i = 0; i < a->nr_syms; i++)
+		assert_memory_equal(&a->syms[i], &b->syms[i], sizeof(pf_sym));
+	assert_int_equal(a->nr_locs, b->nr_locs);
+	for (size_t i = 0; i < a->nr_locs; i++) {
+		const pf_loc *x = &a->locs[i], *y = &b->locs[i];
+		assert_int_equal(x->addr, y->addr);
+		assert_int_equal(x->ip, y->ip);
+		assert_int_equal(x->dso, y->dso);
+		assert_int_equal(x->sym, y->sym);
+		assert_int_equal(x->level, y->level);
+	}
+	assert_int_equal(a->nr_nodes, b->nr_nodes);
+	for (size_t i = 0; i < a->nr_nodes; i++) {
+		assert_memory_equal(&a->nodes[i], &b->nodes[i], sizeof(pf_node));
+		assert_int_equal(pf_node_nochain(a, (uint32_t)i), pf_node_nochain(b, (uint32_t)i));
+	}
+	assert_int_equal(a->nr_samples, b->nr_samples);
+	for (size_t i = 0; i < a->nr_samples; i++)
+		assert_memory_equal(&a->samples[i], &b->samples[i], sizeof(pf_sample));
+	assert_int_equal(a->nr_threads, b->nr_threads);
+	for (size_t i = 0; i < a->nr_threads; i++)
+		assert_memory_equal(&a->threads[i], &b->threads[i], sizeof(pf_thread));
+	assert_int_equal(a->nr_events, b->nr_events);
+	for (size_t i = 0; i < a->nr_events; i++) {
+		assert_int_equal(a->events[i].total_period, b->events[i].total_period);
+		assert_int_equal(a->events[i].nr_samples, b->events[i].nr_samples);
+	}
+	assert_int_equal(a->nr_lost_samples, b->nr_lost_samples);
+	assert_int_equal(a->first_time, b->first_time);
+	assert_int_equal(a->last_time, b->last_time);
+	assert_int_equal(a->nr_warnings, b->nr_warnings);
+}
+
+static void check(bool merge_threads, const char *time_spec, bool use_callchain)
+{
+	if (!g_have_perf)
+		skip();
+	pf_load_opts o;
+	pf_load_opts_init(&o);
+	o.merge_threads = merge_threads;
+	o.time_spec = time_spec;
+	o.use_callchain = use_callchain;
+	proff_error err;
+	pf_profile *seq = NULL, *split = NULL;
+	assert_int_equal(pf_profile_load(g_data, &o, &seq, &err), 0);
+	o.split_load = true;
+	o.split_min_bytes = 1;
+	assert_int_equal(pf_profile_load(g_data, &o, &split, &err), 0);
+	assert_true(seq->nr_samples > 100);
+	same_profile(seq, split);
+	pf_profile_free(seq);
+	pf_profile_free(split);
+}
+
+static void test_split_callchains(void **state) { (void)state; check(false, NULL, true); }
+static void test_split_no_callchains(void **state) { (void)state; check(false, NULL, false); }
+static void test_split_merged(void **state) { (void)state; check(true, NULL, true); }
+static void test_split_merged_ip(void **state) { (void)state; check(true, NULL, false); }
+static void test_split_time(void **state) { (void)state; check(false, "20%-70%", true); }
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_split_callchains),
+		cmocka_unit_test(test_split_no_callchains),
+		cmocka_unit_test(test_split_merged),
+		cmocka_unit_test(test_split_merged_ip),
+		cmocka_unit_test(test_split_time),
+	};
+	return cmocka_run_group_tests(tests, setup, teardown);
+}

@@ -568,6 +568,8 @@ int cmd_report(int argc, char **argv)
 			break;
 		}
 		phase("hist", &t0);
+		if (getenv("PROFF_TIMING"))
+			fprintf(stderr, "proff: timing: %zu rows\n", h->n);
 		hist_sort_report(h);
 		phase("sort", &t0);
 		if (a.json)

@@ -135,25 +135,40 @@ static void rb_insert_color(rbtree *t, uint32_t node)
 	}
 }
 
+/* What the comparators read of a row, in one array (a replay compares
+ * each new row with some 17 others: reading a rank here instead of the row,
+ * its symbol, its dso and a string rank saves most of the cache misses).
+ * Strings are their ranks (strcmp order); NONE_R marks a missing dso,
+ * symbol or parent. */
+#define NONE_R UINT32_MAX
+typedef struct pkey {
+	uint64_t period_acc, period;
+	uint64_t addr, sym_start, sym_end;
+	uint32_t comm, tid, cpu, dso, sym, parent, srcline;
+	uint32_t thread, max_depth;
+	uint32_t idx;              /* the row (h->entries) */
+} pkey;
+
+static const pkey *pk;        /* the rows' keys while hist_order_perf runs */
+
 /* perf 6.1 computes a row's srcline lazily, in the first comparison that
  * reaches the srcline key, and sizes the column from the rows whose srcline
  * was known when they entered the output tree (longer ones print cut). */
 static uint8_t *srcline_known;
-static const hist_entry *srcline_base;
 static size_t srcline_width;
 
-static void srcline_touch(const hist_entry *a, const hist_entry *b)
+static void srcline_touch(const pkey *a, const pkey *b)
 {
 	if (srcline_known) {
-		srcline_known[a - srcline_base] = 1;
-		srcline_known[b - srcline_base] = 1;
+		srcline_known[a->idx] = 1;
+		srcline_known[b->idx] = 1;
 	}
 }
 
 /* goes_left(new, existing): the per-stage descent rule */
-typedef bool (*descend_fn)(const hist *h, const hist_entry *nw, const hist_entry *ex);
+typedef bool (*descend_fn)(const hist *h, const pkey *nw, const pkey *ex);
 
-static bool left_output(const hist *h, const hist_entry *a, const hist_entry *b);
+static bool left_output(const hist *h, const pkey *a, const pkey *b);
 static const descend_fn left_output_fn = left_output;
 
 /* Insert items (indexes into h->entries, in order) and return their in-order
@@ -170,9 +185,10 @@ static int replay(const hist *h, const uint32_t *items, size_t n, descend_fn lef
 		t.n[x] = (rbn){ NIL, NIL, NIL, 1 };
 		uint32_t cur = t.root, parent = NIL;
 		bool go_left = false;
+		const pkey *nw = &pk[items[i]];
 		while (cur != NIL) {
 			parent = cur;
-			go_left = left(h, &h->entries[items[i]], &h->entries[items[cur]]);
+			go_left = left(h, nw, &pk[items[cur]]);
 			cur = go_left ? t.n[cur].left : t.n[cur].right;
 		}
 		t.n[x].parent = parent;
@@ -212,93 +228,76 @@ static int replay(const hist *h, const uint32_t *items, size_t n, descend_fn lef
 
 /* ---- perf's comparators: cmp(left, right), int64 sign conventions ---------- */
 
-static int64_t cmp_null(const void *l, const void *r)
+/* cmp_null(l, r) of perf: both missing 0, only l missing -1, else 1 */
+static inline int64_t null_cmp(bool l_missing, bool r_missing)
 {
-	if (!l && !r)
+	if (l_missing && r_missing)
 		return 0;
-	return !l ? -1 : 1;
+	return l_missing ? -1 : 1;
 }
 
-/* strings compare by rank: srank[id] orders the interned strings the rows
- * use as strcmp would (equal strings share an id) */
-static uint32_t *srank;
-static int64_t scmp(uint32_t a, uint32_t b)
-{
-	return srank[a] < srank[b] ? -1 : srank[a] > srank[b];
-}
+static inline int64_t rcmp(uint32_t a, uint32_t b) { return a < b ? -1 : a > b; }
 
-static uint32_t dso_name_id(const hist *h, const hist_entry *e)
-{
-	const pf_dso *d = &h->prof->dsos[e->dso];
-	return h->opts.verbose ? d->long_name : d->short_name;
-}
-
-static uint32_t sym_name_id(const hist *h, const hist_entry *e) { return h->prof->syms[e->sym].name; }
-
-static int64_t dso_cmp(const hist *h, const hist_entry *l, const hist_entry *r)
+static inline int64_t dso_cmp(const pkey *l, const pkey *r)
 {
 	/* sort__dso_cmp(l, r) = _sort__dso_cmp(r->map, l->map) */
-	if (l->dso == PF_NONE || r->dso == PF_NONE)
-		return cmp_null(l->dso == PF_NONE ? NULL : l, r->dso == PF_NONE ? NULL : r);
-	return scmp(dso_name_id(h, r), dso_name_id(h, l));
+	if (l->dso == NONE_R || r->dso == NONE_R)
+		return null_cmp(l->dso == NONE_R, r->dso == NONE_R);
+	return rcmp(r->dso, l->dso);
 }
 
 static int64_t addr_cmp(uint64_t l, uint64_t r) { return (int64_t)(r - l); }
 
-static int64_t sym_cmp(const hist *h, const hist_entry *l, const hist_entry *r)
+static int64_t sym_cmp(const pkey *l, const pkey *r)
 {
-	if (l->sym == PF_NONE && r->sym == PF_NONE)
+	if (l->sym == NONE_R && r->sym == NONE_R)
 		return addr_cmp(l->addr, r->addr);
-	int64_t ret = dso_cmp(h, l, r);
+	int64_t ret = dso_cmp(l, r);
 	if (ret)
 		return ret;
-	if (l->sym == PF_NONE || r->sym == PF_NONE)
-		return cmp_null(l->sym == PF_NONE ? NULL : l, r->sym == PF_NONE ? NULL : r);
-	const pf_sym *sl = &h->prof->syms[l->sym], *sr = &h->prof->syms[r->sym];
-	if (sl->start != sr->start)
-		return (int64_t)(sr->start - sl->start);
-	return (int64_t)(sr->end - sl->end);
+	if (l->sym == NONE_R || r->sym == NONE_R)
+		return null_cmp(l->sym == NONE_R, r->sym == NONE_R);
+	if (l->sym_start != r->sym_start)
+		return (int64_t)(r->sym_start - l->sym_start);
+	return (int64_t)(r->sym_end - l->sym_end);
 }
 
-static int64_t sym_sort(const hist *h, const hist_entry *l, const hist_entry *r)
+static int64_t sym_sort(const pkey *l, const pkey *r)
 {
-	if (l->sym == PF_NONE || r->sym == PF_NONE)
-		return cmp_null(l->sym == PF_NONE ? NULL : l, r->sym == PF_NONE ? NULL : r);
-	return scmp(sym_name_id(h, r), sym_name_id(h, l));
+	if (l->sym == NONE_R || r->sym == NONE_R)
+		return null_cmp(l->sym == NONE_R, r->sym == NONE_R);
+	return rcmp(r->sym, l->sym);
 }
 
-static int64_t key_cmp(const hist *h, int key, int stage, const hist_entry *l, const hist_entry *r)
+static int64_t key_cmp(const hist *h, int key, int stage, const pkey *l, const pkey *r)
 {
 	switch (key) {
 	case HK_COMM:
-		return scmp(r->comm, l->comm);
+		return rcmp(r->comm, l->comm);
 	case HK_PID:
 	case HK_TID:
 		return (int64_t)r->tid - (int64_t)l->tid;
 	case HK_DSO:
-		return dso_cmp(h, l, r);
+		return dso_cmp(l, r);
 	case HK_SYM:
-		if (h->opts.diff_mode && stage > 0) {
-			if (l->sym == PF_NONE || r->sym == PF_NONE)
-				return cmp_null(l->sym == PF_NONE ? NULL : l, r->sym == PF_NONE ? NULL : r);
-			return scmp(sym_name_id(h, r), sym_name_id(h, l));
-		}
-		return stage == 2 ? sym_sort(h, l, r) : sym_cmp(h, l, r);
+		if (h->opts.diff_mode && stage > 0)
+			return sym_sort(l, r);
+		return stage == 2 ? sym_sort(l, r) : sym_cmp(l, r);
 	case HK_CPU:
 		return (int64_t)r->cpu - (int64_t)l->cpu;
 	case HK_PARENT:
-		if (!l->parent || !r->parent)
-			return cmp_null(l->parent ? l : NULL, r->parent ? r : NULL);
-		return scmp(r->parent, l->parent);
+		if (l->parent == NONE_R || r->parent == NONE_R)
+			return null_cmp(l->parent == NONE_R, r->parent == NONE_R);
+		return rcmp(r->parent, l->parent);
 	case HK_SRCLINE:
 		/* perf 6.1: one comparator for every stage, strings computed on use */
 		srcline_touch(l, r);
-		return scmp(r->srcline, l->srcline);
+		return rcmp(r->srcline, l->srcline);
 	}
 	return 0;
 }
 
-static int64_t entry_cmp(const hist *h, int stage, const hist_entry *l, const hist_entry *r)
+static int64_t entry_cmp(const hist *h, int stage, const pkey *l, const pkey *r)
 {
 	for (int i = 0; i < h->nkeys; i++) {
 		int64_t c = key_cmp(h, h->keys[i], stage, l, r);
@@ -309,11 +308,11 @@ static int64_t entry_cmp(const hist *h, int stage, const hist_entry *l, const hi
 }
 
 /* stage 0 (input) and 1 (collapse): cmp(existing, new) < 0 -> left */
-static bool left_input(const hist *h, const hist_entry *nw, const hist_entry *ex)
+static bool left_input(const hist *h, const pkey *nw, const pkey *ex)
 {
 	return entry_cmp(h, 0, ex, nw) < 0;
 }
-static bool left_collapse(const hist *h, const hist_entry *nw, const hist_entry *ex)
+static bool left_collapse(const hist *h, const pkey *nw, const pkey *ex)
 {
 	return entry_cmp(h, 1, ex, nw) < 0;
 }
@@ -321,7 +320,7 @@ static bool left_collapse(const hist *h, const hist_entry *nw, const hist_entry 
 static int64_t field_cmp(uint64_t a, uint64_t b) { return a > b ? 1 : a < b ? -1 : 0; }
 
 /* stage 2 (output): hist_entry__sort(new, existing) > 0 -> left */
-static bool left_output(const hist *h, const hist_entry *a, const hist_entry *b)
+static bool left_output(const hist *h, const pkey *a, const pkey *b)
 {
 	int64_t c = 0;
 	if (h->opts.children) {
@@ -348,23 +347,32 @@ static bool needs_collapse(const hist *h)
 	return false;
 }
 
+static uint32_t dso_name_id(const hist *h, const hist_entry *e)
+{
+	const pf_dso *d = &h->prof->dsos[e->dso];
+	return h->opts.verbose ? d->long_name : d->short_name;
+}
+
+static uint32_t sym_name_id(const hist *h, const hist_entry *e) { return h->prof->syms[e->sym].name; }
+
 static const pf_profile *rank_prof;
 static int rank_cmp(const void *a, const void *b)
 {
 	return strcmp(pf_str(rank_prof, *(const uint32_t *)a), pf_str(rank_prof, *(const uint32_t *)b));
 }
 
-/* rank every string a row's key may compare */
-static int build_ranks(const hist *h)
+/* The rows' keys: every string a row's key may compare replaced by its rank
+ * (equal strings share an id, so ranks compare as strcmp would). */
+static pkey *build_keys(const hist *h)
 {
 	const pf_profile *p = h->prof;
 	size_t ns = p->strs.n;
-	srank = calloc(ns ? ns : 1, sizeof(uint32_t));
+	uint32_t *srank = calloc(ns ? ns : 1, sizeof(uint32_t));
 	uint8_t *used = calloc(ns ? ns : 1, 1);
-	if (!srank || !used) {
-		free(used);
-		return -1;
-	}
+	pkey *k = malloc((h->n ? h->n : 1) * sizeof(*k));
+	uint32_t *ids = NULL;
+	if (!srank || !used || !k)
+		goto fail;
 	for (size_t i = 0; i < h->n; i++) {
 		const hist_entry *e = &h->entries[i];
 		used[e->comm] = 1;
@@ -380,11 +388,9 @@ static int build_ranks(const hist *h)
 	size_t nu = 0;
 	for (size_t i = 0; i < ns; i++)
 		nu += used[i];
-	uint32_t *ids = malloc((nu ? nu : 1) * sizeof(uint32_t));
-	if (!ids) {
-		free(used);
-		return -1;
-	}
+	ids = malloc((nu ? nu : 1) * sizeof(uint32_t));
+	if (!ids)
+		goto fail;
 	nu = 0;
 	for (size_t i = 0; i < ns; i++)
 		if (used[i])
@@ -393,9 +399,41 @@ static int build_ranks(const hist *h)
 	qsort(ids, nu, sizeof(uint32_t), rank_cmp);
 	for (size_t i = 0; i < nu; i++)
 		srank[ids[i]] = (uint32_t)i;
+	for (size_t i = 0; i < h->n; i++) {
+		const hist_entry *e = &h->entries[i];
+		pkey *x = &k[i];
+		x->period_acc = e->period_acc;
+		x->period = e->period;
+		x->addr = e->addr;
+		x->comm = srank[e->comm];
+		x->tid = e->tid;
+		x->cpu = e->cpu;
+		x->dso = e->dso != PF_NONE ? srank[dso_name_id(h, e)] : NONE_R;
+		if (e->sym != PF_NONE) {
+			const pf_sym *y = &p->syms[e->sym];
+			x->sym = srank[y->name];
+			x->sym_start = y->start;
+			x->sym_end = y->end;
+		} else {
+			x->sym = NONE_R;
+			x->sym_start = x->sym_end = 0;
+		}
+		x->parent = e->parent ? (e->parent < ns ? srank[e->parent] : 0) : NONE_R;
+		x->srcline = e->srcline < ns ? srank[e->srcline] : 0;
+		x->thread = e->thread;
+		x->max_depth = e->max_depth;
+		x->idx = (uint32_t)i;
+	}
 	free(ids);
 	free(used);
-	return 0;
+	free(srank);
+	return k;
+fail:
+	free(ids);
+	free(used);
+	free(srank);
+	free(k);
+	return NULL;
 }
 
 int hist_order_perf(hist *h)
@@ -415,10 +453,11 @@ int hist_order_perf(hist *h)
 	bool has_srcline = false;
 	for (int i = 0; i < h->nkeys; i++)
 		has_srcline |= h->keys[i] == HK_SRCLINE;
-	srcline_base = h->entries;
 	srcline_width = 0;
 	srcline_known = has_srcline ? calloc(n ? n : 1, 1) : NULL;
-	int rc = build_ranks(h);
+	pkey *keys = build_keys(h);
+	pk = keys;
+	int rc = keys ? 0 : -1;
 	if (!rc)
 		rc = replay(h, a, n, left_input, b);
 	if (!rc && needs_collapse(h)) {
@@ -438,8 +477,8 @@ int hist_order_perf(hist *h)
 	}
 	free(srcline_known);
 	srcline_known = NULL;
-	free(srank);
-	srank = NULL;
+	free(keys);
+	pk = NULL;
 	free(a);
 	free(b);
 	free(sorted);

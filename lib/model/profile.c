@@ -963,6 +963,23 @@ static int sample_arrive(pf_profile *p, const pd_sample *s)
 		return oom(p);
 	if (pr->split_role == 2 && s->time < pr->split_t)
 		return 0;               /* the other half's sample: only its thread counts here */
+	if (!pr->opts.use_callchain || !s->callchain || !s->nr_callchain) {
+		/* the ip alone: a location-cache probe, nothing worth fetching
+		 * ahead; straight through (after the samples before it) */
+		if (pr->npend) {
+			int rc = drain_samples(p);
+			if (rc)
+				return rc;
+		}
+		pend_sample d;
+		d.thread = (uint32_t)(t - pr->threads);
+		d.cpu = e->has_cpu ? s->cpu : PF_NONE;
+		d.s = *s;
+		d.s.callchain = NULL;
+		d.s.nr_callchain = 0;
+		d.keyed = false;
+		return sample_done(p, &d);
+	}
 	if (pr->npend == PEND_N) {
 		pend_sample *old = &pr->pend[pr->pend_head];
 		pr->pend_head = (pr->pend_head + 1) % PEND_N;

@@ -74,6 +74,7 @@ struct pf_profile_priv {
 	 * 2 = the samples from split_t on; 0 = the whole file */
 	int split_role;
 	uint64_t split_t;
+	bool split_on;           /* half 2: the split point has been met */
 	uint32_t *node_sample; size_t cap_node_sample;   /* node -> last sample with that stack */
 	uint32_t *sample_next;   /* sample -> next sample with the same stack (cap: cap_samples) */
 	struct node_acc *acc; size_t cap_acc;             /* merge_threads: sums per node */
@@ -655,17 +656,20 @@ static int stack_key(pf_profile *p, const pthread_ *t, pend_sample *ps)
 	uint32_t gen = mg != PF_NONE ? pr->mgs[mg].gen : 0;
 	uint32_t kgen = pr->mgs[pr->kernel_mg].gen;
 	uint8_t *k = ps->key + RAW_HDR, *e = k;
+	/* map state, cpumode and length, the ip, then each frame as the
+	 * (zigzag) difference to the one before: frames of one stack are close */
 	e = put_varint(e, mg);
 	e = put_varint(e, gen);
 	e = put_varint(e, kgen);
 	*e++ = (uint8_t)s->cpumode;
 	e = put_varint(e, nr);
 	e = put_varint(e, s->ip);
+	const uint64_t *cc = s->callchain;
 	uint64_t prev = s->ip;
 	for (uint64_t i = 0; i < nr; i++) {
-		uint64_t d = s->callchain[i] - prev;
-		e = put_varint(e, (d << 1) ^ (uint64_t)((int64_t)d >> 63));
-		prev = s->callchain[i];
+		uint64_t d = cc[i] - prev;
+		e = put_varint(e, (d << 1) ^ (uint64_t)((int64_t)d >> 63));   /* zigzag */
+		prev = cc[i];
 	}
 	ps->klen = (size_t)(e - k);
 	if (ps->klen > UINT16_MAX)
@@ -948,8 +952,18 @@ static int sample_arrive(pf_profile *p, const pd_sample *s)
 	struct pf_profile_priv *pr = p->priv;
 	if (s->evsel < 0 || (size_t)s->evsel >= p->nr_events)
 		return 0;
+	/* the halves part at the first sample delivered at or after split_t:
+	 * a position in the (same) delivery order of both readers, so even a
+	 * late sample of an earlier time is aggregated exactly once */
 	if (pr->split_role == 1 && s->time >= pr->split_t)
 		return SPLIT_STOP;      /* the rest is the other half's */
+	bool prefix = false;
+	if (pr->split_role == 2 && !pr->split_on) {
+		if (s->time >= pr->split_t)
+			pr->split_on = true;
+		else
+			prefix = true;
+	}
 	const pf_event *e = &p->events[s->evsel];
 	if (!time_kept(pr, s->time))
 		return 0;
@@ -961,7 +975,7 @@ static int sample_arrive(pf_profile *p, const pd_sample *s)
 	pthread_ *t = find_thread(p, s->pid, s->tid, true);
 	if (!t)
 		return oom(p);
-	if (pr->split_role == 2 && s->time < pr->split_t)
+	if (prefix)
 		return 0;               /* the other half's sample: only its thread counts here */
 	if (!pr->opts.use_callchain || !s->callchain || !s->nr_callchain) {
 		/* the ip alone: a location-cache probe, nothing worth fetching
@@ -1024,18 +1038,12 @@ static int sample_arrive(pf_profile *p, const pd_sample *s)
 	return 0;
 }
 
-
-
-/* Which half counts a LOST record: by its time, and the second (which
- * reads every record) when it has none. */
+/* Which half counts a LOST record: the one whose part of the delivery
+ * order holds it (the first stops where the second starts). */
 static bool lost_here(const struct pf_profile_priv *pr, const pd_event *ev)
 {
-	uint64_t t = ev->sid.has_time ? ev->sid.time : 0;
-	switch (pr->split_role) {
-	case 1: return t && t < pr->split_t;
-	case 2: return !t || t >= pr->split_t;
-	default: return true;
-	}
+	(void)ev;
+	return pr->split_role != 2 || pr->split_on;
 }
 
 static int on_event(void *ctx, const pd_event *ev)
@@ -1357,12 +1365,15 @@ static void take_warnings(pf_profile *p, const pd_reader *rd)
 
 /* ---- one file in two halves --------------------------------------------------------- */
 
-/* A large file is read by two threads: the first aggregates the samples
- * before a time T and stops; the second replays every side-band record
- * from the start (and the first half's samples only as far as they create
- * threads) and aggregates the samples from T on. Records arrive in time
- * order, so the first half is exactly the start of a sequential read and
- * the second half's state at T is the sequential state. The halves share
+/* A large file is read by two threads, both readers delivering the same
+ * records in the same (time) order: the first aggregates the samples
+ * delivered before the first one at or after a time T and stops there; the
+ * second replays every side-band record from the start (and the first
+ * half's samples only as far as they create threads) and aggregates every
+ * record from that sample on. So the first half is exactly the start of a
+ * sequential read and the second half's state at the split point is the
+ * sequential state (a late sample of an earlier time still counts once,
+ * in the second half). The halves share
  * the symbolizer; the second is then merged into the first in its own
  * order of first occurrence, which gives the same strings, dsos, symbols,
  * locations, nodes and samples, in the same order, as one sequential read

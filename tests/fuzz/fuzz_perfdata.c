@@ -2,8 +2,8 @@
  * profile loader: opens the input from memory (file or pipe format),
  * processes it ordered and unordered, prints the header and dumps it to
  * /dev/null; then loads it as a profile (through a memfd, with no symbol
- * files to find), with callchains and with samples merged per stack, and
- * builds its report rows. Any crash, hang, sanitizer report or unbounded
+ * files to find), with callchains (read by one thread and by two, in
+ * halves) and with samples merged per stack, and builds its report rows. Any crash, hang, sanitizer report or unbounded
  * allocation is a bug. Built and run by tests/fuzz/run.sh.
  */
 #include <stdint.h>
@@ -15,13 +15,15 @@
 #include "proff/perfdata.h"
 #include "proff/profile.h"
 
-static void load_profile(const char *path, bool callchain, bool merge)
+static void load_profile(const char *path, bool callchain, bool merge, bool split)
 {
 	pf_load_opts o;
 	pf_load_opts_init(&o);
 	o.symfs = o.kallsyms = o.buildid_dir = "/nonexistent";
 	o.use_callchain = callchain;
 	o.merge_threads = merge;
+	o.split_load = split;
+	o.split_min_bytes = 1;      /* any input: the two-thread read and its merge */
 	pf_profile *p;
 	proff_error e;
 	if (pf_profile_load(path, &o, &p, &e) < 0)
@@ -86,8 +88,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		snprintf(path, sizeof(path), "/proc/self/fd/%d", fd);
 	}
 	if (fd >= 0 && ftruncate(fd, 0) == 0 && pwrite(fd, data, size, 0) == (ssize_t)size) {
-		load_profile(path, true, false);
-		load_profile(path, false, true);
+		load_profile(path, true, false, false);
+		load_profile(path, true, false, true);
+		load_profile(path, false, true, true);
 	}
 	return 0;
 }

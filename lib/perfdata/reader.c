@@ -630,7 +630,7 @@ static void keep_chunk(pd_reader *r, pd_chunk *c)
 /* Hand the pages of records already delivered back to the kernel, so a
  * large file does not stay resident while it is read (the mapping is
  * private and read-only: a page touched again is simply read again). */
-#define PD_RELEASE_STEP ((size_t)4 << 20)
+#define PD_RELEASE_STEP ((size_t)1 << 20)
 static void release_mapped(pd_reader *r)
 {
 	if (!r->mapped || r->stream || !r->cur_rec)

@@ -27,6 +27,10 @@ ifeq ($(SAN),1)
 CFLAGS   += -fsanitize=address,undefined -fno-sanitize-recover=undefined -O1
 LDFLAGS  += -fsanitize=address,undefined
 endif
+ifeq ($(TSAN),1)
+CFLAGS   += -fsanitize=thread -O1
+LDFLAGS  += -fsanitize=thread
+endif
 LIBS     := $(shell pkg-config --libs $(PKGS) 2>/dev/null || echo -ldw -lelf -lzstd -lz) -lstdc++ -lm -lpthread
 
 LIB_SRC  := $(shell find lib -name '*.c' | sort)
@@ -75,10 +79,12 @@ deps:
 	@bash scripts/setup-deps.sh
 
 # make check: the whole suite. Normal build first (unit, cli, oracle tests),
-# then an ASan+UBSan build running the unit and end-to-end tests again.
+# then an ASan+UBSan build running the unit and end-to-end tests again, and
+# a ThreadSanitizer build of the test that reads files with two threads.
 check: deps
 	@$(MAKE) --no-print-directory all tests WERROR=1
 	@$(MAKE) --no-print-directory all tests BUILD=build/asan SAN=1 WERROR=1
+	@$(MAKE) --no-print-directory build/tsan/tests/test_profile_split build/tsan/tests/test_symbol_threads BUILD=build/tsan TSAN=1 WERROR=1
 	@bash tests/run.sh
 
 demo: deps all

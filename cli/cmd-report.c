@@ -557,6 +557,7 @@ int cmd_report(int argc, char **argv)
 		 * hists total); fractal's threshold is relative to each node */
 		if (f.cc_mode == CC_GRAPH || f.cc_mode == CC_FLAT || f.cc_mode == CC_FOLDED)
 			o.cc_min_percent = f.cc_threshold;
+		o.order_early = true;     /* hist_sort_report below */
 		hist *h;
 		phase("load", &t0);
 		if (getenv("PROFF_TIMING"))

@@ -2,7 +2,8 @@
 # tests/run.sh — run the whole test suite and print one summary line.
 #
 #  1. cmocka unit tests, normal build (build/tests/test_*) and ASan+UBSan build
-#     (build/asan/tests/test_*);
+#     (build/asan/tests/test_*), and the ThreadSanitizer build of the tests that
+#     use threads (build/tsan/tests/test_*);
 #  2. end-to-end tests (tests/cli/*.sh) with build/proff and again with the
 #     sanitizer build build/asan/proff;
 #  3. oracle tests (tests/oracle/*.sh): proff against perf, dprofpp, uftrace.
@@ -41,6 +42,8 @@ run_script() {  # $1 = script, $2 = proff binary
 
 for t in build/tests/test_*; do [ -x "$t" ] && run_unit "$t"; done
 for t in build/asan/tests/test_*; do [ -x "$t" ] && run_unit "$t"; done
+# ThreadSanitizer: any report fails the run
+for t in build/tsan/tests/test_*; do [ -x "$t" ] && TSAN_OPTIONS="halt_on_error=1 exitcode=66" run_unit "$t"; done
 for s in tests/cli/*.sh; do [ -f "$s" ] && run_script "$s" build/proff; done
 for s in tests/cli/*.sh; do [ -f "$s" ] && run_script "$s" build/asan/proff; done
 for s in tests/oracle/*.sh; do [ -f "$s" ] && run_script "$s" build/proff; done

@@ -69,6 +69,9 @@ typedef struct hist_opts {
 	 * nothing for them); 0 builds every tree. Children mode, caller order. */
 	double cc_min_percent;
 	bool relative;             /* --percentage relative */
+	/* The caller will sort by perf's order (hist_sort_report): children
+	 * mode computes it while the callchain trees are built. */
+	bool order_early;
 	const char *parent_regex;  /* --parent, default "^sys_|^do_page_fault" */
 	pf_strlist comms, dsos, symbols;   /* filters (empty = none) */
 	uint32_t *pids; size_t nr_pids;
@@ -100,6 +103,7 @@ typedef struct hist {
 	/* callchain storage */
 	hist_cc_node *cc_nodes; size_t nr_cc_nodes, cap_cc_nodes;
 	struct hist_priv *priv;
+	struct hist_order *order;           /* perf's row order, computed ahead (hist_order_start) */
 } hist;
 
 typedef struct hist_key_def {
@@ -134,6 +138,12 @@ int hist_entry_cmp_keys(const hist *h, const hist_entry *a, const hist_entry *b)
  * ties included: replays perf's tree insertions (lib/hist/perforder.c). */
 void hist_sort_report(hist *h);
 int hist_order_perf(hist *h);
+/* Start computing perf's row order on a thread of its own (rows and their
+ * totals final, callchain trees not needed); hist_order_perf then joins and
+ * applies it. Without srcline keys only; otherwise a no-op. */
+typedef struct hist_order hist_order;
+void hist_order_start(hist *h);
+void hist_order_discard(hist *h);
 /* Column width of key k over the non-filtered entries (perf's hists__calc_col_len). */
 size_t hist_key_col_width(const hist *h, int key_id);
 

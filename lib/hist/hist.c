@@ -957,6 +957,10 @@ int hist_build(pf_profile *prof, uint32_t evsel, const hist_opts *opts, hist **o
 		uint64_t tot = h->total_period < h->total_non_filtered_period ? h->total_period
 									       : h->total_non_filtered_period;
 		uint64_t min_keep = opts->cc_min_percent > 0 ? (uint64_t)((double)tot * (opts->cc_min_percent / 100.0)) : 0;
+		/* the rows and their totals are final: perf's row order on the
+		 * other core while this one builds the trees */
+		if (opts->order_early)
+			hist_order_start(h);
 		rc = cc_children_caller(h, idx, nidx, self_of, parent_of, min_keep, err);
 		if (rc < 0)
 			goto fail;
@@ -978,6 +982,7 @@ void hist_free(hist *h)
 {
 	if (!h)
 		return;
+	hist_order_discard(h);
 	if (h->priv) {
 		free(h->priv->keyw);
 		id_table_free(&h->priv->tab);

@@ -15,6 +15,7 @@
  * perf would have created them (first sample first; within a sample the
  * Self row, then the callchain rows in cursor order).
  */
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -149,13 +150,13 @@ typedef struct pkey {
 	uint32_t idx;              /* the row (h->entries) */
 } pkey;
 
-static const pkey *pk;        /* the rows' keys while hist_order_perf runs */
+static _Thread_local const pkey *pk;   /* the rows' keys while an ordering runs (its thread's) */
 
 /* perf 6.1 computes a row's srcline lazily, in the first comparison that
  * reaches the srcline key, and sizes the column from the rows whose srcline
  * was known when they entered the output tree (longer ones print cut). */
-static uint8_t *srcline_known;
-static size_t srcline_width;
+static _Thread_local uint8_t *srcline_known;
+static _Thread_local size_t srcline_width;
 
 static void srcline_touch(const pkey *a, const pkey *b)
 {
@@ -436,51 +437,154 @@ fail:
 	return NULL;
 }
 
-int hist_order_perf(hist *h)
+/* One ordering: the rows' keys (built from the rows first), then the
+ * replays, which read nothing else of the hist that the callchain-tree
+ * pass changes — so they may run on a thread of their own meanwhile
+ * (hist_order_start), without srcline keys (those intern strings). */
+struct hist_order {
+	const hist *h;
+	size_t n;
+	pkey *keys;
+	uint8_t *known;            /* srcline keys: rows whose srcline was compared */
+	uint32_t *perm;            /* the rows in perf's order */
+	size_t width;              /* srcline column width */
+	int rc;
+	bool threaded;
+	pthread_t th;
+};
+
+static void order_free(hist_order *o)
 {
-	size_t n = h->n;
-	uint32_t *a = malloc((n ? n : 1) * sizeof(*a));
-	uint32_t *b = malloc((n ? n : 1) * sizeof(*b));
-	hist_entry *sorted = malloc((n ? n : 1) * sizeof(*sorted));
-	if (!a || !b || !sorted) {
-		free(a);
-		free(b);
-		free(sorted);
-		return -1;
-	}
-	for (size_t i = 0; i < n; i++)
-		a[i] = (uint32_t)i;
+	if (!o)
+		return;
+	free(o->keys);
+	free(o->known);
+	free(o->perm);
+	free(o);
+}
+
+static hist_order *order_prepare(const hist *h)
+{
+	hist_order *o = calloc(1, sizeof(*o));
+	if (!o)
+		return NULL;
+	o->h = h;
+	o->n = h->n;
 	bool has_srcline = false;
 	for (int i = 0; i < h->nkeys; i++)
 		has_srcline |= h->keys[i] == HK_SRCLINE;
+	o->keys = build_keys(h);
+	o->perm = malloc((o->n ? o->n : 1) * sizeof(uint32_t));
+	o->known = has_srcline ? calloc(o->n ? o->n : 1, 1) : NULL;
+	if (!o->keys || !o->perm || (has_srcline && !o->known)) {
+		order_free(o);
+		return NULL;
+	}
+	return o;
+}
+
+static void *order_run(void *arg)
+{
+	hist_order *o = arg;
+	const hist *h = o->h;
+	size_t n = o->n;
+	uint32_t *a = o->perm;
+	uint32_t *b = malloc((n ? n : 1) * sizeof(*b));
+	o->rc = b ? 0 : -1;
+	pk = o->keys;
+	srcline_known = o->known;
 	srcline_width = 0;
-	srcline_known = has_srcline ? calloc(n ? n : 1, 1) : NULL;
-	pkey *keys = build_keys(h);
-	pk = keys;
-	int rc = keys ? 0 : -1;
-	if (!rc)
-		rc = replay(h, a, n, left_input, b);
-	if (!rc && needs_collapse(h)) {
-		rc = replay(h, b, n, left_collapse, a);
+	if (!o->rc) {
+		for (size_t i = 0; i < n; i++)
+			a[i] = (uint32_t)i;
+		o->rc = replay(h, a, n, left_input, b);
+	}
+	if (!o->rc && needs_collapse(h)) {
+		o->rc = replay(h, b, n, left_collapse, a);
 		uint32_t *t = a; a = b; b = t;
 	}
-	if (!rc)
-		rc = replay(h, b, n, left_output, a);
-	if (!rc) {
-		for (size_t i = 0; i < n; i++)
-			sorted[i] = h->entries[a[i]];
-		memcpy(h->entries, sorted, n * sizeof(*sorted));
-		if (srcline_known) {
-			size_t hw = strlen(hist_keys[HK_SRCLINE].header);
-			h->srcline_width = srcline_width > hw ? srcline_width : hw;
-		}
-	}
-	free(srcline_known);
-	srcline_known = NULL;
-	free(keys);
+	if (!o->rc)
+		o->rc = replay(h, b, n, left_output, a);
+	if (!o->rc && a != o->perm)
+		memcpy(o->perm, a, n * sizeof(*a));
+	if (a != o->perm)
+		free(a);
+	else
+		free(b);
+	o->width = srcline_width;
 	pk = NULL;
-	free(a);
-	free(b);
+	srcline_known = NULL;
+	return NULL;
+}
+
+static int order_apply(hist *h, hist_order *o)
+{
+	if (o->rc < 0 || o->n != h->n)
+		return -1;
+	size_t n = h->n;
+	hist_entry *sorted = malloc((n ? n : 1) * sizeof(*sorted));
+	if (!sorted)
+		return -1;
+	for (size_t i = 0; i < n; i++)
+		sorted[i] = h->entries[o->perm[i]];
+	memcpy(h->entries, sorted, n * sizeof(*sorted));
 	free(sorted);
+	if (o->known) {
+		size_t hw = strlen(hist_keys[HK_SRCLINE].header);
+		h->srcline_width = o->width > hw ? o->width : hw;
+	}
+	return 0;
+}
+
+void hist_order_start(hist *h)
+{
+	if (h->order)
+		return;
+	for (int i = 0; i < h->nkeys; i++)
+		if (h->keys[i] == HK_SRCLINE)
+			return;     /* srcline keys compute strings: in hist_order_perf */
+	hist_order *o = order_prepare(h);
+	if (!o)
+		return;             /* hist_order_perf will try again */
+	o->threaded = pthread_create(&o->th, NULL, order_run, o) == 0;
+	if (!o->threaded)
+		order_run(o);
+	h->order = o;
+}
+
+static void order_join(hist_order *o)
+{
+	if (o->threaded) {
+		pthread_join(o->th, NULL);
+		o->threaded = false;
+	}
+}
+
+void hist_order_discard(hist *h)
+{
+	if (!h->order)
+		return;
+	order_join(h->order);
+	order_free(h->order);
+	h->order = NULL;
+}
+
+int hist_order_perf(hist *h)
+{
+	int rc = -1;
+	if (h->order) {
+		/* started by hist_build while it built the callchain trees */
+		order_join(h->order);
+		rc = order_apply(h, h->order);
+		hist_order_discard(h);
+		if (rc == 0)
+			return 0;
+	}
+	hist_order *o = order_prepare(h);
+	if (!o)
+		return -1;
+	order_run(o);
+	rc = order_apply(h, o);
+	order_free(o);
 	return rc;
 }

@@ -74,6 +74,7 @@ struct sym_dso {
 	uint8_t bid[SYM_BUILD_ID_MAX];
 	size_t bid_size;            /* 0: no build-id known */
 	bool bid_from_file;         /* none recorded: read from the file, as perf does */
+	size_t key_bid_size;        /* the recorded size (the dso's identity; never changes) */
 	uint64_t key;
 
 	/* A context may be shared by threads (one file loaded in two halves):

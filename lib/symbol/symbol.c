@@ -490,7 +490,7 @@ static sym_dso *dso_get_locked(sym_ctx *ctx, const char *filename, const uint8_t
 	uint64_t slot;
 	if (pf_map64_get(&ctx->index, key, &slot)) {
 		for (sym_dso *d = ctx->dsos[slot - 1]; d; d = d->hnext)
-			if (d->kind == kind && (d->bid_from_file ? 0 : d->bid_size) == build_id_size &&
+			if (d->kind == kind && d->key_bid_size == build_id_size &&
 			    strcmp(d->long_name, filename) == 0 &&
 			    memcmp(d->bid, build_id, build_id_size) == 0)
 				return d;
@@ -511,7 +511,7 @@ static sym_dso *dso_get_locked(sym_ctx *ctx, const char *filename, const uint8_t
 	d->short_name = make_short_name(filename, kind);
 	if (build_id_size)
 		memcpy(d->bid, build_id, build_id_size);
-	d->bid_size = build_id_size;
+	d->bid_size = d->key_bid_size = build_id_size;
 	if (!d->long_name || !d->short_name || PF_GROW(ctx->dsos, ctx->cap, ctx->ndsos + 1) < 0) {
 		dso_free(d);
 		return NULL;

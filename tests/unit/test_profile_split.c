@@ -7,7 +7,9 @@
  * small file is split), with and without merge_threads and with a --time
  * range, and compares every array of the model: strings, dsos, symbols,
  * locations, nodes, samples, threads, event totals, lost and time range —
- * same values, same order.
+ * same values, same order. Also: perf's row order computed on a second
+ * thread during the callchain pass is the sequential one. tests/run.sh runs
+ * this test in the ThreadSanitizer build too.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -20,6 +22,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "proff/hist.h"
 #include "proff/profile.h"
 
 static char g_dir[512];
@@ -52,7 +55,10 @@ static int setup(void **state)
 			 "  awk 'BEGIN{for(i=0;i<200000;i++) s+=i*i; print s}' > /dev/null\n"
 			 "done\n"
 			 "EOS\n"
-			 "perf record -q -F 5000 -g -e cpu-clock -o p.data sh w.sh >/dev/null 2>&1",
+			 /* no build-id table: the symbolizer reads the files' own,
+			  * from both threads (tests/run.sh also runs this test under
+			  * ThreadSanitizer) */
+			 "perf record -q -B -F 5000 -g -e cpu-clock -o p.data sh w.sh >/dev/null 2>&1",
 			 g_dir) == 0;
 	return 0;
 }
@@ -133,6 +139,45 @@ static void check(bool merge_threads, const char *time_spec, bool use_callchain)
 	pf_profile_free(split);
 }
 
+/* perf's row order computed on a thread of its own while the callchain
+ * trees are built (hist_opts.order_early) is the order computed after */
+static void test_order_early(void **state)
+{
+	(void)state;
+	if (!g_have_perf)
+		skip();
+	pf_load_opts o;
+	pf_load_opts_init(&o);
+	proff_error err;
+	pf_profile *p = NULL;
+	assert_int_equal(pf_profile_load(g_data, &o, &p, &err), 0);
+	hist *h[2];
+	for (int k = 0; k < 2; k++) {
+		hist_opts ho;
+		hist_opts_init(&ho);
+		ho.children = ho.callchain = ho.caller_order = true;
+		ho.cc_min_percent = 0.5;
+		ho.order_early = k == 1;
+		assert_int_equal(hist_build(p, 0, &ho, &h[k], &err), 0);
+		hist_sort_report(h[k]);
+	}
+	assert_true(h[0]->n > 100);
+	assert_int_equal(h[0]->n, h[1]->n);
+	for (size_t i = 0; i < h[0]->n; i++) {
+		const hist_entry *a = &h[0]->entries[i], *b = &h[1]->entries[i];
+		assert_int_equal(a->comm, b->comm);
+		assert_int_equal(a->dso, b->dso);
+		assert_int_equal(a->sym, b->sym);
+		assert_int_equal(a->addr, b->addr);
+		assert_int_equal(a->period, b->period);
+		assert_int_equal(a->period_acc, b->period_acc);
+		assert_int_equal(a->nr_events, b->nr_events);
+	}
+	hist_free(h[0]);
+	hist_free(h[1]);
+	pf_profile_free(p);
+}
+
 static void test_split_callchains(void **state) { (void)state; check(false, NULL, true); }
 static void test_split_no_callchains(void **state) { (void)state; check(false, NULL, false); }
 static void test_split_merged(void **state) { (void)state; check(true, NULL, true); }
@@ -147,6 +192,7 @@ int main(void)
 		cmocka_unit_test(test_split_merged),
 		cmocka_unit_test(test_split_merged_ip),
 		cmocka_unit_test(test_split_time),
+		cmocka_unit_test(test_order_early),
 	};
 	return cmocka_run_group_tests(tests, setup, teardown);
 }

@@ -323,9 +323,10 @@ static char level_of(int cpumode)
 
 #define LOC_FINAL 0x80000000u     /* in a loc_tab value: see loc_get */
 
-/* The location (dso, addr) — addr in map-address space — seen at runtime ip,
- * symbolized once when new. */
-static uint32_t loc_get(pf_profile *p, uint32_t dso, uint64_t addr, uint64_t ip, char level)
+/* The location (dso, addr) seen at runtime ip: found, or made with the
+ * symbol looked up (lookup) or the one given (a merged half's location). */
+static uint32_t loc_intern(pf_profile *p, uint32_t dso, uint64_t addr, uint64_t ip, char level,
+			   bool lookup, uint32_t sym)
 {
 	struct pf_profile_priv *pr = p->priv;
 	int inserted;
@@ -361,12 +362,12 @@ static uint32_t loc_get(pf_profile *p, uint32_t dso, uint64_t addr, uint64_t ip,
 	*slot = id;     /* set before anything else can rehash the table */
 	pf_loc *l = &p->locs[p->nr_locs++];
 	l->dso = dso;
-	l->sym = PF_NONE;
+	l->sym = lookup ? PF_NONE : sym;
 	l->addr = addr;
 	l->ip = ip;
 	l->level = level;
 	l->srcline = PF_NONE;
-	if (dso != PF_NONE) {
+	if (lookup && dso != PF_NONE) {
 		sym_dso *sd = dso_sd(p, dso);
 		sym_info si;
 		if (sd && sym_lookup(sd, addr, &si)) {
@@ -390,6 +391,13 @@ static uint32_t loc_get(pf_profile *p, uint32_t dso, uint64_t addr, uint64_t ip,
 			*slot = id | LOC_FINAL;
 	}
 	return id;
+}
+
+/* The location (dso, addr) — addr in map-address space — seen at runtime ip,
+ * symbolized once when new. */
+static uint32_t loc_get(pf_profile *p, uint32_t dso, uint64_t addr, uint64_t ip, char level)
+{
+	return loc_intern(p, dso, addr, ip, level, true, PF_NONE);
 }
 
 static inline size_t loc_cache_slot(uint64_t ip, uint32_t g)
@@ -1426,43 +1434,6 @@ static void *second_half(void *arg)
 	return NULL;
 }
 
-/* q's location of (dso, addr, ip) in p, as loc_get would have made it
- * there, with q's symbol (already looked up) */
-static uint32_t loc_import(pf_profile *p, const pf_loc *ql, uint32_t dso, uint32_t sym)
-{
-	struct pf_profile_priv *pr = p->priv;
-	int inserted;
-	uint32_t *slot = pair_table_find(&pr->loc_tab, dso, ql->addr, 1, &inserted);
-	if (!slot)
-		return PF_NONE;
-	if (!inserted) {
-		if (*slot & LOC_FINAL)
-			return *slot & ~LOC_FINAL;
-		uint32_t id = *slot;
-		if (p->locs[id].ip == ql->ip)
-			return id;
-		slot = pair_table_find(&pr->loc_tab, dso | 0x80000000u, ql->ip, 1, &inserted);
-		if (!slot)
-			return PF_NONE;
-		if (!inserted)
-			return *slot;
-		if (PF_GROW(p->locs, p->cap_locs, p->nr_locs + 1) < 0)
-			return PF_NONE;
-		uint32_t nid = (uint32_t)p->nr_locs;
-		*slot = nid;
-		p->locs[p->nr_locs++] = p->locs[id];
-		p->locs[nid].ip = ql->ip;
-		return nid;
-	}
-	if (PF_GROW(p->locs, p->cap_locs, p->nr_locs + 1) < 0)
-		return PF_NONE;
-	uint32_t id = (uint32_t)p->nr_locs++;
-	p->locs[id] = (pf_loc){ .addr = ql->addr, .ip = ql->ip, .dso = dso, .sym = sym,
-				.srcline = PF_NONE, .level = ql->level };
-	*slot = (sym != PF_NONE || dso == PF_NONE) ? id | LOC_FINAL : id;
-	return id;
-}
-
 /* Sum a sample of q (key already in p's ids) into p. */
 static int sample_import(pf_profile *p, const pf_sample *k)
 {
@@ -1545,7 +1516,7 @@ static int merge_half(pf_profile *p, pf_profile *q)
 		const pf_loc *l = &q->locs[i];
 		uint32_t dso = l->dso == PF_NONE ? PF_NONE : dmap[l->dso];
 		uint32_t sym = l->sym == PF_NONE ? PF_NONE : ymap[l->sym];
-		if ((lmap[i] = loc_import(p, l, dso, sym)) == PF_NONE)
+		if ((lmap[i] = loc_intern(p, dso, l->addr, l->ip, l->level, false, sym)) == PF_NONE)
 			goto out;
 	}
 	nmap[0] = 0;

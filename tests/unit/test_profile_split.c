@@ -22,6 +22,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "testutil.h"
 #include "proff/hist.h"
 #include "proff/profile.h"
 
@@ -29,25 +30,13 @@ static char g_dir[512];
 static char g_data[600];
 static bool g_have_perf;
 
-static int sh(const char *fmt, ...)
-{
-	char cmd[4096];
-	va_list ap;
-	va_start(ap, fmt);
-	vsnprintf(cmd, sizeof(cmd), fmt, ap);
-	va_end(ap);
-	return system(cmd);
-}
-
 static int setup(void **state)
 {
 	(void)state;
-	const char *tmp = getenv("TMPDIR");
-	snprintf(g_dir, sizeof(g_dir), "%s/proff-split-XXXXXX", tmp && *tmp ? tmp : "/tmp");
-	if (!mkdtemp(g_dir))
+	if (tu_mkdtemp(g_dir, sizeof(g_dir), "split") < 0)
 		return -1;
 	snprintf(g_data, sizeof(g_data), "%s/p.data", g_dir);
-	g_have_perf = sh("cd '%s' && seq 1 150000 | sed 's/$/ lorem/' > words && "
+	g_have_perf = tu_sh("cd '%s' && seq 1 150000 | sed 's/$/ lorem/' > words && "
 			 "cat > w.sh <<'EOS'\n"
 			 "for i in 1 2 3; do\n"
 			 "  sort -R --parallel=2 -S 4M words > /dev/null\n"
@@ -66,9 +55,7 @@ static int setup(void **state)
 static int teardown(void **state)
 {
 	(void)state;
-	if (getenv("PROFF_KEEP"))
-		return 0;
-	return sh("rm -rf '%s'", g_dir) == 0 ? 0 : -1;
+	return tu_rmdir(g_dir);
 }
 
 static void same_profile(const pf_profile *a, const pf_profile *b)

@@ -17,6 +17,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "testutil.h"
 #include "proff/symbol.h"
 
 static char g_dir[512];      /* build output */
@@ -115,9 +116,7 @@ static size_t file_build_id(const char *path, uint8_t *id)
 
 static int setup(void **state)
 {
-	const char *tmp = getenv("TMPDIR");
-	snprintf(g_dir, sizeof(g_dir), "%s/proff-symtest-XXXXXX", tmp && *tmp ? tmp : "/tmp");
-	if (!mkdtemp(g_dir))
+	if (tu_mkdtemp(g_dir, sizeof(g_dir), "symtest") < 0)
 		return -1;
 	const char *src = getenv("PROFF_SRCDIR");
 	char cmd[2048];
@@ -129,9 +128,7 @@ static int setup(void **state)
 
 static int teardown(void **state)
 {
-	char cmd[1100];
-	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", g_dir);
-	return system(cmd) == 0 ? 0 : -1;
+	return tu_rmdir(g_dir);
 }
 
 /* ---- ELF symbols ------------------------------------------------------------ */

@@ -18,31 +18,20 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "testutil.h"
 #include "proff/symbol.h"
 
 static char g_dir[512];
 static bool g_have_perf;
 
-static int sh(const char *fmt, ...)
-{
-	char cmd[4096];
-	va_list ap;
-	va_start(ap, fmt);
-	vsnprintf(cmd, sizeof(cmd), fmt, ap);
-	va_end(ap);
-	return system(cmd);
-}
-
 static int setup(void **state)
 {
-	const char *tmp = getenv("TMPDIR");
-	snprintf(g_dir, sizeof(g_dir), "%s/proff-symperf-XXXXXX", tmp && *tmp ? tmp : "/tmp");
-	if (!mkdtemp(g_dir))
+	if (tu_mkdtemp(g_dir, sizeof(g_dir), "symperf") < 0)
 		return -1;
 	const char *src = getenv("PROFF_SRCDIR");
-	if (sh("sh '%s/tests/data/symbol/build.sh' '%s' >/dev/null 2>&1", src && *src ? src : ".", g_dir) != 0)
+	if (tu_sh("sh '%s/tests/data/symbol/build.sh' '%s' >/dev/null 2>&1", src && *src ? src : ".", g_dir) != 0)
 		return -1;
-	g_have_perf = sh("cd '%s' && perf --buildid-dir '%s/cache' record -q -e cpu-clock -o p.data ./shapes "
+	g_have_perf = tu_sh("cd '%s' && perf --buildid-dir '%s/cache' record -q -e cpu-clock -o p.data ./shapes "
 			 ">/dev/null 2>&1 && "
 			 "perf --buildid-dir '%s/cache' report -i p.data --stdio -v -s dso,sym,srcline "
 			 "> rep_v.txt 2>/dev/null && "
@@ -54,9 +43,7 @@ static int setup(void **state)
 
 static int teardown(void **state)
 {
-	if (getenv("PROFF_KEEP"))
-		return 0;
-	return sh("rm -rf '%s'", g_dir) == 0 ? 0 : -1;
+	return tu_rmdir(g_dir);
 }
 
 typedef struct row {

@@ -33,6 +33,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "testutil.h"
 #include "proff/perfdata-writer.h"
 #include "proff/perfdata.h"
 #include "proff/symbol.h"
@@ -42,16 +43,6 @@
 
 static char g_dir[512];
 static char g_proff[PATH_MAX];
-
-static int sh(const char *fmt, ...)
-{
-	char cmd[8192];
-	va_list ap;
-	va_start(ap, fmt);
-	vsnprintf(cmd, sizeof(cmd), fmt, ap);
-	va_end(ap);
-	return system(cmd);
-}
 
 /* what the test needs to know of the binary */
 typedef struct layout {
@@ -304,7 +295,7 @@ static void prepare(tcase *tc)
 			return;
 	}
 	/* lazy binding, ordinary PLT calls (no -fno-plt), no IBT .plt.sec */
-	if (sh("%s -O1 -g -fno-omit-frame-pointer -fcf-protection=none -Wl,-z,lazy -Wl,--build-id=sha1 %s "
+	if (tu_sh("%s -O1 -g -fno-omit-frame-pointer -fcf-protection=none -Wl,-z,lazy -Wl,--build-id=sha1 %s "
 	       "-o '%s' '%s/tests/data/symbol/plt.c' %s >/dev/null 2>&1",
 	       cc && *cc ? cc : "cc", tc->flags, tc->bin, src && *src ? src : ".", gen) != 0)
 		return;
@@ -314,7 +305,7 @@ static void prepare(tcase *tc)
 	snprintf(data, sizeof(data), "%s/p.data", tc->dir);
 	tc->ok = write_data(tc, data);
 	tc->have_perf = tc->ok &&
-		sh("cd '%s' && perf --buildid-dir '%s/cache' script -i p.data -F ip,sym > script.txt 2>/dev/null && "
+		tu_sh("cd '%s' && perf --buildid-dir '%s/cache' script -i p.data -F ip,sym > script.txt 2>/dev/null && "
 		   "perf --buildid-dir '%s/cache' report -i p.data --stdio -s sym 2>/dev/null "
 		   "| grep -v '^# (Tip:' > perf_report.txt",
 		   tc->dir, tc->dir, tc->dir) == 0;
@@ -323,9 +314,7 @@ static void prepare(tcase *tc)
 static int setup(void **state)
 {
 	(void)state;
-	const char *tmp = getenv("TMPDIR");
-	snprintf(g_dir, sizeof(g_dir), "%s/proff-symplt-XXXXXX", tmp && *tmp ? tmp : "/tmp");
-	if (!mkdtemp(g_dir))
+	if (tu_mkdtemp(g_dir, sizeof(g_dir), "symplt") < 0)
 		return -1;
 	for (size_t i = 0; i < NCASES; i++)
 		prepare(&g_cases[i]);
@@ -335,9 +324,7 @@ static int setup(void **state)
 static int teardown(void **state)
 {
 	(void)state;
-	if (getenv("PROFF_KEEP"))
-		return 0;
-	return sh("rm -rf '%s'", g_dir) == 0 ? 0 : -1;
+	return tu_rmdir(g_dir);
 }
 
 /* The binary has the shape the test is about. */
@@ -409,16 +396,16 @@ static void check_every_address(const tcase *tc)
 /* perf report -s sym == proff report -s sym, byte for byte. */
 static void check_report(const tcase *tc)
 {
-	assert_int_equal(sh("cd '%s' && '%s' report -i p.data --buildid-dir '%s/cache' --stdio -s sym "
+	assert_int_equal(tu_sh("cd '%s' && '%s' report -i p.data --buildid-dir '%s/cache' --stdio -s sym "
 			    "> proff_out.txt 2>/dev/null && grep -v '^# (Tip:' proff_out.txt > proff_report.txt",
 			    tc->dir, g_proff, tc->dir), 0);
-	int rc = sh("cmp -s '%s/perf_report.txt' '%s/proff_report.txt'", tc->dir, tc->dir);
+	int rc = tu_sh("cmp -s '%s/perf_report.txt' '%s/proff_report.txt'", tc->dir, tc->dir);
 	if (rc != 0)
-		sh("diff '%s/perf_report.txt' '%s/proff_report.txt' | head -40", tc->dir, tc->dir);
+		tu_sh("diff '%s/perf_report.txt' '%s/proff_report.txt' | head -40", tc->dir, tc->dir);
 	assert_int_equal(rc, 0);
 	/* and the report is about the PLT: several @plt rows and _init */
-	assert_int_equal(sh("test $(grep -c '@plt$' '%s/perf_report.txt') -ge 8", tc->dir), 0);
-	assert_int_equal(sh("grep -q ' _init$' '%s/perf_report.txt'", tc->dir), 0);
+	assert_int_equal(tu_sh("test $(grep -c '@plt$' '%s/perf_report.txt') -ge 8", tc->dir), 0);
+	assert_int_equal(tu_sh("grep -q ' _init$' '%s/perf_report.txt'", tc->dir), 0);
 }
 
 static void test_binary_shape(void **state)

@@ -23,7 +23,11 @@
 #include <unistd.h>
 
 #include "testutil.h"
+#include <linux/perf_event.h>
+
 #include "proff/hist.h"
+#include "proff/perfdata-writer.h"
+#include "proff/perfdata.h"
 #include "proff/profile.h"
 
 static char g_dir[512];
@@ -165,6 +169,108 @@ static void test_order_early(void **state)
 	pf_profile_free(p);
 }
 
+/* ---- a late sample: delivered after the split point, timed before it ---- */
+
+static void put_hdr(uint8_t *b, uint32_t type, uint16_t misc, uint16_t size)
+{
+	memcpy(b, &type, 4);
+	memcpy(b + 4, &misc, 2);
+	memcpy(b + 6, &size, 2);
+}
+
+/* sample: ip, pid/tid, time, period, callchain of 2 (the ip and a caller) */
+static void put_sample(pdw_writer *w, uint32_t tid, uint64_t t, uint64_t ip)
+{
+	uint8_t r[64] = { 0 };
+	uint32_t pid = 100;
+	uint64_t period = 1000, nr = 2, caller = 0x7000 + (ip & 0x30);
+	put_hdr(r, PERF_RECORD_SAMPLE, PERF_RECORD_MISC_USER, 64);
+	memcpy(r + 8, &ip, 8);
+	memcpy(r + 16, &pid, 4);
+	memcpy(r + 20, &tid, 4);
+	memcpy(r + 24, &t, 8);
+	memcpy(r + 32, &period, 8);
+	memcpy(r + 40, &nr, 8);
+	memcpy(r + 48, &ip, 8);
+	memcpy(r + 56, &caller, 8);
+	proff_error err;
+	assert_int_equal(pdw_write(w, r, 64, &err), 0);
+}
+
+static void put_lost(pdw_writer *w, uint64_t t, uint64_t n)
+{
+	uint8_t r[40] = { 0 };
+	uint32_t pid = 100;
+	uint64_t id = 1;
+	put_hdr(r, PERF_RECORD_LOST, 0, 40);
+	memcpy(r + 8, &id, 8);
+	memcpy(r + 16, &n, 8);
+	memcpy(r + 24, &pid, 4);       /* sample_id_all trailer: pid, tid, time */
+	memcpy(r + 28, &pid, 4);
+	memcpy(r + 32, &t, 8);
+	proff_error err;
+	assert_int_equal(pdw_write(w, r, 40, &err), 0);
+}
+
+/* Rounds of 10 samples 100 ns apart; the fourth round also holds a sample
+ * and a LOST record timed 500/600, which the reader delivers after the
+ * second round's samples (rounds are flushed up to the previous round's
+ * last time). The halves part at the sample of 1100, so the late ones
+ * belong to the second half although their times are before the split. */
+static void test_split_late_sample(void **state)
+{
+	(void)state;
+	char path[600];
+	snprintf(path, sizeof(path), "%s/late.data", g_dir);
+	pdw_writer *w;
+	proff_error err;
+	assert_int_equal(pdw_create(path, NULL, &w, &err), 0);
+	struct perf_event_attr a;
+	memset(&a, 0, sizeof(a));
+	a.type = PERF_TYPE_SOFTWARE;
+	a.size = PDW_ATTR_SIZE;
+	a.config = PERF_COUNT_SW_CPU_CLOCK;
+	a.sample_period = 1000;
+	a.sample_type = PERF_SAMPLE_IP | PERF_SAMPLE_TID | PERF_SAMPLE_TIME | PERF_SAMPLE_PERIOD |
+			PERF_SAMPLE_CALLCHAIN;
+	a.sample_id_all = 1;
+	uint8_t attr[PDW_ATTR_SIZE] = { 0 };
+	memcpy(attr, &a, sizeof(a) < sizeof(attr) ? sizeof(a) : sizeof(attr));
+	uint64_t id = 1;
+	assert_int_equal(pdw_add_attr(w, attr, "cpu-clock", &id, 1, &err), 0);
+	assert_int_equal(pdw_start_data(w, &err), 0);
+	for (int round = 0; round < 4; round++) {
+		for (int i = 1; i <= 10; i++)
+			put_sample(w, 100 + (uint32_t)(i & 1), (uint64_t)(round * 1000 + i * 100),
+				   0x4000 + (uint64_t)((round * 7 + i) % 5) * 16);
+		if (round == 3) {
+			put_sample(w, 101, 500, 0x4abc);    /* late, a location of its own */
+			put_lost(w, 600, 7);
+		}
+		assert_int_equal(pdw_finished_round(w, &err), 0);
+	}
+	/* the header's range puts the split time at 1050: the halves part at
+	 * the sample of 1100, the late ones come three rounds later */
+	uint64_t st[2] = { 100, 2000 };
+	assert_int_equal(pdw_set_feature(w, PD_FEAT_SAMPLE_TIME, st, sizeof(st), &err), 0);
+	pdw_stats stats;
+	assert_int_equal(pdw_close(w, &stats, &err), 0);
+
+	pf_load_opts o;
+	pf_load_opts_init(&o);
+	o.symfs = o.kallsyms = o.buildid_dir = "/nonexistent";
+	pf_profile *seq = NULL, *split = NULL;
+	assert_int_equal(pf_profile_load(path, &o, &seq, &err), 0);
+	o.split_load = true;
+	o.split_min_bytes = 1;
+	assert_int_equal(pf_profile_load(path, &o, &split, &err), 0);
+	assert_int_equal(seq->events[0].nr_samples, 41);
+	assert_int_equal(seq->nr_lost_samples, 7);
+	same_profile(seq, split);
+	pf_profile_free(seq);
+	pf_profile_free(split);
+}
+
 static void test_split_callchains(void **state) { (void)state; check(false, NULL, true); }
 static void test_split_no_callchains(void **state) { (void)state; check(false, NULL, false); }
 static void test_split_merged(void **state) { (void)state; check(true, NULL, true); }
@@ -180,6 +286,7 @@ int main(void)
 		cmocka_unit_test(test_split_merged_ip),
 		cmocka_unit_test(test_split_time),
 		cmocka_unit_test(test_order_early),
+		cmocka_unit_test(test_split_late_sample),
 	};
 	return cmocka_run_group_tests(tests, setup, teardown);
 }

@@ -446,9 +446,30 @@ static bool row_shown(const hist_entry *e, const report_fmt *f, uint64_t total)
 	return !(f->percent_limit > 0 && total && (double)v * 100.0 / (double)total < f->percent_limit);
 }
 
+/* "%*.2f%%" of v/total. Rows are many (10^5 in a children report): the
+ * digits are made here unless the value lies within 1e-6 of a rounding
+ * tie in its third decimal, where printf's exact rounding decides. */
 static void print_pct(FILE *out, uint64_t v, uint64_t total, int width)
 {
 	double pct = total ? (double)v * 100.0 / (double)total : 0.0;
+	double x = pct * 100.0, fl = floor(x);
+	if (pct < 1e9 && fabs(x - fl - 0.5) > 1e-6) {
+		uint64_t c = (uint64_t)fl + (x - fl > 0.5);
+		char tmp[32], *e = tmp + sizeof(tmp), *b = e;
+		*--b = '%';
+		*--b = (char)('0' + c % 10);
+		*--b = (char)('0' + c / 10 % 10);
+		*--b = '.';
+		uint64_t ip = c / 100;
+		do {
+			*--b = (char)('0' + ip % 10);
+			ip /= 10;
+		} while (ip);
+		for (int pad = width - (int)(e - b); pad > 0; pad--)
+			fputc(' ', out);
+		fwrite(b, 1, (size_t)(e - b), out);
+		return;
+	}
 	fprintf(out, "%*.2f%%", width - 1, pct);
 }
 

@@ -30,10 +30,19 @@ char *pf_strdup(const char *s) { return s ? strdup(s) : NULL; }
 
 int pf_open_regular(const char *path)
 {
+	/* stat first: even a non-blocking open of a named pipe counts as its
+	 * reader, and closing it again can take the data (and the writer's
+	 * life: SIGPIPE) from whoever reads the pipe next */
+	struct stat st;
+	if (stat(path, &st) < 0)
+		return -1;
+	if (!S_ISREG(st.st_mode)) {
+		errno = EINVAL;
+		return -1;
+	}
 	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
 	if (fd < 0)
 		return -1;
-	struct stat st;
 	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode)) {
 		close(fd);
 		errno = EINVAL;

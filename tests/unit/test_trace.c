@@ -15,6 +15,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <sys/inotify.h>
+#include <sys/stat.h>
 #include <unistd.h>
 #include <cmocka.h>
 
@@ -581,9 +583,36 @@ static void test_maps_latest_wins(void **state)
 	free(path);
 }
 
+/* Telling a trace from perf.data must not open a named pipe: opening its
+ * read end, even non-blocking, lets a waiting writer in, and closing it
+ * again kills that writer (SIGPIPE) and the data — the reader that opens
+ * the pipe next then waits forever (a hang seen in tests/cli/report.sh).
+ * inotify reports any open of the pipe. */
+static void test_fifo_not_opened(void **state)
+{
+	(void)state;
+	char dir[] = "/tmp/proff-fifo-XXXXXX";
+	assert_non_null(mkdtemp(dir));
+	char path[64];
+	snprintf(path, sizeof(path), "%s/fifo", dir);
+	assert_int_equal(mkfifo(path, 0600), 0);
+	int in = inotify_init1(IN_NONBLOCK | IN_CLOEXEC);
+	assert_true(in >= 0);
+	assert_true(inotify_add_watch(in, path, IN_OPEN | IN_CLOSE) >= 0);
+	assert_false(pf_is_trace_file(path));
+	assert_true(pf_open_regular(path) < 0);
+	char ev[4096];
+	ssize_t n = read(in, ev, sizeof(ev));
+	assert_true(n < 0);          /* no event: the pipe was never opened */
+	close(in);
+	unlink(path);
+	rmdir(dir);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_fifo_not_opened),
 		cmocka_unit_test(test_nested_raw),
 		cmocka_unit_test(test_nested_compensated),
 		cmocka_unit_test(test_longjmp_resync),

@@ -955,6 +955,23 @@ static void fetch_record(struct pf_profile_priv *pr, const pend_sample *ps)
 	}
 }
 
+/* what the later stages read of a sample (its callchain: by the caller) */
+static inline void pend_fill(pend_sample *ps, uint32_t thread, uint32_t cpu, const pd_sample *s)
+{
+	ps->thread = thread;
+	ps->cpu = cpu;
+	ps->s.evsel = s->evsel;
+	ps->s.cpumode = s->cpumode;
+	ps->s.ip = s->ip;
+	ps->s.pid = s->pid;
+	ps->s.tid = s->tid;
+	ps->s.time = s->time;
+	ps->s.period = s->period;
+	ps->s.callchain = NULL;
+	ps->s.nr_callchain = 0;
+	ps->keyed = false;
+}
+
 static int sample_arrive(pf_profile *p, const pd_sample *s)
 {
 	struct pf_profile_priv *pr = p->priv;
@@ -994,12 +1011,7 @@ static int sample_arrive(pf_profile *p, const pd_sample *s)
 				return rc;
 		}
 		pend_sample d;
-		d.thread = (uint32_t)(t - pr->threads);
-		d.cpu = e->has_cpu ? s->cpu : PF_NONE;
-		d.s = *s;
-		d.s.callchain = NULL;
-		d.s.nr_callchain = 0;
-		d.keyed = false;
+		pend_fill(&d, (uint32_t)(t - pr->threads), e->has_cpu ? s->cpu : PF_NONE, s);
 		return sample_done(p, &d);
 	}
 	if (pr->npend == PEND_N) {
@@ -1012,18 +1024,7 @@ static int sample_arrive(pf_profile *p, const pd_sample *s)
 	}
 	pend_sample *ps = &pr->pend[(pr->pend_head + pr->npend) % PEND_N];
 	pr->npend++;
-	ps->thread = (uint32_t)(t - pr->threads);
-	ps->cpu = e->has_cpu ? s->cpu : PF_NONE;
-	ps->s.evsel = s->evsel;
-	ps->s.cpumode = s->cpumode;
-	ps->s.ip = s->ip;
-	ps->s.pid = s->pid;
-	ps->s.tid = s->tid;
-	ps->s.time = s->time;
-	ps->s.period = s->period;
-	ps->s.callchain = NULL;
-	ps->s.nr_callchain = 0;
-	ps->keyed = false;
+	pend_fill(ps, (uint32_t)(t - pr->threads), e->has_cpu ? s->cpu : PF_NONE, s);
 	if (pr->opts.use_callchain && s->callchain) {
 		if (PF_GROW(ps->cc, ps->cap_cc, (size_t)s->nr_callchain + 1) < 0)
 			return oom(p);

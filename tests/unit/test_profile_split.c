@@ -171,20 +171,13 @@ static void test_order_early(void **state)
 
 /* ---- a late sample: delivered after the split point, timed before it ---- */
 
-static void put_hdr(uint8_t *b, uint32_t type, uint16_t misc, uint16_t size)
-{
-	memcpy(b, &type, 4);
-	memcpy(b + 4, &misc, 2);
-	memcpy(b + 6, &size, 2);
-}
-
 /* sample: ip, pid/tid, time, period, callchain of 2 (the ip and a caller) */
 static void put_sample(pdw_writer *w, uint32_t tid, uint64_t t, uint64_t ip)
 {
 	uint8_t r[64] = { 0 };
 	uint32_t pid = 100;
 	uint64_t period = 1000, nr = 2, caller = 0x7000 + (ip & 0x30);
-	put_hdr(r, PERF_RECORD_SAMPLE, PERF_RECORD_MISC_USER, 64);
+	tu_put_hdr(r, PERF_RECORD_SAMPLE, PERF_RECORD_MISC_USER, 64);
 	memcpy(r + 8, &ip, 8);
 	memcpy(r + 16, &pid, 4);
 	memcpy(r + 20, &tid, 4);
@@ -202,7 +195,7 @@ static void put_lost(pdw_writer *w, uint64_t t, uint64_t n)
 	uint8_t r[40] = { 0 };
 	uint32_t pid = 100;
 	uint64_t id = 1;
-	put_hdr(r, PERF_RECORD_LOST, 0, 40);
+	tu_put_hdr(r, PERF_RECORD_LOST, 0, 40);
 	memcpy(r + 8, &id, 8);
 	memcpy(r + 16, &n, 8);
 	memcpy(r + 24, &pid, 4);       /* sample_id_all trailer: pid, tid, time */
@@ -225,17 +218,9 @@ static void test_split_late_sample(void **state)
 	pdw_writer *w;
 	proff_error err;
 	assert_int_equal(pdw_create(path, NULL, &w, &err), 0);
-	struct perf_event_attr a;
-	memset(&a, 0, sizeof(a));
-	a.type = PERF_TYPE_SOFTWARE;
-	a.size = PDW_ATTR_SIZE;
-	a.config = PERF_COUNT_SW_CPU_CLOCK;
-	a.sample_period = 1000;
-	a.sample_type = PERF_SAMPLE_IP | PERF_SAMPLE_TID | PERF_SAMPLE_TIME | PERF_SAMPLE_PERIOD |
-			PERF_SAMPLE_CALLCHAIN;
-	a.sample_id_all = 1;
-	uint8_t attr[PDW_ATTR_SIZE] = { 0 };
-	memcpy(attr, &a, sizeof(a) < sizeof(attr) ? sizeof(a) : sizeof(attr));
+	uint8_t attr[PDW_ATTR_SIZE];
+	tu_cpu_clock_attr(attr, PERF_SAMPLE_IP | PERF_SAMPLE_TID | PERF_SAMPLE_TIME | PERF_SAMPLE_PERIOD |
+			  PERF_SAMPLE_CALLCHAIN, 1000, true);
 	uint64_t id = 1;
 	assert_int_equal(pdw_add_attr(w, attr, "cpu-clock", &id, 1, &err), 0);
 	assert_int_equal(pdw_start_data(w, &err), 0);

@@ -168,13 +168,6 @@ static uint64_t off_of(const layout *l, uint64_t vaddr)
 	return vaddr - l->seg_vaddr + l->seg_off;
 }
 
-static void put_hdr(uint8_t *b, uint32_t type, uint16_t misc, uint16_t size)
-{
-	memcpy(b, &type, 4);
-	memcpy(b + 4, &misc, 2);
-	memcpy(b + 6, &size, 2);
-}
-
 static bool write_data(const tcase *tc, const char *path)
 {
 	const layout *l = &tc->lay;
@@ -182,15 +175,8 @@ static bool write_data(const tcase *tc, const char *path)
 	proff_error err;
 	if (pdw_create(path, NULL, &w, &err) != 0)
 		return false;
-	uint8_t attr[PDW_ATTR_SIZE] = { 0 };
-	struct perf_event_attr a;
-	memset(&a, 0, sizeof(a));
-	a.type = PERF_TYPE_SOFTWARE;
-	a.size = PDW_ATTR_SIZE;
-	a.config = PERF_COUNT_SW_CPU_CLOCK;
-	a.sample_period = 1;
-	a.sample_type = PERF_SAMPLE_IP | PERF_SAMPLE_TID | PERF_SAMPLE_PERIOD;
-	memcpy(attr, &a, sizeof(a) < sizeof(attr) ? sizeof(a) : sizeof(attr));
+	uint8_t attr[PDW_ATTR_SIZE];
+	tu_cpu_clock_attr(attr, PERF_SAMPLE_IP | PERF_SAMPLE_TID | PERF_SAMPLE_PERIOD, 1, false);
 	uint64_t id = 1;
 	if (pdw_add_attr(w, attr, "cpu-clock", &id, 1, &err) != 0 || pdw_start_data(w, &err) != 0)
 		return false;
@@ -199,7 +185,7 @@ static bool write_data(const tcase *tc, const char *path)
 
 	/* COMM */
 	memset(rec, 0, sizeof(rec));
-	put_hdr(rec, PERF_RECORD_COMM, 0, 24);
+	tu_put_hdr(rec, PERF_RECORD_COMM, 0, 24);
 	memcpy(rec + 8, &pid, 4);
 	memcpy(rec + 12, &pid, 4);
 	memcpy(rec + 16, "plt", 4);
@@ -211,7 +197,7 @@ static bool write_data(const tcase *tc, const char *path)
 	size_t nl = strlen(tc->bin) + 1, sz = 40 + ((nl + 7) & ~(size_t)7);
 	if (sz > sizeof(rec))
 		return false;
-	put_hdr(rec, PERF_RECORD_MMAP, PERF_RECORD_MISC_USER, (uint16_t)sz);
+	tu_put_hdr(rec, PERF_RECORD_MMAP, PERF_RECORD_MISC_USER, (uint16_t)sz);
 	uint64_t start = MAP_BASE, len = (l->file_size + 4095) & ~4095ull, pgoff = 0;
 	memcpy(rec + 8, &pid, 4);
 	memcpy(rec + 12, &pid, 4);
@@ -226,7 +212,7 @@ static bool write_data(const tcase *tc, const char *path)
 	uint64_t v;
 	for (bool more = next_addr(l, &v, true); more; more = next_addr(l, &v, false)) {
 		memset(rec, 0, 32);
-		put_hdr(rec, PERF_RECORD_SAMPLE, PERF_RECORD_MISC_USER, 32);
+		tu_put_hdr(rec, PERF_RECORD_SAMPLE, PERF_RECORD_MISC_USER, 32);
 		uint64_t ip = MAP_BASE + off_of(l, v), period = 1;
 		memcpy(rec + 8, &ip, 8);
 		memcpy(rec + 16, &pid, 4);

@@ -623,16 +623,21 @@ int cmd_diff(int argc, char **argv)
 	bool need_callchain = c.sort && strstr(c.sort, "parent");
 	/* keys and filters that look at no thread: samples merged per stack */
 	bool merge_threads = !ho.comms.n && !ho.nr_pids && !ho.nr_tids;
+	/* ... or per comm and stack, when the comm is all they see */
+	bool merge_by_comm = !ho.nr_pids && !ho.nr_tids;
 	{
 		int keys[HIST_MAX_KEYS];
 		proff_error kerr;
 		proff_err_clear(&kerr);
 		int nk = hist_parse_sort(ho.sort, keys, HIST_MAX_KEYS, &kerr);
 		if (nk < 0)
-			merge_threads = false;
-		for (int k = 0; k < nk; k++)
+			merge_threads = merge_by_comm = false;
+		for (int k = 0; k < nk; k++) {
 			if (keys[k] != HK_DSO && keys[k] != HK_SYM && keys[k] != HK_SRCLINE)
 				merge_threads = false;
+			if (keys[k] == HK_PID || keys[k] == HK_TID || keys[k] == HK_CPU)
+				merge_by_comm = false;
+		}
 	}
 	uint8_t *cpu_mask = NULL;
 	long cpu_bits = 0;
@@ -665,6 +670,7 @@ int cmd_diff(int argc, char **argv)
 			j->lo.buildid_dir = c.buildid_dir;
 		j->lo.use_callchain = need_callchain;
 		j->lo.merge_threads = merge_threads;
+		j->lo.merge_by_comm = merge_by_comm;
 		j->lo.cpu_mask = cpu_mask;
 		j->lo.cpu_mask_bits = cpu_mask ? (size_t)cpu_bits : 0;
 		if (c.time_str) {

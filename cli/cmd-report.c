@@ -414,10 +414,9 @@ int cmd_report(int argc, char **argv)
 	lo.time_spec = a.time;
 	lo.demangle_params = a.verbose > 0;
 	lo.no_compensate = a.no_compensate;
-	/* A large file is read in two halves by two threads. Children reports
-	 * only: the halves' tables cost about a third more memory, which a
-	 * --no-children report (kept at a quarter of perf's) does not spend. */
-	lo.split_load = a.children_set ? a.children : pf_config_bool("report.children", true);
+	/* A large file is read in two halves by two threads (the raw-stack
+	 * caches are bounded, so the halves cost a few MB more than one read) */
+	lo.split_load = true;
 	if (apply_calibration(a.calibration, exact, &lo, &fmt) < 0)
 		return 1;
 	uint8_t cpumask[4096 / 8];
@@ -454,11 +453,18 @@ int cmd_report(int argc, char **argv)
 	proff_error err;
 	proff_err_clear(&err);
 	ho.sort = a.sort ? a.sort : "comm,dso,sym";
-	if (hist_parse_sort(ho.sort, keys, HIST_MAX_KEYS, &err) < 0) {
+	int nkeys = hist_parse_sort(ho.sort, keys, HIST_MAX_KEYS, &err);
+	if (nkeys < 0) {
 		cli_error(&err);
 		hist_opts_release(&ho);
 		return EXIT_USAGE;
 	}
+	/* keys and filters that see no pid, tid or cpu: samples aggregated
+	 * by comm and stack (fewer of them to build rows from) */
+	lo.merge_by_comm = !ho.nr_pids && !ho.nr_tids;
+	for (int k = 0; k < nkeys; k++)
+		if (keys[k] == HK_PID || keys[k] == HK_TID || keys[k] == HK_CPU)
+			lo.merge_by_comm = false;
 
 	if (a.header && print_header_lines(a.input, false) < 0) {
 		hist_opts_release(&ho);

@@ -115,6 +115,15 @@ typedef struct pf_load_opts {
 	 * and cpu left out, the samples' thread index 0): for callers whose
 	 * sort keys and filters use none of them (perf diff's dso,sym). */
 	bool merge_threads;
+	/* Aggregate samples by event, comm and stack: the first sample's
+	 * thread, pid, tid and cpu stand for the others of its key (for sort
+	 * keys and filters that look at none of them but comm; perf's row
+	 * order still sees the thread of each row's first sample). */
+	bool merge_by_comm;
+	/* Bytes of raw callchains kept to find repeated stacks with one hash
+	 * probe (0: 2 MiB); a full cache starts afresh. Speed only: the
+	 * profile is the same for any size. */
+	size_t stack_cache_bytes;
 	bool demangle_params;      /* C++ names with parameter lists (perf -v) */
 	/* A large file may be read by two threads (two halves by time, merged:
 	 * the same profile as one sequential read): files whose data section

@@ -791,6 +791,40 @@ out:
 	return rc;
 }
 
+/* A sample's callchain as perf's cursor sees it: at most max_stack
+ * entries, counted from the leaf in callee order and from the root in
+ * caller order; in *chain (grown as needed). Sets *nk; NULL with *nk 0 when
+ * there is no chain, NULL with *nk set on allocation failure. */
+static uint32_t *sample_cursor(const hist *h, const pf_sample *s, uint32_t **chain, size_t *cap_chain,
+			       size_t *nk)
+{
+	const pf_profile *prof = h->prof;
+	const hist_opts *opts = &h->opts;
+	size_t full = prof->nodes[s->stack].depth;
+	*nk = 0;
+	if (PF_GROW(*chain, *cap_chain, 2 * full + 2) < 0) {
+		*nk = 1;
+		return NULL;
+	}
+	uint32_t *ch = *chain;
+	size_t n = 0;
+	if (!pf_node_nochain(prof, s->stack))
+		for (uint32_t nd = s->stack; nd; nd = prof->nodes[nd].parent)
+			ch[n++] = prof->nodes[nd].loc;     /* leaf first */
+	size_t lo = 0, hi = n;
+	if (opts->max_stack > 0 && n > (size_t)opts->max_stack) {
+		if (opts->caller_order)
+			lo = n - (size_t)opts->max_stack;
+		else
+			hi = (size_t)opts->max_stack;
+	}
+	uint32_t *cursor = ch + n;
+	for (size_t k = 0; k < hi - lo; k++)
+		cursor[k] = opts->caller_order ? ch[hi - 1 - k] : ch[lo + k];
+	*nk = hi - lo;
+	return cursor;
+}
+
 int hist_build(pf_profile *prof, uint32_t evsel, const hist_opts *opts, hist **out, proff_error *err)
 {
 	*out = NULL;
@@ -826,8 +860,18 @@ int hist_build(pf_profile *prof, uint32_t evsel, const hist_opts *opts, hist **o
 	bool want_cc = opts->callchain;
 	/* children + caller order + full stacks: callchain trees in a second pass */
 	bool fast_cc = want_cc && opts->children && opts->caller_order && opts->max_stack <= 0;
+	/* Self rows with a threshold: a row below it shows no chain, so the
+	 * trees are built in a second pass, for the rows that reach it only */
+	bool late_cc = want_cc && !opts->children && opts->cc_min_percent > 0;
 	uint32_t *self_of = NULL, *parent_of = NULL, *idx = NULL;
 	size_t nidx = 0;
+	if (late_cc) {
+		self_of = malloc((prof->nr_samples + 1) * sizeof(uint32_t));
+		if (!self_of) {
+			hist_free(h);
+			return proff_err_set(err, PROFF_ENOMEM, NULL, PROFF_NO_OFFSET, "out of memory");
+		}
+	}
 	if (fast_cc) {
 		self_of = malloc((prof->nr_samples + 1) * sizeof(uint32_t));
 		parent_of = calloc(prof->nr_samples + 1, sizeof(uint32_t));
@@ -840,6 +884,8 @@ int hist_build(pf_profile *prof, uint32_t evsel, const hist_opts *opts, hist **o
 	}
 	for (size_t si = 0; si < prof->nr_samples; si++) {
 		const pf_sample *s = &prof->samples[si];
+		if (late_cc)
+			self_of[si] = PF_NONE;
 		if (s->evsel != evsel)
 			continue;
 		ctx c = { s, sample_parent(h, s), 0, prof->locs[prof->nodes[s->stack].loc].level };
@@ -856,6 +902,8 @@ int hist_build(pf_profile *prof, uint32_t evsel, const hist_opts *opts, hist **o
 			goto fail;
 		}
 		hist_entry *e = &h->entries[self];
+		if (late_cc)
+			self_of[si] = (uint32_t)self;
 		if (fast_cc) {
 			self_of[si] = (uint32_t)self;
 			parent_of[si] = c.parent;
@@ -880,31 +928,16 @@ int hist_build(pf_profile *prof, uint32_t evsel, const hist_opts *opts, hist **o
 			h->total_non_filtered_period += s->period;
 			h->nr_non_filtered_samples += s->count;
 		}
-		/* the callchain as perf's cursor sees it: at most max_stack
-		 * entries, counted from the leaf in callee order and from the
-		 * root in caller order */
-		size_t full = prof->nodes[s->stack].depth;
-		if (want_cc || opts->children) {
-			if (PF_GROW(chain, cap_chain, 2 * full + 2) < 0) {
-				rc = proff_err_set(err, PROFF_ENOMEM, NULL, PROFF_NO_OFFSET, "out of memory");
-				goto fail;
-			}
+		if (!opts->children && (!want_cc || late_cc)) {
+			e->period_acc += s->period;
+			continue;
 		}
-		size_t n = 0;
-		if ((want_cc || opts->children) && !pf_node_nochain(prof, s->stack))
-			for (uint32_t nd = s->stack; nd; nd = prof->nodes[nd].parent)
-				chain[n++] = prof->nodes[nd].loc;     /* leaf first */
-		size_t lo = 0, hi = n;
-		if (opts->max_stack > 0 && n > (size_t)opts->max_stack) {
-			if (opts->caller_order)
-				lo = n - (size_t)opts->max_stack;
-			else
-				hi = (size_t)opts->max_stack;
+		size_t nk = 0;
+		uint32_t *cursor = sample_cursor(h, s, &chain, &cap_chain, &nk);
+		if (!cursor && nk) {
+			rc = proff_err_set(err, PROFF_ENOMEM, NULL, PROFF_NO_OFFSET, "out of memory");
+			goto fail;
 		}
-		size_t nk = hi - lo;
-		uint32_t *cursor = chain ? chain + n : NULL;     /* NULL: no chain kept (nk is 0) */
-		for (size_t k = 0; k < nk; k++)
-			cursor[k] = opts->caller_order ? chain[hi - 1 - k] : chain[lo + k];
 		if (!opts->children) {
 			e->period_acc += s->period;
 			if (want_cc && nk && cc_add(h, e, cursor, nk, s->period, s->count) < 0) {
@@ -964,6 +997,26 @@ int hist_build(pf_profile *prof, uint32_t evsel, const hist_opts *opts, hist **o
 		rc = cc_children_caller(h, idx, nidx, self_of, parent_of, min_keep, err);
 		if (rc < 0)
 			goto fail;
+	}
+	if (late_cc) {
+		/* perf's threshold: (u64)(total * percent / 100), for either total */
+		uint64_t tot = h->total_period < h->total_non_filtered_period ? h->total_period
+									       : h->total_non_filtered_period;
+		uint64_t min_keep = (uint64_t)((double)tot * (opts->cc_min_percent / 100.0));
+		for (size_t si = 0; si < prof->nr_samples; si++) {
+			if (self_of[si] == PF_NONE)
+				continue;
+			hist_entry *e = &h->entries[self_of[si]];
+			if (e->period_acc < min_keep)
+				continue;
+			const pf_sample *s = &prof->samples[si];
+			size_t nk = 0;
+			uint32_t *cursor = sample_cursor(h, s, &chain, &cap_chain, &nk);
+			if ((!cursor && nk) || (nk && cc_add(h, e, cursor, nk, s->period, s->count) < 0)) {
+				rc = proff_err_set(err, PROFF_ENOMEM, NULL, PROFF_NO_OFFSET, "out of memory");
+				goto fail;
+			}
+		}
 	}
 	if (want_cc)
 		cc_finish(h);

@@ -109,12 +109,11 @@ static void same_profile(const pf_profile *a, const pf_profile *b)
 	assert_int_equal(a->nr_warnings, b->nr_warnings);
 }
 
-static void check(bool merge_threads, const char *time_spec, bool use_callchain)
+static void check_opts(const pf_load_opts *base, bool merge_threads, const char *time_spec, bool use_callchain)
 {
 	if (!g_have_perf)
 		skip();
-	pf_load_opts o;
-	pf_load_opts_init(&o);
+	pf_load_opts o = *base;
 	o.merge_threads = merge_threads;
 	o.time_spec = time_spec;
 	o.use_callchain = use_callchain;
@@ -128,6 +127,95 @@ static void check(bool merge_threads, const char *time_spec, bool use_callchain)
 	same_profile(seq, split);
 	pf_profile_free(seq);
 	pf_profile_free(split);
+}
+
+static void check(bool merge_threads, const char *time_spec, bool use_callchain)
+{
+	pf_load_opts o;
+	pf_load_opts_init(&o);
+	check_opts(&o, merge_threads, time_spec, use_callchain);
+}
+
+/* The raw-stack cache is speed only: a cache of 4 KB (started afresh
+ * every few dozen stacks) gives the profile of the default one, read
+ * sequentially and in halves. */
+static void test_stack_cache_flush(void **state)
+{
+	(void)state;
+	if (!g_have_perf)
+		skip();
+	pf_load_opts o;
+	pf_load_opts_init(&o);
+	proff_error err;
+	pf_profile *big = NULL, *small = NULL;
+	assert_int_equal(pf_profile_load(g_data, &o, &big, &err), 0);
+	o.stack_cache_bytes = 4096;
+	assert_int_equal(pf_profile_load(g_data, &o, &small, &err), 0);
+	assert_true(big->nr_nodes > 1000);
+	same_profile(big, small);
+	pf_profile_free(big);
+	pf_profile_free(small);
+	check_opts(&o, false, NULL, true);
+}
+
+/* merge_by_comm: one sample per (event, comm, stack), in order of first
+ * occurrence, with the sums of the full key's samples and the thread,
+ * pid, tid and cpu of the first of them; split and sequential agree. */
+static void test_merge_by_comm(void **state)
+{
+	(void)state;
+	if (!g_have_perf)
+		skip();
+	pf_load_opts o;
+	pf_load_opts_init(&o);
+	proff_error err;
+	pf_profile *full = NULL, *bc = NULL;
+	assert_int_equal(pf_profile_load(g_data, &o, &full, &err), 0);
+	o.merge_by_comm = true;
+	assert_int_equal(pf_profile_load(g_data, &o, &bc, &err), 0);
+	assert_true(bc->nr_samples < full->nr_samples);     /* threads of one comm share stacks */
+	assert_int_equal(bc->nr_nodes, full->nr_nodes);
+	size_t next = 0;
+	uint64_t sum_full = 0, sum_bc = 0;
+	for (size_t i = 0; i < full->nr_samples; i++) {
+		const pf_sample *f = &full->samples[i];
+		sum_full += f->period;
+		size_t j = 0;
+		while (j < bc->nr_samples && !(bc->samples[j].evsel == f->evsel && bc->samples[j].comm == f->comm &&
+					       bc->samples[j].stack == f->stack))
+			j++;
+		assert_true(j < bc->nr_samples);
+		if (j == next) {
+			/* first occurrence: the aggregate stands for this sample's thread */
+			const pf_sample *b = &bc->samples[j];
+			assert_int_equal(b->thread, f->thread);
+			assert_int_equal(b->pid, f->pid);
+			assert_int_equal(b->tid, f->tid);
+			assert_int_equal(b->cpu, f->cpu);
+			next++;
+		} else {
+			assert_true(j < next);
+		}
+	}
+	assert_int_equal(next, bc->nr_samples);
+	for (size_t j = 0; j < bc->nr_samples; j++) {
+		const pf_sample *b = &bc->samples[j];
+		uint64_t per = 0, cnt = 0;
+		for (size_t i = 0; i < full->nr_samples; i++) {
+			const pf_sample *f = &full->samples[i];
+			if (f->evsel == b->evsel && f->comm == b->comm && f->stack == b->stack) {
+				per += f->period;
+				cnt += f->count;
+			}
+		}
+		assert_int_equal(b->period, per);
+		assert_int_equal(b->count, cnt);
+		sum_bc += b->period;
+	}
+	assert_int_equal(sum_bc, sum_full);
+	pf_profile_free(full);
+	pf_profile_free(bc);
+	check_opts(&o, false, NULL, true);
 }
 
 /* perf's row order computed on a thread of its own while the callchain
@@ -272,6 +360,8 @@ int main(void)
 		cmocka_unit_test(test_split_time),
 		cmocka_unit_test(test_order_early),
 		cmocka_unit_test(test_split_late_sample),
+		cmocka_unit_test(test_stack_cache_flush),
+		cmocka_unit_test(test_merge_by_comm),
 	};
 	return cmocka_run_group_tests(tests, setup, teardown);
 }

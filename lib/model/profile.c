@@ -1084,9 +1084,8 @@ static int sample_arrive(pf_profile *p, const pd_sample *s)
 
 /* Which half counts a LOST record: the one whose part of the delivery
  * order holds it (the first stops where the second starts). */
-static bool lost_here(const struct pf_profile_priv *pr, const pd_event *ev)
+static bool lost_here(const struct pf_profile_priv *pr)
 {
-	(void)ev;
 	return pr->split_role != 2 || pr->split_on;
 }
 
@@ -1174,11 +1173,11 @@ static int on_event(void *ctx, const pd_event *ev)
 		return 0;
 	}
 	case PD_LOST:
-		if (lost_here(pr, ev))
+		if (lost_here(pr))
 			p->nr_lost_samples += ev->u.lost.lost;
 		return 0;
 	case PD_LOST_SAMPLES:
-		if (lost_here(pr, ev))
+		if (lost_here(pr))
 			p->nr_lost_samples += ev->u.lost_samples.lost;
 		return 0;
 	default:

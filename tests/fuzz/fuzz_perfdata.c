@@ -2,8 +2,9 @@
  * profile loader: opens the input from memory (file or pipe format),
  * processes it ordered and unordered, prints the header and dumps it to
  * /dev/null; then loads it as a profile (through a memfd, with no symbol
- * files to find), with callchains (read by one thread and by two, in
- * halves) and with samples merged per stack, and builds its report rows. Any crash, hang, sanitizer report or unbounded
+ * files to find), with callchains (read by one thread, and by two in
+ * halves with samples by comm and a tiny raw-stack cache) and with samples
+ * merged per stack, and builds its Children and Self report rows. Any crash, hang, sanitizer report or unbounded
  * allocation is a bug. Built and run by tests/fuzz/run.sh.
  */
 #include <stdint.h>
@@ -15,13 +16,17 @@
 #include "proff/perfdata.h"
 #include "proff/profile.h"
 
-static void load_profile(const char *path, bool callchain, bool merge, bool split)
+static void load_profile(const char *path, bool callchain, bool merge, bool split, bool tight)
 {
 	pf_load_opts o;
 	pf_load_opts_init(&o);
 	o.symfs = o.kallsyms = o.buildid_dir = "/nonexistent";
 	o.use_callchain = callchain;
 	o.merge_threads = merge;
+	/* tight: samples by comm, and a raw-stack cache that starts afresh
+	 * every few stacks */
+	o.merge_by_comm = tight;
+	o.stack_cache_bytes = tight ? 64 : 0;
 	o.split_load = split;
 	o.split_min_bytes = 1;      /* any input: the two-thread read and its merge */
 	pf_profile *p;
@@ -29,15 +34,19 @@ static void load_profile(const char *path, bool callchain, bool merge, bool spli
 	if (pf_profile_load(path, &o, &p, &e) < 0)
 		return;
 	for (size_t ev = 0; ev < p->nr_events; ev++) {
-		hist_opts ho;
-		hist_opts_init(&ho);
-		ho.children = callchain;
-		ho.callchain = callchain;
-		ho.caller_order = true;
-		ho.cc_min_percent = 0.5;
-		hist *h;
-		if (hist_build(p, (uint32_t)ev, &ho, &h, &e) == 0)
-			hist_free(h);
+		for (int self = 0; self < 2; self++) {
+			/* Children rows with caller-order trees, then Self rows
+			 * (trees only for the rows over the threshold) */
+			hist_opts ho;
+			hist_opts_init(&ho);
+			ho.children = callchain && !self;
+			ho.callchain = callchain;
+			ho.caller_order = !self;
+			ho.cc_min_percent = 0.5;
+			hist *h;
+			if (hist_build(p, (uint32_t)ev, &ho, &h, &e) == 0)
+				hist_free(h);
+		}
 	}
 	pf_profile_free(p);
 }
@@ -88,9 +97,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		snprintf(path, sizeof(path), "/proc/self/fd/%d", fd);
 	}
 	if (fd >= 0 && ftruncate(fd, 0) == 0 && pwrite(fd, data, size, 0) == (ssize_t)size) {
-		load_profile(path, true, false, false);
-		load_profile(path, true, false, true);
-		load_profile(path, false, true, true);
+		load_profile(path, true, false, false, false);
+		load_profile(path, true, false, true, true);
+		load_profile(path, false, true, true, false);
 	}
 	return 0;
 }

@@ -109,6 +109,15 @@ static void same_profile(const pf_profile *a, const pf_profile *b)
 	assert_int_equal(a->nr_warnings, b->nr_warnings);
 }
 
+/* the recorded file loaded with o (the load must succeed) */
+static pf_profile *load(const pf_load_opts *o)
+{
+	proff_error err;
+	pf_profile *p = NULL;
+	assert_int_equal(pf_profile_load(g_data, o, &p, &err), 0);
+	return p;
+}
+
 static void check_opts(const pf_load_opts *base, bool merge_threads, const char *time_spec, bool use_callchain)
 {
 	if (!g_have_perf)
@@ -117,12 +126,10 @@ static void check_opts(const pf_load_opts *base, bool merge_threads, const char 
 	o.merge_threads = merge_threads;
 	o.time_spec = time_spec;
 	o.use_callchain = use_callchain;
-	proff_error err;
-	pf_profile *seq = NULL, *split = NULL;
-	assert_int_equal(pf_profile_load(g_data, &o, &seq, &err), 0);
+	pf_profile *seq = load(&o);
 	o.split_load = true;
 	o.split_min_bytes = 1;
-	assert_int_equal(pf_profile_load(g_data, &o, &split, &err), 0);
+	pf_profile *split = load(&o);
 	assert_true(seq->nr_samples > 100);
 	same_profile(seq, split);
 	pf_profile_free(seq);
@@ -146,11 +153,9 @@ static void test_stack_cache_flush(void **state)
 		skip();
 	pf_load_opts o;
 	pf_load_opts_init(&o);
-	proff_error err;
-	pf_profile *big = NULL, *small = NULL;
-	assert_int_equal(pf_profile_load(g_data, &o, &big, &err), 0);
+	pf_profile *big = load(&o);
 	o.stack_cache_bytes = 4096;
-	assert_int_equal(pf_profile_load(g_data, &o, &small, &err), 0);
+	pf_profile *small = load(&o);
 	assert_true(big->nr_nodes > 1000);
 	same_profile(big, small);
 	pf_profile_free(big);
@@ -168,11 +173,9 @@ static void test_merge_by_comm(void **state)
 		skip();
 	pf_load_opts o;
 	pf_load_opts_init(&o);
-	proff_error err;
-	pf_profile *full = NULL, *bc = NULL;
-	assert_int_equal(pf_profile_load(g_data, &o, &full, &err), 0);
+	pf_profile *full = load(&o);
 	o.merge_by_comm = true;
-	assert_int_equal(pf_profile_load(g_data, &o, &bc, &err), 0);
+	pf_profile *bc = load(&o);
 	assert_true(bc->nr_samples < full->nr_samples);     /* threads of one comm share stacks */
 	assert_int_equal(bc->nr_nodes, full->nr_nodes);
 	size_t next = 0;
@@ -228,8 +231,7 @@ static void test_order_early(void **state)
 	pf_load_opts o;
 	pf_load_opts_init(&o);
 	proff_error err;
-	pf_profile *p = NULL;
-	assert_int_equal(pf_profile_load(g_data, &o, &p, &err), 0);
+	pf_profile *p = load(&o);
 	hist *h[2];
 	for (int k = 0; k < 2; k++) {
 		hist_opts ho;

@@ -480,7 +480,7 @@ int cmd_report(int argc, char **argv)
 		return 1;
 	}
 	for (size_t i = 0; i < prof->nr_warnings; i++)
-		cli_warnf("%s: %s", a.input, prof->warnings[i]);
+		cli_warnf("%s", prof->warnings[i]);   /* they name the file */
 	fmt.exact = prof->exact != NULL;
 	if (a.tree) {
 		if (report_print_tree(stdout, prof, a.percent_limit) < 0) {

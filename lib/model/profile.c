@@ -59,9 +59,8 @@ struct pf_profile_priv {
 	uint32_t kernel_mg;
 	/* dsos by long-name string id */
 	pf_map64 name2dso;
-	/* build ids from the header: filename string id -> index into bids */
+	/* build ids from the header: filename string id -> index into its table */
 	pf_map64 name2bid;
-	const pd_build_id *bids; size_t nbids;
 	/* interning */
 	pair_table loc_tab;      /* (dso, addr) -> loc; dso PF_NONE for no map */
 	pair_table sym_tab;      /* (dso, start) -> sym */
@@ -190,9 +189,12 @@ static uint32_t get_dso(pf_profile *p, const char *filename, int cpumode,
 		 * map is "[kernel.kallsyms]_text" */
 		if (fid >= 0 && !pf_map64_get(&pr->name2bid, (uint64_t)fid, NULL))
 			fid = lid;
-		if (fid >= 0 && pf_map64_get(&pr->name2bid, (uint64_t)fid, &bi)) {
-			bid = pr->bids[bi].id;
-			bid_size = pr->bids[bi].size;
+		/* the header's table, read now: a HEADER_BUILD_ID record in the
+		 * data appends to it (and may move it) */
+		const pd_header *hdr = pr->rd ? pd_get_header(pr->rd) : NULL;
+		if (fid >= 0 && hdr && pf_map64_get(&pr->name2bid, (uint64_t)fid, &bi) && bi < hdr->nr_build_ids) {
+			bid = hdr->build_ids[bi].id;
+			bid_size = hdr->build_ids[bi].size;
 		}
 	}
 	if (bid_size > 20)
@@ -1379,8 +1381,6 @@ static int perf_setup(pf_profile *p, pd_reader *rd)
 	}
 	p->has_branch_stack_feature = pd_has_feature(rd, PD_FEAT_BRANCH_STACK);
 	const pd_header *hdr = pd_get_header(rd);
-	pr->bids = hdr->build_ids;
-	pr->nbids = hdr->nr_build_ids;
 	for (size_t i = 0; i < hdr->nr_build_ids; i++) {
 		const char *fn = hdr->build_ids[i].filename ? hdr->build_ids[i].filename : "";
 		int64_t id = intern(p, fn);
@@ -1715,7 +1715,6 @@ int pf_profile_load(const char *path, const pf_load_opts *opts, pf_profile **out
 				goto fail;
 			pr->rd = rd;
 			hdr = pd_get_header(rd);
-			pr->bids = hdr->build_ids;
 		}
 		rc = pf_parse_time_spec(pr->opts.time_spec, 0, 1, first, last, &pr->ranges, &pr->nranges, err);
 		if (rc < 0)
@@ -1731,8 +1730,6 @@ int pf_profile_load(const char *path, const pf_load_opts *opts, pf_profile **out
 	}
 	pd_close(rd);
 	pr->rd = NULL;
-	pr->bids = NULL;
-	pr->nbids = 0;
 	if (rc < 0)
 		goto fail;
 threads:

@@ -78,4 +78,17 @@ if "$PROFF" report -i "$TMP/huge-call.trace" --stdio >"$TMP/out" 2>"$TMP/err" &&
 else
 	not_ok "trace: a call of 2^62 ticks at 1000 Hz reads as a profile"; head -5 "$TMP/err" | sed 's/^/#   /'
 fi
+
+# ---- perf.data loader (lib/model/profile.c) ----
+# A HEADER_BUILD_ID record inside the data section grows the header's
+# build-id table while samples are read; the loader kept a pointer to the
+# old table (use after free, found by fuzz_perfdata). Read to the end, with
+# the reader's one warning (the file named once).
+BR=$ROOT/tests/fuzz/regress/perfdata/build-id-record-moves-table
+if "$PROFF" report -i "$BR" --stdio >"$TMP/out" 2>"$TMP/err" && grep -q '^ *[0-9.]*% ' "$TMP/out" &&
+	[ "$(wc -l <"$TMP/err")" = 1 ] && grep -Eq "^proff: warning: [^:]*build-id-record-moves-table: 2 samples with an unknown sample id were skipped$" "$TMP/err"; then
+	ok "perf.data: a build-id record in the data section is read (the table it grows is not kept by address)"
+else
+	not_ok "perf.data: a build-id record in the data section"; head -5 "$TMP/err" | sed 's/^/#   /'
+fi
 finish

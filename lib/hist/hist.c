@@ -863,29 +863,25 @@ int hist_build(pf_profile *prof, uint32_t evsel, const hist_opts *opts, hist **o
 	/* Self rows with a threshold: a row below it shows no chain, so the
 	 * trees are built in a second pass, for the rows that reach it only */
 	bool late_cc = want_cc && !opts->children && opts->cc_min_percent > 0;
+	/* both second passes need each sample's Self row (PF_NONE: another event) */
 	uint32_t *self_of = NULL, *parent_of = NULL, *idx = NULL;
 	size_t nidx = 0;
-	if (late_cc) {
+	if (late_cc || fast_cc) {
 		self_of = malloc((prof->nr_samples + 1) * sizeof(uint32_t));
-		if (!self_of) {
-			hist_free(h);
-			return proff_err_set(err, PROFF_ENOMEM, NULL, PROFF_NO_OFFSET, "out of memory");
-		}
+		if (self_of)
+			memset(self_of, 0xff, (prof->nr_samples + 1) * sizeof(uint32_t));
 	}
 	if (fast_cc) {
-		self_of = malloc((prof->nr_samples + 1) * sizeof(uint32_t));
 		parent_of = calloc(prof->nr_samples + 1, sizeof(uint32_t));
 		idx = malloc((prof->nr_samples + 1) * sizeof(uint32_t));
-		if (!self_of || !parent_of || !idx) {
-			free(self_of); free(parent_of); free(idx);
-			hist_free(h);
-			return proff_err_set(err, PROFF_ENOMEM, NULL, PROFF_NO_OFFSET, "out of memory");
-		}
+	}
+	if (((late_cc || fast_cc) && !self_of) || (fast_cc && (!parent_of || !idx))) {
+		free(self_of); free(parent_of); free(idx);
+		hist_free(h);
+		return proff_err_set(err, PROFF_ENOMEM, NULL, PROFF_NO_OFFSET, "out of memory");
 	}
 	for (size_t si = 0; si < prof->nr_samples; si++) {
 		const pf_sample *s = &prof->samples[si];
-		if (late_cc)
-			self_of[si] = PF_NONE;
 		if (s->evsel != evsel)
 			continue;
 		ctx c = { s, sample_parent(h, s), 0, prof->locs[prof->nodes[s->stack].loc].level };
@@ -902,10 +898,9 @@ int hist_build(pf_profile *prof, uint32_t evsel, const hist_opts *opts, hist **o
 			goto fail;
 		}
 		hist_entry *e = &h->entries[self];
-		if (late_cc)
+		if (self_of)
 			self_of[si] = (uint32_t)self;
 		if (fast_cc) {
-			self_of[si] = (uint32_t)self;
 			parent_of[si] = c.parent;
 			idx[nidx++] = (uint32_t)si;
 		}

@@ -1003,14 +1003,16 @@ static const char *sym_srcline_str_unlocked(sym_dso *d, uint64_t addr, bool full
 	 * FILE from the symbol table's FILE symbols ("??" without one, "" for
 	 * an empty one), which perf shows as "FILE:0". PLT entries are perf's
 	 * own invention; for [vdso] perf asks nobody (verified:
-	 * "__vdso_clock_gettime+86"). Where perf has no symbol, addr2line may
-	 * still name the preceding one of the same section (it ignores symbol
-	 * sizes): the same answer. */
+	 * "__vdso_clock_gettime+86"). addr2line names the nearest preceding
+	 * symbol of the address's own section (it ignores symbol sizes), so it
+	 * may name one where perf has none, and none where perf's symbol was
+	 * stretched from another section: in .plt's header, the lazy
+	 * resolver's stub, perf's symbol is the size-0 _init of .init and it
+	 * prints "_init+OFF". */
 	const char *afile = NULL;
 	bool a2l_func = false;
-	if (has_file && d->symsrc_path && d->kind != SYM_DSO_VDSO && !(have_sym && si.is_plt)) {
-		a2l_func = a2l_names_function(d, sym_objdump_addr(d, addr), &afile) || have_sym;
-	}
+	if (has_file && d->symsrc_path && d->kind != SYM_DSO_VDSO && !(have_sym && si.is_plt))
+		a2l_func = a2l_names_function(d, sym_objdump_addr(d, addr), &afile);
 	if (a2l_func && afile) {
 		const char *base = full_path ? NULL : strrchr(afile, '/');
 		snprintf(buf, len, "%s:0", base ? base + 1 : afile);

@@ -11,7 +11,10 @@
  *  - `perf script -F ip,sym` (one line per sample) must name exactly what
  *    sym_lookup() names at the same address, and
  *  - `perf report --stdio -s sym` must equal `proff report --stdio -s sym`
- *    (the proff next to this test binary, or $PROFF).
+ *    (the proff next to this test binary, or $PROFF), and so must their
+ *    `-s srcline` reports for the builds without generated symbols
+ *    (addr2line names no function in the PLT header, the lazy resolver's
+ *    stub, so perf prints `_init+OFF` there).
  * For each build, every address of .plt is covered.
  * Skipped when perf or a C compiler is missing.
  */
@@ -293,8 +296,10 @@ static void prepare(tcase *tc)
 	tc->have_perf = tc->ok &&
 		tu_sh("cd '%s' && perf --buildid-dir '%s/cache' script -i p.data -F ip,sym > script.txt 2>/dev/null && "
 		   "perf --buildid-dir '%s/cache' report -i p.data --stdio -s sym 2>/dev/null "
-		   "| grep -v '^# (Tip:' > perf_report.txt",
-		   tc->dir, tc->dir, tc->dir) == 0;
+		   "| grep -v '^# (Tip:' > perf_report.txt && "
+		   "perf --buildid-dir '%s/cache' report -i p.data --stdio -s srcline 2>/dev/null "
+		   "| grep -v '^# (Tip:' > perf_srcline.txt",
+		   tc->dir, tc->dir, tc->dir, tc->dir) == 0;
 }
 
 static int setup(void **state)
@@ -379,19 +384,35 @@ static void check_every_address(const tcase *tc)
 	assert_true(in_plt_entry > 0);
 }
 
-/* perf report -s sym == proff report -s sym, byte for byte. */
+/* perf report -s KEY == proff report -s KEY, byte for byte (OUT: perf's
+ * output file in the case's directory). */
+static void check_same_report(const tcase *tc, const char *key, const char *out)
+{
+	assert_int_equal(tu_sh("cd '%s' && '%s' report -i p.data --buildid-dir '%s/cache' --stdio -s %s "
+			    "> proff_out.txt 2>/dev/null && grep -v '^# (Tip:' proff_out.txt > proff_%s",
+			    tc->dir, g_proff, tc->dir, key, out), 0);
+	int rc = tu_sh("cmp -s '%s/%s' '%s/proff_%s'", tc->dir, out, tc->dir, out);
+	if (rc != 0)
+		tu_sh("diff '%s/%s' '%s/proff_%s' | head -40", tc->dir, out, tc->dir, out);
+	assert_int_equal(rc, 0);
+}
+
+/* perf report -s sym == proff report -s sym, byte for byte; the same for
+ * -s srcline, which has perf's _init+OFF in the PLT header. */
 static void check_report(const tcase *tc)
 {
-	assert_int_equal(tu_sh("cd '%s' && '%s' report -i p.data --buildid-dir '%s/cache' --stdio -s sym "
-			    "> proff_out.txt 2>/dev/null && grep -v '^# (Tip:' proff_out.txt > proff_report.txt",
-			    tc->dir, g_proff, tc->dir), 0);
-	int rc = tu_sh("cmp -s '%s/perf_report.txt' '%s/proff_report.txt'", tc->dir, tc->dir);
-	if (rc != 0)
-		tu_sh("diff '%s/perf_report.txt' '%s/proff_report.txt' | head -40", tc->dir, tc->dir);
-	assert_int_equal(rc, 0);
+	check_same_report(tc, "sym", "perf_report.txt");
 	/* and the report is about the PLT: several @plt rows and _init */
 	assert_int_equal(tu_sh("test $(grep -c '@plt$' '%s/perf_report.txt') -ge 8", tc->dir), 0);
 	assert_int_equal(tu_sh("grep -q ' _init$' '%s/perf_report.txt'", tc->dir), 0);
+	/* the generated symbols lie in an assembler CU whose DWARF names
+	 * functions but has no line rows: addr2line then prints no file, a
+	 * case proff does not model (docs/symbols.md) */
+	if (tc->gen_seed)
+		return;
+	check_same_report(tc, "srcline", "perf_srcline.txt");
+	assert_int_equal(tu_sh("grep -q ' _init+[0-9]' '%s/perf_srcline.txt'", tc->dir), 0);
+	assert_int_equal(tu_sh("test $(grep -c '@plt+[0-9]' '%s/perf_srcline.txt') -ge 8", tc->dir), 0);
 }
 
 static void test_binary_shape(void **state)

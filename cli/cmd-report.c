@@ -238,26 +238,30 @@ static int load_list(pf_strlist *l, const char *spec, const char *what)
 	return 0;
 }
 
-/* PROFF_TIMING=1 prints the time of each phase on stderr (development aid) */
-static double now_s(void)
+/* PROFF_TIMING=1 prints the CPU and wall time of each phase on stderr
+ * (development aid) */
+static double now_s(clockid_t clk)
 {
 	struct timespec ts;
-	clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+	clock_gettime(clk, &ts);
 	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
 }
 
 static void phase(const char *name, double *t0)
 {
 	static int on = -1;
+	static double w0;
 	if (on < 0)
 		on = getenv("PROFF_TIMING") != NULL;
-	double t = now_s();
+	double t = now_s(CLOCK_PROCESS_CPUTIME_ID), w = now_s(CLOCK_MONOTONIC);
 	if (on && name) {
 		struct rusage ru;
 		getrusage(RUSAGE_SELF, &ru);
-		fprintf(stderr, "proff: timing: %-8s %.3f s cpu, peak RSS %ld MB\n", name, t - *t0, ru.ru_maxrss / 1024);
+		fprintf(stderr, "proff: timing: %-8s %.3f s cpu, %.3f s wall, peak RSS %ld MB\n", name, t - *t0,
+			w - w0, ru.ru_maxrss / 1024);
 	}
 	*t0 = t;
+	w0 = w;
 }
 
 static int print_header_lines(const char *path, bool full)

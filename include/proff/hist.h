@@ -72,6 +72,10 @@ typedef struct hist_opts {
 	/* The caller will sort by perf's order (hist_sort_report): children
 	 * mode computes it while the callchain trees are built. */
 	bool order_early;
+	/* perf's row order by replaying its trees with the generic comparators
+	 * always (tests: the stable sorts and written-out comparators used
+	 * where they give the same order are checked against it) */
+	bool order_replay;
 	const char *parent_regex;  /* --parent, default "^sys_|^do_page_fault" */
 	pf_strlist comms, dsos, symbols;   /* filters (empty = none) */
 	uint32_t *pids; size_t nr_pids;

@@ -42,6 +42,9 @@ typedef struct report_fmt {
 	 * sample (ns, without / with callchains) and where it came from */
 	double sample_cost_ns, sample_cg_cost_ns;
 	const char *calibration;
+	/* Rows from which the second half is formatted on another thread
+	 * (0: 20000; SIZE_MAX: never) */
+	size_t split_rows;
 } report_fmt;
 
 void report_fmt_init(report_fmt *f);

@@ -28,6 +28,8 @@ struct hist_priv {
 	bool has_parent_re;
 	uint32_t other_id;       /* "[other]" */
 	pair_table cc_child;     /* callchain tree: (node, loc) -> child node */
+	uint64_t *loc_row;       /* per location: (comm + 1) << 32 | callchain row (chain_entry) */
+	size_t nr_loc_row;
 };
 
 void hist_opts_init(hist_opts *o)
@@ -451,6 +453,23 @@ static int64_t find_entry(hist *h, const ctx *c, uint32_t loc, bool chain, proff
 	return (int64_t)h->n++;
 }
 
+/* A callchain frame's row, through a per-location cache when the sort keys
+ * see no more of the sample than its comm (perf's default comm,dso,sym):
+ * the row is then a function of (comm, location), and one tagged slot per
+ * location finds it without hashing the key (a children report looks up
+ * every frame of every sample). */
+static int64_t chain_entry(hist *h, const ctx *c, uint32_t loc, proff_error *err)
+{
+	struct hist_priv *pv = h->priv;
+	uint64_t tag = (uint64_t)c->s->comm + 1;
+	if (loc < pv->nr_loc_row && pv->loc_row[loc] >> 32 == tag)
+		return (int64_t)(uint32_t)pv->loc_row[loc];
+	int64_t id = find_entry(h, c, loc, true, err);
+	if (id >= 0 && loc < pv->nr_loc_row)
+		pv->loc_row[loc] = tag << 32 | (uint64_t)id;
+	return id;
+}
+
 static uint32_t sample_parent(hist *h, const pf_sample *s)
 {
 	struct hist_priv *pv = h->priv;
@@ -724,7 +743,7 @@ static int cc_children_caller(hist *h, const uint32_t *idx, size_t nidx, const u
 			}
 			dchild[d] = tnext[ch];
 			uint32_t loc = p->nodes[ch].loc;
-			int64_t eid = find_entry(h, &c, loc, true, err);
+			int64_t eid = chain_entry(h, &c, loc, err);
 			if (eid < 0) {
 				rc = (int)eid;
 				goto out;
@@ -855,6 +874,22 @@ int hist_build(pf_profile *prof, uint32_t evsel, const hist_opts *opts, hist **o
 		pv->has_parent_re = true;
 	}
 
+	/* the row cache: keys of the location and the comm only, rows not
+	 * rewritten when found again (diff mode's lowest address) */
+	bool loc_keyed = !opts->diff_mode;
+	for (int i = 0; i < h->nkeys; i++)
+		if (h->keys[i] != HK_COMM && h->keys[i] != HK_DSO && h->keys[i] != HK_SYM &&
+		    h->keys[i] != HK_SRCLINE)
+			loc_keyed = false;
+	if (loc_keyed && opts->children && prof->nr_locs) {
+		pv->loc_row = calloc(prof->nr_locs, sizeof(uint64_t));
+		if (!pv->loc_row) {
+			hist_free(h);
+			return proff_err_set(err, PROFF_ENOMEM, NULL, PROFF_NO_OFFSET, "out of memory");
+		}
+		pv->nr_loc_row = prof->nr_locs;
+	}
+
 	uint32_t *chain = NULL;
 	size_t cap_chain = 0;
 	bool want_cc = opts->callchain;
@@ -961,7 +996,7 @@ int hist_build(pf_profile *prof, uint32_t evsel, const hist_opts *opts, hist **o
 				enum sym_dso_kind dk = prof->dsos[cl->dso].kind;
 				c.self_level = (dk == SYM_DSO_KERNEL || dk == SYM_DSO_MODULE) ? 'k' : '.';
 			}
-			int64_t id = find_entry(h, &c, loc, true, err);
+			int64_t id = chain_entry(h, &c, loc, err);
 			if (id < 0) {
 				rc = (int)id;
 				goto fail;
@@ -1036,6 +1071,7 @@ void hist_free(hist *h)
 		id_table_free(&h->priv->tab);
 		free(h->priv->seen);
 		pair_table_free(&h->priv->cc_child);
+		free(h->priv->loc_row);
 		if (h->priv->has_parent_re)
 			regfree(&h->priv->parent_re);
 		free(h->priv);

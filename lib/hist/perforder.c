@@ -21,10 +21,17 @@
 
 #include "proff/hist.h"
 
+/* A tree node and what the comparators read first, in one 64-byte line: a
+ * replay's descent compares the new row with some 17 others, most of them
+ * cache misses. The rest of a row's key (pkey) is read on ties only. */
+#define NONE_R UINT32_MAX
 typedef struct rbn {
 	uint32_t left, right, parent;
+	uint32_t comm, dso, sym;       /* string ranks, NONE_R: no dso or symbol */
+	uint64_t x0, x1, x2;           /* stages 0 and 1: address, symbol start and end;
+					  stage 2: Children and Self periods */
 	uint8_t red;
-} rbn;
+} __attribute__((aligned(64))) rbn;
 
 #define NIL UINT32_MAX
 
@@ -141,7 +148,6 @@ static void rb_insert_color(rbtree *t, uint32_t node)
  * its symbol, its dso and a string rank saves most of the cache misses).
  * Strings are their ranks (strcmp order); NONE_R marks a missing dso,
  * symbol or parent. */
-#define NONE_R UINT32_MAX
 typedef struct pkey {
 	uint64_t period_acc, period;
 	uint64_t addr, sym_start, sym_end;
@@ -151,6 +157,11 @@ typedef struct pkey {
 } pkey;
 
 static _Thread_local const pkey *pk;   /* the rows' keys while an ordering runs (its thread's) */
+static _Thread_local const rbn *tn;      /* the running replay's nodes, in insertion order */
+static _Thread_local const uint32_t *titems;   /* and their rows */
+
+/* the whole key of node x */
+static inline const pkey *full(uint32_t x) { return &pk[titems[x]]; }
 
 /* perf 6.1 computes a row's srcline lazily, in the first comparison that
  * reaches the srcline key, and sizes the column from the rows whose srcline
@@ -158,39 +169,334 @@ static _Thread_local const pkey *pk;   /* the rows' keys while an ordering runs 
 static _Thread_local uint8_t *srcline_known;
 static _Thread_local size_t srcline_width;
 
-static void srcline_touch(const pkey *a, const pkey *b)
+static void srcline_touch(uint32_t a, uint32_t b)
 {
 	if (srcline_known) {
-		srcline_known[a->idx] = 1;
-		srcline_known[b->idx] = 1;
+		srcline_known[full(a)->idx] = 1;
+		srcline_known[full(b)->idx] = 1;
 	}
 }
 
-/* goes_left(new, existing): the per-stage descent rule */
-typedef bool (*descend_fn)(const hist *h, const pkey *nw, const pkey *ex);
+/* goes_left(new, existing): the per-stage descent rule, on node indices */
+typedef bool (*descend_fn)(const hist *h, uint32_t nw, uint32_t ex);
 
-static bool left_output(const hist *h, const pkey *a, const pkey *b);
-static const descend_fn left_output_fn = left_output;
+/* ---- perf's comparators: cmp(left, right), int64 sign conventions ---------- */
 
-/* Insert items (indexes into h->entries, in order) and return their in-order
- * sequence in `out`. */
-static int replay(const hist *h, const uint32_t *items, size_t n, descend_fn left, uint32_t *out)
+/* cmp_null(l, r) of perf: both missing 0, only l missing -1, else 1 */
+static inline int64_t null_cmp(bool l_missing, bool r_missing)
 {
+	if (l_missing && r_missing)
+		return 0;
+	return l_missing ? -1 : 1;
+}
+
+static inline int64_t rcmp(uint32_t a, uint32_t b) { return a < b ? -1 : a > b; }
+
+static inline int64_t dso_cmp(const rbn *l, const rbn *r)
+{
+	/* sort__dso_cmp(l, r) = _sort__dso_cmp(r->map, l->map) */
+	if (l->dso == NONE_R || r->dso == NONE_R)
+		return null_cmp(l->dso == NONE_R, r->dso == NONE_R);
+	return rcmp(r->dso, l->dso);
+}
+
+static int64_t addr_cmp(uint64_t l, uint64_t r) { return (int64_t)(r - l); }
+
+/* stages 0 and 1: x0 address, x1 symbol start, x2 symbol end */
+static int64_t sym_cmp(const rbn *l, const rbn *r)
+{
+	if (l->sym == NONE_R && r->sym == NONE_R)
+		return addr_cmp(l->x0, r->x0);
+	int64_t ret = dso_cmp(l, r);
+	if (ret)
+		return ret;
+	if (l->sym == NONE_R || r->sym == NONE_R)
+		return null_cmp(l->sym == NONE_R, r->sym == NONE_R);
+	if (l->x1 != r->x1)
+		return (int64_t)(r->x1 - l->x1);
+	return (int64_t)(r->x2 - l->x2);
+}
+
+static int64_t sym_sort(const rbn *l, const rbn *r)
+{
+	if (l->sym == NONE_R || r->sym == NONE_R)
+		return null_cmp(l->sym == NONE_R, r->sym == NONE_R);
+	return rcmp(r->sym, l->sym);
+}
+
+static int64_t key_cmp(const hist *h, int key, int stage, uint32_t li, uint32_t ri)
+{
+	const rbn *l = &tn[li], *r = &tn[ri];
+	switch (key) {
+	case HK_COMM:
+		return rcmp(r->comm, l->comm);
+	case HK_PID:
+	case HK_TID:
+		return (int64_t)full(ri)->tid - (int64_t)full(li)->tid;
+	case HK_DSO:
+		return dso_cmp(l, r);
+	case HK_SYM:
+		if (h->opts.diff_mode && stage > 0)
+			return sym_sort(l, r);
+		return stage == 2 ? sym_sort(l, r) : sym_cmp(l, r);
+	case HK_CPU:
+		return (int64_t)full(ri)->cpu - (int64_t)full(li)->cpu;
+	case HK_PARENT: {
+		uint32_t lp = full(li)->parent, rp = full(ri)->parent;
+		if (lp == NONE_R || rp == NONE_R)
+			return null_cmp(lp == NONE_R, rp == NONE_R);
+		return rcmp(rp, lp);
+	}
+	case HK_SRCLINE:
+		/* perf 6.1: one comparator for every stage, strings computed on use */
+		srcline_touch(li, ri);
+		return rcmp(full(ri)->srcline, full(li)->srcline);
+	}
+	return 0;
+}
+
+static int64_t entry_cmp(const hist *h, int stage, uint32_t l, uint32_t r)
+{
+	for (int i = 0; i < h->nkeys; i++) {
+		int64_t c = key_cmp(h, h->keys[i], stage, l, r);
+		if (c)
+			return c;
+	}
+	return 0;
+}
+
+/* stage 0 (input) and 1 (collapse): cmp(existing, new) < 0 -> left */
+static bool left_input(const hist *h, uint32_t nw, uint32_t ex)
+{
+	return entry_cmp(h, 0, ex, nw) < 0;
+}
+static bool left_collapse(const hist *h, uint32_t nw, uint32_t ex)
+{
+	return entry_cmp(h, 1, ex, nw) < 0;
+}
+
+static int64_t field_cmp(uint64_t a, uint64_t b) { return a > b ? 1 : a < b ? -1 : 0; }
+
+/* stage 2 (output): hist_entry__sort(new, existing) > 0 -> left; x0 is
+ * Children, x1 Self */
+static bool left_output(const hist *h, uint32_t a, uint32_t b)
+{
+	int64_t c = 0;
+	if (h->opts.children) {
+		c = field_cmp(tn[a].x0, tn[b].x0);
+		if (!c && h->opts.callchain) {
+			const pkey *ka = full(a), *kb = full(b);
+			if (ka->thread == kb->thread) {
+				c = (int64_t)kb->max_depth - (int64_t)ka->max_depth;
+				if (h->opts.caller_order)
+					c = -c;
+			}
+		}
+	}
+	if (!c)
+		c = field_cmp(tn[a].x1, tn[b].x1);
+	if (!c)
+		c = entry_cmp(h, 2, a, b);
+	return c > 0;
+}
+
+/* perf's default sort keys comm,dso,sym outside diff mode: the replays'
+ * comparators written out (the generic ones loop over the keys) */
+static bool is_cds(const hist *h)
+{
+	return h->nkeys == 3 && h->keys[0] == HK_COMM && h->keys[1] == HK_DSO && h->keys[2] == HK_SYM &&
+	       !h->opts.diff_mode && !h->opts.order_replay;
+}
+
+/* stages 0 and 1: entry_cmp for comm,dso,sym */
+static inline int64_t cmp_cds(const rbn *l, const rbn *r)
+{
+	if (l->comm != r->comm)
+		return rcmp(r->comm, l->comm);
+	int64_t c = dso_cmp(l, r);
+	return c ? c : sym_cmp(l, r);
+}
+
+/* stage 2: left_output for comm,dso,sym */
+static inline bool left_output_cds(const hist *h, uint32_t a, uint32_t b)
+{
+	const rbn *l = &tn[a], *r = &tn[b];
+	int64_t c = 0;
+	if (h->opts.children) {
+		c = field_cmp(l->x0, r->x0);
+		if (!c && h->opts.callchain) {
+			const pkey *ka = full(a), *kb = full(b);
+			if (ka->thread == kb->thread) {
+				c = (int64_t)kb->max_depth - (int64_t)ka->max_depth;
+				if (h->opts.caller_order)
+					c = -c;
+			}
+		}
+	}
+	if (!c)
+		c = field_cmp(l->x1, r->x1);
+	if (!c)
+		c = rcmp(r->comm, l->comm);
+	if (!c)
+		c = dso_cmp(l, r);
+	if (!c)
+		c = sym_sort(l, r);
+	return c > 0;
+}
+
+/* Is stage `stage`'s comparator a total preorder on the rows (pk)? Then
+ * the tree's in-order sequence is a stable sort. Not so (the replay is
+ * needed) with srcline keys (perf computes the strings while comparing),
+ * for equal Children (perf compares callchain depths within one thread
+ * only), for sym_cmp's unresolved rows unless a dso key came first (they
+ * compare by address alone, the others by dso first), and for addresses
+ * or symbol bounds more than 2^63 apart (perf subtracts them). */
+static bool stage_is_sort(const hist *h, int stage)
+{
+	if (h->opts.order_replay)
+		return false;
+	bool dso_seen = false;
+	for (int i = 0; i < h->nkeys; i++) {
+		switch (h->keys[i]) {
+		case HK_SRCLINE:
+			return false;
+		case HK_DSO:
+			dso_seen = true;
+			break;
+		case HK_SYM:
+			if (stage == 2 || (stage == 1 && h->opts.diff_mode))
+				break;      /* sym_sort: names */
+			if (!dso_seen)
+				return false;
+			uint64_t lo[3] = { UINT64_MAX, UINT64_MAX, UINT64_MAX }, hi[3] = { 0, 0, 0 };
+			for (size_t r = 0; r < h->n; r++) {
+				const pkey *k = &pk[r];
+				uint64_t v[3] = { k->addr, k->sym_start, k->sym_end };
+				for (int j = k->sym == NONE_R ? 0 : 1; j < (k->sym == NONE_R ? 1 : 3); j++) {
+					if (v[j] < lo[j])
+						lo[j] = v[j];
+					if (v[j] > hi[j])
+						hi[j] = v[j];
+				}
+			}
+			for (int j = 0; j < 3; j++)
+				if (hi[j] >= lo[j] && hi[j] - lo[j] >= (1ULL << 63))
+					return false;
+			break;
+		default:
+			break;
+		}
+	}
+	if (stage == 2 && h->opts.children && h->opts.callchain)
+		return false;
+	return true;
+}
+
+/* Stable merge sort of the node indices 0..n-1 by `left` (a sorts before b
+ * when left(a, b)): what the tree gives when the comparator is a total
+ * preorder (stage_is_sort) — a row goes right of its equals, so equal
+ * rows keep their insertion order. A sequence already in order costs one
+ * pass. */
+static int sort_nodes(const hist *h, size_t n, descend_fn left, uint32_t *v)
+{
+	for (size_t i = 0; i < n; i++)
+		v[i] = (uint32_t)i;
+	size_t i = 1;
+	while (i < n && !left(h, v[i], v[i - 1]))
+		i++;
+	if (i >= n)
+		return 0;
+	uint32_t *tmp = malloc(n * sizeof(*tmp));
+	if (!tmp)
+		return -1;
+	uint32_t *src = v, *dst = tmp;
+	for (size_t w = 1; w < n; w *= 2) {
+		for (size_t lo = 0; lo < n; lo += 2 * w) {
+			size_t mid = lo + w < n ? lo + w : n, hi = lo + 2 * w < n ? lo + 2 * w : n;
+			size_t a = lo, b = mid, k = lo;
+			while (a < mid && b < hi)
+				dst[k++] = left(h, src[b], src[a]) ? src[b++] : src[a++];
+			while (a < mid)
+				dst[k++] = src[a++];
+			while (b < hi)
+				dst[k++] = src[b++];
+		}
+		uint32_t *t = src; src = dst; dst = t;
+	}
+	if (src != v)
+		memcpy(v, src, n * sizeof(*v));
+	free(tmp);
+	return 0;
+}
+
+/* Insert items (indexes into h->entries, in order) into stage `stage`'s
+ * tree (0 input, 1 collapse, 2 output) and return their in-order sequence
+ * in `out`. Node i is items[i]; stage 2 keeps the periods in a node, the
+ * others the address and symbol range. Where the stage's comparator is a
+ * total preorder on these rows, a stable sort gives the same sequence. */
+static int replay(const hist *h, const uint32_t *items, size_t n, int stage, uint32_t *out)
+{
+	descend_fn left = stage == 0 ? left_input : stage == 1 ? left_collapse : left_output;
 	rbtree t;
-	t.n = malloc((n ? n : 1) * sizeof(rbn));
+	t.n = aligned_alloc(64, (n ? n : 1) * sizeof(rbn));
 	if (!t.n)
 		return -1;
+	bool out_stage = stage == 2;
+	for (size_t i = 0; i < n; i++) {
+		const pkey *k = &pk[items[i]];
+		rbn *x = &t.n[i];
+		x->comm = k->comm;
+		x->dso = k->dso;
+		x->sym = k->sym;
+		if (out_stage) {
+			x->x0 = k->period_acc;
+			x->x1 = k->period;
+			x->x2 = 0;
+		} else {
+			x->x0 = k->addr;
+			x->x1 = k->sym_start;
+			x->x2 = k->sym_end;
+		}
+	}
+	tn = t.n;
+	titems = items;
+	if (stage_is_sort(h, stage)) {
+		int rc = sort_nodes(h, n, left, out);
+		for (size_t i = 0; i < n && !rc; i++)
+			out[i] = items[out[i]];
+		tn = NULL;
+		titems = NULL;
+		free(t.n);
+		return rc;
+	}
+	bool cds = is_cds(h);
 	t.root = NIL;
 	for (size_t i = 0; i < n; i++) {
 		uint32_t x = (uint32_t)i;
-		t.n[x] = (rbn){ NIL, NIL, NIL, 1 };
+		t.n[x].left = t.n[x].right = t.n[x].parent = NIL;
+		t.n[x].red = 1;
 		uint32_t cur = t.root, parent = NIL;
 		bool go_left = false;
-		const pkey *nw = &pk[items[i]];
-		while (cur != NIL) {
-			parent = cur;
-			go_left = left(h, nw, &pk[items[cur]]);
-			cur = go_left ? t.n[cur].left : t.n[cur].right;
+		if (cds && stage < 2) {
+			/* perf's default keys, the comparator inlined */
+			const rbn *nw = &t.n[x];
+			while (cur != NIL) {
+				parent = cur;
+				go_left = cmp_cds(&t.n[cur], nw) < 0;
+				cur = go_left ? t.n[cur].left : t.n[cur].right;
+			}
+		} else if (cds) {
+			while (cur != NIL) {
+				parent = cur;
+				go_left = left_output_cds(h, x, cur);
+				cur = go_left ? t.n[cur].left : t.n[cur].right;
+			}
+		} else {
+			while (cur != NIL) {
+				parent = cur;
+				go_left = left(h, x, cur);
+				cur = go_left ? t.n[cur].left : t.n[cur].right;
+			}
 		}
 		t.n[x].parent = parent;
 		if (parent == NIL)
@@ -202,7 +508,7 @@ static int replay(const hist *h, const uint32_t *items, size_t n, descend_fn lef
 		rb_insert_color(&t, x);
 		/* user-space rows are known from the start (observed: their
 		 * srclines always size the column), others once compared */
-		if (left == left_output_fn && srcline_known &&
+		if (out_stage && srcline_known &&
 		    (srcline_known[items[i]] || h->entries[items[i]].level == '.') &&
 		    !h->entries[items[i]].filtered) {
 			size_t l = strlen(pf_str(h->prof, h->entries[items[i]].srcline));
@@ -223,120 +529,10 @@ static int replay(const hist *h, const uint32_t *items, size_t n, descend_fn lef
 		out[k++] = items[cur];
 		cur = t.n[cur].right;
 	}
+	tn = NULL;
+	titems = NULL;
 	free(t.n);
 	return k == n ? 0 : -1;
-}
-
-/* ---- perf's comparators: cmp(left, right), int64 sign conventions ---------- */
-
-/* cmp_null(l, r) of perf: both missing 0, only l missing -1, else 1 */
-static inline int64_t null_cmp(bool l_missing, bool r_missing)
-{
-	if (l_missing && r_missing)
-		return 0;
-	return l_missing ? -1 : 1;
-}
-
-static inline int64_t rcmp(uint32_t a, uint32_t b) { return a < b ? -1 : a > b; }
-
-static inline int64_t dso_cmp(const pkey *l, const pkey *r)
-{
-	/* sort__dso_cmp(l, r) = _sort__dso_cmp(r->map, l->map) */
-	if (l->dso == NONE_R || r->dso == NONE_R)
-		return null_cmp(l->dso == NONE_R, r->dso == NONE_R);
-	return rcmp(r->dso, l->dso);
-}
-
-static int64_t addr_cmp(uint64_t l, uint64_t r) { return (int64_t)(r - l); }
-
-static int64_t sym_cmp(const pkey *l, const pkey *r)
-{
-	if (l->sym == NONE_R && r->sym == NONE_R)
-		return addr_cmp(l->addr, r->addr);
-	int64_t ret = dso_cmp(l, r);
-	if (ret)
-		return ret;
-	if (l->sym == NONE_R || r->sym == NONE_R)
-		return null_cmp(l->sym == NONE_R, r->sym == NONE_R);
-	if (l->sym_start != r->sym_start)
-		return (int64_t)(r->sym_start - l->sym_start);
-	return (int64_t)(r->sym_end - l->sym_end);
-}
-
-static int64_t sym_sort(const pkey *l, const pkey *r)
-{
-	if (l->sym == NONE_R || r->sym == NONE_R)
-		return null_cmp(l->sym == NONE_R, r->sym == NONE_R);
-	return rcmp(r->sym, l->sym);
-}
-
-static int64_t key_cmp(const hist *h, int key, int stage, const pkey *l, const pkey *r)
-{
-	switch (key) {
-	case HK_COMM:
-		return rcmp(r->comm, l->comm);
-	case HK_PID:
-	case HK_TID:
-		return (int64_t)r->tid - (int64_t)l->tid;
-	case HK_DSO:
-		return dso_cmp(l, r);
-	case HK_SYM:
-		if (h->opts.diff_mode && stage > 0)
-			return sym_sort(l, r);
-		return stage == 2 ? sym_sort(l, r) : sym_cmp(l, r);
-	case HK_CPU:
-		return (int64_t)r->cpu - (int64_t)l->cpu;
-	case HK_PARENT:
-		if (l->parent == NONE_R || r->parent == NONE_R)
-			return null_cmp(l->parent == NONE_R, r->parent == NONE_R);
-		return rcmp(r->parent, l->parent);
-	case HK_SRCLINE:
-		/* perf 6.1: one comparator for every stage, strings computed on use */
-		srcline_touch(l, r);
-		return rcmp(r->srcline, l->srcline);
-	}
-	return 0;
-}
-
-static int64_t entry_cmp(const hist *h, int stage, const pkey *l, const pkey *r)
-{
-	for (int i = 0; i < h->nkeys; i++) {
-		int64_t c = key_cmp(h, h->keys[i], stage, l, r);
-		if (c)
-			return c;
-	}
-	return 0;
-}
-
-/* stage 0 (input) and 1 (collapse): cmp(existing, new) < 0 -> left */
-static bool left_input(const hist *h, const pkey *nw, const pkey *ex)
-{
-	return entry_cmp(h, 0, ex, nw) < 0;
-}
-static bool left_collapse(const hist *h, const pkey *nw, const pkey *ex)
-{
-	return entry_cmp(h, 1, ex, nw) < 0;
-}
-
-static int64_t field_cmp(uint64_t a, uint64_t b) { return a > b ? 1 : a < b ? -1 : 0; }
-
-/* stage 2 (output): hist_entry__sort(new, existing) > 0 -> left */
-static bool left_output(const hist *h, const pkey *a, const pkey *b)
-{
-	int64_t c = 0;
-	if (h->opts.children) {
-		c = field_cmp(a->period_acc, b->period_acc);
-		if (!c && a->thread == b->thread && h->opts.callchain) {
-			c = (int64_t)b->max_depth - (int64_t)a->max_depth;
-			if (h->opts.caller_order)
-				c = -c;
-		}
-	}
-	if (!c)
-		c = field_cmp(a->period, b->period);
-	if (!c)
-		c = entry_cmp(h, 2, a, b);
-	return c > 0;
 }
 
 static bool needs_collapse(const hist *h)
@@ -497,14 +693,14 @@ static void *order_run(void *arg)
 	if (!o->rc) {
 		for (size_t i = 0; i < n; i++)
 			a[i] = (uint32_t)i;
-		o->rc = replay(h, a, n, left_input, b);
+		o->rc = replay(h, a, n, 0, b);
 	}
 	if (!o->rc && needs_collapse(h)) {
-		o->rc = replay(h, b, n, left_collapse, a);
+		o->rc = replay(h, b, n, 1, a);
 		uint32_t *t = a; a = b; b = t;
 	}
 	if (!o->rc)
-		o->rc = replay(h, b, n, left_output, a);
+		o->rc = replay(h, b, n, 2, a);
 	if (!o->rc && a != o->perm)
 		memcpy(o->perm, a, n * sizeof(*a));
 	if (a != o->perm)

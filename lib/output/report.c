@@ -7,6 +7,7 @@
 
 #include <inttypes.h>
 #include <math.h>
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -496,6 +497,78 @@ static void print_recorder_cost(FILE *out, const hist *h, const report_fmt *f)
 	fputc('\n', out);
 }
 
+/* The rows from..to-1 with their call graphs. */
+static void print_rows(FILE *out, hist *h, const report_fmt *f, const col *cols, size_t ncols,
+		       uint64_t total, size_t from, size_t to)
+{
+	gctx g = { out, h, f, total };
+	char buf[4096];
+	for (size_t i = from; i < to; i++) {
+		hist_entry *e = &h->entries[i];
+		if (!row_shown(e, f, total))
+			continue;
+		fputs("  ", out);
+		for (size_t c = 0; c < ncols; c++) {
+			if (c)
+				fputs("  ", out);
+			switch (cols[c].key) {
+			case COL_CHILDREN: print_pct(out, e->period_acc, total, cols[c].width); break;
+			case COL_SELF: print_pct(out, e->period, total, cols[c].width); break;
+			case COL_SAMPLES: fprintf(out, "%*" PRIu64, cols[c].width, e->nr_events); break;
+			case COL_CALLS: fprintf(out, "%*" PRIu64, cols[c].width, e->nr_events); break;
+			case COL_TOTAL_T: report_fmt_time(buf, sizeof(buf), (double)e->period_acc); fputs(buf, out); break;
+			case COL_SELF_T: report_fmt_time(buf, sizeof(buf), (double)e->period); fputs(buf, out); break;
+			case COL_AVG_T:
+				report_fmt_time(buf, sizeof(buf), e->nr_events ? (double)e->ex_incl / (double)e->nr_events : 0);
+				fputs(buf, out);
+				break;
+			case COL_MIN_T: report_fmt_time(buf, sizeof(buf), (double)e->ex_min); fputs(buf, out); break;
+			case COL_MAX_T: report_fmt_time(buf, sizeof(buf), (double)e->ex_max); fputs(buf, out); break;
+			default: {
+				bool last = c + 1 == ncols;
+				hist_keys[cols[c].key].print(h, e, buf, sizeof(buf), cols[c].width, !last, 0);
+				fputs(buf, out);
+			}
+			}
+		}
+		fputc('\n', out);
+		if (f->cc_mode != CC_NONE && e->cc_root != PF_NONE) {
+			if (f->cc_mode == CC_GRAPH || f->cc_mode == CC_FRACTAL)
+				print_graph(&g, e);
+			else
+				print_flat(&g, e, f->cc_mode == CC_FOLDED);
+		}
+	}
+}
+
+/* A children report prints some 10^5 rows: the second half is formatted
+ * into memory on another thread while this one prints the first (the
+ * printing reads the hist and the profile only). From this many rows
+ * (report_fmt.split_rows): */
+#define PRINT_SPLIT_MIN 20000
+
+typedef struct print_half {
+	hist *h;
+	const report_fmt *f;
+	const col *cols;
+	size_t ncols, from, to;
+	uint64_t total;
+	char *buf;
+	size_t len;
+	bool ok;
+} print_half;
+
+static void *print_half_run(void *arg)
+{
+	print_half *ph = arg;
+	FILE *m = open_memstream(&ph->buf, &ph->len);
+	if (!m)
+		return NULL;
+	print_rows(m, ph->h, ph->f, ph->cols, ph->ncols, ph->total, ph->from, ph->to);
+	ph->ok = fclose(m) == 0;
+	return NULL;
+}
+
 int report_print_hist(FILE *out, hist *h, const report_fmt *f, uint64_t nr_lost)
 {
 	const pf_profile *p = h->prof;
@@ -537,43 +610,26 @@ int report_print_hist(FILE *out, hist *h, const report_fmt *f, uint64_t nr_lost)
 		}
 		fputs("\n#\n", out);
 	}
-	gctx g = { out, h, f, total };
-	char buf[4096];
-	for (size_t i = 0; i < h->n; i++) {
-		hist_entry *e = &h->entries[i];
-		if (!row_shown(e, f, total))
-			continue;
-		fputs("  ", out);
-		for (size_t c = 0; c < ncols; c++) {
-			if (c)
-				fputs("  ", out);
-			switch (cols[c].key) {
-			case COL_CHILDREN: print_pct(out, e->period_acc, total, cols[c].width); break;
-			case COL_SELF: print_pct(out, e->period, total, cols[c].width); break;
-			case COL_SAMPLES: fprintf(out, "%*" PRIu64, cols[c].width, e->nr_events); break;
-			case COL_CALLS: fprintf(out, "%*" PRIu64, cols[c].width, e->nr_events); break;
-			case COL_TOTAL_T: report_fmt_time(buf, sizeof(buf), (double)e->period_acc); fputs(buf, out); break;
-			case COL_SELF_T: report_fmt_time(buf, sizeof(buf), (double)e->period); fputs(buf, out); break;
-			case COL_AVG_T:
-				report_fmt_time(buf, sizeof(buf), e->nr_events ? (double)e->ex_incl / (double)e->nr_events : 0);
-				fputs(buf, out);
-				break;
-			case COL_MIN_T: report_fmt_time(buf, sizeof(buf), (double)e->ex_min); fputs(buf, out); break;
-			case COL_MAX_T: report_fmt_time(buf, sizeof(buf), (double)e->ex_max); fputs(buf, out); break;
-			default: {
-				bool last = c + 1 == ncols;
-				hist_keys[cols[c].key].print(h, e, buf, sizeof(buf), cols[c].width, !last, 0);
-				fputs(buf, out);
-			}
-			}
-		}
-		fputc('\n', out);
-		if (f->cc_mode != CC_NONE && e->cc_root != PF_NONE) {
-			if (f->cc_mode == CC_GRAPH || f->cc_mode == CC_FRACTAL)
-				print_graph(&g, e);
-			else
-				print_flat(&g, e, f->cc_mode == CC_FOLDED);
-		}
+	size_t mid = h->n;
+	print_half ph = { h, f, cols, ncols, 0, h->n, total, NULL, 0, false };
+	pthread_t th;
+	bool threaded = false;
+	size_t split = f->split_rows ? f->split_rows : PRINT_SPLIT_MIN;
+	if (h->n >= split && h->n >= 2) {
+		mid = h->n / 2;
+		ph.from = mid;
+		threaded = pthread_create(&th, NULL, print_half_run, &ph) == 0;
+		if (!threaded)
+			mid = h->n;
+	}
+	print_rows(out, h, f, cols, ncols, total, 0, mid);
+	if (threaded) {
+		pthread_join(th, NULL);
+		if (ph.ok)
+			fwrite(ph.buf, 1, ph.len, out);
+		else
+			print_rows(out, h, f, cols, ncols, total, mid, h->n);
+		free(ph.buf);
 	}
 	return 0;
 }

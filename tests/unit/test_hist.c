@@ -12,6 +12,7 @@
 
 #include "proff/hist.h"
 #include "proff/profile.h"
+#include "proff/report.h"
 
 /* A tiny profile: one dso "prog" with symbols main, a, b, c (c recursive).
  * Stacks (leaf first):
@@ -255,6 +256,171 @@ static void test_diff_mode_collapses_by_name(void **state)
 	hist_free(h);
 }
 
+/* ---- perf's row order: the fast paths against the generic replay -------------- */
+
+/* A random profile: three dsos with overlapping, same-named and
+ * same-start symbols, unresolved locations (addresses within 2^40, or
+ * anywhere when wide: perf's address comparison then wraps), four threads
+ * of three comms, periods from a small set (many ties). */
+static void random_profile(pf_profile *p, unsigned seed, bool wide)
+{
+	static const char *names[] = { "main", "sys_read", "f", "g", "h", "memcpy", "do_page_fault", "k" };
+	static const char *dsos[] = { "prog", "libx.so", "[kernel.kallsyms]" };
+	memset(p, 0, sizeof(*p));
+	pf_strtab_init(&p->strs);
+	srand(seed);
+	p->nr_dsos = 3;
+	p->dsos = calloc(3, sizeof(pf_dso));
+	for (int d = 0; d < 3; d++)
+		p->dsos[d] = (pf_dso){ .long_name = str(p, dsos[d]), .short_name = str(p, dsos[d]),
+				       .kind = d == 2 ? SYM_DSO_KERNEL : SYM_DSO_USER };
+	p->nr_syms = 36;
+	p->syms = calloc(p->nr_syms, sizeof(pf_sym));
+	for (size_t i = 0; i < p->nr_syms; i++) {
+		uint64_t start = 0x1000 + 0x10 * (uint64_t)(rand() % 64);
+		p->syms[i] = (pf_sym){ (uint32_t)(i % 3), str(p, names[rand() % 8]), start,
+				       start + 0x10 + 0x10 * (uint64_t)(rand() % 16) };
+	}
+	p->nr_locs = 100;
+	p->locs = calloc(p->nr_locs, sizeof(pf_loc));
+	for (size_t i = 0; i < p->nr_locs; i++) {
+		pf_loc *l = &p->locs[i];
+		*l = (pf_loc){ .srcline = PF_NONE, .level = '.' };
+		if (i < 60) {
+			uint32_t y = (uint32_t)(rand() % (int)p->nr_syms);
+			l->sym = y;
+			l->dso = p->syms[y].dso;
+			l->addr = p->syms[y].start + 4;
+		} else {
+			l->sym = PF_NONE;
+			l->dso = rand() % 4 == 0 ? PF_NONE : (uint32_t)(rand() % 3);
+			uint64_t a = (uint64_t)rand() << 31 ^ (uint64_t)rand();
+			l->addr = wide ? a << 24 ^ (uint64_t)rand() : a & 0xffffffffffULL;
+		}
+		l->ip = l->addr;
+		if (l->dso == 2)
+			l->level = 'k';
+	}
+	node(p, 0, PF_NONE);
+	p->nodes[0].depth = 0;
+	p->events = calloc(1, sizeof(pf_event));
+	p->events[0] = (pf_event){ .name = strdup("cpu-clock"), .has_callchain = true };
+	p->nr_events = 1;
+	static const struct { uint32_t pid, tid; const char *comm; } th[] = {
+		{ 100, 100, "alpha" }, { 100, 101, "alpha" }, { 200, 200, "beta" }, { 300, 300, "gamma" } };
+	p->nr_threads = 4;
+	p->threads = calloc(4, sizeof(pf_thread));
+	for (int t = 0; t < 4; t++)
+		p->threads[t] = (pf_thread){ th[t].pid, th[t].tid, str(p, th[t].comm) };
+	for (int k = 0; k < 500; k++) {
+		uint32_t cur = 0;
+		for (int d = 0, depth = 1 + rand() % 6; d < depth; d++)
+			cur = node(p, cur, (uint32_t)(rand() % (int)p->nr_locs));
+		int t = rand() % 4;
+		uint64_t period = 1000 * (uint64_t)(1 + rand() % 3);
+		(void)PF_GROW(p->samples, p->cap_samples, p->nr_samples + 1);
+		p->samples[p->nr_samples++] = (pf_sample){ .evsel = 0, .thread = (uint32_t)t, .pid = th[t].pid,
+			.tid = th[t].tid, .comm = str(p, th[t].comm), .cpu = (uint32_t)(rand() % 4), .stack = cur,
+			.period = period, .count = 1 };
+		p->events[0].total_period += period;
+	}
+}
+
+static void free_profile(pf_profile *p)
+{
+	pf_strtab_free(&p->strs);
+	free(p->dsos); free(p->syms); free(p->locs); free(p->nodes); free(p->samples);
+	free(p->events[0].name); free(p->events); free(p->threads);
+}
+
+/* The stable sorts (where a stage's comparator is a total preorder) and
+ * the written-out comparators of the default keys give the order of the
+ * generic replay of perf's trees, ties included. */
+static void test_order_fast_paths(void **state)
+{
+	(void)state;
+	static const char *sorts[] = { "comm,dso,sym", "dso,sym", "sym", "sym,dso", "comm", "pid,sym",
+				       "dso", "cpu,sym", "parent,sym", "comm,sym", "tid" };
+	size_t compared = 0;
+	for (unsigned seed = 1; seed <= 6; seed++) {
+		pf_profile p;
+		random_profile(&p, seed, seed > 3);
+		for (size_t si = 0; si < sizeof(sorts) / sizeof(sorts[0]); si++) {
+			for (int mode = 0; mode < 3; mode++) {
+				hist *hv[2];
+				for (int r = 0; r < 2; r++) {
+					hist_opts o;
+					hist_opts_init(&o);
+					o.sort = sorts[si];
+					o.children = mode > 0;
+					o.callchain = mode != 2;
+					o.caller_order = mode == 1;
+					o.order_replay = r == 1;
+					proff_error err;
+					assert_int_equal(hist_build(&p, 0, &o, &hv[r], &err), 0);
+					hist_sort_report(hv[r]);
+				}
+				assert_int_equal(hv[0]->n, hv[1]->n);
+				for (size_t i = 0; i < hv[0]->n; i++) {
+					const hist_entry *a = &hv[0]->entries[i], *b = &hv[1]->entries[i];
+					if (a->loc != b->loc || a->comm != b->comm || a->tid != b->tid ||
+					    a->period != b->period || a->period_acc != b->period_acc)
+						fail_msg("seed %u, -s %s, mode %d: row %zu differs", seed, sorts[si], mode, i);
+				}
+				compared += hv[0]->n;
+				hist_free(hv[0]);
+				hist_free(hv[1]);
+			}
+		}
+		free_profile(&p);
+	}
+	assert_true(compared > 10000);
+}
+
+/* The report printed with its second half formatted on another thread is
+ * the report printed by one thread, byte for byte (children with graphs,
+ * Self with folded chains). Also built with ThreadSanitizer. */
+static void test_print_split(void **state)
+{
+	(void)state;
+	pf_profile p;
+	random_profile(&p, 7, true);
+	for (int mode = 0; mode < 2; mode++) {
+		hist_opts o;
+		hist_opts_init(&o);
+		o.children = mode == 0;
+		o.callchain = true;
+		o.caller_order = mode == 0;
+		o.order_early = true;
+		hist *h;
+		proff_error err;
+		assert_int_equal(hist_build(&p, 0, &o, &h, &err), 0);
+		hist_sort_report(h);
+		char *buf[2] = { NULL, NULL };
+		size_t len[2] = { 0, 0 };
+		for (int k = 0; k < 2; k++) {
+			report_fmt f;
+			report_fmt_init(&f);
+			f.children = o.children;
+			f.cc_mode = mode == 0 ? CC_GRAPH : CC_FOLDED;
+			f.cc_threshold = 0;
+			f.split_rows = k == 0 ? 1 : SIZE_MAX;
+			FILE *m = open_memstream(&buf[k], &len[k]);
+			assert_non_null(m);
+			assert_int_equal(report_print_hist(m, h, &f, 0), 0);
+			assert_int_equal(fclose(m), 0);
+		}
+		assert_true(h->n > 100);
+		assert_true(len[0] > 10000);
+		assert_int_equal(len[0], len[1]);
+		assert_memory_equal(buf[0], buf[1], len[0]);
+		free(buf[0]);
+		free(buf[1]);
+		hist_free(h);
+	}
+	free_profile(&p);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -264,6 +430,8 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_callchain_tree, setup, teardown),
 		cmocka_unit_test(test_parse_sort),
 		cmocka_unit_test_setup_teardown(test_diff_mode_collapses_by_name, setup, teardown),
+		cmocka_unit_test(test_order_fast_paths),
+		cmocka_unit_test(test_print_split),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -24,7 +24,15 @@ typedef struct sym_ent {
 	uint32_t order;             /* insertion order: ties keep perf's tree order */
 	uint8_t bind, type;
 	uint8_t is_plt;
+	/* The name is a C++ symbol not demangled yet (SYM_MANGLED; with
+	 * SYM_MANGLED_PLT the last 4 bytes are "@plt", kept as they are):
+	 * names are demangled when first looked up, most never are. Read
+	 * and cleared atomically (lookups of a shared context). */
+	uint8_t mangled;
 } sym_ent;
+
+#define SYM_MANGLED 1
+#define SYM_MANGLED_PLT 2
 
 /* A PT_LOAD of the runtime ELF, for map-address <-> ELF virtual address. */
 typedef struct sym_load {
@@ -64,6 +72,9 @@ typedef struct sym_symtab {
 	sym_erased *erased;         /* erases in the order perf makes them (kept until the tree is built) */
 	size_t nerased, erased_cap;
 	sym_tree *tree;             /* NULL unless symbols overlap */
+	bool demangle_params;       /* the demangled form (sym_opts.demangle_params) */
+	char **dem;                 /* demangled names made by lookups */
+	size_t ndem, dem_cap;
 } sym_symtab;
 
 struct sym_dso {

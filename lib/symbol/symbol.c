@@ -46,8 +46,31 @@ int symtab_add(sym_symtab *t, uint64_t start, uint64_t size, uint8_t bind, uint8
 	e->bind = bind;
 	e->type = type;
 	e->is_plt = is_plt;
+	e->mangled = 0;
 	e->order = t->next_order++;
 	return 0;
+}
+
+/* The name a mangled entry stands for (malloc'd), or NULL when the
+ * demangler gives none (the stored name is then the name). */
+static char *ent_demangled(const sym_symtab *t, const char *name, uint8_t mangled)
+{
+	size_t n = strlen(name), sfx = mangled == SYM_MANGLED_PLT ? 4 : 0;
+	char *raw = strndup(name, n - sfx);
+	if (!raw)
+		return NULL;
+	char *dem = sym_demangle(raw, t->demangle_params);
+	free(raw);
+	if (!dem || !sfx)
+		return dem;
+	size_t dl = strlen(dem);
+	char *r = realloc(dem, dl + sfx + 1);
+	if (!r) {
+		free(dem);
+		return NULL;
+	}
+	memcpy(r + dl, name + n - sfx, sfx + 1);
+	return r;
 }
 
 static int ent_cmp(const void *a, const void *b)
@@ -84,13 +107,22 @@ static bool prefer_first(const sym_symtab *t, const sym_ent *a, const sym_ent *b
 		return true;
 	if (gb && !ga)
 		return false;
+	/* perf compares the names it keeps: demangled ones */
 	const char *na = t->names + a->name.off, *nb = t->names + b->name.off;
+	char *da = a->mangled ? ent_demangled(t, na, a->mangled) : NULL;
+	char *db = b->mangled ? ent_demangled(t, nb, b->mangled) : NULL;
+	if (da)
+		na = da;
+	if (db)
+		nb = db;
 	size_t ua = leading_underscores(na), ub = leading_underscores(nb);
+	size_t sa = strlen(na), sb = strlen(nb);
+	free(da);
+	free(db);
 	if (ub > ua)
 		return true;
 	if (ua > ub)
 		return false;
-	size_t sa = strlen(na), sb = strlen(nb);
 	if (sa != sb)
 		return sa > sb;
 	return true;
@@ -225,6 +257,9 @@ void symtab_finish(sym_symtab *t, bool is_kallsyms)
 
 void symtab_free(sym_symtab *t)
 {
+	for (size_t i = 0; i < t->ndem; i++)
+		free(t->dem[i]);
+	free(t->dem);
 	free(t->v);
 	free(t->names);
 	free(t->erased);
@@ -736,9 +771,14 @@ static bool name_has(const char *s, const char *part) { return s && strstr(s, pa
 static int add_name(sym_dso *d, uint64_t start, uint64_t size, uint8_t bind, uint8_t type,
 		    const char *name, bool is_plt, const char *suffix)
 {
-	char *dem = NULL;
+	/* C++ names are demangled when first looked up (sym_lookup) */
+	uint8_t mangled = 0;
 	if (d->ctx->opts.demangle && name[0] == '_' && name[1] == 'Z')
+		mangled = suffix && !strcmp(suffix, "@plt") ? SYM_MANGLED_PLT : suffix ? 0 : SYM_MANGLED;
+	char *dem = NULL;
+	if (d->ctx->opts.demangle && name[0] == '_' && name[1] == 'Z' && !mangled)
 		dem = sym_demangle(name, d->ctx->opts.demangle_params);
+	d->tab.demangle_params = d->ctx->opts.demangle_params;
 	const char *n = dem ? dem : name;
 	int rc;
 	if (suffix) {
@@ -755,6 +795,8 @@ static int add_name(sym_dso *d, uint64_t start, uint64_t size, uint8_t bind, uin
 	} else {
 		rc = symtab_add(&d->tab, start, size, bind, type, n, strlen(n), is_plt);
 	}
+	if (rc == 0)
+		d->tab.v[d->tab.n - 1].mangled = mangled;
 	free(dem);
 	return rc;
 }
@@ -1164,6 +1206,26 @@ char sym_dso_origin(const sym_dso *d)
 	return d->origin;
 }
 
+/* A mangled entry's name demangled, once (under the dso's lock: a
+ * context may be shared by threads); kept as it is when the demangler
+ * gives nothing or memory runs out. */
+static void demangle_entry(sym_dso *d, sym_ent *e)
+{
+	pthread_mutex_lock(&d->lock);
+	if (e->mangled) {
+		sym_symtab *t = &d->tab;
+		char *dem = ent_demangled(t, e->name.ptr, e->mangled);
+		if (dem && PF_GROW(t->dem, t->dem_cap, t->ndem + 1) == 0) {
+			t->dem[t->ndem++] = dem;
+			e->name.ptr = dem;
+		} else {
+			free(dem);
+		}
+		__atomic_store_n(&e->mangled, 0, __ATOMIC_RELEASE);
+	}
+	pthread_mutex_unlock(&d->lock);
+}
+
 bool sym_lookup(sym_dso *d, uint64_t addr, sym_info *out)
 {
 	dso_load(d);
@@ -1171,6 +1233,8 @@ bool sym_lookup(sym_dso *d, uint64_t addr, sym_info *out)
 	if (!e)
 		return false;
 	if (out) {
+		if (__atomic_load_n(&e->mangled, __ATOMIC_ACQUIRE))
+			demangle_entry(d, (sym_ent *)e);
 		out->name = e->name.ptr;
 		out->start = e->start;
 		out->end = e->end;

@@ -196,6 +196,27 @@ static void symtab_sort(sym_symtab *t)
 		i++;
 	if (i == t->n)
 		return;
+	if (i >= t->n / 2) {
+		/* a sorted table and entries added after it (the PLT entries
+		 * after the fixups): sort the tail, merge the two */
+		size_t nt = t->n - i;
+		sym_ent *tmp = pf_realloc_array(NULL, t->n, sizeof(*tmp));
+		if (tmp) {
+			sym_ent *tail = tmp + i;
+			memcpy(tail, t->v + i, nt * sizeof(*tail));
+			qsort(tail, nt, sizeof(*tail), ent_cmp);
+			memcpy(tmp, t->v, i * sizeof(*tmp));
+			size_t a = 0, b = 0, k = 0;
+			while (a < i && b < nt)
+				t->v[k++] = ent_cmp(&tail[b], &tmp[a]) < 0 ? tail[b++] : tmp[a++];
+			while (a < i)
+				t->v[k++] = tmp[a++];
+			while (b < nt)
+				t->v[k++] = tail[b++];
+			free(tmp);
+			return;
+		}
+	}
 	/* entries in insertion order (the usual case): a stable radix sort on
 	 * the start address gives (start, order), several times faster than a
 	 * merge sort for the 10^5 symbols of a big program */

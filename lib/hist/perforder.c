@@ -143,9 +143,9 @@ static void rb_insert_color(rbtree *t, uint32_t node)
 	}
 }
 
-/* What the comparators read of a row, in one array (a replay compares
- * each new row with some 17 others: reading a rank here instead of the row,
- * its symbol, its dso and a string rank saves most of the cache misses).
+/* A row's whole key, in one array (reading ranks here instead of the row,
+ * its symbol, its dso and strings saves most of the cache misses); a
+ * replay copies the fields it reads first into its tree nodes (rbn).
  * Strings are their ranks (strcmp order); NONE_R marks a missing dso,
  * symbol or parent. */
 typedef struct pkey {

@@ -277,9 +277,9 @@ static bool left_collapse(const hist *h, uint32_t nw, uint32_t ex)
 
 static int64_t field_cmp(uint64_t a, uint64_t b) { return a > b ? 1 : a < b ? -1 : 0; }
 
-/* stage 2 (output): hist_entry__sort(new, existing) > 0 -> left; x0 is
- * Children, x1 Self */
-static bool left_output(const hist *h, uint32_t a, uint32_t b)
+/* stage 2 (output), hist_entry__sort(new, existing) up to the sort keys:
+ * Children (x0; equal ones by callchain depth within one thread), Self (x1) */
+static inline int64_t output_periods_cmp(const hist *h, uint32_t a, uint32_t b)
 {
 	int64_t c = 0;
 	if (h->opts.children) {
@@ -293,8 +293,13 @@ static bool left_output(const hist *h, uint32_t a, uint32_t b)
 			}
 		}
 	}
-	if (!c)
-		c = field_cmp(tn[a].x1, tn[b].x1);
+	return c ? c : field_cmp(tn[a].x1, tn[b].x1);
+}
+
+/* stage 2: hist_entry__sort(new, existing) > 0 -> left */
+static bool left_output(const hist *h, uint32_t a, uint32_t b)
+{
+	int64_t c = output_periods_cmp(h, a, b);
 	if (!c)
 		c = entry_cmp(h, 2, a, b);
 	return c > 0;
@@ -321,20 +326,7 @@ static inline int64_t cmp_cds(const rbn *l, const rbn *r)
 static inline bool left_output_cds(const hist *h, uint32_t a, uint32_t b)
 {
 	const rbn *l = &tn[a], *r = &tn[b];
-	int64_t c = 0;
-	if (h->opts.children) {
-		c = field_cmp(l->x0, r->x0);
-		if (!c && h->opts.callchain) {
-			const pkey *ka = full(a), *kb = full(b);
-			if (ka->thread == kb->thread) {
-				c = (int64_t)kb->max_depth - (int64_t)ka->max_depth;
-				if (h->opts.caller_order)
-					c = -c;
-			}
-		}
-	}
-	if (!c)
-		c = field_cmp(l->x1, r->x1);
+	int64_t c = output_periods_cmp(h, a, b);
 	if (!c)
 		c = rcmp(r->comm, l->comm);
 	if (!c)

@@ -384,6 +384,65 @@ static bool stage_is_sort(const hist *h, int stage)
 	return true;
 }
 
+/* Insert node x (its key fields filled; tn is t->n) into a stage's tree:
+ * perf's descent with the stage's rule, then Linux's recoloring. */
+static void tree_insert(const hist *h, rbtree *t, uint32_t x, int stage, bool cds, descend_fn left)
+{
+	rbn *n = t->n;
+	n[x].left = n[x].right = n[x].parent = NIL;
+	n[x].red = 1;
+	uint32_t cur = t->root, parent = NIL;
+	bool go_left = false;
+	if (cds && stage < 2) {
+		/* perf's default keys, the comparator inlined */
+		const rbn *nw = &n[x];
+		while (cur != NIL) {
+			parent = cur;
+			go_left = cmp_cds(&n[cur], nw) < 0;
+			cur = go_left ? n[cur].left : n[cur].right;
+		}
+	} else if (cds) {
+		while (cur != NIL) {
+			parent = cur;
+			go_left = left_output_cds(h, x, cur);
+			cur = go_left ? n[cur].left : n[cur].right;
+		}
+	} else {
+		while (cur != NIL) {
+			parent = cur;
+			go_left = left(h, x, cur);
+			cur = go_left ? n[cur].left : n[cur].right;
+		}
+	}
+	n[x].parent = parent;
+	if (parent == NIL)
+		t->root = x;
+	else if (go_left)
+		n[parent].left = x;
+	else
+		n[parent].right = x;
+	rb_insert_color(t, x);
+}
+
+/* The tree's in-order sequence as rows (node i is items[i]); the count. */
+static size_t tree_walk(const rbtree *t, const uint32_t *items, uint32_t *out)
+{
+	/* an rb-tree of n < 2^32 nodes is at most 64 deep */
+	size_t k = 0, sp = 0;
+	uint32_t stack[128];
+	uint32_t cur = t->root;
+	while (cur != NIL || sp) {
+		while (cur != NIL) {
+			stack[sp++] = cur;
+			cur = t->n[cur].left;
+		}
+		cur = stack[--sp];
+		out[k++] = items[cur];
+		cur = t->n[cur].right;
+	}
+	return k;
+}
+
 /* Stable merge sort of the node indices 0..n-1 by `left` (a sorts before b
  * when left(a, b)): what the tree gives when the comparator is a total
  * preorder (stage_is_sort) — a row goes right of its equals, so equal
@@ -464,40 +523,7 @@ static int replay(const hist *h, const uint32_t *items, size_t n, int stage, uin
 	bool cds = is_cds(h);
 	t.root = NIL;
 	for (size_t i = 0; i < n; i++) {
-		uint32_t x = (uint32_t)i;
-		t.n[x].left = t.n[x].right = t.n[x].parent = NIL;
-		t.n[x].red = 1;
-		uint32_t cur = t.root, parent = NIL;
-		bool go_left = false;
-		if (cds && stage < 2) {
-			/* perf's default keys, the comparator inlined */
-			const rbn *nw = &t.n[x];
-			while (cur != NIL) {
-				parent = cur;
-				go_left = cmp_cds(&t.n[cur], nw) < 0;
-				cur = go_left ? t.n[cur].left : t.n[cur].right;
-			}
-		} else if (cds) {
-			while (cur != NIL) {
-				parent = cur;
-				go_left = left_output_cds(h, x, cur);
-				cur = go_left ? t.n[cur].left : t.n[cur].right;
-			}
-		} else {
-			while (cur != NIL) {
-				parent = cur;
-				go_left = left(h, x, cur);
-				cur = go_left ? t.n[cur].left : t.n[cur].right;
-			}
-		}
-		t.n[x].parent = parent;
-		if (parent == NIL)
-			t.root = x;
-		else if (go_left)
-			t.n[parent].left = x;
-		else
-			t.n[parent].right = x;
-		rb_insert_color(&t, x);
+		tree_insert(h, &t, (uint32_t)i, stage, cds, left);
 		/* user-space rows are known from the start (observed: their
 		 * srclines always size the column), others once compared */
 		if (out_stage && srcline_known &&
@@ -508,19 +534,7 @@ static int replay(const hist *h, const uint32_t *items, size_t n, int stage, uin
 				srcline_width = l;
 		}
 	}
-	/* in-order walk (an rb-tree of n < 2^32 nodes is at most 64 deep) */
-	size_t k = 0, sp = 0;
-	uint32_t stack[128];
-	uint32_t cur = t.root;
-	while (cur != NIL || sp) {
-		while (cur != NIL) {
-			stack[sp++] = cur;
-			cur = t.n[cur].left;
-		}
-		cur = stack[--sp];
-		out[k++] = items[cur];
-		cur = t.n[cur].right;
-	}
+	size_t k = tree_walk(&t, items, out);
 	tn = NULL;
 	titems = NULL;
 	free(t.n);

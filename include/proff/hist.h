@@ -148,6 +148,13 @@ int hist_order_perf(hist *h);
 typedef struct hist_order hist_order;
 void hist_order_start(hist *h);
 void hist_order_discard(hist *h);
+/* The same, streamed (hist_build's Children pass): begun before any row
+ * exists, each new row handed over as it is created (ids in order), ended
+ * when the rows and totals are final; perf's input tree is built by the
+ * thread meanwhile. Without srcline keys only; otherwise no-ops. */
+void hist_order_stream_begin(hist *h);
+void hist_order_stream_row(hist *h, size_t id);
+void hist_order_stream_end(hist *h);
 /* Column width of key k over the non-filtered entries (perf's hists__calc_col_len). */
 size_t hist_key_col_width(const hist *h, int key_id);
 

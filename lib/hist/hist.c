@@ -450,6 +450,8 @@ static int64_t find_entry(hist *h, const ctx *c, uint32_t loc, bool chain, proff
 	t->s[j].id = (uint32_t)h->n + 1;
 	t->s[j].hash = hash;
 	t->len++;
+	if (h->order)
+		hist_order_stream_row(h, h->n);
 	return (int64_t)h->n++;
 }
 
@@ -915,6 +917,10 @@ int hist_build(pf_profile *prof, uint32_t evsel, const hist_opts *opts, hist **o
 		hist_free(h);
 		return proff_err_set(err, PROFF_ENOMEM, NULL, PROFF_NO_OFFSET, "out of memory");
 	}
+	/* perf's row order begun on another thread, its input tree built
+	 * while this pass creates the rows */
+	if (fast_cc && opts->order_early)
+		hist_order_stream_begin(h);
 	for (size_t si = 0; si < prof->nr_samples; si++) {
 		const pf_sample *s = &prof->samples[si];
 		if (s->evsel != evsel)
@@ -1022,8 +1028,10 @@ int hist_build(pf_profile *prof, uint32_t evsel, const hist_opts *opts, hist **o
 		uint64_t min_keep = opts->cc_min_percent > 0 ? (uint64_t)((double)tot * (opts->cc_min_percent / 100.0)) : 0;
 		/* the rows and their totals are final: perf's row order on the
 		 * other core while this one builds the trees */
-		if (opts->order_early)
-			hist_order_start(h);
+		if (opts->order_early) {
+			hist_order_stream_end(h);
+			hist_order_start(h);    /* unless streamed */
+		}
 		rc = cc_children_caller(h, idx, nidx, self_of, parent_of, min_keep, err);
 		if (rc < 0)
 			goto fail;

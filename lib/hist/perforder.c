@@ -558,10 +558,11 @@ static uint32_t dso_name_id(const hist *h, const hist_entry *e)
 
 static uint32_t sym_name_id(const hist *h, const hist_entry *e) { return h->prof->syms[e->sym].name; }
 
-static const pf_profile *rank_prof;
-static int rank_cmp(const void *a, const void *b)
+/* strcmp order of string ids (qsort_r: orderings may run on several threads) */
+static int rank_cmp(const void *a, const void *b, void *prof)
 {
-	return strcmp(pf_str(rank_prof, *(const uint32_t *)a), pf_str(rank_prof, *(const uint32_t *)b));
+	const pf_profile *p = prof;
+	return strcmp(pf_str(p, *(const uint32_t *)a), pf_str(p, *(const uint32_t *)b));
 }
 
 /* The rows' keys: every string a row's key may compare replaced by its rank
@@ -598,8 +599,7 @@ static pkey *build_keys(const hist *h)
 	for (size_t i = 0; i < ns; i++)
 		if (used[i])
 			ids[nu++] = (uint32_t)i;
-	rank_prof = p;
-	qsort(ids, nu, sizeof(uint32_t), rank_cmp);
+	qsort_r(ids, nu, sizeof(uint32_t), rank_cmp, (void *)p);
 	for (size_t i = 0; i < nu; i++)
 		srank[ids[i]] = (uint32_t)i;
 	for (size_t i = 0; i < h->n; i++) {
@@ -653,12 +653,45 @@ struct hist_order {
 	int rc;
 	bool threaded;
 	pthread_t th;
+	/* Streamed (hist_order_stream_begin): the rows reach the thread as the
+	 * Children pass creates them, and the input tree grows meanwhile. */
+	bool streaming;
+	pthread_mutex_t mu;
+	pthread_cond_t cv;
+	struct srow **chunks;      /* SROW_CHUNK rows each, never moved */
+	size_t produced;           /* rows written (the creating thread's) */
+	size_t published;          /* rows the thread may read (under mu) */
+	bool done, failed;         /* (under mu) */
+	bool failed_local;         /* the creating thread's failure (not under mu) */
+	uint64_t *per_acc, *per_self;   /* once done: the rows' Children and Self */
+	uint32_t *per_depth;
 };
+
+/* A streamed row: its key as the rows hold it (string ids, not ranks) */
+typedef struct srow {
+	uint64_t addr, sym_start, sym_end;
+	uint32_t comm, tid, cpu, dso, sym, parent, thread;
+} srow;
+
+#define SROW_SHIFT 14
+#define SROW_CHUNK ((size_t)1 << SROW_SHIFT)
+#define SROW_MAX_CHUNKS ((size_t)1 << (32 - SROW_SHIFT))
+#define SROW_PUBLISH 4096          /* rows handed over at a time */
 
 static void order_free(hist_order *o)
 {
 	if (!o)
 		return;
+	if (o->streaming) {
+		for (size_t i = 0; i < SROW_MAX_CHUNKS && o->chunks && o->chunks[i]; i++)
+			free(o->chunks[i]);
+		free(o->chunks);
+		free(o->per_acc);
+		free(o->per_self);
+		free(o->per_depth);
+		pthread_mutex_destroy(&o->mu);
+		pthread_cond_destroy(&o->cv);
+	}
 	free(o->keys);
 	free(o->known);
 	free(o->perm);
@@ -738,6 +771,245 @@ static int order_apply(hist *h, hist_order *o)
 	return 0;
 }
 
+/* ---- the streamed ordering --------------------------------------------------- */
+
+/* Ranks of every string of the profile (strcmp order): the rows are not
+ * known yet, so all strings are ranked (ranks of the used ones compare
+ * as build_keys' do). */
+static uint32_t *all_ranks(const pf_profile *p)
+{
+	size_t ns = p->strs.n;
+	uint32_t *ids = malloc((ns ? ns : 1) * sizeof(uint32_t));
+	uint32_t *srank = malloc((ns ? ns : 1) * sizeof(uint32_t));
+	if (!ids || !srank) {
+		free(ids);
+		free(srank);
+		return NULL;
+	}
+	for (size_t i = 0; i < ns; i++)
+		ids[i] = (uint32_t)i;
+	qsort_r(ids, ns, sizeof(uint32_t), rank_cmp, (void *)p);
+	for (size_t i = 0; i < ns; i++)
+		srank[ids[i]] = (uint32_t)i;
+	free(ids);
+	return srank;
+}
+
+static void *order_stream_run(void *arg)
+{
+	hist_order *o = arg;
+	const hist *h = o->h;
+	uint32_t *srank = all_ranks(h->prof);
+	size_t ns = h->prof->strs.n;
+	rbtree t = { NULL, NIL };
+	size_t cap = 0, done_rows = 0;
+	pkey *keys = NULL;
+	uint32_t *ident = NULL;
+	int rc = srank ? 0 : -1;
+	bool cds = is_cds(h);
+	for (;;) {
+		pthread_mutex_lock(&o->mu);
+		while (!rc && done_rows == o->published && !o->done && !o->failed)
+			pthread_cond_wait(&o->cv, &o->mu);
+		size_t upto = o->published;
+		bool fin = o->done, failed = o->failed;
+		pthread_mutex_unlock(&o->mu);
+		if (failed || rc)
+			break;
+		if (upto > cap) {
+			size_t ncap = cap ? cap : SROW_CHUNK;
+			while (ncap < upto)
+				ncap *= 2;
+			rbn *nn = aligned_alloc(64, ncap * sizeof(rbn));
+			pkey *nk = realloc(keys, ncap * sizeof(pkey));
+			uint32_t *ni = realloc(ident, ncap * sizeof(uint32_t));
+			if (nk)
+				keys = nk;
+			if (ni)
+				ident = ni;
+			if (!nn || !nk || !ni) {
+				free(nn);
+				rc = -1;
+				break;
+			}
+			if (t.n)
+				memcpy(nn, t.n, done_rows * sizeof(rbn));
+			free(t.n);
+			t.n = nn;
+			cap = ncap;
+		}
+		pk = keys;
+		tn = t.n;
+		titems = ident;
+		for (; done_rows < upto; done_rows++) {
+			const srow *r = &o->chunks[done_rows >> SROW_SHIFT][done_rows & (SROW_CHUNK - 1)];
+			pkey *x = &keys[done_rows];
+			memset(x, 0, sizeof(*x));
+			x->addr = r->addr;
+			x->comm = r->comm < ns ? srank[r->comm] : 0;
+			x->tid = r->tid;
+			x->cpu = r->cpu;
+			x->dso = r->dso != UINT32_MAX && r->dso < ns ? srank[r->dso] : NONE_R;
+			x->sym = r->sym != UINT32_MAX && r->sym < ns ? srank[r->sym] : NONE_R;
+			x->sym_start = x->sym != NONE_R ? r->sym_start : 0;
+			x->sym_end = x->sym != NONE_R ? r->sym_end : 0;
+			x->parent = r->parent ? (r->parent < ns ? srank[r->parent] : 0) : NONE_R;
+			x->thread = r->thread;
+			x->idx = (uint32_t)done_rows;
+			ident[done_rows] = (uint32_t)done_rows;
+			rbn *nd = &t.n[done_rows];
+			nd->comm = x->comm;
+			nd->dso = x->dso;
+			nd->sym = x->sym;
+			nd->x0 = x->addr;
+			nd->x1 = x->sym_start;
+			nd->x2 = x->sym_end;
+			tree_insert(h, &t, (uint32_t)done_rows, 0, cds, left_input);
+		}
+		if (fin && done_rows == upto)
+			break;
+	}
+	size_t n = done_rows;
+	uint32_t *a = NULL, *b = NULL;
+	if (!rc) {
+		a = malloc((n ? n : 1) * sizeof(*a));
+		b = malloc((n ? n : 1) * sizeof(*b));
+		if (!a || !b || !o->per_acc || tree_walk(&t, ident, b) != n)
+			rc = -1;
+	}
+	free(t.n);
+	free(ident);
+	free(srank);
+	tn = NULL;
+	titems = NULL;
+	if (!rc) {
+		/* the periods, final once the Children pass is done */
+		for (size_t i = 0; i < n; i++) {
+			keys[i].period_acc = o->per_acc[i];
+			keys[i].period = o->per_self[i];
+			keys[i].max_depth = o->per_depth[i];
+		}
+		pk = keys;
+		if (needs_collapse(h)) {
+			rc = replay(h, b, n, 1, a);
+			uint32_t *x = a; a = b; b = x;
+		}
+		if (!rc)
+			rc = replay(h, b, n, 2, a);
+	}
+	pk = NULL;
+	free(b);
+	o->keys = keys;
+	o->perm = a;
+	o->n = n;
+	o->rc = rc ? -1 : 0;
+	return NULL;
+}
+
+void hist_order_stream_begin(hist *h)
+{
+	if (h->order || h->n)
+		return;
+	for (int i = 0; i < h->nkeys; i++)
+		if (h->keys[i] == HK_SRCLINE)
+			return;     /* srcline keys compute strings: in hist_order_perf */
+	hist_order *o = calloc(1, sizeof(*o));
+	if (!o)
+		return;
+	o->h = h;
+	o->chunks = calloc(SROW_MAX_CHUNKS, sizeof(*o->chunks));
+	if (!o->chunks || pthread_mutex_init(&o->mu, NULL) != 0) {
+		free(o->chunks);
+		free(o);
+		return;
+	}
+	if (pthread_cond_init(&o->cv, NULL) != 0) {
+		pthread_mutex_destroy(&o->mu);
+		free(o->chunks);
+		free(o);
+		return;
+	}
+	o->streaming = true;
+	if (pthread_create(&o->th, NULL, order_stream_run, o) != 0) {
+		order_free(o);
+		return;             /* hist_order_start then works as before */
+	}
+	o->threaded = true;
+	h->order = o;
+}
+
+static void stream_publish(hist_order *o, bool done, bool failed)
+{
+	pthread_mutex_lock(&o->mu);
+	o->published = o->produced;
+	o->done |= done;
+	o->failed |= failed;
+	pthread_cond_signal(&o->cv);
+	pthread_mutex_unlock(&o->mu);
+}
+
+void hist_order_stream_row(hist *h, size_t id)
+{
+	hist_order *o = h->order;
+	if (!o || !o->streaming || o->done || o->failed_local || id != o->produced)
+		return;
+	size_t c = id >> SROW_SHIFT;
+	if (c >= SROW_MAX_CHUNKS) {
+		o->failed_local = true;
+		stream_publish(o, false, true);
+		return;
+	}
+	if (!o->chunks[c] && !(o->chunks[c] = malloc(SROW_CHUNK * sizeof(srow)))) {
+		o->failed_local = true;
+		stream_publish(o, false, true);
+		return;
+	}
+	const hist_entry *e = &h->entries[id];
+	srow *r = &o->chunks[c][id & (SROW_CHUNK - 1)];
+	r->addr = e->addr;
+	r->comm = e->comm;
+	r->tid = e->tid;
+	r->cpu = e->cpu;
+	r->dso = e->dso != PF_NONE ? dso_name_id(h, e) : UINT32_MAX;
+	if (e->sym != PF_NONE) {
+		const pf_sym *y = &h->prof->syms[e->sym];
+		r->sym = y->name;
+		r->sym_start = y->start;
+		r->sym_end = y->end;
+	} else {
+		r->sym = UINT32_MAX;
+		r->sym_start = r->sym_end = 0;
+	}
+	r->parent = e->parent;
+	r->thread = e->thread;
+	o->produced = id + 1;
+	if (o->produced % SROW_PUBLISH == 0)
+		stream_publish(o, false, false);
+}
+
+void hist_order_stream_end(hist *h)
+{
+	hist_order *o = h->order;
+	if (!o || !o->streaming || o->done)
+		return;
+	size_t n = o->produced;
+	bool ok = !o->failed_local && n == h->n;
+	if (ok) {
+		o->per_acc = malloc((n ? n : 1) * sizeof(uint64_t));
+		o->per_self = malloc((n ? n : 1) * sizeof(uint64_t));
+		o->per_depth = malloc((n ? n : 1) * sizeof(uint32_t));
+		ok = o->per_acc && o->per_self && o->per_depth;
+	}
+	if (ok) {
+		for (size_t i = 0; i < n; i++) {
+			o->per_acc[i] = h->entries[i].period_acc;
+			o->per_self[i] = h->entries[i].period;
+			o->per_depth[i] = h->entries[i].max_depth;
+		}
+	}
+	stream_publish(o, true, !ok);
+}
+
 void hist_order_start(hist *h)
 {
 	if (h->order)
@@ -766,6 +1038,15 @@ void hist_order_discard(hist *h)
 {
 	if (!h->order)
 		return;
+	hist_order *o = h->order;
+	if (o->streaming && o->threaded) {
+		/* a thread still waiting for rows stops */
+		pthread_mutex_lock(&o->mu);
+		if (!o->done)
+			o->failed = true;
+		pthread_cond_signal(&o->cv);
+		pthread_mutex_unlock(&o->mu);
+	}
 	order_join(h->order);
 	order_free(h->order);
 	h->order = NULL;

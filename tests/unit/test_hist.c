@@ -333,9 +333,10 @@ static void free_profile(pf_profile *p)
 	free(p->events[0].name); free(p->events); free(p->threads);
 }
 
-/* The stable sorts (where a stage's comparator is a total preorder) and
- * the written-out comparators of the default keys give the order of the
- * generic replay of perf's trees, ties included. */
+/* The stable sorts (where a stage's comparator is a total preorder), the
+ * written-out comparators of the default keys and the ordering streamed to
+ * another thread during the Children pass give the order of the generic
+ * replay of perf's trees, ties included. */
 static void test_order_fast_paths(void **state)
 {
 	(void)state;
@@ -347,8 +348,10 @@ static void test_order_fast_paths(void **state)
 		random_profile(&p, seed, seed > 3);
 		for (size_t si = 0; si < sizeof(sorts) / sizeof(sorts[0]); si++) {
 			for (int mode = 0; mode < 3; mode++) {
-				hist *hv[2];
-				for (int r = 0; r < 2; r++) {
+				/* 0: fast paths, 1: the generic replay, 2: the order
+				 * computed on another thread (streamed in children mode) */
+				hist *hv[3];
+				for (int r = 0; r < 3; r++) {
 					hist_opts o;
 					hist_opts_init(&o);
 					o.sort = sorts[si];
@@ -356,20 +359,24 @@ static void test_order_fast_paths(void **state)
 					o.callchain = mode != 2;
 					o.caller_order = mode == 1;
 					o.order_replay = r == 1;
+					o.order_early = r == 2;
 					proff_error err;
 					assert_int_equal(hist_build(&p, 0, &o, &hv[r], &err), 0);
 					hist_sort_report(hv[r]);
 				}
-				assert_int_equal(hv[0]->n, hv[1]->n);
-				for (size_t i = 0; i < hv[0]->n; i++) {
-					const hist_entry *a = &hv[0]->entries[i], *b = &hv[1]->entries[i];
-					if (a->loc != b->loc || a->comm != b->comm || a->tid != b->tid ||
-					    a->period != b->period || a->period_acc != b->period_acc)
-						fail_msg("seed %u, -s %s, mode %d: row %zu differs", seed, sorts[si], mode, i);
+				for (int r = 0; r < 3; r += 2) {
+					assert_int_equal(hv[r]->n, hv[1]->n);
+					for (size_t i = 0; i < hv[r]->n; i++) {
+						const hist_entry *a = &hv[r]->entries[i], *b = &hv[1]->entries[i];
+						if (a->loc != b->loc || a->comm != b->comm || a->tid != b->tid ||
+						    a->period != b->period || a->period_acc != b->period_acc)
+							fail_msg("seed %u, -s %s, mode %d, way %d: row %zu differs", seed,
+								 sorts[si], mode, r, i);
+					}
 				}
 				compared += hv[0]->n;
-				hist_free(hv[0]);
-				hist_free(hv[1]);
+				for (int r = 0; r < 3; r++)
+					hist_free(hv[r]);
 			}
 		}
 		free_profile(&p);

@@ -384,6 +384,24 @@ static bool stage_is_sort(const hist *h, int stage)
 	return true;
 }
 
+/* A tree node's key fields from the row's key: stage 2 (output) keeps the
+ * periods, the others the address and symbol range. */
+static void node_fill(rbn *x, const pkey *k, bool out_stage)
+{
+	x->comm = k->comm;
+	x->dso = k->dso;
+	x->sym = k->sym;
+	if (out_stage) {
+		x->x0 = k->period_acc;
+		x->x1 = k->period;
+		x->x2 = 0;
+	} else {
+		x->x0 = k->addr;
+		x->x1 = k->sym_start;
+		x->x2 = k->sym_end;
+	}
+}
+
 /* Insert node x (its key fields filled; tn is t->n) into a stage's tree:
  * perf's descent with the stage's rule, then Linux's recoloring. */
 static void tree_insert(const hist *h, rbtree *t, uint32_t x, int stage, bool cds, descend_fn left)
@@ -494,20 +512,7 @@ static int replay(const hist *h, const uint32_t *items, size_t n, int stage, uin
 		return -1;
 	bool out_stage = stage == 2;
 	for (size_t i = 0; i < n; i++) {
-		const pkey *k = &pk[items[i]];
-		rbn *x = &t.n[i];
-		x->comm = k->comm;
-		x->dso = k->dso;
-		x->sym = k->sym;
-		if (out_stage) {
-			x->x0 = k->period_acc;
-			x->x1 = k->period;
-			x->x2 = 0;
-		} else {
-			x->x0 = k->addr;
-			x->x1 = k->sym_start;
-			x->x2 = k->sym_end;
-		}
+		node_fill(&t.n[i], &pk[items[i]], out_stage);
 	}
 	tn = t.n;
 	titems = items;
@@ -857,13 +862,7 @@ static void *order_stream_run(void *arg)
 			x->thread = r->thread;
 			x->idx = (uint32_t)done_rows;
 			ident[done_rows] = (uint32_t)done_rows;
-			rbn *nd = &t.n[done_rows];
-			nd->comm = x->comm;
-			nd->dso = x->dso;
-			nd->sym = x->sym;
-			nd->x0 = x->addr;
-			nd->x1 = x->sym_start;
-			nd->x2 = x->sym_end;
+			node_fill(&t.n[done_rows], x, false);
 			tree_insert(h, &t, (uint32_t)done_rows, 0, cds, left_input);
 		}
 		if (fin && done_rows == upto)

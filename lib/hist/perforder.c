@@ -762,13 +762,15 @@ static int order_apply(hist *h, hist_order *o)
 	if (o->rc < 0 || o->n != h->n)
 		return -1;
 	size_t n = h->n;
-	hist_entry *sorted = malloc((n ? n : 1) * sizeof(*sorted));
-	if (!sorted)
-		return -1;
-	for (size_t i = 0; i < n; i++)
-		sorted[i] = h->entries[o->perm[i]];
-	memcpy(h->entries, sorted, n * sizeof(*sorted));
-	free(sorted);
+	if (n) {
+		hist_entry *sorted = malloc(n * sizeof(*sorted));
+		if (!sorted)
+			return -1;
+		for (size_t i = 0; i < n; i++)
+			sorted[i] = h->entries[o->perm[i]];
+		memcpy(h->entries, sorted, n * sizeof(*sorted));
+		free(sorted);
+	}
 	if (o->known) {
 		size_t hw = strlen(hist_keys[HK_SRCLINE].header);
 		h->srcline_width = o->width > hw ? o->width : hw;

@@ -4,8 +4,10 @@
  * /dev/null; then loads it as a profile (through a memfd, with no symbol
  * files to find), with callchains (read by one thread, and by two in
  * halves with samples by comm and a tiny raw-stack cache) and with samples
- * merged per stack, and builds its Children and Self report rows. Any crash, hang, sanitizer report or unbounded
- * allocation is a bug. Built and run by tests/fuzz/run.sh.
+ * merged per stack, and builds its Children and Self report rows in perf's
+ * order (the Children rows' order on a thread of its own, streamed) and
+ * prints them (in two halves, by two threads). Any crash, hang, sanitizer
+ * report or unbounded allocation is a bug. Built and run by tests/fuzz/run.sh.
  */
 #include <stdint.h>
 #include <stdio.h>
@@ -15,6 +17,9 @@
 #include "proff/hist.h"
 #include "proff/perfdata.h"
 #include "proff/profile.h"
+#include "proff/report.h"
+
+static FILE *devnull;
 
 static void load_profile(const char *path, bool callchain, bool merge, bool split, bool tight)
 {
@@ -43,15 +48,22 @@ static void load_profile(const char *path, bool callchain, bool merge, bool spli
 			ho.callchain = callchain;
 			ho.caller_order = !self;
 			ho.cc_min_percent = 0.5;
+			ho.order_early = true;
 			hist *h;
-			if (hist_build(p, (uint32_t)ev, &ho, &h, &e) == 0)
+			if (hist_build(p, (uint32_t)ev, &ho, &h, &e) == 0) {
+				hist_sort_report(h);
+				report_fmt f;
+				report_fmt_init(&f);
+				f.children = ho.children;
+				f.cc_mode = callchain ? CC_GRAPH : CC_NONE;
+				f.split_rows = 1;
+				report_print_hist(devnull, h, &f, 0);
 				hist_free(h);
+			}
 		}
 	}
 	pf_profile_free(p);
 }
-
-static FILE *devnull;
 
 static int cb(void *ctx, const pd_event *ev)
 {

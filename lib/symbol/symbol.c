@@ -789,36 +789,29 @@ bool sym_map_to_vaddr(const sym_dso *d, uint64_t addr, uint64_t *vaddr)
 
 static bool name_has(const char *s, const char *part) { return s && strstr(s, part) != NULL; }
 
+/* One ELF symbol, or (is_plt) a PLT entry named "NAME@plt". C++ names are
+ * kept mangled and demangled when first looked up (sym_lookup). */
 static int add_name(sym_dso *d, uint64_t start, uint64_t size, uint8_t bind, uint8_t type,
-		    const char *name, bool is_plt, const char *suffix)
+		    const char *name, bool is_plt)
 {
-	/* C++ names are demangled when first looked up (sym_lookup) */
 	uint8_t mangled = 0;
 	if (d->ctx->opts.demangle && name[0] == '_' && name[1] == 'Z')
-		mangled = suffix && !strcmp(suffix, "@plt") ? SYM_MANGLED_PLT : suffix ? 0 : SYM_MANGLED;
-	char *dem = NULL;
-	if (d->ctx->opts.demangle && name[0] == '_' && name[1] == 'Z' && !mangled)
-		dem = sym_demangle(name, d->ctx->opts.demangle_params);
-	d->tab.demangle_params = d->ctx->opts.demangle_params;
-	const char *n = dem ? dem : name;
+		mangled = is_plt ? SYM_MANGLED_PLT : SYM_MANGLED;
 	int rc;
-	if (suffix) {
-		size_t a = strlen(n), b = strlen(suffix);
-		char *tmp = malloc(a + b + 1);
-		if (!tmp) {
-			free(dem);
+	if (is_plt) {
+		size_t a = strlen(name);
+		char *tmp = malloc(a + sizeof("@plt"));
+		if (!tmp)
 			return PROFF_ENOMEM;
-		}
-		memcpy(tmp, n, a);
-		memcpy(tmp + a, suffix, b + 1);
-		rc = symtab_add(&d->tab, start, size, bind, type, tmp, a + b, is_plt);
+		memcpy(tmp, name, a);
+		memcpy(tmp + a, "@plt", sizeof("@plt"));
+		rc = symtab_add(&d->tab, start, size, bind, type, tmp, a + 4, true);
 		free(tmp);
 	} else {
-		rc = symtab_add(&d->tab, start, size, bind, type, n, strlen(n), is_plt);
+		rc = symtab_add(&d->tab, start, size, bind, type, name, strlen(name), false);
 	}
 	if (rc == 0)
 		d->tab.v[d->tab.n - 1].mangled = mangled;
-	free(dem);
 	return rc;
 }
 
@@ -890,7 +883,7 @@ static int read_elf_symbols(sym_dso *d, elf_src *syms, elf_src *runtime, GElf_Wo
 			v -= l->vaddr - l->offset;
 		else
 			v -= sh.sh_addr - sh.sh_offset;
-		int rc = add_name(d, v, sym.st_size, GELF_ST_BIND(sym.st_info), (uint8_t)type, name, false, NULL);
+		int rc = add_name(d, v, sym.st_size, GELF_ST_BIND(sym.st_info), (uint8_t)type, name, false);
 		if (rc < 0)
 			return rc;
 	}
@@ -961,7 +954,7 @@ static int synthesize_plt(sym_dso *d, Elf *elf)
 			name = elf_strptr(elf, dynsh.sh_link, s.st_name);
 		if (!name)
 			name = "";      /* perf 6.1 prints "@plt" for IRELATIVE entries */
-		int rc = add_name(d, off, entsize, STB_GLOBAL, STT_FUNC, name, true, "@plt");
+		int rc = add_name(d, off, entsize, STB_GLOBAL, STT_FUNC, name, true);
 		if (rc < 0)
 			return rc;
 		off += entsize;
@@ -1003,6 +996,7 @@ static bool running_vdso(uint8_t **img, size_t *size)
 static int load_user(sym_dso *d)
 {
 	sym_ctx *c = d->ctx;
+	d->tab.demangle_params = c->opts.demangle_params;   /* for lazy demangling */
 	char bid_hex[2 * SYM_BUILD_ID_MAX + 1] = "";
 	char path[PATH_MAX], tmp[PATH_MAX];
 	elf_src cand[6];

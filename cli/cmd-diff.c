@@ -688,6 +688,7 @@ int cmd_diff(int argc, char **argv)
 		par = x < 1 ? 1 : (size_t)x;
 	}
 	elf_version(EV_CURRENT);     /* libelf's global init, before any thread */
+	cli_fast_heap();
 	phase("start");
 	run_jobs(jobs, sizeof(*jobs), nfiles, par, load_thread);
 	for (size_t f = 0; f < nfiles; f++)

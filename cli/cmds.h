@@ -49,4 +49,7 @@ int cli_parse_opt(int argc, char **argv, int *i, const struct cli_opt *opts, siz
  * given/environment path is unreadable (reported); -2 not found (not reported). */
 int cli_find_runtime(const char *given, char *out, size_t len);
 
+/* Before a large read: the heap set up for it (see cli-util.c). */
+void cli_fast_heap(void);
+
 #endif

@@ -78,7 +78,9 @@ if [ $have_cc = 1 ]; then
 		ok "cache: .build-id/01/2345... -> ../../<abs path>/<build-id>" || not_ok "cache link"
 	od -An -v -tx1 b.data | tr -d ' \n' | grep -q "$BID" && ok "BUILD_ID feature holds the build-id" || not_ok "BUILD_ID in file"
 	rm -rf "$TMP/cache2"
-	"$PROFF" record -q --buildid-dir "$TMP/cache2" -o b2.data ./spin 50
+	# only binaries with samples are cached: 50 ms of wall time on a busy
+	# machine gave spin no sample once
+	"$PROFF" record -q --buildid-dir "$TMP/cache2" -o b2.data ./spin 250
 	[ -f "$TMP/cache2/${TMP#/}/spin/$BID/elf" ] && ok "--buildid-dir" || not_ok "--buildid-dir"
 	rm -rf "$TMP/cache3"
 	PROFF_BUILDID_DIR=$TMP/cache3 "$PROFF" record -q -N -o b3.data ./spin 50

@@ -25,6 +25,7 @@
 #include "proff/hist.h"
 #include "proff/perfdata.h"
 #include "proff/profile.h"
+#include "proff/symbol.h"
 
 #define EXIT_SETUP 255     /* perf returns -1 from cmd_diff for these */
 
@@ -652,6 +653,7 @@ int cmd_diff(int argc, char **argv)
 	/* load every file completely (concurrently; results used in file order) */
 	pf_profile **profs = calloc(nfiles, sizeof(*profs));
 	load_job *jobs = calloc(nfiles, sizeof(*jobs));
+	sym_ctx *shared_syms = NULL;   /* below: before the loads */
 	if (!profs || !jobs) {
 		free(jobs);
 		goto out_cpu;
@@ -688,6 +690,18 @@ int cmd_diff(int argc, char **argv)
 		par = x < 1 ? 1 : (size_t)x;
 	}
 	elf_version(EV_CURRENT);     /* libelf's global init, before any thread */
+	/* the files' binaries are mostly the same ones: their symbol tables
+	 * read once for all (kernel symbols stay per file) */
+	if (nfiles > 1) {
+		sym_opts so = {
+			.symfs = jobs[0].lo.symfs, .buildid_dir = jobs[0].lo.buildid_dir, .demangle = true,
+			.demangle_params = jobs[0].lo.demangle_params, .inline_frames = jobs[0].lo.inline_frames,
+		};
+		proff_error serr = {0};
+		if (sym_ctx_new(&so, &shared_syms, &serr) == 0)
+			for (size_t f = 0; f < nfiles; f++)
+				jobs[f].lo.shared_syms = shared_syms;
+	}
 	cli_fast_heap();
 	phase("start");
 	run_jobs(jobs, sizeof(*jobs), nfiles, par, load_thread);
@@ -785,6 +799,7 @@ out_jobs:
 			pf_profile_free(jobs[f].prof);
 		free(jobs[f].time_spec);
 	}
+	sym_ctx_free(shared_syms);
 	free(jobs);
 	free(profs);
 out_cpu:

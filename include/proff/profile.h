@@ -125,6 +125,9 @@ typedef struct pf_load_opts {
 	 * profile is the same for any size. */
 	size_t stack_cache_bytes;
 	bool demangle_params;      /* C++ names with parameter lists (perf -v) */
+	/* Binaries' symbol tables shared with other profiles read with the
+	 * same symbol options (sym_opts.user_dsos; NULL: the profile's own). */
+	struct sym_ctx *shared_syms;
 	/* A large file may be read by two threads (two halves by time, merged:
 	 * the same profile as one sequential read): files whose data section
 	 * has at least split_min_bytes (0: 16 MiB). */

@@ -34,6 +34,11 @@ typedef struct sym_opts {
 	bool demangle;              /* C++ demangling (default true) */
 	bool demangle_params;       /* keep parameter lists, as perf -v does */
 	bool inline_frames;         /* resolve inlined frames for srcline */
+	/* Binaries' symbols (user dsos) looked up, and loaded once, in this
+	 * context instead: profiles read with the same options share them (a
+	 * diff's files). Kernel, module and vdso symbols stay per context (they
+	 * depend on the recorded kernel). It must outlive the contexts using it. */
+	struct sym_ctx *user_dsos;
 } sym_opts;
 
 enum sym_dso_kind {

@@ -1694,6 +1694,7 @@ int pf_profile_load(const char *path, const pf_load_opts *opts, pf_profile **out
 		.demangle = true,
 		.demangle_params = pr->opts.demangle_params,
 		.inline_frames = pr->opts.inline_frames,
+		.user_dsos = pr->opts.shared_syms,
 	};
 	if ((rc = sym_ctx_new(&so, &p->syms_ctx, err)) < 0)
 		goto fail_rd;

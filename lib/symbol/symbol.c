@@ -527,6 +527,8 @@ sym_dso *sym_dso_get(sym_ctx *ctx, const char *filename,
 		filename = "";
 	if (build_id_size > SYM_BUILD_ID_MAX)
 		build_id_size = SYM_BUILD_ID_MAX;
+	if (kind == SYM_DSO_USER && ctx->opts.user_dsos)
+		return sym_dso_get(ctx->opts.user_dsos, filename, build_id, build_id_size, kind);
 	static const uint8_t none[SYM_BUILD_ID_MAX];
 	if (!build_id || !build_id_size) {
 		build_id = none;

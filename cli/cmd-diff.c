@@ -697,7 +697,7 @@ int cmd_diff(int argc, char **argv)
 			.symfs = jobs[0].lo.symfs, .buildid_dir = jobs[0].lo.buildid_dir, .demangle = true,
 			.demangle_params = jobs[0].lo.demangle_params, .inline_frames = jobs[0].lo.inline_frames,
 		};
-		proff_error serr = {0};
+		proff_error serr = {0};   /* out of memory: each file keeps its own */
 		if (sym_ctx_new(&so, &shared_syms, &serr) == 0)
 			for (size_t f = 0; f < nfiles; f++)
 				jobs[f].lo.shared_syms = shared_syms;

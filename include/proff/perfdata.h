@@ -100,6 +100,13 @@ typedef struct pd_attr {
 	/* derived layout */
 	int id_pos;                 /* index (in u64s) of ID in a sample, -1 if none */
 	int is_pos;                 /* index from the end of the sample_id trailer, -1 if none */
+	int o_time;                 /* byte offset of TIME in a sample, -1 if none */
+	/* Samples with fixed 8-byte fields and a callchain only (perf record's
+	 * default kinds): each field's byte offset (-1: absent) and the bytes
+	 * up to the callchain's nr, for a decoder without a test per kind. */
+	bool fixed_layout;
+	int16_t o_ip, o_tid, o_addr, o_id, o_stream_id, o_cpu, o_period, o_cc;
+	uint16_t fixed_size;
 } pd_attr;
 
 /* A decoded sample. Pointers point into reader-owned memory valid during the

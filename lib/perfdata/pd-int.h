@@ -100,6 +100,11 @@ struct pd_reader {
 	void *cb_ctx;
 	proff_error *err;
 	uint64_t nr_unknown_id;
+	/* the event records are decoded into (deliver_now); ev_sample_clean:
+	 * its sample fields other than the fixed ones and the callchain are
+	 * all zero (pd_decode then clears only those) */
+	pd_event ev;
+	bool ev_sample_clean;
 	/* scratch for other-endian / misaligned records */
 	_Alignas(16) uint8_t scratch[65536 + 64];
 	uint64_t scratch2[65536 / 8 + 8];

@@ -55,10 +55,7 @@ int pd_record_time(pd_reader *r, const uint8_t *rec, uint32_t type, uint16_t siz
 	if (type == PD_SAMPLE) {
 		if (ai < 0)
 			return 0;       /* skipped at delivery */
-		size_t pos = 8;
-		if (st & PD_S_IDENTIFIER) pos += 8;
-		if (st & PD_S_IP) pos += 8;
-		if (st & PD_S_TID) pos += 8;
+		size_t pos = (size_t)a->o_time;
 		if (pos + 8 > size)
 			return 0;       /* decode reports it */
 		*t = pd_ld64(rec + pos);
@@ -128,6 +125,14 @@ static inline void sample_clear(pd_sample *s)
 	s->aux_size = 0; s->aux = NULL;
 }
 
+/* The fields decode_sample_fixed sets (the rest stay as they are). */
+static inline void sample_clear_common(pd_sample *s)
+{
+	s->ip = 0; s->pid = s->tid = 0; s->time = 0; s->addr = 0; s->id = 0; s->stream_id = 0;
+	s->cpu = 0; s->period = 0;
+	s->callchain = NULL; s->nr_callchain = 0;
+}
+
 #define NEED(n, what) do { \
 	if ((uint64_t)(n) > (uint64_t)(end - p)) \
 		return pd_fmt_err(r, off + (uint64_t)(p - rec), \
@@ -136,36 +141,38 @@ static inline void sample_clear(pd_sample *s)
 } while (0)
 
 /* The sample types perf record writes by default (fixed 8-byte fields and a
- * callchain): decoded without a test per field kind. NULL: not this kind,
- * or not whole (the general decoder then says what is wrong). */
-#define PD_S_FIXED8 (PD_S_IDENTIFIER | PD_S_IP | PD_S_TID | PD_S_TIME | PD_S_ADDR | PD_S_ID | \
-		     PD_S_STREAM_ID | PD_S_CPU | PD_S_PERIOD)
-static inline bool decode_sample_common(const uint8_t *rec, uint16_t size, uint64_t st,
-					pd_sample *s, pd_sample_id *sid)
+ * callchain, pd_attr.fixed_layout), by the attr's precomputed offsets: no
+ * test per field kind. Sets every such field (absent ones 0). false: not
+ * whole (the general decoder then says what is wrong). */
+static inline bool decode_sample_fixed(const pd_attr *a, const uint8_t *rec, uint16_t size,
+				       pd_sample *s, pd_sample_id *sid)
 {
-	if (st & ~(uint64_t)(PD_S_FIXED8 | PD_S_CALLCHAIN))
+	if (size < a->fixed_size)
 		return false;
-	const uint8_t *p = rec + 8, *end = rec + size;
-	size_t fixed = 8 * (size_t)popcount64(st & PD_S_FIXED8);
-	if (fixed + ((st & PD_S_CALLCHAIN) ? 8 : 0) > (size_t)(end - p))
-		return false;
-	if (st & PD_S_IDENTIFIER) { sid->id = s->id = pd_ld64(p); p += 8; }
-	if (st & PD_S_IP) { s->ip = pd_ld64(p); p += 8; }
-	if (st & PD_S_TID) { sid->pid = s->pid = pd_ld32(p); sid->tid = s->tid = pd_ld32(p + 4); p += 8; }
-	if (st & PD_S_TIME) { sid->time = s->time = pd_ld64(p); p += 8; }
-	if (st & PD_S_ADDR) { s->addr = pd_ld64(p); p += 8; }
-	if (st & PD_S_ID) { sid->id = s->id = pd_ld64(p); p += 8; }
-	if (st & PD_S_STREAM_ID) { sid->stream_id = s->stream_id = pd_ld64(p); p += 8; }
-	if (st & PD_S_CPU) { sid->cpu = s->cpu = pd_ld32(p); p += 8; }
-	if (st & PD_S_PERIOD) { s->period = pd_ld64(p); p += 8; }
-	if (st & PD_S_CALLCHAIN) {
-		uint64_t nr = pd_ld64(p);
-		p += 8;
-		if (nr > (uint64_t)(end - p) / 8)
+	const uint64_t *cc = NULL;
+	uint64_t nr = 0;
+	if (a->o_cc >= 0) {
+		nr = pd_ld64(rec + a->o_cc);
+		if (nr > (uint64_t)(size - a->fixed_size) / 8)
 			return false;
-		s->callchain = (const uint64_t *)p;
-		s->nr_callchain = nr;
+		cc = (const uint64_t *)(rec + a->fixed_size);
 	}
+	s->callchain = cc;
+	s->nr_callchain = nr;
+	s->ip = a->o_ip >= 0 ? pd_ld64(rec + a->o_ip) : 0;
+	uint32_t pid = 0, tid = 0;
+	if (a->o_tid >= 0) {
+		pid = pd_ld32(rec + a->o_tid);
+		tid = pd_ld32(rec + a->o_tid + 4);
+	}
+	sid->pid = s->pid = pid;
+	sid->tid = s->tid = tid;
+	sid->time = s->time = a->o_time >= 0 ? pd_ld64(rec + a->o_time) : 0;
+	s->addr = a->o_addr >= 0 ? pd_ld64(rec + a->o_addr) : 0;
+	sid->id = s->id = a->o_id >= 0 ? pd_ld64(rec + a->o_id) : 0;
+	sid->stream_id = s->stream_id = a->o_stream_id >= 0 ? pd_ld64(rec + a->o_stream_id) : 0;
+	sid->cpu = s->cpu = a->o_cpu >= 0 ? pd_ld32(rec + a->o_cpu) : 0;
+	s->period = a->o_period >= 0 ? pd_ld64(rec + a->o_period) : 0;
 	return true;
 }
 
@@ -174,8 +181,6 @@ static int decode_sample(pd_reader *r, const uint8_t *rec, uint16_t size, uint64
 {
 	const uint8_t *p = rec + 8, *end = rec + size;
 	uint64_t st = a->sample_type;
-	if (decode_sample_common(rec, size, st, s, sid))
-		return 0;
 	if (st & PD_S_IDENTIFIER) { NEED(8, "IDENTIFIER"); sid->id = s->id = pd_ld64(p); p += 8; }
 	if (st & PD_S_IP) { NEED(8, "IP"); s->ip = pd_ld64(p); p += 8; }
 	if (st & PD_S_TID) { NEED(8, "TID"); sid->pid = s->pid = pd_ld32(p); sid->tid = s->tid = pd_ld32(p + 4); p += 8; }
@@ -349,18 +354,32 @@ int pd_decode(pd_reader *r, const uint8_t *rec, uint64_t off, bool comp, pd_even
 			return 1;
 		}
 		pd_sample *s = &ev->u.sample;
-		sample_clear(s);
+		const pd_attr *a = &r->attrs[ai];
+		uint64_t st = a->sample_type;
+		/* the reader's own event, whose other fields are still zero from
+		 * the last full clear: only the fields this kind of sample sets */
+		bool common = a->fixed_layout;
+		bool clean = common && ev == &r->ev && r->ev_sample_clean;
+		if (!clean) {
+			sample_clear(s);
+			r->ev_sample_clean = common && ev == &r->ev;
+		}
 		s->evsel = ai;
 		s->misc = misc;
 		s->cpumode = misc & PD_CPUMODE_MASK;
-		const pd_attr *a = &r->attrs[ai];
-		uint64_t st = a->sample_type;
 		pd_sample_id *sid = &ev->sid;
 		sid->has_tid = st & PD_S_TID;
 		sid->has_time = st & PD_S_TIME;
 		sid->has_id = st & (PD_S_ID | PD_S_IDENTIFIER);
 		sid->has_cpu = st & PD_S_CPU;
 		sid->has_stream_id = st & PD_S_STREAM_ID;
+		if (common && decode_sample_fixed(a, rec, size, s, sid)) {
+			if (!(st & PD_S_PERIOD))
+				s->period = a->sample_period;   /* as perf: the attr value */
+			return 0;
+		}
+		if (clean)
+			sample_clear_common(s);
 		sid->pid = sid->tid = sid->cpu = 0;
 		sid->time = sid->id = sid->stream_id = 0;
 		int rc = decode_sample(r, rec, size, off, a, s, sid);
@@ -371,6 +390,8 @@ int pd_decode(pd_reader *r, const uint8_t *rec, uint64_t off, bool comp, pd_even
 		return 0;
 	}
 	memset(&ev->u, 0, sizeof(ev->u));
+	if (ev == &r->ev)
+		r->ev_sample_clean = false;     /* the union's other members written below */
 	if (type >= PD_HEADER_ATTR) {
 		memset(&ev->sid, 0, sizeof(ev->sid));
 		if (type == PD_TIME_CONV && size >= 32) {

@@ -147,6 +147,25 @@ int pd_attr_parse(pd_reader *r, bool sw, const uint8_t *p, size_t avail, uint64_
 static void attr_layout(pd_attr *a)
 {
 	uint64_t st = a->sample_type;
+	/* byte offsets of the fields in the kernel's order (8: after the header) */
+	int off = 8;
+	int16_t ident = -1;
+	a->o_ip = a->o_tid = a->o_addr = a->o_id = a->o_stream_id = a->o_cpu = a->o_period = a->o_cc = -1;
+	a->o_time = -1;
+	if (st & PD_S_IDENTIFIER) { ident = (int16_t)off; off += 8; }
+	if (st & PD_S_IP) { a->o_ip = (int16_t)off; off += 8; }
+	if (st & PD_S_TID) { a->o_tid = (int16_t)off; off += 8; }
+	if (st & PD_S_TIME) { a->o_time = off; off += 8; }
+	if (st & PD_S_ADDR) { a->o_addr = (int16_t)off; off += 8; }
+	a->o_id = ident;
+	if (st & PD_S_ID) { a->o_id = (int16_t)off; off += 8; }
+	if (st & PD_S_STREAM_ID) { a->o_stream_id = (int16_t)off; off += 8; }
+	if (st & PD_S_CPU) { a->o_cpu = (int16_t)off; off += 8; }
+	if (st & PD_S_PERIOD) { a->o_period = (int16_t)off; off += 8; }
+	if (st & PD_S_CALLCHAIN) { a->o_cc = (int16_t)off; off += 8; }
+	a->fixed_size = (uint16_t)off;
+	a->fixed_layout = !(st & ~(uint64_t)(PD_S_IDENTIFIER | PD_S_IP | PD_S_TID | PD_S_TIME | PD_S_ADDR |
+					  PD_S_ID | PD_S_STREAM_ID | PD_S_CPU | PD_S_PERIOD | PD_S_CALLCHAIN));
 	if (st & PD_S_IDENTIFIER) {
 		a->id_pos = 0;
 		a->is_pos = 1;
@@ -767,18 +786,18 @@ static int deliver_read(pd_reader *r, pd_event *ev, uint64_t rf)
 
 static int deliver_now(pd_reader *r, const uint8_t *rec, uint64_t off, bool comp)
 {
-	pd_event ev;
-	int rc = pd_decode(r, rec, off, comp, &ev);
+	pd_event *ev = &r->ev;
+	int rc = pd_decode(r, rec, off, comp, ev);
 	if (rc < 0)
 		return rc;
 	if (rc > 0)
 		return 0;       /* skipped (unknown sample id) */
-	if (ev.type == PD_SAMPLE && !r->raw_samples) {
-		const pd_attr *a = &r->attrs[ev.u.sample.evsel];
+	if (ev->type == PD_SAMPLE && !r->raw_samples) {
+		const pd_attr *a = &r->attrs[ev->u.sample.evsel];
 		if (a->sample_type & PD_S_READ)
-			return deliver_read(r, &ev, a->read_format);
+			return deliver_read(r, ev, a->read_format);
 	}
-	return r->cb(r->cb_ctx, &ev);
+	return r->cb(r->cb_ctx, ev);
 }
 
 static int process_records(pd_reader *r, const uint8_t *buf, size_t len, uint64_t base_off,

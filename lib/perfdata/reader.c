@@ -654,6 +654,10 @@ static void release_mapped(pd_reader *r)
 {
 	if (!r->mapped || r->stream || !r->cur_rec)
 		return;
+	/* nothing to release before the read is a step past the last release
+	 * (the queued records, scanned below, can only lower the bound) */
+	if ((size_t)(r->cur_rec - r->map) < r->released + PD_RELEASE_STEP)
+		return;
 	const uint8_t *lo = r->cur_rec;
 	for (size_t i = r->qhead; i < r->qlen; i++) {
 		const uint8_t *rec = r->q[i].rec;

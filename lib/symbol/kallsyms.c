@@ -16,7 +16,6 @@
 #include "symbol-int.h"
 #include "proff/error.h"
 
-#include <ctype.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -94,6 +93,14 @@ static char *choose_kallsyms(sym_ctx *c, const sym_dso *d)
 	return strdup("/proc/kallsyms");
 }
 
+/* a hex digit's value + 1; 0 for anything else */
+static const uint8_t hexval[256] = {
+	['0'] = 0 + 1, ['1'] = 1 + 1, ['2'] = 2 + 1, ['3'] = 3 + 1, ['4'] = 4 + 1,
+	['5'] = 5 + 1, ['6'] = 6 + 1, ['7'] = 7 + 1, ['8'] = 8 + 1, ['9'] = 9 + 1,
+	['a'] = 10 + 1, ['b'] = 11 + 1, ['c'] = 12 + 1, ['d'] = 13 + 1, ['e'] = 14 + 1, ['f'] = 15 + 1,
+	['A'] = 10 + 1, ['B'] = 11 + 1, ['C'] = 12 + 1, ['D'] = 13 + 1, ['E'] = 14 + 1, ['F'] = 15 + 1,
+};
+
 /* Parse a kallsyms file into t ("ADDR TYPE NAME[\t[MODULE]]"); only the
  * types perf keeps (T, W, D, B in either case). Returns 0 or < 0. */
 static int parse_kallsyms(const char *path, sym_symtab *t, uint64_t *text_addr, bool *have_text,
@@ -147,12 +154,10 @@ static int parse_kallsyms(const char *path, sym_symtab *t, uint64_t *text_addr, 
 		uint64_t a = 0;
 		size_t k = 0;
 		for (; k < ll && k < 17; k++) {
-			char c = line[k];
-			unsigned v = c >= '0' && c <= '9' ? (unsigned)(c - '0') : c >= 'a' && c <= 'f' ? (unsigned)(c - 'a' + 10)
-				   : c >= 'A' && c <= 'F' ? (unsigned)(c - 'A' + 10) : 16u;
-			if (v == 16)
+			unsigned v = hexval[(unsigned char)line[k]];
+			if (!v)
 				break;
-			a = a << 4 | v;
+			a = a << 4 | (v - 1);
 		}
 		if (k == 0 || k > 16 || k + 3 > ll || line[k] != ' ' || line[k + 2] != ' ') {
 			rc = proff_err_set(err, PROFF_EFORMAT, path, lineoff, "malformed kallsyms line");
@@ -171,10 +176,12 @@ static int parse_kallsyms(const char *path, sym_symtab *t, uint64_t *text_addr, 
 			*text_addr = a;
 			*have_text = true;
 		}
-		char up = (char)toupper((unsigned char)type);
+		/* ASCII case, not the locale's */
+		bool upper = type >= 'A' && type <= 'Z';
+		char up = upper || type < 'a' || type > 'z' ? type : (char)(type - 'a' + 'A');
 		if (up != 'T' && up != 'W' && up != 'D' && up != 'B')
 			continue;
-		uint8_t bind = type == 'W' ? STB_WEAK : isupper((unsigned char)type) ? STB_GLOBAL : STB_LOCAL;
+		uint8_t bind = type == 'W' ? STB_WEAK : upper ? STB_GLOBAL : STB_LOCAL;
 		uint8_t stype = (up == 'T' || up == 'W') ? STT_FUNC : STT_OBJECT;
 		rc = symtab_add(t, a, 0, bind, stype, name, nlen, false);
 		if (rc < 0) {

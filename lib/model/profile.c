@@ -706,6 +706,26 @@ static int stack_key(pf_profile *p, const pthread_ *t, pend_sample *ps)
 	return 0;
 }
 
+/* The node of a sample without callchain: its ip's location (a map lookup
+ * and one probe of a table as small as the code touched) and that
+ * location's leaf under the root. */
+static uint32_t ip_leaf(pf_profile *p, const pthread_ *t, const pd_sample *s)
+{
+	struct pf_profile_priv *pr = p->priv;
+	uint32_t l = resolve_loc(p, t, s->cpumode, s->ip);
+	if (l == PF_NONE)
+		return PF_NONE;
+	if (l >= pr->cap_loc_leaf) {
+		size_t old = pr->cap_loc_leaf;
+		if (PF_GROW(pr->loc_leaf, pr->cap_loc_leaf, (size_t)l + 1) < 0)
+			return PF_NONE;
+		memset(pr->loc_leaf + old, 0xff, (pr->cap_loc_leaf - old) * sizeof(uint32_t));
+	}
+	if (pr->loc_leaf[l] == PF_NONE)
+		pr->loc_leaf[l] = node_child(p, 0, l);
+	return pr->loc_leaf[l];
+}
+
 /* The leaf node of a sample: through the raw-stack table when keyed (*hint
  * then points to the record's sample hint), else built directly. */
 static uint32_t stack_of(pf_profile *p, const pthread_ *t, pend_sample *ps, uint32_t **hint)
@@ -715,22 +735,8 @@ static uint32_t stack_of(pf_profile *p, const pthread_ *t, pend_sample *ps, uint
 	bool use_cc = pr->opts.use_callchain && s->callchain;
 	uint64_t nr = use_cc ? s->nr_callchain : 0;
 	*hint = NULL;
-	if (!nr) {
-		/* the ip alone: its location (a map lookup and one probe of a
-		 * table as small as the code touched) and that location's leaf */
-		uint32_t l = resolve_loc(p, t, s->cpumode, s->ip);
-		if (l == PF_NONE)
-			return PF_NONE;
-		if (l >= pr->cap_loc_leaf) {
-			size_t old = pr->cap_loc_leaf;
-			if (PF_GROW(pr->loc_leaf, pr->cap_loc_leaf, (size_t)l + 1) < 0)
-				return PF_NONE;
-			memset(pr->loc_leaf + old, 0xff, (pr->cap_loc_leaf - old) * sizeof(uint32_t));
-		}
-		if (pr->loc_leaf[l] == PF_NONE)
-			pr->loc_leaf[l] = node_child(p, 0, l);
-		return pr->loc_leaf[l];
-	}
+	if (!nr)
+		return ip_leaf(p, t, s);
 	if (!ps->keyed)
 		return build_stack(p, t, s, use_cc);    /* not cached: > 6,000 frames */
 	const uint8_t *k = ps->key + RAW_HDR;
@@ -940,20 +946,19 @@ static bool time_kept(const struct pf_profile_priv *pr, uint64_t t)
 	return false;
 }
 
-static int sample_done(pf_profile *p, pend_sample *ps)
+/* A sample of thread index `thread` (cpu PF_NONE: none) whose stack is
+ * known: into its aggregated sample and the totals. */
+static int sample_add(pf_profile *p, const pd_sample *s, uint32_t thread, uint32_t cpu, uint32_t stack,
+		      uint32_t *hint)
 {
 	struct pf_profile_priv *pr = p->priv;
-	const pd_sample *s = &ps->s;
 	pf_event *e = &p->events[s->evsel];
-	pthread_ *t = thread_of(pr, ps->thread);
-	uint32_t *hint;
-	uint32_t stack = stack_of(p, t, ps, &hint);
 	if (stack == PF_NONE)
 		return oom(p);
 	uint64_t period = s->period;   /* the reader gives attr.sample_period when not sampled */
 	if (pr->opts.merge_threads ? merged_sample(p, (uint32_t)s->evsel, stack, period) < 0 :
-	    add_sample(p, (uint32_t)s->evsel, ps->thread, s->pid, s->tid, t->comm,
-		       ps->cpu, stack, period, hint) < 0)
+	    add_sample(p, (uint32_t)s->evsel, thread, s->pid, s->tid, pr->threads[thread].comm,
+		       cpu, stack, period, hint) < 0)
 		return oom(p);
 	e->total_period += period;
 	e->nr_samples++;
@@ -962,6 +967,13 @@ static int sample_done(pf_profile *p, pend_sample *ps)
 	if (s->time > p->last_time)
 		p->last_time = s->time;
 	return 0;
+}
+
+static int sample_done(pf_profile *p, pend_sample *ps)
+{
+	uint32_t *hint;
+	uint32_t stack = stack_of(p, thread_of(p->priv, ps->thread), ps, &hint);
+	return sample_add(p, &ps->s, ps->thread, ps->cpu, stack, hint);
 }
 
 static int drain_samples(pf_profile *p)
@@ -1047,9 +1059,8 @@ static int sample_arrive(pf_profile *p, const pd_sample *s)
 			if (rc)
 				return rc;
 		}
-		pend_sample d;
-		pend_fill(&d, (uint32_t)(t - pr->threads), e->has_cpu ? s->cpu : PF_NONE, s);
-		return sample_done(p, &d);
+		return sample_add(p, s, (uint32_t)(t - pr->threads), e->has_cpu ? s->cpu : PF_NONE,
+				  ip_leaf(p, t, s), NULL);
 	}
 	if (pr->npend == PEND_N) {
 		pend_sample *old = &pr->pend[pr->pend_head];

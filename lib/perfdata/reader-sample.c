@@ -373,18 +373,15 @@ int pd_decode(pd_reader *r, const uint8_t *rec, uint64_t off, bool comp, pd_even
 		sid->has_id = st & (PD_S_ID | PD_S_IDENTIFIER);
 		sid->has_cpu = st & PD_S_CPU;
 		sid->has_stream_id = st & PD_S_STREAM_ID;
-		if (common && decode_sample_fixed(a, rec, size, s, sid)) {
-			if (!(st & PD_S_PERIOD))
-				s->period = a->sample_period;   /* as perf: the attr value */
-			return 0;
+		if (!common || !decode_sample_fixed(a, rec, size, s, sid)) {
+			if (clean)
+				sample_clear_common(s);
+			sid->pid = sid->tid = sid->cpu = 0;
+			sid->time = sid->id = sid->stream_id = 0;
+			int rc = decode_sample(r, rec, size, off, a, s, sid);
+			if (rc < 0)
+				return rc;
 		}
-		if (clean)
-			sample_clear_common(s);
-		sid->pid = sid->tid = sid->cpu = 0;
-		sid->time = sid->id = sid->stream_id = 0;
-		int rc = decode_sample(r, rec, size, off, a, s, sid);
-		if (rc < 0)
-			return rc;
 		if (!(st & PD_S_PERIOD))
 			s->period = a->sample_period;   /* as perf: the attr value */
 		return 0;

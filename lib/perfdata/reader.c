@@ -175,13 +175,8 @@ static void attr_layout(pd_attr *a)
 		a->id_pos = a->is_pos = -1;
 		return;
 	}
-	int idx = 0;
-	if (st & PD_S_IP) idx++;
-	if (st & PD_S_TID) idx++;
-	if (st & PD_S_TIME) idx++;
-	if (st & PD_S_ADDR) idx++;
-	a->id_pos = idx;
-	idx = 1;
+	a->id_pos = (a->o_id - 8) / 8;     /* ID's offset, in u64s after the header */
+	int idx = 1;
 	if (st & PD_S_CPU) idx++;
 	if (st & PD_S_STREAM_ID) idx++;
 	a->is_pos = idx;

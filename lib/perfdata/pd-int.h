@@ -93,6 +93,7 @@ struct pd_reader {
 	pd_qent *q, *qtmp;
 	size_t qhead, qlen, qcap, qtmp_cap;
 	size_t qsorted;             /* entries from qhead known to be sorted */
+	size_t *runs, runs_cap;     /* sort_queue's run boundaries */
 	uint64_t seq;
 	uint64_t next_flush, max_time;
 	bool ordered;

@@ -321,6 +321,7 @@ void pd_close(pd_reader *r)
 	free_chunks(r->old_head);
 	free(r->q);
 	free(r->qtmp);
+	free(r->runs);
 	free(r->name);
 	free(r);
 }
@@ -563,49 +564,78 @@ static void merge_runs(pd_qent *dst, const pd_qent *a, size_t na, const pd_qent 
 		dst[k++] = b[j++];
 }
 
-/* stable natural merge sort of q[from, n) (by time; equal times keep order) */
-static int sort_queue(pd_reader *r, size_t from, size_t n)
+/* Stable natural merge sort of q[from, n) by time (equal times keep their
+ * order). A round of records holds a few ascending runs — each cpu's ring
+ * buffer is written in time order, and the part of the queue left from the
+ * last flush is sorted — so the runs are found by one scan (runs shorter
+ * than MINRUN are extended by insertion, which bounds their number) and
+ * merged pairwise: two runs cost one pass, not a pass per doubling. */
+#define MINRUN 32
+static int sort_queue(pd_reader *r, size_t from, size_t n, size_t sorted)
 {
 	size_t len = n - from;
 	if (len < 2)
 		return 0;
 	pd_qent *v = r->q + from;
-	size_t i;
-	for (i = 1; i < len && v[i - 1].time <= v[i].time; i++)
-		;
+	size_t i = sorted > 1 ? sorted : 1;
+	while (i < len && v[i - 1].time <= v[i].time)
+		i++;
 	if (i == len)
 		return 0;
-	if (r->qtmp_cap < len) {
-		pd_qent *t = pf_realloc_array(r->qtmp, r->qcap, sizeof(*t));
-		if (!t)
+	size_t need_runs = len / MINRUN + 3;    /* the first run may be short */
+	if (r->qtmp_cap < len || r->runs_cap < need_runs) {
+		pd_qent *t = r->qtmp_cap < len ? pf_realloc_array(r->qtmp, r->qcap, sizeof(*t)) : r->qtmp;
+		if (t) {
+			r->qtmp = t;
+			r->qtmp_cap = r->qcap;
+		}
+		size_t *ru = t && r->runs_cap < need_runs ?
+			     pf_realloc_array(r->runs, r->qcap / MINRUN + 3, sizeof(*ru)) : r->runs;
+		if (!t || !ru)
 			return proff_err_set(r->err, PROFF_ENOMEM, r->name, PROFF_NO_OFFSET, "out of memory (ordered queue)");
-		r->qtmp = t;
-		r->qtmp_cap = r->qcap;
+		if (ru != r->runs) {
+			r->runs = ru;
+			r->runs_cap = r->qcap / MINRUN + 3;
+		}
 	}
-	/* insertion sort small blocks of 32, then merge passes */
-	const size_t B = 32;
-	for (size_t s = 0; s < len; s += B) {
-		size_t e = s + B < len ? s + B : len;
-		for (size_t x = s + 1; x < e; x++) {
-			pd_qent t = v[x];
-			size_t y = x;
+	/* run boundaries: runs[k] is where run k starts, runs[nr] = len */
+	size_t *runs = r->runs, nr = 0;
+	runs[nr++] = 0;
+	for (size_t s = i; s < len;) {
+		runs[nr++] = s;
+		size_t e = s + 1;
+		while (e < len && v[e - 1].time <= v[e].time)
+			e++;
+		size_t want = s + MINRUN < len ? s + MINRUN : len;
+		for (; e < want; e++) {          /* a short run: insertion up to MINRUN */
+			pd_qent t = v[e];
+			size_t y = e;
 			while (y > s && v[y - 1].time > t.time) {
 				v[y] = v[y - 1];
 				y--;
 			}
 			v[y] = t;
 		}
+		while (e < len && v[e - 1].time <= v[e].time)
+			e++;
+		s = e;
 	}
+	runs[nr] = len;
 	pd_qent *src = v, *dst = r->qtmp;
-	for (size_t w = B; w < len; w *= 2) {
-		for (size_t s = 0; s < len; s += 2 * w) {
-			size_t m = s + w < len ? s + w : len;
-			size_t e = s + 2 * w < len ? s + 2 * w : len;
-			if (m >= e || src[m - 1].time <= src[m].time)
+	while (nr > 1) {
+		size_t w = 0;
+		for (size_t k = 0; k < nr; k += 2) {
+			size_t s = runs[k], m = runs[k + 1], e = k + 2 <= nr ? runs[k + 2] : len;
+			if (k + 1 >= nr)
+				memcpy(dst + s, src + s, (len - s) * sizeof(*dst));
+			else if (src[m - 1].time <= src[m].time)
 				memcpy(dst + s, src + s, (e - s) * sizeof(*dst));
 			else
 				merge_runs(dst + s, src + s, m - s, src + m, e - m);
+			runs[w++] = s;
 		}
+		nr = w;
+		runs[nr] = len;
 		pd_qent *t = src;
 		src = dst;
 		dst = t;
@@ -673,23 +703,12 @@ static void release_mapped(pd_reader *r)
 /* deliver queued records with time <= limit (all when all=true) */
 static int flush_queue(pd_reader *r, uint64_t limit, bool all)
 {
-	/* [qhead, qhead + qsorted) is sorted from the last flush; sort the new
-	 * tail and merge the two runs */
-	size_t h = r->qhead, n = r->qlen, mid = h + r->qsorted;
-	int rc = sort_queue(r, mid, n);
+	/* [qhead, qhead + qsorted) is sorted from the last flush: one of the
+	 * runs the sort finds */
+	size_t h = r->qhead, n = r->qlen;
+	int rc = sort_queue(r, h, n, r->qsorted);
 	if (rc < 0)
 		return rc;
-	if (mid > h && mid < n && r->q[mid - 1].time > r->q[mid].time) {
-		if (r->qtmp_cap < n - h) {
-			pd_qent *t = pf_realloc_array(r->qtmp, r->qcap, sizeof(*t));
-			if (!t)
-				return proff_err_set(r->err, PROFF_ENOMEM, r->name, PROFF_NO_OFFSET, "out of memory (ordered queue)");
-			r->qtmp = t;
-			r->qtmp_cap = r->qcap;
-		}
-		merge_runs(r->qtmp, r->q + h, mid - h, r->q + mid, n - mid);
-		memcpy(r->q + h, r->qtmp, (n - h) * sizeof(*r->q));
-	}
 	size_t k = h;
 	rc = 0;
 	while (k < n && (all || r->q[k].time <= limit)) {

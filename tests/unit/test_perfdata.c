@@ -572,6 +572,93 @@ static void test_ordered_rounds(void **s)
 	pd_close(r);
 }
 
+/* The ordered queue against a model of perf's rounds: rounds of a few
+ * ascending per-cpu runs (long and short, overlapping, equal times) and
+ * random records; each FINISHED_ROUND delivers, stably by time, what is
+ * queued up to the previous round's highest time, the end the rest. */
+typedef struct ord_seen { uint64_t ip[2600]; size_t n; } ord_seen;
+
+static int ord_cb(void *ctx, const pd_event *ev)
+{
+	ord_seen *o = ctx;
+	if (ev->type == PD_SAMPLE && o->n < 2600)
+		o->ip[o->n++] = ev->u.sample.ip;
+	return 0;
+}
+
+typedef struct ord_ent { uint64_t t, ip; } ord_ent;
+
+static void ord_flush(ord_ent *q, size_t *nq, uint64_t limit, bool all, uint64_t *out, size_t *nout)
+{
+	/* stable: repeatedly take the first entry of the smallest time */
+	for (;;) {
+		size_t best = *nq;
+		for (size_t i = 0; i < *nq; i++)
+			if ((all || q[i].t <= limit) && (best == *nq || q[i].t < q[best].t))
+				best = i;
+		if (best == *nq)
+			return;
+		out[(*nout)++] = q[best].ip;
+		memmove(q + best, q + best + 1, (*nq - best - 1) * sizeof(*q));
+		(*nq)--;
+	}
+}
+
+static void test_ordered_random(void **s)
+{
+	(void)s;
+	static buf b;
+	static ord_ent q[2600];
+	static uint64_t want[2600];
+	static ord_seen got;
+	uint64_t seed = 12345;
+	for (int trial = 0; trial < 6; trial++) {
+		craft c = { .sample_type = PD_S_IP | PD_S_TIME, .flags = 1ull << 18 };
+		uint64_t ids[1] = { 1 };
+		size_t d0 = file_begin(&b, &c, ids, 1);
+		size_t nq = 0, nwant = 0;
+		uint64_t ip = 0, base = 1000, max_time = 0, next_flush = 0;
+		for (int round = 0; round < 8; round++) {
+			int runs = 1 + (int)((seed = seed * 6364136223846793005ull + 1442695040888963407ull) >> 60) % 5;
+			for (int k = 0; k < runs; k++) {
+				seed = seed * 6364136223846793005ull + 1442695040888963407ull;
+				int len = trial % 2 ? (int)(seed >> 58) + 1 : (int)(seed >> 55) + 1;  /* short or long runs */
+				uint64_t t = base + (seed >> 40) % 300;
+				for (int i = 0; i < len && ip < 2000; i++) {
+					seed = seed * 6364136223846793005ull + 1442695040888963407ull;
+					bool noise = trial >= 4 && (seed >> 61) == 0;
+					uint64_t rt = noise ? base + (seed >> 33) % 400 : t;
+					t += (seed >> 62);              /* steps of 0..3: equal times too */
+					size_t at = rec_begin(&b, PD_SAMPLE, 2);
+					p64(&b, ++ip);
+					p64(&b, rt);
+					rec_end(&b, at);
+					q[nq++] = (ord_ent){ rt, ip };
+					if (rt > max_time)
+						max_time = rt;
+				}
+			}
+			size_t at = rec_begin(&b, PD_FINISHED_ROUND, 0);
+			rec_end(&b, at);
+			ord_flush(q, &nq, next_flush, false, want, &nwant);
+			next_flush = max_time;
+			base += 250;
+		}
+		ord_flush(q, &nq, 0, true, want, &nwant);
+		file_end(&b, d0);
+		assert_true(nwant > 100);
+		pd_reader *r;
+		proff_error e;
+		assert_int_equal(pd_open_mem(b.d, b.n, "crafted", &r, &e), 0);
+		got.n = 0;
+		assert_int_equal(pd_process(r, true, ord_cb, &got, &e), 0);
+		assert_int_equal(got.n, nwant);
+		for (size_t i = 0; i < nwant; i++)
+			assert_int_equal(got.ip[i], want[i]);
+		pd_close(r);
+	}
+}
+
 static int count_cb(void *ctx, const pd_event *ev) { (void)ev; (*(int *)ctx)++; return 0; }
 
 static void test_interrupted_recording(void **s)
@@ -987,6 +1074,7 @@ int main(void)
 		cmocka_unit_test(test_side_band_records),
 		cmocka_unit_test(test_corrupt_callchain_discarded),
 		cmocka_unit_test(test_ordered_rounds),
+		cmocka_unit_test(test_ordered_random),
 		cmocka_unit_test(test_interrupted_recording),
 		cmocka_unit_test(test_bad_records),
 		cmocka_unit_test(test_pipe_stream),

@@ -140,42 +140,6 @@ static inline void sample_clear_common(pd_sample *s)
 				  what, (unsigned long long)(n), (size_t)(end - p)); \
 } while (0)
 
-/* The sample types perf record writes by default (fixed 8-byte fields and a
- * callchain, pd_attr.fixed_layout), by the attr's precomputed offsets: no
- * test per field kind. Sets every such field (absent ones 0). false: not
- * whole (the general decoder then says what is wrong). */
-static inline bool decode_sample_fixed(const pd_attr *a, const uint8_t *rec, uint16_t size,
-				       pd_sample *s, pd_sample_id *sid)
-{
-	if (size < a->fixed_size)
-		return false;
-	const uint64_t *cc = NULL;
-	uint64_t nr = 0;
-	if (a->o_cc >= 0) {
-		nr = pd_ld64(rec + a->o_cc);
-		if (nr > (uint64_t)(size - a->fixed_size) / 8)
-			return false;
-		cc = (const uint64_t *)(rec + a->fixed_size);
-	}
-	s->callchain = cc;
-	s->nr_callchain = nr;
-	s->ip = a->o_ip >= 0 ? pd_ld64(rec + a->o_ip) : 0;
-	uint32_t pid = 0, tid = 0;
-	if (a->o_tid >= 0) {
-		pid = pd_ld32(rec + a->o_tid);
-		tid = pd_ld32(rec + a->o_tid + 4);
-	}
-	sid->pid = s->pid = pid;
-	sid->tid = s->tid = tid;
-	sid->time = s->time = a->o_time >= 0 ? pd_ld64(rec + a->o_time) : 0;
-	s->addr = a->o_addr >= 0 ? pd_ld64(rec + a->o_addr) : 0;
-	sid->id = s->id = a->o_id >= 0 ? pd_ld64(rec + a->o_id) : 0;
-	sid->stream_id = s->stream_id = a->o_stream_id >= 0 ? pd_ld64(rec + a->o_stream_id) : 0;
-	sid->cpu = s->cpu = a->o_cpu >= 0 ? pd_ld32(rec + a->o_cpu) : 0;
-	s->period = a->o_period >= 0 ? pd_ld64(rec + a->o_period) : 0;
-	return true;
-}
-
 static int decode_sample(pd_reader *r, const uint8_t *rec, uint16_t size, uint64_t off,
 			 const pd_attr *a, pd_sample *s, pd_sample_id *sid)
 {
@@ -373,7 +337,7 @@ int pd_decode(pd_reader *r, const uint8_t *rec, uint64_t off, bool comp, pd_even
 		sid->has_id = st & (PD_S_ID | PD_S_IDENTIFIER);
 		sid->has_cpu = st & PD_S_CPU;
 		sid->has_stream_id = st & PD_S_STREAM_ID;
-		if (!common || !decode_sample_fixed(a, rec, size, s, sid)) {
+		if (!common || !pd_sample_fixed(a, rec, size, s, sid)) {
 			if (clean)
 				sample_clear_common(s);
 			sid->pid = sid->tid = sid->cpu = 0;

@@ -41,6 +41,18 @@ typedef struct loc_cache_ent {
 	uint32_t mg, gen, loc, cpumode;
 } loc_cache_ent;
 
+/* merge_threads, samples without callchain: (maps, ip) -> the leaf node,
+ * with the samples' sums not yet added to the node's (node_acc); a hit
+ * touches this entry only. count holds the pending count and the cpumode
+ * (low 8 bits). */
+#define LEAF_CACHE_N 16384
+#define LEAF_COUNT_MAX 0xffffffu
+typedef struct leaf_cache_ent {
+	uint64_t ip;
+	uint32_t mg, gen, node, count_mode;
+	uint64_t period;
+} leaf_cache_ent;
+
 typedef struct pthread_ {
 	uint32_t pid, tid;
 	uint32_t comm;         /* string id */
@@ -82,6 +94,7 @@ struct pf_profile_priv {
 	pf_time_range *ranges; size_t nranges;
 	uint32_t *loc_leaf; size_t cap_loc_leaf;   /* location -> its node under the root */
 	loc_cache_ent *loc_cache;                   /* LOC_CACHE_N entries (resolve_loc) */
+	leaf_cache_ent *leaf_cache;                 /* LEAF_CACHE_N entries, or NULL (merged_ip_sample) */
 	/* scratch */
 	uint32_t *scratch_locs; size_t cap_scratch;
 	/* the last stack built, root first: its locations and nodes (build_stack) */
@@ -946,26 +959,88 @@ static bool time_kept(const struct pf_profile_priv *pr, uint64_t t)
 	return false;
 }
 
+/* A sample in its event's totals and the profile's time span. */
+static inline void sample_totals(pf_profile *p, const pd_sample *s)
+{
+	pf_event *e = &p->events[s->evsel];
+	e->total_period += s->period;   /* the reader gives attr.sample_period when not sampled */
+	e->nr_samples++;
+	if (!p->first_time || s->time < p->first_time)
+		p->first_time = s->time;
+	if (s->time > p->last_time)
+		p->last_time = s->time;
+}
+
 /* A sample of thread index `thread` (cpu PF_NONE: none) whose stack is
  * known: into its aggregated sample and the totals. */
 static int sample_add(pf_profile *p, const pd_sample *s, uint32_t thread, uint32_t cpu, uint32_t stack,
 		      uint32_t *hint)
 {
 	struct pf_profile_priv *pr = p->priv;
-	pf_event *e = &p->events[s->evsel];
 	if (stack == PF_NONE)
 		return oom(p);
-	uint64_t period = s->period;   /* the reader gives attr.sample_period when not sampled */
+	uint64_t period = s->period;
 	if (pr->opts.merge_threads ? merged_sample(p, (uint32_t)s->evsel, stack, period) < 0 :
 	    add_sample(p, (uint32_t)s->evsel, thread, s->pid, s->tid, pr->threads[thread].comm,
 		       cpu, stack, period, hint) < 0)
 		return oom(p);
-	e->total_period += period;
-	e->nr_samples++;
-	if (!p->first_time || s->time < p->first_time)
-		p->first_time = s->time;
-	if (s->time > p->last_time)
-		p->last_time = s->time;
+	sample_totals(p, s);
+	return 0;
+}
+
+/* A leaf-cache entry's pending sums into its node's. */
+static inline void leaf_flush(struct pf_profile_priv *pr, leaf_cache_ent *c)
+{
+	uint32_t n = c->count_mode >> 8;
+	if (n) {
+		node_acc *a = &pr->acc[c->node];
+		a->period += c->period;
+		a->count += n;
+		c->period = 0;
+		c->count_mode &= 0xff;
+	}
+}
+
+static void leaf_flush_all(struct pf_profile_priv *pr)
+{
+	if (pr->leaf_cache)
+		for (size_t i = 0; i < LEAF_CACHE_N; i++)
+			leaf_flush(pr, &pr->leaf_cache[i]);
+}
+
+/* merge_threads, the first event, no callchain: the sample's (maps, ip) in
+ * the leaf cache takes it (its node's sums later), else the leaf is found
+ * and the sample added as sample_add does; the entry then is the leaf's.
+ * The node's first sample always goes through merged_sample, so the order
+ * of first occurrence is kept. */
+static int merged_ip_sample(pf_profile *p, const pthread_ *t, const pd_sample *s)
+{
+	struct pf_profile_priv *pr = p->priv;
+	if (!pr->leaf_cache) {
+		pr->leaf_cache = malloc(LEAF_CACHE_N * sizeof(*pr->leaf_cache));
+		if (!pr->leaf_cache)
+			return oom(p);
+		for (size_t i = 0; i < LEAF_CACHE_N; i++)
+			pr->leaf_cache[i] = (leaf_cache_ent){ 0, PF_NONE, 0, PF_NONE, 0, 0 };
+	}
+	bool kernel = s->cpumode == PD_CPUMODE_KERNEL || s->cpumode == PD_CPUMODE_GUEST_KERNEL;
+	uint32_t g = kernel ? pr->kernel_mg : t->mg;
+	uint32_t gen = pr->mgs[g].gen;
+	uint32_t mode = (uint32_t)s->cpumode & 0xff;
+	leaf_cache_ent *c = &pr->leaf_cache[pf_hash64(s->ip ^ ((uint64_t)g << 40)) & (LEAF_CACHE_N - 1)];
+	if (c->ip == s->ip && c->mg == g && c->gen == gen && (c->count_mode & 0xff) == mode &&
+	    (c->count_mode >> 8) < LEAF_COUNT_MAX) {
+		c->period += s->period;
+		c->count_mode += 1u << 8;
+		sample_totals(p, s);
+		return 0;
+	}
+	leaf_flush(pr, c);
+	uint32_t node = ip_leaf(p, t, s);
+	int rc = sample_add(p, s, 0, PF_NONE, node, NULL);
+	if (rc)
+		return rc;
+	*c = (leaf_cache_ent){ s->ip, g, gen, node, mode, 0 };
 	return 0;
 }
 
@@ -1059,6 +1134,8 @@ static int sample_arrive(pf_profile *p, const pd_sample *s)
 			if (rc)
 				return rc;
 		}
+		if (pr->opts.merge_threads && s->evsel == 0)
+			return merged_ip_sample(p, t, s);
 		return sample_add(p, s, (uint32_t)(t - pr->threads), e->has_cpu ? s->cpu : PF_NONE,
 				  ip_leaf(p, t, s), NULL);
 	}
@@ -1464,6 +1541,7 @@ static int finish_read(pf_profile *p, int rc)
 		rc = drain_samples(p);
 	if (rc > 0)
 		rc = PROFF_ENOMEM;   /* our callback only stops on allocation failure (err set) */
+	leaf_flush_all(p->priv);
 	if (rc == 0 && make_merged_samples(p) < 0)
 		rc = oom(p);
 	return rc;
@@ -1815,6 +1893,8 @@ static void release_read_state(struct pf_profile_priv *pr)
 	pr->cap_loc_leaf = 0;
 	free(pr->loc_cache);
 	pr->loc_cache = NULL;
+	free(pr->leaf_cache);
+	pr->leaf_cache = NULL;
 }
 
 /* The interning tables (a merged second half is looked up in them). */

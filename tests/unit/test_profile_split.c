@@ -221,6 +221,60 @@ static void test_merge_by_comm(void **state)
 	check_opts(&o, false, NULL, true);
 }
 
+/* merge_threads without callchains (the leaf cache of merged_ip_sample):
+ * per stack node the sums of the per-thread load, in the order of each
+ * node's first sample */
+static void test_merged_ip_sums(void **state)
+{
+	(void)state;
+	if (!g_have_perf)
+		skip();
+	pf_load_opts o;
+	pf_load_opts_init(&o);
+	o.use_callchain = false;
+	pf_profile *full = load(&o);
+	o.merge_threads = true;
+	pf_profile *m = load(&o);
+	assert_int_equal(m->nr_nodes, full->nr_nodes);
+	assert_true(m->nr_samples > 10 && m->nr_samples <= full->nr_samples);
+	uint64_t *per = calloc(full->nr_nodes, sizeof(uint64_t)), *cnt = calloc(full->nr_nodes, sizeof(uint64_t));
+	uint32_t *order = calloc(full->nr_nodes, sizeof(uint32_t));
+	assert_non_null(per);
+	assert_non_null(cnt);
+	assert_non_null(order);
+	size_t norder = 0;
+	for (size_t i = 0; i < full->nr_samples; i++) {
+		const pf_sample *f = &full->samples[i];
+		if (f->evsel != 0)
+			continue;
+		if (!cnt[f->stack])
+			order[norder++] = f->stack;
+		per[f->stack] += f->period;
+		cnt[f->stack] += f->count;
+	}
+	size_t k = 0;
+	for (size_t j = 0; j < m->nr_samples; j++) {
+		const pf_sample *b = &m->samples[j];
+		if (b->evsel != 0)
+			continue;
+		assert_true(k < norder);
+		assert_int_equal(b->stack, order[k]);
+		assert_int_equal(b->period, per[b->stack]);
+		assert_int_equal(b->count, cnt[b->stack]);
+		k++;
+	}
+	assert_int_equal(k, norder);
+	for (size_t i = 0; i < full->nr_events; i++) {
+		assert_int_equal(m->events[i].total_period, full->events[i].total_period);
+		assert_int_equal(m->events[i].nr_samples, full->events[i].nr_samples);
+	}
+	free(per);
+	free(cnt);
+	free(order);
+	pf_profile_free(full);
+	pf_profile_free(m);
+}
+
 /* perf's row order computed on a thread of its own while the callchain
  * trees are built (hist_opts.order_early) is the order computed after */
 static void test_order_early(void **state)
@@ -364,6 +418,7 @@ int main(void)
 		cmocka_unit_test(test_split_late_sample),
 		cmocka_unit_test(test_stack_cache_flush),
 		cmocka_unit_test(test_merge_by_comm),
+		cmocka_unit_test(test_merged_ip_sums),
 	};
 	return cmocka_run_group_tests(tests, setup, teardown);
 }

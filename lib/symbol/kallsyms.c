@@ -153,11 +153,25 @@ static int parse_kallsyms(const char *path, sym_symtab *t, uint64_t *text_addr, 
 		pos += ll + (nl ? 1 : 0);
 		uint64_t a = 0;
 		size_t k = 0;
-		for (; k < ll && k < 17; k++) {
-			unsigned v = hexval[(unsigned char)line[k]];
-			if (!v)
-				break;
-			a = a << 4 | (v - 1);
+		if (ll > 16 && line[16] == ' ') {
+			/* 64-bit kernels: always 16 digits, parsed without a loop test */
+			unsigned ok = 1;
+#define HEX4(i) do { \
+				unsigned v0 = hexval[(unsigned char)line[i]], v1 = hexval[(unsigned char)line[i + 1]]; \
+				unsigned v2 = hexval[(unsigned char)line[i + 2]], v3 = hexval[(unsigned char)line[i + 3]]; \
+				ok &= (v0 != 0) & (v1 != 0) & (v2 != 0) & (v3 != 0); \
+				a = a << 16 | (uint64_t)((v0 - 1) << 12 | (v1 - 1) << 8 | (v2 - 1) << 4 | (v3 - 1)); \
+			} while (0)
+			HEX4(0); HEX4(4); HEX4(8); HEX4(12);
+#undef HEX4
+			k = ok ? 16 : 0;
+		} else {
+			for (; k < ll && k < 17; k++) {
+				unsigned v = hexval[(unsigned char)line[k]];
+				if (!v)
+					break;
+				a = a << 4 | (v - 1);
+			}
 		}
 		if (k == 0 || k > 16 || k + 3 > ll || line[k] != ' ' || line[k + 2] != ' ') {
 			rc = proff_err_set(err, PROFF_EFORMAT, path, lineoff, "malformed kallsyms line");

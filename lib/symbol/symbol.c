@@ -34,7 +34,8 @@ int symtab_add(sym_symtab *t, uint64_t start, uint64_t size, uint8_t bind, uint8
 		return PROFF_ENOMEM;
 	if (t->names_len + namelen + 1 > PF_ALLOC_LIMIT)
 		return PROFF_ENOMEM;
-	if (pf_grow((void **)&t->names, &t->names_cap, t->names_len + namelen + 1, 1) < 0)
+	if (t->names_len + namelen + 1 > t->names_cap &&
+	    pf_grow((void **)&t->names, &t->names_cap, t->names_len + namelen + 1, 1) < 0)
 		return PROFF_ENOMEM;
 	sym_ent *e = &t->v[t->n++];
 	memcpy(t->names + t->names_len, name, namelen);

@@ -705,6 +705,24 @@ static void test_kallsyms(void **state)
 	k = sym_dso_get(c, "[kernel.kallsyms]", NULL, 0, SYM_DSO_KERNEL);
 	assert_false(sym_dso_has_symbols(k));
 	sym_ctx_free(c);
+	/* ... a bad digit among sixteen (each of the four groups) ... */
+	for (int at = 0; at < 16; at += 5) {
+		char line[] = "ffffffff81000000 T do_syscall_64\n";
+		line[at] = at % 2 ? 'g' : ' ';
+		write_file(ks, line);
+		assert_int_equal(sym_ctx_new(&o, &c, &err), 0);
+		k = sym_dso_get(c, "[kernel.kallsyms]", NULL, 0, SYM_DSO_KERNEL);
+		assert_false(sym_dso_has_symbols(k));
+		sym_ctx_free(c);
+	}
+	/* ... and upper-case digits are digits */
+	write_file(ks, "FFFFFFFF81000000 T _text\nFFFFFFFF810001A0 T Upper\n");
+	assert_int_equal(sym_ctx_new(&o, &c, &err), 0);
+	k = sym_dso_get(c, "[kernel.kallsyms]", NULL, 0, SYM_DSO_KERNEL);
+	assert_true(sym_lookup(k, 0xffffffff810001a8, &si));
+	assert_string_equal(si.name, "Upper");
+	assert_int_equal(si.start, 0xffffffff810001a0);
+	sym_ctx_free(c);
 
 	/* a file read in many pieces (20,000 lines, ~1 MB), the last line without
 	 * a newline: every symbol found, whatever buffer boundary it straddled */

@@ -630,12 +630,12 @@ static void cc_finish(hist *h)
  * once-per-sample rule). */
 typedef struct cc_rec { uint32_t entry, cur; } cc_rec;
 
-static const hist *ctx_sort_h;
-static const uint32_t *ctx_sort_parent;
+typedef struct ctx_sort { const hist *h; const uint32_t *parent; } ctx_sort;
 
-static int ctx_cmp(const void *pa, const void *pb)
+static int ctx_cmp(const void *pa, const void *pb, void *arg)
 {
-	const hist *h = ctx_sort_h;
+	const ctx_sort *cs = arg;
+	const hist *h = cs->h;
 	uint32_t ia = *(const uint32_t *)pa, ib = *(const uint32_t *)pb;
 	const pf_sample *a = &h->prof->samples[ia], *b = &h->prof->samples[ib];
 	for (int i = 0; i < h->nkeys; i++) {
@@ -644,13 +644,49 @@ static int ctx_cmp(const void *pa, const void *pb)
 		case HK_COMM: x = a->comm; y = b->comm; break;
 		case HK_PID: case HK_TID: x = (uint64_t)a->tid << 32 | a->pid; y = (uint64_t)b->tid << 32 | b->pid; break;
 		case HK_CPU: x = a->cpu; y = b->cpu; break;
-		case HK_PARENT: x = ctx_sort_parent[ia]; y = ctx_sort_parent[ib]; break;
+		case HK_PARENT: x = cs->parent[ia]; y = cs->parent[ib]; break;
 		default: continue;
 		}
 		if (x != y)
 			return x < y ? -1 : 1;
 	}
 	return ia < ib ? -1 : ia > ib;
+}
+
+/* idx[0, n) ordered by the samples' context keys, equal contexts by index
+ * (ctx_cmp). When idx is ascending and the comm is the only context key
+ * (perf's default comm,dso,sym), a counting sort by comm id (stable: the
+ * same order); with no context key, idx as it is. */
+static void ctx_order(const hist *h, const uint32_t *parent_of, const uint32_t *idx, size_t n, uint32_t *order)
+{
+	bool comm = false, other = false, ascending = true;
+	for (int i = 0; i < h->nkeys; i++) {
+		int k = h->keys[i];
+		comm |= k == HK_COMM;
+		other |= k == HK_PID || k == HK_TID || k == HK_CPU || k == HK_PARENT;
+	}
+	for (size_t k = 1; k < n && ascending; k++)
+		ascending = idx[k - 1] < idx[k];
+	if (!comm && !other && ascending) {
+		memcpy(order, idx, n * sizeof(uint32_t));   /* one context: by index */
+		return;
+	}
+	size_t ncomm = h->prof->strs.n;
+	uint32_t *start = comm && !other && ascending ? calloc(ncomm + 1, sizeof(uint32_t)) : NULL;
+	if (!start) {
+		memcpy(order, idx, n * sizeof(uint32_t));
+		ctx_sort cs = { h, parent_of };
+		qsort_r(order, n, sizeof(uint32_t), ctx_cmp, &cs);
+		return;
+	}
+	const pf_sample *sm = h->prof->samples;
+	for (size_t k = 0; k < n; k++)
+		start[sm[idx[k]].comm + 1]++;
+	for (size_t c = 0; c < ncomm; c++)
+		start[c + 1] += start[c];
+	for (size_t k = 0; k < n; k++)
+		order[start[sm[idx[k]].comm]++] = idx[k];
+	free(start);
 }
 
 static bool same_ctx(const hist *h, const uint32_t *parent_of, uint32_t ia, uint32_t ib)
@@ -700,10 +736,7 @@ static int cc_children_caller(hist *h, const uint32_t *idx, size_t nidx, const u
 		tnext[i] = tfirst[par];
 		tfirst[par] = (uint32_t)i;
 	}
-	memcpy(order, idx, nidx * sizeof(uint32_t));
-	ctx_sort_h = h;
-	ctx_sort_parent = parent_of;
-	qsort(order, nidx, sizeof(uint32_t), ctx_cmp);
+	ctx_order(h, parent_of, idx, nidx, order);
 	uint32_t stamp = 0;
 	for (size_t g0 = 0; g0 < nidx;) {
 		size_t g1 = g0 + 1;

@@ -193,14 +193,28 @@ static int k_sym_print(const hist *h, const hist_entry *e, char *buf, size_t len
 		if (n < 0 || (size_t)n >= len)
 			return (int)len - 1;
 	}
-	int m = snprintf(buf + n, len - (size_t)n, "[%c] ", e->level);
-	n += m;
+	if ((size_t)n + 4 < len) {            /* "[%c] " without printf: one per row */
+		buf[n] = '[';
+		buf[n + 1] = e->level;
+		buf[n + 2] = ']';
+		buf[n + 3] = ' ';
+		buf[n + 4] = '\0';
+		n += 4;
+	}
 	const char *nm = hist_sym_name(h, e);
 	if (nm) {
 		n += put_name(buf + n, len - (size_t)n, nm, width - n >= 0 ? width - n : 0, sep);
 	} else {
-		char tmp[40];
-		snprintf(tmp, sizeof(tmp), "%#.16llx", (unsigned long long)e->addr);
+		/* printf's "%#.16llx": sixteen digits, "0x" before all but zero */
+		char tmp[24], *t = tmp;
+		uint64_t a = e->addr;
+		if (a) {
+			*t++ = '0';
+			*t++ = 'x';
+		}
+		for (int sh = 60; sh >= 0; sh -= 4)
+			*t++ = "0123456789abcdef"[(a >> sh) & 15];
+		*t = '\0';
 		n += put_name(buf + n, len - (size_t)n, tmp, width - n >= 0 ? width - n : 0, sep);
 	}
 	return pad_to(buf, len, n, width, pad);

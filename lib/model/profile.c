@@ -571,14 +571,17 @@ static uint32_t build_stack(pf_profile *p, const pthread_ *t, const pd_sample *s
 	return node;
 }
 
-static inline uint8_t *put_varint(uint8_t *e, uint64_t v)
+/* A raw-stack key is a sequence of 32-bit words; its hash folds them in
+ * order (stack_key and the table's rehash use this one function). */
+static inline uint64_t key_hash(const uint8_t *k, size_t klen)
 {
-	while (v >= 0x80) {
-		*e++ = (uint8_t)(v | 0x80);
-		v >>= 7;
+	uint64_t h = 0x243f6a8885a308d3ull ^ klen;
+	for (size_t i = 0; i + 4 <= klen; i += 4) {
+		uint32_t w;
+		memcpy(&w, k + i, 4);
+		h = (h ^ w) * 0x9e3779b97f4a7c15ull;
 	}
-	*e++ = (uint8_t)v;
-	return e;
+	return pf_hash64(h);
 }
 
 /* The raw-stack table: 8-byte slots (the hash's upper half as a tag and a
@@ -613,7 +616,7 @@ static int raw_grow(struct pf_profile_priv *pr)
 		if (!ref)
 			continue;
 		const uint8_t *o = raw_rec(pr, ref);
-		uint64_t h = pf_hash_bytes(o + RAW_HDR, raw_klen(o), 0);
+		uint64_t h = key_hash(o + RAW_HDR, raw_klen(o));
 		size_t j = h & (ncap - 1);
 		while (s[j].ref)
 			j = (j + 1) & (ncap - 1);
@@ -678,9 +681,13 @@ static inline pthread_ *thread_of(struct pf_profile_priv *pr, uint32_t idx)
 	return idx == PF_NONE ? NULL : &pr->threads[idx];
 }
 
-/* The packed raw-stack key of a callchain sample (map state, cpumode, ip
- * and the callchain as zigzag differences to the previous entry: frames of
- * one stack are close, 2-4 bytes each instead of 8) and its hash. */
+/* The raw-stack key of a callchain sample and its hash: 32-bit words —
+ * the map group and generation, the kernel's map generation, the cpumode
+ * and frame count, the ip — then each frame as the (zigzag) difference to
+ * the one before, which for frames of one stack fits in one word:
+ * z < 2^31 is the word z << 1; a larger z is the word 1 and z's two
+ * halves. Given the frame count the words decode one way only, so equal
+ * keys are equal stacks. */
 static int stack_key(pf_profile *p, const pthread_ *t, pend_sample *ps)
 {
 	struct pf_profile_priv *pr = p->priv;
@@ -690,31 +697,38 @@ static int stack_key(pf_profile *p, const pthread_ *t, pend_sample *ps)
 	ps->keyed = false;
 	if (!nr || nr > 6000)
 		return 0;
-	if (PF_GROW(ps->key, ps->cap_key, (size_t)nr * 10 + 64 + RAW_HDR) < 0)
+	if (PF_GROW(ps->key, ps->cap_key, (size_t)nr * 12 + 24 + RAW_HDR) < 0)
 		return -1;
 	uint32_t mg = t ? t->mg : PF_NONE;
 	uint32_t gen = mg != PF_NONE ? pr->mgs[mg].gen : 0;
 	uint32_t kgen = pr->mgs[pr->kernel_mg].gen;
 	uint8_t *k = ps->key + RAW_HDR, *e = k;
-	/* map state, cpumode and length, the ip, then each frame as the
-	 * (zigzag) difference to the one before: frames of one stack are close */
-	e = put_varint(e, mg);
-	e = put_varint(e, gen);
-	e = put_varint(e, kgen);
-	*e++ = (uint8_t)s->cpumode;
-	e = put_varint(e, nr);
-	e = put_varint(e, s->ip);
+#define PUT_WORD(x) do { uint32_t w_ = (uint32_t)(x); memcpy(e, &w_, 4); e += 4; } while (0)
+	PUT_WORD(mg);
+	PUT_WORD(gen);
+	PUT_WORD(kgen);
+	PUT_WORD((uint32_t)s->cpumode | (uint32_t)nr << 8);
+	PUT_WORD(s->ip);
+	PUT_WORD(s->ip >> 32);
 	const uint64_t *cc = s->callchain;
 	uint64_t prev = s->ip;
 	for (uint64_t i = 0; i < nr; i++) {
 		uint64_t d = cc[i] - prev;
-		e = put_varint(e, (d << 1) ^ (uint64_t)((int64_t)d >> 63));   /* zigzag */
+		uint64_t z = (d << 1) ^ (uint64_t)((int64_t)d >> 63);   /* zigzag */
+		if (z < 0x80000000u) {
+			PUT_WORD(z << 1);
+		} else {
+			PUT_WORD(1);
+			PUT_WORD(z);
+			PUT_WORD(z >> 32);
+		}
 		prev = cc[i];
 	}
+#undef PUT_WORD
 	ps->klen = (size_t)(e - k);
 	if (ps->klen > UINT16_MAX)
 		return 0;
-	ps->h = pf_hash_bytes(k, ps->klen, 0);
+	ps->h = key_hash(k, ps->klen);
 	ps->keyed = true;
 	return 0;
 }

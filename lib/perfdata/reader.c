@@ -583,8 +583,9 @@ static int sort_queue(pd_reader *r, size_t from, size_t n, size_t sorted)
 	if (i == len)
 		return 0;
 	size_t need_runs = len / MINRUN + 3;    /* the first run may be short */
-	if (r->qtmp_cap < len || r->runs_cap < need_runs) {
-		pd_qent *t = r->qtmp_cap < len ? pf_realloc_array(r->qtmp, r->qcap, sizeof(*t)) : r->qtmp;
+	/* qtmp is as large as q: the result may end in it, and the two swap */
+	if (r->qtmp_cap != r->qcap || r->runs_cap < need_runs) {
+		pd_qent *t = r->qtmp_cap != r->qcap ? pf_realloc_array(r->qtmp, r->qcap, sizeof(*t)) : r->qtmp;
 		if (t) {
 			r->qtmp = t;
 			r->qtmp_cap = r->qcap;
@@ -640,8 +641,16 @@ static int sort_queue(pd_reader *r, size_t from, size_t n, size_t sorted)
 		src = dst;
 		dst = t;
 	}
-	if (src != v)
-		memcpy(v, src, len * sizeof(*v));
+	if (src != v) {
+		/* sorted into the other buffer's start: the buffers swap, and
+		 * the queue is compacted on the way (the entries before `from`
+		 * are delivered ones) */
+		pd_qent *t = r->q;
+		r->q = r->qtmp;
+		r->qtmp = t;
+		r->qhead = 0;
+		r->qlen = len;
+	}
 	return 0;
 }
 
@@ -705,10 +714,10 @@ static int flush_queue(pd_reader *r, uint64_t limit, bool all)
 {
 	/* [qhead, qhead + qsorted) is sorted from the last flush: one of the
 	 * runs the sort finds */
-	size_t h = r->qhead, n = r->qlen;
-	int rc = sort_queue(r, h, n, r->qsorted);
+	int rc = sort_queue(r, r->qhead, r->qlen, r->qsorted);
 	if (rc < 0)
 		return rc;
+	size_t h = r->qhead, n = r->qlen;     /* the sort may have moved the queue */
 	size_t k = h;
 	rc = 0;
 	while (k < n && (all || r->q[k].time <= limit)) {

@@ -572,11 +572,19 @@ static uint32_t build_stack(pf_profile *p, const pthread_ *t, const pd_sample *s
 }
 
 /* A raw-stack key is a sequence of 32-bit words; its hash folds them in
- * order (stack_key and the table's rehash use this one function). */
+ * order, two at a time (stack_key and the table's rehash use this one
+ * function). */
 static inline uint64_t key_hash(const uint8_t *k, size_t klen)
 {
 	uint64_t h = 0x243f6a8885a308d3ull ^ klen;
-	for (size_t i = 0; i + 4 <= klen; i += 4) {
+	size_t i = 0;
+	for (; i + 8 <= klen; i += 8) {        /* two words at a time */
+		uint64_t w;
+		memcpy(&w, k + i, 8);
+		h = (h ^ w) * 0x9e3779b97f4a7c15ull;
+		h ^= h >> 29;
+	}
+	if (i + 4 <= klen) {
 		uint32_t w;
 		memcpy(&w, k + i, 4);
 		h = (h ^ w) * 0x9e3779b97f4a7c15ull;

@@ -65,7 +65,7 @@ struct pf_profile_priv {
 	/* threads */
 	pthread_ *threads; size_t nthreads, capthreads;
 	pf_map64 tid2thread;     /* tid -> thread index */
-	uint32_t last_tid, last_thread;   /* the last lookup (PF_NONE: none) */
+	uint32_t last_tid[2], last_thread[2];   /* the last two threads found (PF_NONE: none) */
 	pf_map64 pid2mg;         /* pid -> map group index */
 	mgroup *mgs; size_t nmgs, capmgs;
 	uint32_t kernel_mg;
@@ -261,20 +261,54 @@ static uint32_t mg_of_pid(pf_profile *p, uint32_t pid, bool create)
 	return mg;
 }
 
-static pthread_ *find_thread(pf_profile *p, uint32_t pid, uint32_t tid, bool create)
+/* tid's thread is idx now: the first of the two remembered (at most one
+ * entry per tid) */
+static inline void remember_thread(struct pf_profile_priv *pr, uint32_t tid, uint32_t idx)
+{
+	if (pr->last_thread[0] == PF_NONE || pr->last_tid[0] != tid) {
+		pr->last_tid[1] = pr->last_tid[0];
+		pr->last_thread[1] = pr->last_thread[0];
+	}
+	pr->last_tid[0] = tid;
+	pr->last_thread[0] = idx;
+	if (pr->last_tid[1] == tid)
+		pr->last_thread[1] = PF_NONE;
+}
+
+static pthread_ *find_thread_slow(pf_profile *p, uint32_t pid, uint32_t tid, bool create);
+
+/* The thread of (pid, tid): the last one found, inline; else find_thread_slow. */
+static inline pthread_ *find_thread(pf_profile *p, uint32_t pid, uint32_t tid, bool create)
 {
 	struct pf_profile_priv *pr = p->priv;
-	uint64_t v;
-	if (pr->last_thread != PF_NONE && pr->last_tid == tid) {
-		/* samples come in runs of one thread */
-		pthread_ *t = &pr->threads[pr->last_thread];
+	if (pr->last_thread[0] != PF_NONE && pr->last_tid[0] == tid) {
+		pthread_ *t = &pr->threads[pr->last_thread[0]];
 		if (t->pid == pid || pid == (uint32_t)-1 || !create)
 			return t;
 	}
+	return find_thread_slow(p, pid, tid, create);
+}
+
+static pthread_ *find_thread_slow(pf_profile *p, uint32_t pid, uint32_t tid, bool create)
+{
+	struct pf_profile_priv *pr = p->priv;
+	uint64_t v;
+	/* samples come in runs of one thread, and two cpus interleave two */
+	for (int i = 0; i < 2; i++) {
+		if (pr->last_thread[i] == PF_NONE || pr->last_tid[i] != tid)
+			continue;
+		uint32_t idx = pr->last_thread[i];
+		pthread_ *t = &pr->threads[idx];
+		if (t->pid == pid || pid == (uint32_t)-1 || !create) {
+			if (i)
+				remember_thread(pr, tid, idx);
+			return t;
+		}
+		break;
+	}
 	if (pf_map64_get(&pr->tid2thread, tid, &v)) {
 		pthread_ *t = &pr->threads[v];
-		pr->last_tid = tid;
-		pr->last_thread = (uint32_t)v;
+		remember_thread(pr, tid, (uint32_t)v);
 		if (t->pid == pid || pid == (uint32_t)-1 || !create)
 			return t;
 		/* tid reused by another process: start a new thread */
@@ -296,8 +330,7 @@ static pthread_ *find_thread(pf_profile *p, uint32_t pid, uint32_t tid, bool cre
 	uint64_t *slot = pf_map64_upsert(&pr->tid2thread, tid, NULL);
 	if (!slot)
 		return NULL;
-	pr->last_tid = tid;
-	pr->last_thread = (uint32_t)pr->nthreads;
+	remember_thread(pr, tid, (uint32_t)pr->nthreads);
 	*slot = pr->nthreads++;
 	return t;
 }
@@ -1247,7 +1280,7 @@ static int on_event(void *ctx, const pd_event *ev)
 		uint64_t *ts = pf_map64_upsert(&pr->tid2thread, tid, NULL);
 		if (!ts || PF_GROW(pr->threads, pr->capthreads, pr->nthreads + 1) < 0)
 			return oom(p);
-		pr->last_thread = PF_NONE;
+		pr->last_thread[0] = pr->last_thread[1] = PF_NONE;
 		pthread_ *t = &pr->threads[pr->nthreads];
 		t->pid = pid;
 		t->tid = tid;
@@ -1448,7 +1481,7 @@ static int profile_new(const char *path, const pf_load_opts *opts, pf_profile **
 	}
 	p->priv = pr;
 	pr->err = err;
-	pr->last_thread = PF_NONE;
+	pr->last_thread[0] = pr->last_thread[1] = PF_NONE;
 	if (opts)
 		pr->opts = *opts;
 	else

@@ -107,6 +107,10 @@ typedef struct pd_attr {
 	bool fixed_layout;
 	int16_t o_ip, o_tid, o_addr, o_id, o_stream_id, o_cpu, o_period, o_cc;
 	uint16_t fixed_size;
+	/* IP|TID|TIME|PERIOD (1) or IP|TID|TIME|CPU|PERIOD (2), either with or
+	 * without CALLCHAIN — perf record's defaults, without and with -a —
+	 * decoded by constant offsets; 0: any other layout */
+	uint8_t fixed_kind;
 } pd_attr;
 
 /* A decoded sample. Pointers point into reader-owned memory valid during the

@@ -185,8 +185,30 @@ static inline bool pd_decode_again(pd_reader *r, const uint8_t *rec, uint64_t of
 	uint16_t misc = pd_ld16(rec + 4), size = pd_ld16(rec + 6);
 	pd_event *ev = &r->ev;
 	pd_sample *s = &ev->u.sample;
-	if (!pd_sample_fixed(a, rec, size, s, &ev->sid))
+	if (a->fixed_kind) {
+		/* constant offsets; the absent fields are still zero */
+		if (size < a->fixed_size)
+			return false;
+		if (a->o_cc >= 0) {
+			uint64_t nr = pd_ld64(rec + a->o_cc);
+			if (nr > (uint64_t)(size - a->fixed_size) / 8)
+				return false;
+			s->callchain = (const uint64_t *)(rec + a->fixed_size);
+			s->nr_callchain = nr;
+		}
+		s->ip = pd_ld64(rec + 8);
+		ev->sid.pid = s->pid = pd_ld32(rec + 16);
+		ev->sid.tid = s->tid = pd_ld32(rec + 20);
+		ev->sid.time = s->time = pd_ld64(rec + 24);
+		if (a->fixed_kind == 2) {
+			ev->sid.cpu = s->cpu = pd_ld32(rec + 32);
+			s->period = pd_ld64(rec + 40);
+		} else {
+			s->period = pd_ld64(rec + 32);
+		}
+	} else if (!pd_sample_fixed(a, rec, size, s, &ev->sid)) {
 		return false;       /* nothing written: pd_decode says what is wrong */
+	}
 	ev->misc = misc;
 	ev->size = size;
 	ev->file_offset = off;
@@ -195,7 +217,7 @@ static inline bool pd_decode_again(pd_reader *r, const uint8_t *rec, uint64_t of
 	s->misc = misc;
 	s->cpumode = misc & PD_CPUMODE_MASK;
 	if (!(a->sample_type & PD_S_PERIOD))
-		s->period = a->sample_period;
+		s->period = a->sample_period;     /* (not for a fixed_kind) */
 	return true;
 }
 

@@ -166,6 +166,9 @@ static void attr_layout(pd_attr *a)
 	a->fixed_size = (uint16_t)off;
 	a->fixed_layout = !(st & ~(uint64_t)(PD_S_IDENTIFIER | PD_S_IP | PD_S_TID | PD_S_TIME | PD_S_ADDR |
 					  PD_S_ID | PD_S_STREAM_ID | PD_S_CPU | PD_S_PERIOD | PD_S_CALLCHAIN));
+	uint64_t base = st & ~(uint64_t)PD_S_CALLCHAIN;
+	a->fixed_kind = base == (PD_S_IP | PD_S_TID | PD_S_TIME | PD_S_PERIOD) ? 1 :
+			base == (PD_S_IP | PD_S_TID | PD_S_TIME | PD_S_CPU | PD_S_PERIOD) ? 2 : 0;
 	if (st & PD_S_IDENTIFIER) {
 		a->id_pos = 0;
 		a->is_pos = 1;

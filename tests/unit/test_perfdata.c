@@ -659,6 +659,71 @@ static void test_ordered_random(void **s)
 	}
 }
 
+/* Runs of samples of perf record's default layouts (IP|TID|TIME|PERIOD,
+ * with CPU, each with and without CALLCHAIN), decoded by the general
+ * decoder first and then by the reader's constant-offset path: every field
+ * of every sample as written, the absent ones zero. */
+static void test_fixed_kinds(void **s)
+{
+	(void)s;
+	static buf b;
+	static evs v;
+	const uint64_t kinds[4] = {
+		PD_S_IP | PD_S_TID | PD_S_TIME | PD_S_PERIOD,
+		PD_S_IP | PD_S_TID | PD_S_TIME | PD_S_PERIOD | PD_S_CALLCHAIN,
+		PD_S_IP | PD_S_TID | PD_S_TIME | PD_S_CPU | PD_S_PERIOD,
+		PD_S_IP | PD_S_TID | PD_S_TIME | PD_S_CPU | PD_S_PERIOD | PD_S_CALLCHAIN,
+	};
+	for (int k = 0; k < 4; k++) {
+		uint64_t st = kinds[k];
+		craft c = { .sample_type = st, .flags = 1ull << 18 };
+		uint64_t ids[1] = { 1 };
+		size_t d0 = file_begin(&b, &c, ids, 1);
+		for (uint64_t i = 0; i < 6; i++) {
+			size_t at = rec_begin(&b, PD_SAMPLE, i % 2 ? 2 : 1);
+			p64(&b, 0x1000 + i);                         /* ip */
+			p32(&b, 100 + (uint32_t)i); p32(&b, 200 + (uint32_t)i);   /* pid, tid */
+			p64(&b, 10 + i);                             /* time */
+			if (st & PD_S_CPU) { p32(&b, 3 + (uint32_t)i); p32(&b, 0); }
+			p64(&b, 5000 + i);                           /* period */
+			if (st & PD_S_CALLCHAIN) {
+				p64(&b, i % 3);
+				for (uint64_t j = 0; j < i % 3; j++)
+					p64(&b, 0x9000 + 16 * i + j);
+			}
+			rec_end(&b, at);
+		}
+		file_end(&b, d0);
+		pd_reader *r;
+		proff_error e;
+		assert_int_equal(pd_open_mem(b.d, b.n, "crafted", &r, &e), 0);
+		memset(&v, 0, sizeof(v));
+		assert_int_equal(pd_process(r, true, keep_cb, &v, &e), 0);
+		assert_int_equal(v.n, 6);
+		for (uint64_t i = 0; i < 6; i++) {
+			const pd_sample *x = &v.ev[i].u.sample;
+			assert_int_equal(v.ev[i].type, PD_SAMPLE);
+			assert_int_equal(x->ip, 0x1000 + i);
+			assert_int_equal(x->pid, 100 + i);
+			assert_int_equal(x->tid, 200 + i);
+			assert_int_equal(v.ev[i].sid.tid, 200 + i);
+			assert_int_equal(x->time, 10 + i);
+			assert_int_equal(v.ev[i].sid.time, 10 + i);
+			assert_int_equal(x->cpu, st & PD_S_CPU ? 3 + i : 0);
+			assert_int_equal(v.ev[i].sid.cpu, st & PD_S_CPU ? 3 + i : 0);
+			assert_int_equal(x->period, 5000 + i);
+			assert_int_equal(x->cpumode, i % 2 ? 2 : 1);
+			assert_int_equal(x->addr, 0);
+			assert_int_equal(x->id, 0);
+			assert_int_equal(x->nr_callchain, st & PD_S_CALLCHAIN ? i % 3 : 0);
+			for (uint64_t j = 0; j < x->nr_callchain; j++)
+				assert_int_equal(x->callchain[j], 0x9000 + 16 * i + j);
+			assert_true(v.ev[i].sid.has_tid && v.ev[i].sid.has_time);
+		}
+		pd_close(r);
+	}
+}
+
 static int count_cb(void *ctx, const pd_event *ev) { (void)ev; (*(int *)ctx)++; return 0; }
 
 static void test_interrupted_recording(void **s)
@@ -1075,6 +1140,7 @@ int main(void)
 		cmocka_unit_test(test_corrupt_callchain_discarded),
 		cmocka_unit_test(test_ordered_rounds),
 		cmocka_unit_test(test_ordered_random),
+		cmocka_unit_test(test_fixed_kinds),
 		cmocka_unit_test(test_interrupted_recording),
 		cmocka_unit_test(test_bad_records),
 		cmocka_unit_test(test_pipe_stream),

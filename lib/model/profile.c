@@ -614,8 +614,7 @@ static inline uint64_t key_hash(const uint8_t *k, size_t klen)
 	for (; i + 8 <= klen; i += 8) {        /* two words at a time */
 		uint64_t w;
 		memcpy(&w, k + i, 8);
-		h = (h ^ w) * 0x9e3779b97f4a7c15ull;
-		h ^= h >> 29;
+		h = (h ^ w) * 0x9e3779b97f4a7c15ull;   /* a bijection of h per word */
 	}
 	if (i + 4 <= klen) {
 		uint32_t w;

@@ -137,6 +137,18 @@ int pd_record_time(pd_reader *r, const uint8_t *rec, uint32_t type, uint16_t siz
 int pd_swap_record(pd_reader *r, uint8_t *rec, uint64_t off);
 void pd_swap_attr_bytes(uint8_t *p, size_t len);
 
+/* A decoded record's header fields. */
+static inline void pd_event_head(pd_event *ev, uint32_t type, uint16_t misc, uint16_t size, uint64_t off,
+				 bool comp, const uint8_t *rec)
+{
+	ev->type = type;
+	ev->misc = misc;
+	ev->size = size;
+	ev->file_offset = off;
+	ev->from_compressed = comp;
+	ev->raw = rec;
+}
+
 /* The sample types perf record writes by default (fixed 8-byte fields and a
  * callchain, pd_attr.fixed_layout), by the attr's precomputed offsets: no
  * test per field kind. Sets every such field (absent ones 0). false: not
@@ -209,11 +221,7 @@ static inline bool pd_decode_again(pd_reader *r, const uint8_t *rec, uint64_t of
 	} else if (!pd_sample_fixed(a, rec, size, s, &ev->sid)) {
 		return false;       /* nothing written: pd_decode says what is wrong */
 	}
-	ev->misc = misc;
-	ev->size = size;
-	ev->file_offset = off;
-	ev->from_compressed = comp;
-	ev->raw = rec;
+	pd_event_head(ev, PD_SAMPLE, misc, size, off, comp, rec);
 	s->misc = misc;
 	s->cpumode = misc & PD_CPUMODE_MASK;
 	if (!(a->sample_type & PD_S_PERIOD))

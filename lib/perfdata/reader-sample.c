@@ -305,12 +305,7 @@ int pd_decode(pd_reader *r, const uint8_t *rec, uint64_t off, bool comp, pd_even
 {
 	uint32_t type = pd_ld32(rec);
 	uint16_t misc = pd_ld16(rec + 4), size = pd_ld16(rec + 6);
-	ev->type = type;
-	ev->misc = misc;
-	ev->size = size;
-	ev->file_offset = off;
-	ev->from_compressed = comp;
-	ev->raw = rec;
+	pd_event_head(ev, type, misc, size, off, comp, rec);
 	if (type == PD_SAMPLE) {
 		int ai = pd_record_attr(r, rec, type, size);
 		if (ai < 0) {

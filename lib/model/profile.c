@@ -448,6 +448,15 @@ static uint32_t loc_get(pf_profile *p, uint32_t dso, uint64_t addr, uint64_t ip,
 	return loc_intern(p, dso, addr, ip, level, true, PF_NONE);
 }
 
+/* The map group an address of this cpumode is looked up in: the kernel's
+ * for kernel addresses, else the thread's process's (PF_NONE: no thread). */
+static inline uint32_t mg_for(const struct pf_profile_priv *pr, const pthread_ *t, int cpumode)
+{
+	if (cpumode == PD_CPUMODE_KERNEL || cpumode == PD_CPUMODE_GUEST_KERNEL)
+		return pr->kernel_mg;
+	return t ? t->mg : PF_NONE;
+}
+
 static inline size_t loc_cache_slot(uint64_t ip, uint32_t g)
 {
 	return pf_hash64(ip ^ ((uint64_t)g << 40)) & (LOC_CACHE_N - 1);
@@ -457,8 +466,7 @@ static uint32_t resolve_loc(pf_profile *p, const pthread_ *t, int cpumode, uint6
 {
 	struct pf_profile_priv *pr = p->priv;
 	const pmap *m = NULL;
-	bool kernel = cpumode == PD_CPUMODE_KERNEL || cpumode == PD_CPUMODE_GUEST_KERNEL;
-	uint32_t g = kernel ? pr->kernel_mg : t ? t->mg : PF_NONE;
+	uint32_t g = mg_for(pr, t, cpumode);
 	uint32_t gen = g != PF_NONE ? pr->mgs[g].gen : 0;
 	/* hot ips repeat: a small direct-mapped cache of (maps, ip) -> location
 	 * before the map search and the location table */
@@ -1077,8 +1085,7 @@ static int merged_ip_sample(pf_profile *p, const pthread_ *t, const pd_sample *s
 		for (size_t i = 0; i < LEAF_CACHE_N; i++)
 			pr->leaf_cache[i] = (leaf_cache_ent){ 0, PF_NONE, 0, PF_NONE, 0, 0 };
 	}
-	bool kernel = s->cpumode == PD_CPUMODE_KERNEL || s->cpumode == PD_CPUMODE_GUEST_KERNEL;
-	uint32_t g = kernel ? pr->kernel_mg : t->mg;
+	uint32_t g = mg_for(pr, t, s->cpumode);
 	uint32_t gen = pr->mgs[g].gen;
 	uint32_t mode = (uint32_t)s->cpumode & 0xff;
 	leaf_cache_ent *c = &pr->leaf_cache[pf_hash64(s->ip ^ ((uint64_t)g << 40)) & (LEAF_CACHE_N - 1)];
@@ -1217,8 +1224,7 @@ static int sample_arrive(pf_profile *p, const pd_sample *s)
 		if (pr->raw_cap)
 			__builtin_prefetch(&pr->raw_s[ps->h & (pr->raw_cap - 1)]);
 	} else if (!ps->s.nr_callchain) {
-		bool kernel = s->cpumode == PD_CPUMODE_KERNEL || s->cpumode == PD_CPUMODE_GUEST_KERNEL;
-		uint32_t g = kernel ? pr->kernel_mg : t->mg;
+		uint32_t g = mg_for(pr, t, s->cpumode);
 		__builtin_prefetch(&pr->loc_cache[loc_cache_slot(s->ip, g)]);
 	}
 	if (pr->npend >= 2)

@@ -65,7 +65,8 @@ branch_suite() {   # branch_suite NAME: uses gen_a gen_a2 gen_b
 				continue
 			fi
 			[ $rc = 0 ] || { not_ok "[$G] --stream $1 $2 exit $rc"; head -3 "$TMP/proff.err" | sed 's/^/#   /'; continue; }
-			check_same "[$G] --stream $1 $2 equals perf" "$TMP/perf.out" "$TMP/proff.out"
+			# the whole diff on a mismatch (it has been seen once, on one recording)
+			DIFF_LINES=300 check_same "[$G] --stream $1 $2 equals perf" "$TMP/perf.out" "$TMP/proff.out"
 		done
 		# a stream compared with itself always matches itself
 		"${STREAM[@]}" --stream "$TMP/a_br.data" "$TMP/a_br.data" >"$TMP/self.out"

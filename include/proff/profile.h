@@ -77,6 +77,15 @@ typedef struct pf_sample {
 	uint64_t period;           /* summed */
 } pf_sample;                   /* 40 bytes */
 
+/* A sample whose own level ('.', 'k', ...: perf's, from the cpumode of its
+ * first sample) is not its leaf location's: a location without a map is
+ * shared by every cpumode that meets its address and keeps the first one's
+ * level. Rare; see pf_sample_level. */
+typedef struct pf_level_note {
+	uint32_t sample;
+	char level;
+} pf_level_note;
+
 typedef struct pf_event {
 	char *name;                /* "cpu-clock" */
 	uint32_t type;
@@ -151,6 +160,7 @@ typedef struct pf_profile {
 	 * the ip itself. NULL when no such node exists. */
 	uint8_t *nochain; size_t cap_nochain;
 	pf_sample *samples; size_t nr_samples, cap_samples;
+	pf_level_note *level_notes; size_t nr_level_notes, cap_level_notes;   /* ascending by sample */
 	pf_exact *exact;           /* exact trace: parallel to samples; NULL for sampled profiles */
 	size_t cap_exact;
 	pf_event *events; size_t nr_events;
@@ -175,6 +185,10 @@ static inline bool pf_node_nochain(const pf_profile *p, uint32_t node)
 {
 	return p->nochain && node < p->cap_nochain && p->nochain[node];
 }
+
+/* The level of sample si's own ip, as perf shows it for the sample: its leaf
+ * location's unless a note says otherwise. */
+char pf_sample_level(const pf_profile *p, size_t si);
 
 /* perf's srcline text for a location ("file.c:42", or "sym+0x1f"-style
  * fallbacks as perf prints them); computed once and cached. */

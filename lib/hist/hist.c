@@ -325,7 +325,9 @@ typedef struct ctx {
 static uint64_t row_addr(const pf_loc *l, bool chain) { return chain ? l->ip : l->addr; }
 static char row_level(const pf_profile *p, const ctx *c, const pf_loc *l, bool chain)
 {
-	if (!chain || l->sym != PF_NONE)
+	if (!chain)
+		return c->self_level;
+	if (l->sym != PF_NONE)
 		return l->level;
 	if (l->dso == PF_NONE)
 		return c->self_level;
@@ -972,7 +974,8 @@ int hist_build(pf_profile *prof, uint32_t evsel, const hist_opts *opts, hist **o
 		const pf_sample *s = &prof->samples[si];
 		if (s->evsel != evsel)
 			continue;
-		ctx c = { s, sample_parent(h, s), 0, prof->locs[prof->nodes[s->stack].loc].level };
+		ctx c = { s, sample_parent(h, s), 0,
+			  prof->nr_level_notes ? pf_sample_level(prof, si) : prof->locs[prof->nodes[s->stack].loc].level };
 		if (opts->comms.n && !pf_strlist_has(&opts->comms, pf_str(prof, s->comm)))
 			c.thread_filtered |= HF_THREAD;
 		if (opts->nr_pids && !u32_in(opts->pids, opts->nr_pids, s->pid))

@@ -90,6 +90,7 @@ struct pf_profile_priv {
 	uint32_t *sample_next;   /* sample -> next sample with the same stack (cap: cap_samples) */
 	struct node_acc *acc; size_t cap_acc;             /* merge_threads: sums per node */
 	uint32_t *acc_order; size_t nacc, cap_acc_order;  /* nodes in order of first sample */
+	pf_level_note *acc_notes; size_t nacc_notes, cap_acc_notes;   /* level notes by acc_order index */
 	/* time filter */
 	pf_time_range *ranges; size_t nranges;
 	uint32_t *loc_leaf; size_t cap_loc_leaf;   /* location -> its node under the root */
@@ -940,11 +941,17 @@ static int add_sample(pf_profile *p, uint32_t evsel, uint32_t thread, uint32_t p
  * become pf_samples, in order of first occurrence, when the file is read. */
 typedef struct node_acc { uint64_t period, count; } node_acc;
 
+/* -1: out of memory; 0: added to an aggregate; 1: a node's first sample
+ * (acc_order's last); 2: a new pf_sample (the last). */
 static int merged_sample(pf_profile *p, uint32_t evsel, uint32_t stack, uint64_t period)
 {
 	struct pf_profile_priv *pr = p->priv;
-	if (evsel != 0)
-		return add_sample(p, evsel, 0, 0, 0, 0, PF_NONE, stack, period, NULL);
+	if (evsel != 0) {
+		size_t before = p->nr_samples;
+		if (add_sample(p, evsel, 0, 0, 0, 0, PF_NONE, stack, period, NULL) < 0)
+			return -1;
+		return p->nr_samples > before ? 2 : 0;
+	}
 	if (stack >= pr->cap_acc) {
 		size_t old = pr->cap_acc;
 		if (PF_GROW(pr->acc, pr->cap_acc, (size_t)stack + 1) < 0)
@@ -952,22 +959,52 @@ static int merged_sample(pf_profile *p, uint32_t evsel, uint32_t stack, uint64_t
 		memset(pr->acc + old, 0, (pr->cap_acc - old) * sizeof(*pr->acc));
 	}
 	node_acc *a = &pr->acc[stack];
+	int fresh = 0;
 	if (!a->count) {
 		if (PF_GROW(pr->acc_order, pr->cap_acc_order, pr->nacc + 1) < 0)
 			return -1;
 		pr->acc_order[pr->nacc++] = stack;
+		fresh = 1;
 	}
 	a->period += period;
 	a->count++;
+	return fresh;
+}
+
+static int add_note(pf_level_note **v, size_t *n, size_t *cap, uint32_t id, char level)
+{
+	if (PF_GROW(*v, *cap, *n + 1) < 0)
+		return -1;
+	(*v)[(*n)++] = (pf_level_note){ id, level };
 	return 0;
+}
+
+char pf_sample_level(const pf_profile *p, size_t si)
+{
+	size_t lo = 0, hi = p->nr_level_notes;
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		if (p->level_notes[mid].sample < si)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (lo < p->nr_level_notes && p->level_notes[lo].sample == si)
+		return p->level_notes[lo].level;
+	return p->locs[p->nodes[p->samples[si].stack].loc].level;
 }
 
 static int make_merged_samples(pf_profile *p)
 {
 	struct pf_profile_priv *pr = p->priv;
+	size_t nn = 0;    /* acc_notes done */
 	for (size_t i = 0; i < pr->nacc; i++) {
 		uint32_t stack = pr->acc_order[i];
 		node_acc *a = &pr->acc[stack];
+		if (nn < pr->nacc_notes && pr->acc_notes[nn].sample == i &&
+		    add_note(&p->level_notes, &p->nr_level_notes, &p->cap_level_notes,
+			     (uint32_t)p->nr_samples, pr->acc_notes[nn++].level) < 0)
+			return -1;
 		/* counts beyond a pf_sample's u32 continue in more samples */
 		while (a->count) {
 			uint32_t c = a->count > UINT32_MAX ? UINT32_MAX : (uint32_t)a->count;
@@ -1042,10 +1079,27 @@ static int sample_add(pf_profile *p, const pd_sample *s, uint32_t thread, uint32
 	if (stack == PF_NONE)
 		return oom(p);
 	uint64_t period = s->period;
-	if (pr->opts.merge_threads ? merged_sample(p, (uint32_t)s->evsel, stack, period) < 0 :
-	    add_sample(p, (uint32_t)s->evsel, thread, s->pid, s->tid, pr->threads[thread].comm,
-		       cpu, stack, period, hint) < 0)
+	int fresh;
+	if (pr->opts.merge_threads) {
+		fresh = merged_sample(p, (uint32_t)s->evsel, stack, period);
+	} else {
+		size_t before = p->nr_samples;
+		fresh = add_sample(p, (uint32_t)s->evsel, thread, s->pid, s->tid, pr->threads[thread].comm,
+				   cpu, stack, period, hint);
+		fresh = fresh < 0 ? -1 : p->nr_samples > before ? 2 : 0;
+	}
+	if (fresh < 0)
 		return oom(p);
+	if (fresh) {
+		/* a new aggregate: perf's level of its ip is the sample's cpumode's */
+		char lv = level_of(s->cpumode);
+		if (lv != p->locs[p->nodes[stack].loc].level &&
+		    (fresh == 1 ? add_note(&pr->acc_notes, &pr->nacc_notes, &pr->cap_acc_notes,
+					   (uint32_t)(pr->nacc - 1), lv)
+				: add_note(&p->level_notes, &p->nr_level_notes, &p->cap_level_notes,
+					   (uint32_t)(p->nr_samples - 1), lv)) < 0)
+			return oom(p);
+	}
 	sample_totals(p, s);
 	return 0;
 }
@@ -1645,7 +1699,7 @@ static int sample_import(pf_profile *p, const pf_sample *k)
 	p->samples[id] = *k;
 	pr->sample_next[id] = pr->node_sample[k->stack];
 	pr->node_sample[k->stack] = id;
-	return 0;
+	return 1;
 }
 
 static int merge_half(pf_profile *p, pf_profile *q)
@@ -1657,7 +1711,11 @@ static int merge_half(pf_profile *p, pf_profile *q)
 	uint32_t *ymap = malloc((q->nr_syms + 1) * sizeof(uint32_t));
 	uint32_t *lmap = malloc((q->nr_locs + 1) * sizeof(uint32_t));
 	uint32_t *nmap = malloc((q->nr_nodes + 1) * sizeof(uint32_t));
-	if (!smap || !dmap || !ymap || !lmap || !nmap)
+	/* locations (and leaf nodes) whose level the merge changed: a location
+	 * without a map met in both halves keeps the first half's */
+	uint8_t *lchg = calloc(q->nr_locs + 1, 1), *nchg = calloc(q->nr_nodes + 1, 1);
+	size_t qn = 0;    /* q's level notes passed */
+	if (!smap || !dmap || !ymap || !lmap || !nmap || !lchg || !nchg)
 		goto out;
 	for (size_t i = 0; i < q->strs.n; i++) {
 		int64_t id = pf_strtab_intern(&p->strs, q->strs.strs[i], q->strs.lens[i]);
@@ -1702,6 +1760,7 @@ static int merge_half(pf_profile *p, pf_profile *q)
 		uint32_t sym = l->sym == PF_NONE ? PF_NONE : ymap[l->sym];
 		if ((lmap[i] = loc_intern(p, dso, l->addr, l->ip, l->level, false, sym)) == PF_NONE)
 			goto out;
+		lchg[i] = p->locs[lmap[i]].level != l->level;
 	}
 	nmap[0] = 0;
 	for (size_t i = 1; i < q->nr_nodes; i++) {
@@ -1710,13 +1769,24 @@ static int merge_half(pf_profile *p, pf_profile *q)
 							  : node_child(p, nmap[n->parent], lmap[n->loc]);
 		if (nmap[i] == PF_NONE)
 			goto out;
+		nchg[i] = lchg[n->loc];
 	}
 	for (size_t i = 0; i < q->nr_samples; i++) {
 		pf_sample k = q->samples[i];
 		k.comm = smap[k.comm];
 		k.stack = nmap[k.stack];
-		if (sample_import(p, &k) < 0)
+		int fresh = sample_import(p, &k);
+		if (fresh < 0)
 			goto out;
+		bool noted = qn < q->nr_level_notes && q->level_notes[qn].sample == i;
+		if (fresh && (noted || nchg[q->samples[i].stack])) {
+			char lv = noted ? q->level_notes[qn].level : q->locs[q->nodes[q->samples[i].stack].loc].level;
+			if (lv != p->locs[p->nodes[k.stack].loc].level &&
+			    add_note(&p->level_notes, &p->nr_level_notes, &p->cap_level_notes,
+				     (uint32_t)(p->nr_samples - 1), lv) < 0)
+				goto out;
+		}
+		qn += noted;
 	}
 	/* the second half replayed every thread: its list is the whole file's */
 	free(pr->threads);
@@ -1743,6 +1813,8 @@ out:
 	free(ymap);
 	free(lmap);
 	free(nmap);
+	free(lchg);
+	free(nchg);
 	return rc < 0 ? oom(p) : 0;
 }
 
@@ -1924,6 +1996,9 @@ static void release_read_state(struct pf_profile_priv *pr)
 	free(pr->acc_order);
 	pr->acc_order = NULL;
 	pr->nacc = pr->cap_acc_order = 0;
+	free(pr->acc_notes);
+	pr->acc_notes = NULL;
+	pr->nacc_notes = pr->cap_acc_notes = 0;
 	for (size_t i = 0; i < pr->nraw_chunks; i++)
 		free(pr->raw_chunks[i]);
 	free(pr->raw_chunks);
@@ -1998,6 +2073,7 @@ void pf_profile_free(pf_profile *p)
 	free(p->nodes);
 	free(p->nochain);
 	free(p->samples);
+	free(p->level_notes);
 	free(p->exact);
 	free(p->threads);
 	for (size_t i = 0; i < p->nr_warnings; i++)

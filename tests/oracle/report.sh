@@ -98,6 +98,21 @@ cmp_report "verbose children graph" "$F" -v
 cmp_report "sample counts (-n)" "$F" -n --no-children -g none
 cmp_report "srcline after sym" "$F" --no-children -g none -s sym,srcline
 
+# one unmapped address met first in kernel context, then as a user sample's
+# ip (tests/tools/mklevel.py rewrites two samples of calls.data): a row's
+# level is its first sample's cpumode, and an unmapped callchain entry keeps
+# the sample's level — not the level the address was first seen with
+if python3 "$ROOT/tests/tools/mklevel.py" "$W/calls.data" "$W/level.data" 2>"$TMP/mklevel.err"; then
+	cmp_report "unmapped address under two cpumodes" "$W/level.data"
+	cmp_report "unmapped address under two cpumodes, no graph" "$W/level.data" --children -g none
+	cmp_report "unmapped address under two cpumodes, self" "$W/level.data" --no-children -g none
+	check "the crafted rows are there ([k] 0x1234, [.] 0xdfdfdfdf00000000)" bash -c \
+		"grep -q '\[k\] 0x0000000000001234' '$TMP/proff.out' &&
+		 '$PROFF' report -i '$W/level.data' -g none | grep -q '\[\.\] 0xdfdfdfdf00000000'"
+else
+	not_ok "tests/tools/mklevel.py on calls.data"; sed 's/^/#   /' "$TMP/mklevel.err"
+fi
+
 # no sample left after filtering: a recording of CPU 0 only, reported for CPU 1
 if rec "$W/cpu0.data" -e cpu-clock -C 0 --sample-cpu -- taskset -c 0 "$W/calls"; then
 	cmp_report "no samples kept (-C 1 of a CPU 0 recording)" "$W/cpu0.data" --no-children -g none -C 1

@@ -95,6 +95,11 @@ static void same_profile(const pf_profile *a, const pf_profile *b)
 	assert_int_equal(a->nr_samples, b->nr_samples);
 	for (size_t i = 0; i < a->nr_samples; i++)
 		assert_memory_equal(&a->samples[i], &b->samples[i], sizeof(pf_sample));
+	assert_int_equal(a->nr_level_notes, b->nr_level_notes);
+	for (size_t i = 0; i < a->nr_level_notes; i++) {
+		assert_int_equal(a->level_notes[i].sample, b->level_notes[i].sample);
+		assert_int_equal(a->level_notes[i].level, b->level_notes[i].level);
+	}
 	assert_int_equal(a->nr_threads, b->nr_threads);
 	for (size_t i = 0; i < a->nr_threads; i++)
 		assert_memory_equal(&a->threads[i], &b->threads[i], sizeof(pf_thread));
@@ -400,6 +405,98 @@ static void test_split_late_sample(void **state)
 	pf_profile_free(split);
 }
 
+/* A sample of misc `misc` (cpumode) with callchain chain[0..n-1]. */
+static void put_chain_sample(pdw_writer *w, uint16_t misc, uint32_t tid, uint64_t t, uint64_t ip,
+			     const uint64_t *chain, uint64_t n)
+{
+	uint8_t r[128] = { 0 };
+	uint32_t pid = 100;
+	uint64_t period = 1000;
+	uint16_t size = (uint16_t)(48 + 8 * n);
+	assert_true(size <= sizeof(r));
+	tu_put_hdr(r, PERF_RECORD_SAMPLE, misc, size);
+	memcpy(r + 8, &ip, 8);
+	memcpy(r + 16, &pid, 4);
+	memcpy(r + 20, &tid, 4);
+	memcpy(r + 24, &t, 8);
+	memcpy(r + 32, &period, 8);
+	memcpy(r + 40, &n, 8);
+	memcpy(r + 48, chain, 8 * n);
+	proff_error err;
+	assert_int_equal(pdw_write(w, r, size, &err), 0);
+}
+
+/* A location without a map is shared by the cpumodes that meet its
+ * address and keeps the first one's level, but perf shows a sample's own
+ * level (its cpumode): the samples where they differ carry a note. Three
+ * unmapped addresses, each met by a kernel sample (X, X / Y / Z alone)
+ * and a user sample (the address called from G): X first in kernel context
+ * in the first half and in user context in the second; Y both in the
+ * second half, kernel first; Z user first in the first half, kernel in the
+ * second. Read sequentially and in halves, with and without
+ * merge_threads: the same notes, and every sample's level its cpumode's. */
+static void test_split_levels(void **state)
+{
+	(void)state;
+	char path[600];
+	snprintf(path, sizeof(path), "%s/levels.data", g_dir);
+	pdw_writer *w;
+	proff_error err;
+	assert_int_equal(pdw_create(path, NULL, &w, &err), 0);
+	uint8_t attr[PDW_ATTR_SIZE];
+	tu_cpu_clock_attr(attr, PERF_SAMPLE_IP | PERF_SAMPLE_TID | PERF_SAMPLE_TIME | PERF_SAMPLE_PERIOD |
+			  PERF_SAMPLE_CALLCHAIN, 1000, true);
+	uint64_t id = 1;
+	assert_int_equal(pdw_add_attr(w, attr, "cpu-clock", &id, 1, &err), 0);
+	assert_int_equal(pdw_start_data(w, &err), 0);
+	const uint64_t X = 0x1234, Y = 0x2345, Z = 0x3456, G = 0xdfdfdfdf00000000ull;
+	const uint64_t K = PERF_CONTEXT_KERNEL, U = PERF_CONTEXT_USER;
+	const uint16_t MK = PERF_RECORD_MISC_KERNEL, MU = PERF_RECORD_MISC_USER;
+	for (int i = 0; i < 20; i++)
+		put_sample(w, 100, 100 + (uint64_t)i * 90, 0x4000 + (uint64_t)(i % 3) * 16);
+	put_chain_sample(w, MK, 101, 150, X, (uint64_t[]){ K, X, X }, 3);
+	put_chain_sample(w, MU, 101, 250, Z, (uint64_t[]){ U, Z, G }, 3);
+	put_chain_sample(w, MU, 101, 1500, X, (uint64_t[]){ U, X, G }, 3);
+	put_chain_sample(w, MK, 101, 1200, Y, (uint64_t[]){ K, Y }, 2);
+	put_chain_sample(w, MU, 101, 1300, Y, (uint64_t[]){ U, Y, G }, 3);
+	put_chain_sample(w, MK, 101, 1400, Z, (uint64_t[]){ K, Z }, 2);
+	put_chain_sample(w, MU, 101, 1600, X, (uint64_t[]){ U, X, G }, 3);
+	assert_int_equal(pdw_finished_round(w, &err), 0);
+	uint64_t st[2] = { 100, 2000 };     /* the halves part at 1050 */
+	assert_int_equal(pdw_set_feature(w, PD_FEAT_SAMPLE_TIME, st, sizeof(st), &err), 0);
+	pdw_stats stats;
+	assert_int_equal(pdw_close(w, &stats, &err), 0);
+
+	for (int merged = 0; merged < 2; merged++) {
+		pf_load_opts o;
+		pf_load_opts_init(&o);
+		o.symfs = o.kallsyms = o.buildid_dir = "/nonexistent";
+		o.merge_threads = merged;
+		pf_profile *seq = NULL, *split = NULL;
+		assert_int_equal(pf_profile_load(path, &o, &seq, &err), 0);
+		o.split_load = true;
+		o.split_min_bytes = 1;
+		assert_int_equal(pf_profile_load(path, &o, &split, &err), 0);
+		same_profile(seq, split);
+		/* X's and Z's user stacks, Y's user stack, Z's kernel stack */
+		assert_int_equal(seq->nr_level_notes, 3);
+		int seen = 0;
+		for (size_t i = 0; i < seq->nr_samples; i++) {
+			const pf_node *n = &seq->nodes[seq->samples[i].stack];
+			uint64_t ip = seq->locs[n->loc].ip;
+			if (ip != X && ip != Y && ip != Z)
+				continue;
+			bool user = n->parent && seq->locs[seq->nodes[n->parent].loc].ip == G;
+			assert_int_equal(pf_sample_level(seq, i), user ? '.' : 'k');
+			assert_int_equal(pf_sample_level(split, i), user ? '.' : 'k');
+			seen++;
+		}
+		assert_int_equal(seen, 6);
+		pf_profile_free(seq);
+		pf_profile_free(split);
+	}
+}
+
 static void test_split_callchains(void **state) { (void)state; check(false, NULL, true); }
 static void test_split_no_callchains(void **state) { (void)state; check(false, NULL, false); }
 static void test_split_merged(void **state) { (void)state; check(true, NULL, true); }
@@ -416,6 +513,7 @@ int main(void)
 		cmocka_unit_test(test_split_time),
 		cmocka_unit_test(test_order_early),
 		cmocka_unit_test(test_split_late_sample),
+		cmocka_unit_test(test_split_levels),
 		cmocka_unit_test(test_stack_cache_flush),
 		cmocka_unit_test(test_merge_by_comm),
 		cmocka_unit_test(test_merged_ip_sums),

@@ -18,12 +18,20 @@
 
 #define KW_PER_KEY 2
 
+/* What the Children pass updates per row, apart from the row (a row is
+ * two cache lines, this a quarter of one): written back when it ends. */
+struct hot_ent {
+	uint64_t acc;            /* Children period */
+	uint32_t seen;           /* stamp of the last sample that touched the row */
+	uint32_t depth;          /* longest callchain */
+};
+
 struct hist_priv {
 	uint64_t *keyw;          /* n * kw words */
 	size_t kw;               /* words per entry */
 	id_table tab;
-	uint32_t *seen;          /* per entry: stamp of the last sample that touched it */
-	size_t cap_seen;
+	struct hot_ent *hot;     /* per entry: the Children pass's sums (children mode) */
+	size_t cap_hot;
 	regex_t parent_re;
 	bool has_parent_re;
 	uint32_t other_id;       /* "[other]" */
@@ -438,11 +446,11 @@ static int64_t find_entry(hist *h, const ctx *c, uint32_t loc, bool chain, proff
 	if (!nk)
 		return proff_err_set(err, PROFF_ENOMEM, NULL, PROFF_NO_OFFSET, "out of memory");
 	pv->keyw = nk;
-	if (PF_GROW(pv->seen, pv->cap_seen, h->n + 1) < 0)
+	if (PF_GROW(pv->hot, pv->cap_hot, h->n + 1) < 0)
 		return proff_err_set(err, PROFF_ENOMEM, NULL, PROFF_NO_OFFSET, "out of memory");
 	h->cap = cap;
 	memcpy(pv->keyw + h->n * pv->kw, w, pv->kw * 8);
-	pv->seen[h->n] = UINT32_MAX;
+	pv->hot[h->n] = (struct hot_ent){ 0, UINT32_MAX, 0 };
 	const pf_profile *p = h->prof;
 	const pf_loc *l = &p->locs[loc];
 	hist_entry *e = &h->entries[h->n];
@@ -476,16 +484,32 @@ static int64_t find_entry(hist *h, const ctx *c, uint32_t loc, bool chain, proff
  * the row is then a function of (comm, location), and one tagged slot per
  * location finds it without hashing the key (a children report looks up
  * every frame of every sample). */
-static int64_t chain_entry(hist *h, const ctx *c, uint32_t loc, proff_error *err)
+static int64_t loc_entry(hist *h, const ctx *c, uint32_t loc, bool chain, proff_error *err)
 {
 	struct hist_priv *pv = h->priv;
 	uint64_t tag = (uint64_t)c->s->comm + 1;
 	if (loc < pv->nr_loc_row && pv->loc_row[loc] >> 32 == tag)
 		return (int64_t)(uint32_t)pv->loc_row[loc];
-	int64_t id = find_entry(h, c, loc, true, err);
+	int64_t id = find_entry(h, c, loc, chain, err);
 	if (id >= 0 && loc < pv->nr_loc_row)
 		pv->loc_row[loc] = tag << 32 | (uint64_t)id;
 	return id;
+}
+
+static int64_t chain_entry(hist *h, const ctx *c, uint32_t loc, proff_error *err)
+{
+	return loc_entry(h, c, loc, true, err);
+}
+
+/* A sample's Self row: through the same cache where the Self key equals the
+ * callchain key (resolved, or without a map: the key holds the address,
+ * the map address for Self, the raw ip for callchain rows). */
+static int64_t self_entry(hist *h, const ctx *c, uint32_t loc, proff_error *err)
+{
+	const pf_loc *l = &h->prof->locs[loc];
+	if (h->priv->loc_row && (l->sym != PF_NONE || l->dso == PF_NONE))
+		return loc_entry(h, c, loc, false, err);
+	return find_entry(h, c, loc, false, err);
 }
 
 static uint32_t sample_parent(hist *h, const pf_sample *s)
@@ -720,13 +744,37 @@ static bool same_ctx(const hist *h, const uint32_t *parent_of, uint32_t ia, uint
 	return true;
 }
 
+/* v[0, n) ascending, all below `bound` (tmp: n words): least significant
+ * byte first, as many passes as bound needs. */
+static void radix_sort_u32(uint32_t *v, uint32_t *tmp, size_t n, uint32_t bound)
+{
+	uint32_t *src = v, *dst = tmp;
+	for (unsigned shift = 0; shift < 32 && (bound - 1) >> shift; shift += 8) {
+		size_t cnt[257] = { 0 };
+		for (size_t i = 0; i < n; i++)
+			cnt[((src[i] >> shift) & 0xff) + 1]++;
+		for (int b = 0; b < 256; b++)
+			cnt[b + 1] += cnt[b];
+		for (size_t i = 0; i < n; i++)
+			dst[cnt[(src[i] >> shift) & 0xff]++] = src[i];
+		uint32_t *t = src; src = dst; dst = t;
+	}
+	if (src != v)
+		memcpy(v, src, n * sizeof(*v));
+}
+
 static int cc_children_caller(hist *h, const uint32_t *idx, size_t nidx, const uint32_t *self_of,
 			      const uint32_t *parent_of, uint64_t min_keep, proff_error *err)
 {
 	const pf_profile *p = h->prof;
 	size_t N = p->nr_nodes;
 	int rc = 0;
+	/* per context: the marked nodes (sorted), and each marked node's
+	 * marked children in index order (gfirst valid where gstamp is the
+	 * context's stamp) */
 	uint32_t *tfirst = malloc(N * sizeof(uint32_t)), *tnext = malloc(N * sizeof(uint32_t));
+	uint32_t *marked = malloc(N * sizeof(uint32_t)), *mtmp = malloc(N * sizeof(uint32_t));
+	uint32_t *gstamp = calloc(N, sizeof(uint32_t));
 	uint32_t *vis = calloc(N, sizeof(uint32_t)), *end_head = malloc(N * sizeof(uint32_t));
 	uint32_t *end_stamp = calloc(N, sizeof(uint32_t)), *end_next = malloc((nidx + 1) * sizeof(uint32_t));
 	uint32_t *onpath = calloc(h->n + 1, sizeof(uint32_t));
@@ -740,18 +788,12 @@ static int cc_children_caller(hist *h, const uint32_t *idx, size_t nidx, const u
 	size_t *seg = malloc((maxd + 1) * sizeof(size_t));
 	cc_rec *recs = NULL;
 	size_t cap_recs = 0;
-	if (!tfirst || !tnext || !vis || !end_head || !end_stamp || !end_next || !onpath || !order ||
+	if (!tfirst || !tnext || !marked || !mtmp || !gstamp || !vis || !end_head || !end_stamp || !end_next || !onpath || !order ||
 	    !dnode || !dchild || !dintro || !path || !seg) {
 		rc = proff_err_set(err, PROFF_ENOMEM, NULL, PROFF_NO_OFFSET, "out of memory");
 		goto out;
 	}
-	for (size_t i = 0; i < N; i++)
-		tfirst[i] = tnext[i] = PF_NONE;
-	for (size_t i = N; i-- > 1;) {
-		uint32_t par = p->nodes[i].parent;
-		tnext[i] = tfirst[par];
-		tfirst[par] = (uint32_t)i;
-	}
+	const struct hot_ent *hot = h->priv->hot;   /* the rows' Children (period_acc) */
 	ctx_order(h, parent_of, idx, nidx, order);
 	uint32_t stamp = 0;
 	for (size_t g0 = 0; g0 < nidx;) {
@@ -760,10 +802,13 @@ static int cc_children_caller(hist *h, const uint32_t *idx, size_t nidx, const u
 			g1++;
 		stamp++;
 		/* mark this context's paths and the samples ending at each node */
+		size_t nm = 0;
 		for (size_t k = g0; k < g1; k++) {
 			const pf_sample *s = &p->samples[order[k]];
-			for (uint32_t n = s->stack; n && vis[n] != stamp; n = p->nodes[n].parent)
+			for (uint32_t n = s->stack; n && vis[n] != stamp; n = p->nodes[n].parent) {
 				vis[n] = stamp;
+				marked[nm++] = n;
+			}
 			if (end_stamp[s->stack] != stamp) {
 				end_stamp[s->stack] = stamp;
 				end_head[s->stack] = PF_NONE;
@@ -771,18 +816,32 @@ static int cc_children_caller(hist *h, const uint32_t *idx, size_t nidx, const u
 			end_next[k] = end_head[s->stack];
 			end_head[s->stack] = (uint32_t)k;
 		}
+		/* the marked children of every marked node, in index order (the
+		 * DFS visits siblings in the trie's order; a full child list
+		 * would be scanned once per context: the root's holds every
+		 * outermost frame of the file) */
+		radix_sort_u32(marked, mtmp, nm, (uint32_t)N);
+		for (size_t i = nm; i-- > 0;) {
+			uint32_t n = marked[i], par = p->nodes[n].parent;
+			if (gstamp[par] != stamp) {
+				gstamp[par] = stamp;
+				tfirst[par] = PF_NONE;
+			}
+			tnext[n] = tfirst[par];
+			tfirst[par] = n;
+		}
 		ctx c = { &p->samples[order[g0]], parent_of[order[g0]], 0, '.' };
 		/* iterative DFS from the root over marked nodes */
 		size_t d = 0;
 		dnode[0] = 0;
-		dchild[0] = tfirst[0];
+		dchild[0] = gstamp[0] == stamp ? tfirst[0] : PF_NONE;
 		dintro[0] = PF_NONE;
 		seg[0] = 0;
 		seg[1] = 0;
 		for (;;) {
 			uint32_t ch = dchild[d];
 			/* a node without callchain is no frame of any chain */
-			while (ch != PF_NONE && (vis[ch] != stamp || pf_node_nochain(p, ch)))
+			while (ch != PF_NONE && pf_node_nochain(p, ch))
 				ch = tnext[ch];
 			if (ch == PF_NONE) {
 				if (dintro[d] != PF_NONE)
@@ -813,7 +872,7 @@ static int cc_children_caller(hist *h, const uint32_t *idx, size_t nidx, const u
 				recs[w++] = (cc_rec){ recs[r].entry, nc };
 			}
 			dintro[d + 1] = PF_NONE;
-			if (!onpath[eid] && h->entries[eid].period_acc < min_keep) {
+			if (!onpath[eid] && hot[eid].acc < min_keep) {
 				/* a row too small to show a chain: no tree */
 				onpath[eid] = (uint32_t)d + 1;
 				dintro[d + 1] = (uint32_t)eid;
@@ -838,14 +897,14 @@ static int cc_children_caller(hist *h, const uint32_t *idx, size_t nidx, const u
 						h->cc_nodes[recs[r].cur].hit += s->period;
 						h->cc_nodes[recs[r].cur].count += s->count;
 					}
-					if (h->entries[self].period_acc >= min_keep &&
+					if (hot[self].acc >= min_keep &&
 					    cc_add(h, &h->entries[self], path, d + 1, s->period, s->count) < 0)
 						goto nomem;
 				}
 			}
 			d++;
 			dnode[d] = ch;
-			dchild[d] = tfirst[ch];
+			dchild[d] = gstamp[ch] == stamp ? tfirst[ch] : PF_NONE;
 			seg[d] = to;
 			seg[d + 1] = w;
 		}
@@ -855,7 +914,8 @@ static int cc_children_caller(hist *h, const uint32_t *idx, size_t nidx, const u
 nomem:
 	rc = proff_err_set(err, PROFF_ENOMEM, NULL, PROFF_NO_OFFSET, "out of memory");
 out:
-	free(tfirst); free(tnext); free(vis); free(end_head); free(end_stamp); free(end_next);
+	free(tfirst); free(tnext); free(marked); free(mtmp); free(gstamp);
+	free(vis); free(end_head); free(end_stamp); free(end_next);
 	free(onpath); free(order); free(dnode); free(dchild); free(dintro); free(path); free(seg);
 	free(recs);
 	return rc;
@@ -966,6 +1026,24 @@ int hist_build(pf_profile *prof, uint32_t evsel, const hist_opts *opts, hist **o
 		hist_free(h);
 		return proff_err_set(err, PROFF_ENOMEM, NULL, PROFF_NO_OFFSET, "out of memory");
 	}
+	/* children: a location's level for the frames after it ('k', '.';
+	 * 0 without a map: the level stays) */
+	uint8_t *map_level = NULL;
+	if (opts->children) {
+		map_level = malloc(prof->nr_locs ? prof->nr_locs : 1);
+		if (!map_level) {
+			free(self_of); free(parent_of); free(idx);
+			hist_free(h);
+			return proff_err_set(err, PROFF_ENOMEM, NULL, PROFF_NO_OFFSET, "out of memory");
+		}
+		for (size_t i = 0; i < prof->nr_locs; i++) {
+			uint32_t d = prof->locs[i].dso;
+			enum sym_dso_kind dk = d != PF_NONE ? prof->dsos[d].kind : SYM_DSO_ANON;
+			map_level[i] = d == PF_NONE ? 0 : (dk == SYM_DSO_KERNEL || dk == SYM_DSO_MODULE) ? 'k' : '.';
+		}
+	}
+	/* without filters every row stays unfiltered */
+	bool filters = opts->comms.n || opts->nr_pids || opts->nr_tids || opts->dsos.n || opts->symbols.n;
 	/* perf's row order begun on another thread, its input tree built
 	 * while this pass creates the rows */
 	if (fast_cc && opts->order_early)
@@ -983,7 +1061,7 @@ int hist_build(pf_profile *prof, uint32_t evsel, const hist_opts *opts, hist **o
 		if (opts->nr_tids && !u32_in(opts->tids, opts->nr_tids, s->tid))
 			c.thread_filtered |= HF_THREAD;
 		uint32_t leaf_loc = prof->nodes[s->stack].loc;
-		int64_t self = find_entry(h, &c, leaf_loc, false, err);
+		int64_t self = self_entry(h, &c, leaf_loc, err);
 		if (self < 0) {
 			rc = (int)self;
 			goto fail;
@@ -1035,10 +1113,11 @@ int hist_build(pf_profile *prof, uint32_t evsel, const hist_opts *opts, hist **o
 		/* children: the self row, then every distinct row met along the
 		 * cursor (first occurrence wins, so recursion counts once) */
 		uint32_t stamp = (uint32_t)si;
-		pv->seen[self] = stamp;
-		e->period_acc += s->period;
-		if (nk > e->max_depth)
-			e->max_depth = (uint32_t)nk;
+		struct hot_ent *he = &pv->hot[self];
+		he->seen = stamp;
+		he->acc += s->period;
+		if (nk > he->depth)
+			he->depth = (uint32_t)nk;
 		if (want_cc && !fast_cc && nk && cc_add(h, e, cursor, nk, s->period, s->count) < 0) {
 			rc = proff_err_set(err, PROFF_ENOMEM, NULL, PROFF_NO_OFFSET, "out of memory");
 			goto fail;
@@ -1047,28 +1126,34 @@ int hist_build(pf_profile *prof, uint32_t evsel, const hist_opts *opts, hist **o
 			uint32_t loc = cursor[k];
 			/* perf reuses one addr_location along the cursor: a frame
 			 * without a map keeps the level of the last frame with one */
-			const pf_loc *cl = &prof->locs[loc];
-			if (cl->dso != PF_NONE) {
-				enum sym_dso_kind dk = prof->dsos[cl->dso].kind;
-				c.self_level = (dk == SYM_DSO_KERNEL || dk == SYM_DSO_MODULE) ? 'k' : '.';
-			}
+			if (map_level[loc])
+				c.self_level = (char)map_level[loc];
 			int64_t id = chain_entry(h, &c, loc, err);
 			if (id < 0) {
 				rc = (int)id;
 				goto fail;
 			}
-			if (pv->seen[id] == stamp)
+			he = &pv->hot[id];
+			if (he->seen == stamp)
 				continue;
-			pv->seen[id] = stamp;
-			hist_entry *ce = &h->entries[id];
-			ce->period_acc += s->period;
-			if (nk - k > ce->max_depth)
-				ce->max_depth = (uint32_t)(nk - k);
-			ce->filtered &= entry_filter(h, &c, loc);
-			if (want_cc && !fast_cc && cc_add(h, ce, cursor + k, nk - k, s->period, s->count) < 0) {
+			he->seen = stamp;
+			he->acc += s->period;
+			if (nk - k > he->depth)
+				he->depth = (uint32_t)(nk - k);
+			if (filters)
+				h->entries[id].filtered &= entry_filter(h, &c, loc);
+			if (want_cc && !fast_cc &&
+			    cc_add(h, &h->entries[id], cursor + k, nk - k, s->period, s->count) < 0) {
 				rc = proff_err_set(err, PROFF_ENOMEM, NULL, PROFF_NO_OFFSET, "out of memory");
 				goto fail;
 			}
+		}
+	}
+	if (opts->children) {
+		/* the pass's sums into the rows (created with zero Children) */
+		for (size_t i = 0; i < h->n; i++) {
+			h->entries[i].period_acc += pv->hot[i].acc;
+			h->entries[i].max_depth = pv->hot[i].depth;
 		}
 	}
 	if (fast_cc) {
@@ -1109,11 +1194,13 @@ int hist_build(pf_profile *prof, uint32_t evsel, const hist_opts *opts, hist **o
 	if (want_cc)
 		cc_finish(h);
 	free(chain);
+	free(map_level);
 	free(self_of); free(parent_of); free(idx);
 	*out = h;
 	return 0;
 fail:
 	free(chain);
+	free(map_level);
 	free(self_of); free(parent_of); free(idx);
 	hist_free(h);
 	return rc;
@@ -1127,7 +1214,7 @@ void hist_free(hist *h)
 	if (h->priv) {
 		free(h->priv->keyw);
 		id_table_free(&h->priv->tab);
-		free(h->priv->seen);
+		free(h->priv->hot);
 		pair_table_free(&h->priv->cc_child);
 		free(h->priv->loc_row);
 		if (h->priv->has_parent_re)

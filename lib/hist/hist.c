@@ -36,8 +36,12 @@ struct hist_priv {
 	bool has_parent_re;
 	uint32_t other_id;       /* "[other]" */
 	pair_table cc_child;     /* callchain tree: (node, loc) -> child node */
-	uint64_t *loc_row;       /* per location: (comm + 1) << 32 | callchain row (chain_entry) */
-	size_t nr_loc_row;
+	/* the row cache (loc_entry): per location the slot of its key — its
+	 * symbol's when the keys see no more of it, else its own — and per
+	 * slot (comm + 1) << 32 | row */
+	uint32_t *slot_of;
+	size_t nr_slot_of;
+	uint64_t *row_cache;
 };
 
 void hist_opts_init(hist_opts *o)
@@ -442,10 +446,12 @@ static int64_t find_entry(hist *h, const ctx *c, uint32_t loc, bool chain, proff
 	size_t cap = h->cap;
 	if (PF_GROW(h->entries, cap, h->n + 1) < 0)
 		return proff_err_set(err, PROFF_ENOMEM, NULL, PROFF_NO_OFFSET, "out of memory");
-	uint64_t *nk = pf_realloc_array(pv->keyw, cap * pv->kw, 8);
-	if (!nk)
-		return proff_err_set(err, PROFF_ENOMEM, NULL, PROFF_NO_OFFSET, "out of memory");
-	pv->keyw = nk;
+	if (cap != h->cap || !pv->keyw) {      /* the key words grow with the rows */
+		uint64_t *nk = pf_realloc_array(pv->keyw, cap * pv->kw, 8);
+		if (!nk)
+			return proff_err_set(err, PROFF_ENOMEM, NULL, PROFF_NO_OFFSET, "out of memory");
+		pv->keyw = nk;
+	}
 	if (PF_GROW(pv->hot, pv->cap_hot, h->n + 1) < 0)
 		return proff_err_set(err, PROFF_ENOMEM, NULL, PROFF_NO_OFFSET, "out of memory");
 	h->cap = cap;
@@ -479,20 +485,24 @@ static int64_t find_entry(hist *h, const ctx *c, uint32_t loc, bool chain, proff
 	return (int64_t)h->n++;
 }
 
-/* A callchain frame's row, through a per-location cache when the sort keys
- * see no more of the sample than its comm (perf's default comm,dso,sym):
- * the row is then a function of (comm, location), and one tagged slot per
- * location finds it without hashing the key (a children report looks up
- * every frame of every sample). */
+/* A callchain frame's row, through a cache when the sort keys see no more
+ * of the sample than its comm (perf's default comm,dso,sym): the row is
+ * then a function of (comm, location) — of (comm, symbol) for a resolved
+ * location without srcline keys — and one tagged slot per location or
+ * symbol finds it without hashing the key (a children report looks up
+ * every frame of every sample; a symbol's slot serves all its addresses). */
 static int64_t loc_entry(hist *h, const ctx *c, uint32_t loc, bool chain, proff_error *err)
 {
 	struct hist_priv *pv = h->priv;
+	if (loc >= pv->nr_slot_of)
+		return find_entry(h, c, loc, chain, err);
 	uint64_t tag = (uint64_t)c->s->comm + 1;
-	if (loc < pv->nr_loc_row && pv->loc_row[loc] >> 32 == tag)
-		return (int64_t)(uint32_t)pv->loc_row[loc];
+	uint64_t *slot = &pv->row_cache[pv->slot_of[loc]];
+	if (*slot >> 32 == tag)
+		return (int64_t)(uint32_t)*slot;
 	int64_t id = find_entry(h, c, loc, chain, err);
-	if (id >= 0 && loc < pv->nr_loc_row)
-		pv->loc_row[loc] = tag << 32 | (uint64_t)id;
+	if (id >= 0)
+		*slot = tag << 32 | (uint64_t)id;
 	return id;
 }
 
@@ -507,7 +517,7 @@ static int64_t chain_entry(hist *h, const ctx *c, uint32_t loc, proff_error *err
 static int64_t self_entry(hist *h, const ctx *c, uint32_t loc, proff_error *err)
 {
 	const pf_loc *l = &h->prof->locs[loc];
-	if (h->priv->loc_row && (l->sym != PF_NONE || l->dso == PF_NONE))
+	if (h->priv->row_cache && (l->sym != PF_NONE || l->dso == PF_NONE))
 		return loc_entry(h, c, loc, false, err);
 	return find_entry(h, c, loc, false, err);
 }
@@ -993,12 +1003,19 @@ int hist_build(pf_profile *prof, uint32_t evsel, const hist_opts *opts, hist **o
 		    h->keys[i] != HK_SRCLINE)
 			loc_keyed = false;
 	if (loc_keyed && opts->children && prof->nr_locs) {
-		pv->loc_row = calloc(prof->nr_locs, sizeof(uint64_t));
-		if (!pv->loc_row) {
+		bool by_sym = !key_has(h, HK_SRCLINE);
+		size_t nslots = prof->nr_locs + (by_sym ? prof->nr_syms : 0);
+		pv->row_cache = calloc(nslots, sizeof(uint64_t));
+		pv->slot_of = malloc(prof->nr_locs * sizeof(uint32_t));
+		if (!pv->row_cache || !pv->slot_of || nslots > UINT32_MAX) {
 			hist_free(h);
 			return proff_err_set(err, PROFF_ENOMEM, NULL, PROFF_NO_OFFSET, "out of memory");
 		}
-		pv->nr_loc_row = prof->nr_locs;
+		for (size_t i = 0; i < prof->nr_locs; i++) {
+			uint32_t y = prof->locs[i].sym;
+			pv->slot_of[i] = by_sym && y != PF_NONE ? y : (uint32_t)((by_sym ? prof->nr_syms : 0) + i);
+		}
+		pv->nr_slot_of = prof->nr_locs;
 	}
 
 	uint32_t *chain = NULL;
@@ -1216,7 +1233,8 @@ void hist_free(hist *h)
 		id_table_free(&h->priv->tab);
 		free(h->priv->hot);
 		pair_table_free(&h->priv->cc_child);
-		free(h->priv->loc_row);
+		free(h->priv->slot_of);
+		free(h->priv->row_cache);
 		if (h->priv->has_parent_re)
 			regfree(&h->priv->parent_re);
 		free(h->priv);

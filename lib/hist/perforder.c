@@ -29,7 +29,8 @@ typedef struct rbn {
 	uint32_t left, right, parent;
 	uint32_t comm, dso, sym;       /* string ranks, NONE_R: no dso or symbol */
 	uint64_t x0, x1, x2;           /* stages 0 and 1: address, symbol start and end;
-					  stage 2: Children and Self periods */
+					  stage 2: Children and Self periods, and the
+					  thread << 32 | callchain depth (ties) */
 	uint8_t red;
 } __attribute__((aligned(64))) rbn;
 
@@ -285,9 +286,10 @@ static inline int64_t output_periods_cmp(const hist *h, uint32_t a, uint32_t b)
 	if (h->opts.children) {
 		c = field_cmp(tn[a].x0, tn[b].x0);
 		if (!c && h->opts.callchain) {
-			const pkey *ka = full(a), *kb = full(b);
-			if (ka->thread == kb->thread) {
-				c = (int64_t)kb->max_depth - (int64_t)ka->max_depth;
+			/* the node's copy of the rows' thread and depth (x2) */
+			uint64_t xa = tn[a].x2, xb = tn[b].x2;
+			if (xa >> 32 == xb >> 32) {
+				c = (int64_t)(uint32_t)xb - (int64_t)(uint32_t)xa;
 				if (h->opts.caller_order)
 					c = -c;
 			}
@@ -394,7 +396,7 @@ static void node_fill(rbn *x, const pkey *k, bool out_stage)
 	if (out_stage) {
 		x->x0 = k->period_acc;
 		x->x1 = k->period;
-		x->x2 = 0;
+		x->x2 = (uint64_t)k->thread << 32 | k->max_depth;
 	} else {
 		x->x0 = k->addr;
 		x->x1 = k->sym_start;

@@ -32,6 +32,8 @@ typedef struct rbn {
 					  stage 2: Children and Self periods, and the
 					  thread << 32 | callchain depth (ties) */
 	uint8_t red;
+	uint8_t wrap;                  /* stage 1 (comm,dso,sym): the row's (comm, dso) group
+					  compares addresses or symbol bounds 2^63 or more apart */
 } __attribute__((aligned(64))) rbn;
 
 #define NIL UINT32_MAX
@@ -404,6 +406,33 @@ static void node_fill(rbn *x, const pkey *k, bool out_stage)
 	}
 }
 
+/* Stage 1 with comm,dso,sym: nodes 0..n-1 in the input tree's in-order,
+ * so each (comm, dso) group is one run. A group's comparisons (sym_cmp)
+ * are transitive unless its unresolved addresses, or its symbols' starts
+ * or ends, span 2^63 or more (perf subtracts them): those groups are
+ * flagged, and compared in full. */
+static void group_wrap(rbn *v, size_t n)
+{
+	for (size_t s = 0, e; s < n; s = e) {
+		uint64_t lo[3] = { UINT64_MAX, UINT64_MAX, UINT64_MAX }, hi[3] = { 0, 0, 0 };
+		for (e = s; e < n && v[e].comm == v[s].comm && v[e].dso == v[s].dso; e++) {
+			uint64_t x[3] = { v[e].x0, v[e].x1, v[e].x2 };
+			int j0 = v[e].sym == NONE_R ? 0 : 1, j1 = v[e].sym == NONE_R ? 1 : 3;
+			for (int j = j0; j < j1; j++) {
+				if (x[j] < lo[j])
+					lo[j] = x[j];
+				if (x[j] > hi[j])
+					hi[j] = x[j];
+			}
+		}
+		bool wrap = false;
+		for (int j = 0; j < 3; j++)
+			wrap |= hi[j] >= lo[j] && hi[j] - lo[j] >= (1ULL << 63);
+		for (size_t i = s; i < e; i++)
+			v[i].wrap = wrap;
+	}
+}
+
 /* Insert node x (its key fields filled; tn is t->n) into a stage's tree:
  * perf's descent with the stage's rule, then Linux's recoloring. */
 static void tree_insert(const hist *h, rbtree *t, uint32_t x, int stage, bool cds, descend_fn left)
@@ -413,7 +442,26 @@ static void tree_insert(const hist *h, rbtree *t, uint32_t x, int stage, bool cd
 	n[x].red = 1;
 	uint32_t cur = t->root, parent = NIL;
 	bool go_left = false;
-	if (cds && stage < 2) {
+	if (cds && stage == 1) {
+		/* the collapse tree of perf's default keys takes the input tree's
+		 * in-order sequence, compared the same way (cmp_cds): that
+		 * sequence is sorted by (comm, dso), and within a group whose
+		 * comparisons are transitive, by the comparator — so a new row
+		 * goes right of every earlier one but in its own group when
+		 * that group is not (wrap; see group_wrap) */
+		const rbn *nw = &n[x];
+		while (cur != NIL) {
+			parent = cur;
+			const rbn *c = &n[cur];
+			if (!nw->wrap || c->comm != nw->comm || c->dso != nw->dso)
+				go_left = false;
+			else if (c->sym == NONE_R && nw->sym == NONE_R)
+				go_left = addr_cmp(c->x0, nw->x0) < 0;     /* sym_cmp's first case */
+			else
+				go_left = cmp_cds(c, nw) < 0;
+			cur = go_left ? c->left : c->right;
+		}
+	} else if (cds && stage < 2) {
 		/* perf's default keys, the comparator inlined */
 		const rbn *nw = &n[x];
 		while (cur != NIL) {
@@ -528,6 +576,8 @@ static int replay(const hist *h, const uint32_t *items, size_t n, int stage, uin
 		return rc;
 	}
 	bool cds = is_cds(h);
+	if (cds && stage == 1)
+		group_wrap(t.n, n);
 	t.root = NIL;
 	for (size_t i = 0; i < n; i++) {
 		tree_insert(h, &t, (uint32_t)i, stage, cds, left);

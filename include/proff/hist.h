@@ -154,6 +154,9 @@ void hist_order_discard(hist *h);
  * thread meanwhile. Without srcline keys only; otherwise no-ops. */
 void hist_order_stream_begin(hist *h);
 void hist_order_stream_row(hist *h, size_t id);
+/* No more rows: the thread finishes the input and collapse trees. */
+void hist_order_stream_rows_end(hist *h);
+/* The rows' totals are final (after hist_order_stream_rows_end, or both). */
 void hist_order_stream_end(hist *h);
 /* Column width of key k over the non-filtered entries (perf's hists__calc_col_len). */
 size_t hist_key_col_width(const hist *h, int key_id);

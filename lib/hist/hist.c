@@ -1166,6 +1166,10 @@ int hist_build(pf_profile *prof, uint32_t evsel, const hist_opts *opts, hist **o
 			}
 		}
 	}
+	/* every row is there: perf's input and collapse trees are finished
+	 * on the other thread while the totals are written */
+	if (fast_cc && opts->order_early)
+		hist_order_stream_rows_end(h);
 	if (opts->children) {
 		/* the pass's sums into the rows (created with zero Children) */
 		for (size_t i = 0; i < h->n; i++) {

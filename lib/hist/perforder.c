@@ -719,6 +719,7 @@ struct hist_order {
 	size_t produced;           /* rows written (the creating thread's) */
 	size_t published;          /* rows the thread may read (under mu) */
 	bool done, failed;         /* (under mu) */
+	bool periods;              /* (under mu) per_acc, per_self, per_depth are set */
 	bool failed_local;         /* the creating thread's failure (not under mu) */
 	uint64_t *per_acc, *per_self;   /* once done: the rows' Children and Self */
 	uint32_t *per_depth;
@@ -927,7 +928,7 @@ static void *order_stream_run(void *arg)
 	if (!rc) {
 		a = malloc((n ? n : 1) * sizeof(*a));
 		b = malloc((n ? n : 1) * sizeof(*b));
-		if (!a || !b || !o->per_acc || tree_walk(&t, ident, b) != n)
+		if (!a || !b || tree_walk(&t, ident, b) != n)
 			rc = -1;
 	}
 	free(t.n);
@@ -935,6 +936,21 @@ static void *order_stream_run(void *arg)
 	free(srank);
 	tn = NULL;
 	titems = NULL;
+	pk = keys;
+	/* the collapse tree compares no period: while the other thread
+	 * finishes the rows' totals */
+	if (!rc && needs_collapse(h)) {
+		rc = replay(h, b, n, 1, a);
+		uint32_t *x = a; a = b; b = x;
+	}
+	if (!rc) {
+		pthread_mutex_lock(&o->mu);
+		while (!o->periods && !o->failed)
+			pthread_cond_wait(&o->cv, &o->mu);
+		if (o->failed || !o->per_acc)
+			rc = -1;
+		pthread_mutex_unlock(&o->mu);
+	}
 	if (!rc) {
 		/* the periods, final once the Children pass is done */
 		for (size_t i = 0; i < n; i++) {
@@ -942,13 +958,7 @@ static void *order_stream_run(void *arg)
 			keys[i].period = o->per_self[i];
 			keys[i].max_depth = o->per_depth[i];
 		}
-		pk = keys;
-		if (needs_collapse(h)) {
-			rc = replay(h, b, n, 1, a);
-			uint32_t *x = a; a = b; b = x;
-		}
-		if (!rc)
-			rc = replay(h, b, n, 2, a);
+		rc = replay(h, b, n, 2, a);
 	}
 	pk = NULL;
 	free(b);
@@ -1040,11 +1050,20 @@ void hist_order_stream_row(hist *h, size_t id)
 		stream_publish(o, false, false);
 }
 
-void hist_order_stream_end(hist *h)
+void hist_order_stream_rows_end(hist *h)
 {
 	hist_order *o = h->order;
 	if (!o || !o->streaming || o->done)
 		return;
+	stream_publish(o, true, o->failed_local || o->produced != h->n);
+}
+
+void hist_order_stream_end(hist *h)
+{
+	hist_order *o = h->order;
+	if (!o || !o->streaming || o->periods)
+		return;
+	hist_order_stream_rows_end(h);
 	size_t n = o->produced;
 	bool ok = !o->failed_local && n == h->n;
 	if (ok) {
@@ -1060,7 +1079,11 @@ void hist_order_stream_end(hist *h)
 			o->per_depth[i] = h->entries[i].max_depth;
 		}
 	}
-	stream_publish(o, true, !ok);
+	pthread_mutex_lock(&o->mu);
+	o->periods = true;
+	o->failed |= !ok;
+	pthread_cond_signal(&o->cv);
+	pthread_mutex_unlock(&o->mu);
 }
 
 void hist_order_start(hist *h)
@@ -1095,7 +1118,7 @@ void hist_order_discard(hist *h)
 	if (o->streaming && o->threaded) {
 		/* a thread still waiting for rows stops */
 		pthread_mutex_lock(&o->mu);
-		if (!o->done)
+		if (!o->done || !o->periods)
 			o->failed = true;
 		pthread_cond_signal(&o->cv);
 		pthread_mutex_unlock(&o->mu);

@@ -1702,6 +1702,21 @@ static int sample_import(pf_profile *p, const pf_sample *k)
 	return 1;
 }
 
+/* A sample of q whose stack is new to p (created by the merge): no sample
+ * of p has it, and q's samples are distinct keys, so it is new — no chain
+ * to search, none to keep (the merge is the last lookup). */
+static int sample_append(pf_profile *p, const pf_sample *k)
+{
+	struct pf_profile_priv *pr = p->priv;
+	size_t cap = p->cap_samples;
+	if (PF_GROW(p->samples, p->cap_samples, p->nr_samples + 1) < 0 ||
+	    PF_GROW(pr->sample_next, cap, p->nr_samples + 1) < 0)
+		return -1;
+	pr->sample_next[p->nr_samples] = PF_NONE;
+	p->samples[p->nr_samples++] = *k;
+	return 1;
+}
+
 static int merge_half(pf_profile *p, pf_profile *q)
 {
 	struct pf_profile_priv *pr = p->priv, *qr = q->priv;
@@ -1754,6 +1769,15 @@ static int merge_half(pf_profile *p, pf_profile *q)
 		}
 		ymap[i] = *ss;
 	}
+	/* room for all of q at once (growing by doubling would copy p's
+	 * arrays again) */
+	size_t cap_next = p->cap_samples;
+	if (PF_GROW(p->locs, p->cap_locs, p->nr_locs + q->nr_locs) < 0 ||
+	    PF_GROW(p->nodes, p->cap_nodes, p->nr_nodes + q->nr_nodes) < 0 ||
+	    PF_GROW(p->samples, p->cap_samples, p->nr_samples + q->nr_samples) < 0 ||
+	    PF_GROW(pr->sample_next, cap_next, p->nr_samples + q->nr_samples) < 0)
+		goto out;
+	size_t p_locs = p->nr_locs;
 	for (size_t i = 0; i < q->nr_locs; i++) {
 		const pf_loc *l = &q->locs[i];
 		uint32_t dso = l->dso == PF_NONE ? PF_NONE : dmap[l->dso];
@@ -1762,11 +1786,24 @@ static int merge_half(pf_profile *p, pf_profile *q)
 			goto out;
 		lchg[i] = p->locs[lmap[i]].level != l->level;
 	}
+	/* A node whose parent or location the merge created is new to p (the
+	 * mapping of q's nodes is one-to-one): appended without a lookup, and
+	 * none of its descendants is ever looked up either. */
+	size_t p_nodes = p->nr_nodes;
 	nmap[0] = 0;
 	for (size_t i = 1; i < q->nr_nodes; i++) {
 		const pf_node *n = &q->nodes[i];
-		nmap[i] = pf_node_nochain(q, (uint32_t)i) ? nochain_node(p, lmap[n->loc])
-							  : node_child(p, nmap[n->parent], lmap[n->loc]);
+		uint32_t par = nmap[n->parent], loc = lmap[n->loc];
+		if (pf_node_nochain(q, (uint32_t)i)) {
+			nmap[i] = nochain_node(p, loc);
+		} else if (par >= p_nodes || loc >= p_locs) {
+			if (PF_GROW(p->nodes, p->cap_nodes, p->nr_nodes + 1) < 0)
+				goto out;
+			nmap[i] = (uint32_t)p->nr_nodes;
+			p->nodes[p->nr_nodes++] = (pf_node){ par, loc, p->nodes[par].depth + 1 };
+		} else {
+			nmap[i] = node_child(p, par, loc);
+		}
 		if (nmap[i] == PF_NONE)
 			goto out;
 		nchg[i] = lchg[n->loc];
@@ -1775,7 +1812,7 @@ static int merge_half(pf_profile *p, pf_profile *q)
 		pf_sample k = q->samples[i];
 		k.comm = smap[k.comm];
 		k.stack = nmap[k.stack];
-		int fresh = sample_import(p, &k);
+		int fresh = k.stack >= p_nodes ? sample_append(p, &k) : sample_import(p, &k);
 		if (fresh < 0)
 			goto out;
 		bool noted = qn < q->nr_level_notes && q->level_notes[qn].sample == i;

@@ -8,6 +8,7 @@
 #include <inttypes.h>
 #include <math.h>
 #include <pthread.h>
+#include <stdio_ext.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -564,6 +565,7 @@ static void *print_half_run(void *arg)
 	FILE *m = open_memstream(&ph->buf, &ph->len);
 	if (!m)
 		return NULL;
+	__fsetlocking(m, FSETLOCKING_BYCALLER);    /* this thread's own stream */
 	print_rows(m, ph->h, ph->f, ph->cols, ph->ncols, ph->total, ph->from, ph->to);
 	ph->ok = fclose(m) == 0;
 	return NULL;

@@ -418,6 +418,25 @@ static uint8_t entry_filter(hist *h, const ctx *c, uint32_t loc)
 	return f;
 }
 
+/* Room for n rows: the rows, their key words and Children sums. */
+static int reserve_rows(hist *h, size_t n)
+{
+	struct hist_priv *pv = h->priv;
+	size_t cap = h->cap;
+	if (PF_GROW(h->entries, cap, n) < 0)
+		return -1;
+	if (cap != h->cap || !pv->keyw) {      /* the key words grow with the rows */
+		uint64_t *nk = pf_realloc_array(pv->keyw, cap * pv->kw, 8);
+		if (!nk)
+			return -1;
+		pv->keyw = nk;
+	}
+	if (PF_GROW(pv->hot, pv->cap_hot, n) < 0)
+		return -1;
+	h->cap = cap;
+	return 0;
+}
+
 static int64_t find_entry(hist *h, const ctx *c, uint32_t loc, bool chain, proff_error *err)
 {
 	struct hist_priv *pv = h->priv;
@@ -443,18 +462,8 @@ static int64_t find_entry(hist *h, const ctx *c, uint32_t loc, bool chain, proff
 		}
 		j = (j + 1) & (t->cap - 1);
 	}
-	size_t cap = h->cap;
-	if (PF_GROW(h->entries, cap, h->n + 1) < 0)
+	if (reserve_rows(h, h->n + 1) < 0)
 		return proff_err_set(err, PROFF_ENOMEM, NULL, PROFF_NO_OFFSET, "out of memory");
-	if (cap != h->cap || !pv->keyw) {      /* the key words grow with the rows */
-		uint64_t *nk = pf_realloc_array(pv->keyw, cap * pv->kw, 8);
-		if (!nk)
-			return proff_err_set(err, PROFF_ENOMEM, NULL, PROFF_NO_OFFSET, "out of memory");
-		pv->keyw = nk;
-	}
-	if (PF_GROW(pv->hot, pv->cap_hot, h->n + 1) < 0)
-		return proff_err_set(err, PROFF_ENOMEM, NULL, PROFF_NO_OFFSET, "out of memory");
-	h->cap = cap;
 	memcpy(pv->keyw + h->n * pv->kw, w, pv->kw * 8);
 	pv->hot[h->n] = (struct hot_ent){ 0, UINT32_MAX, 0 };
 	const pf_profile *p = h->prof;
@@ -993,6 +1002,14 @@ int hist_build(pf_profile *prof, uint32_t evsel, const hist_opts *opts, hist **o
 					     "invalid --parent regex '%s'", opts->parent_regex);
 		}
 		pv->has_parent_re = true;
+	}
+
+	/* rows mostly number fewer than the locations: room for that many at
+	 * once (growing by doubling copies every row again; untouched room
+	 * costs no memory) */
+	if (reserve_rows(h, prof->nr_locs + 1) < 0) {
+		hist_free(h);
+		return proff_err_set(err, PROFF_ENOMEM, NULL, PROFF_NO_OFFSET, "out of memory");
 	}
 
 	/* the row cache: keys of the location and the comm only, rows not

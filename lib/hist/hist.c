@@ -523,13 +523,22 @@ static int64_t chain_entry(hist *h, const ctx *c, uint32_t loc, proff_error *err
 /* A sample's Self row: through the same cache where the Self key equals the
  * callchain key (resolved, or without a map: the key holds the address,
  * the map address for Self, the raw ip for callchain rows). */
-static int64_t self_entry(hist *h, const ctx *c, uint32_t loc, proff_error *err)
+static bool self_key_is_chain_key(const pf_loc *l) { return l->sym != PF_NONE || l->dso == PF_NONE; }
+
+static int64_t self_entry(hist *h, const ctx *c, uint32_t loc, bool same_key, proff_error *err)
 {
-	const pf_loc *l = &h->prof->locs[loc];
-	if (h->priv->row_cache && (l->sym != PF_NONE || l->dso == PF_NONE))
+	if (h->priv->row_cache && same_key)
 		return loc_entry(h, c, loc, false, err);
 	return find_entry(h, c, loc, false, err);
 }
+
+/* Children mode, per location, what the pass reads of it (two bytes
+ * instead of the location's cache line): its map's level for the frames
+ * after it ('k', '.'; 0 without a map: the level stays), and its own level
+ * with bit 7 set when its Self key is its callchain key. */
+typedef struct loc_bits {
+	uint8_t map_level, level_self;
+} loc_bits;
 
 static uint32_t sample_parent(hist *h, const pf_sample *s)
 {
@@ -1062,18 +1071,19 @@ int hist_build(pf_profile *prof, uint32_t evsel, const hist_opts *opts, hist **o
 	}
 	/* children: a location's level for the frames after it ('k', '.';
 	 * 0 without a map: the level stays) */
-	uint8_t *map_level = NULL;
+	loc_bits *lb = NULL;
 	if (opts->children) {
-		map_level = malloc(prof->nr_locs ? prof->nr_locs : 1);
-		if (!map_level) {
+		lb = malloc((prof->nr_locs ? prof->nr_locs : 1) * sizeof(*lb));
+		if (!lb) {
 			free(self_of); free(parent_of); free(idx);
 			hist_free(h);
 			return proff_err_set(err, PROFF_ENOMEM, NULL, PROFF_NO_OFFSET, "out of memory");
 		}
 		for (size_t i = 0; i < prof->nr_locs; i++) {
-			uint32_t d = prof->locs[i].dso;
-			enum sym_dso_kind dk = d != PF_NONE ? prof->dsos[d].kind : SYM_DSO_ANON;
-			map_level[i] = d == PF_NONE ? 0 : (dk == SYM_DSO_KERNEL || dk == SYM_DSO_MODULE) ? 'k' : '.';
+			const pf_loc *l = &prof->locs[i];
+			enum sym_dso_kind dk = l->dso != PF_NONE ? prof->dsos[l->dso].kind : SYM_DSO_ANON;
+			lb[i].map_level = l->dso == PF_NONE ? 0 : (dk == SYM_DSO_KERNEL || dk == SYM_DSO_MODULE) ? 'k' : '.';
+			lb[i].level_self = (uint8_t)((l->level & 0x7f) | (self_key_is_chain_key(l) ? 0x80 : 0));
 		}
 	}
 	/* without filters every row stays unfiltered */
@@ -1086,16 +1096,19 @@ int hist_build(pf_profile *prof, uint32_t evsel, const hist_opts *opts, hist **o
 		const pf_sample *s = &prof->samples[si];
 		if (s->evsel != evsel)
 			continue;
-		ctx c = { s, sample_parent(h, s), 0,
-			  prof->nr_level_notes ? pf_sample_level(prof, si) : prof->locs[prof->nodes[s->stack].loc].level };
+		uint32_t leaf_loc = prof->nodes[s->stack].loc;
+		char lv = prof->nr_level_notes ? pf_sample_level(prof, si)
+			  : lb ? (char)(lb[leaf_loc].level_self & 0x7f) : prof->locs[leaf_loc].level;
+		ctx c = { s, sample_parent(h, s), 0, lv };
 		if (opts->comms.n && !pf_strlist_has(&opts->comms, pf_str(prof, s->comm)))
 			c.thread_filtered |= HF_THREAD;
 		if (opts->nr_pids && !u32_in(opts->pids, opts->nr_pids, s->pid))
 			c.thread_filtered |= HF_THREAD;
 		if (opts->nr_tids && !u32_in(opts->tids, opts->nr_tids, s->tid))
 			c.thread_filtered |= HF_THREAD;
-		uint32_t leaf_loc = prof->nodes[s->stack].loc;
-		int64_t self = self_entry(h, &c, leaf_loc, err);
+		int64_t self = self_entry(h, &c, leaf_loc,
+					  lb ? (lb[leaf_loc].level_self & 0x80) != 0 : self_key_is_chain_key(&prof->locs[leaf_loc]),
+					  err);
 		if (self < 0) {
 			rc = (int)self;
 			goto fail;
@@ -1160,8 +1173,8 @@ int hist_build(pf_profile *prof, uint32_t evsel, const hist_opts *opts, hist **o
 			uint32_t loc = cursor[k];
 			/* perf reuses one addr_location along the cursor: a frame
 			 * without a map keeps the level of the last frame with one */
-			if (map_level[loc])
-				c.self_level = (char)map_level[loc];
+			if (lb[loc].map_level)
+				c.self_level = (char)lb[loc].map_level;
 			int64_t id = chain_entry(h, &c, loc, err);
 			if (id < 0) {
 				rc = (int)id;
@@ -1232,13 +1245,13 @@ int hist_build(pf_profile *prof, uint32_t evsel, const hist_opts *opts, hist **o
 	if (want_cc)
 		cc_finish(h);
 	free(chain);
-	free(map_level);
+	free(lb);
 	free(self_of); free(parent_of); free(idx);
 	*out = h;
 	return 0;
 fail:
 	free(chain);
-	free(map_level);
+	free(lb);
 	free(self_of); free(parent_of); free(idx);
 	hist_free(h);
 	return rc;

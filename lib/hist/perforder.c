@@ -821,8 +821,9 @@ static int order_apply(hist *h, hist_order *o)
 			return -1;
 		for (size_t i = 0; i < n; i++)
 			sorted[i] = h->entries[o->perm[i]];
-		memcpy(h->entries, sorted, n * sizeof(*sorted));
-		free(sorted);
+		free(h->entries);       /* the rows are the new array (no copy back) */
+		h->entries = sorted;
+		h->cap = n;
 	}
 	if (o->known) {
 		size_t hw = strlen(hist_keys[HK_SRCLINE].header);

@@ -41,6 +41,7 @@ typedef struct rbn {
 typedef struct rbtree {
 	rbn *n;
 	uint32_t root;
+	uint32_t rightmost;        /* the last node in order (stage 1 of comm,dso,sym) */
 } rbtree;
 
 static void set_child(rbtree *t, uint32_t parent, uint32_t old, uint32_t new_)
@@ -450,6 +451,11 @@ static void tree_insert(const hist *h, rbtree *t, uint32_t x, int stage, bool cd
 		 * goes right of every earlier one but in its own group when
 		 * that group is not (wrap; see group_wrap) */
 		const rbn *nw = &n[x];
+		if (!nw->wrap) {
+			/* every comparison would send it right: after the last node */
+			parent = t->rightmost;
+			cur = NIL;
+		}
 		while (cur != NIL) {
 			parent = cur;
 			const rbn *c = &n[cur];
@@ -461,6 +467,8 @@ static void tree_insert(const hist *h, rbtree *t, uint32_t x, int stage, bool cd
 				go_left = cmp_cds(c, nw) < 0;
 			cur = go_left ? c->left : c->right;
 		}
+		if (!go_left && parent == t->rightmost)
+			t->rightmost = x;
 	} else if (cds && stage < 2) {
 		/* perf's default keys, the comparator inlined */
 		const rbn *nw = &n[x];
@@ -579,6 +587,7 @@ static int replay(const hist *h, const uint32_t *items, size_t n, int stage, uin
 	if (cds && stage == 1)
 		group_wrap(t.n, n);
 	t.root = NIL;
+	t.rightmost = NIL;
 	for (size_t i = 0; i < n; i++) {
 		tree_insert(h, &t, (uint32_t)i, stage, cds, left);
 		/* user-space rows are known from the start (observed: their
@@ -862,7 +871,7 @@ static void *order_stream_run(void *arg)
 	const hist *h = o->h;
 	uint32_t *srank = all_ranks(h->prof);
 	size_t ns = h->prof->strs.n;
-	rbtree t = { NULL, NIL };
+	rbtree t = { NULL, NIL, NIL };
 	size_t cap = 0, done_rows = 0;
 	pkey *keys = NULL;
 	uint32_t *ident = NULL;

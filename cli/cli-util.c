@@ -5,6 +5,7 @@
 #include <limits.h>
 #include <stdarg.h>
 #include <stdio.h>
+#include <stdio_ext.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -154,4 +155,11 @@ void cli_fast_heap(void)
 	if ((uintptr_t)hi > a)
 		madvise((void *)a, (uintptr_t)hi - a, MADV_HUGEPAGE);
 #endif
+}
+
+void cli_stdout_bulk(void)
+{
+	__fsetlocking(stdout, FSETLOCKING_BYCALLER);
+	if (!isatty(STDOUT_FILENO))
+		setvbuf(stdout, NULL, _IOFBF, (size_t)1 << 16);
 }

@@ -508,6 +508,7 @@ static int dump_file(const char *path)
 
 int cmd_diff(int argc, char **argv)
 {
+	cli_stdout_bulk();
 	/* hot streams and hot blocks have their own command line (cmd-diff-stream.c) */
 	if (cmd_diff_stream_wanted(argc, argv))
 		return cmd_diff_stream(argc, argv);

@@ -8,12 +8,10 @@
 #include <errno.h>
 #include <getopt.h>
 #include <stdio.h>
-#include <stdio_ext.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
 #include <time.h>
-#include <unistd.h>
 
 #include "cmds.h"
 #include "proff/calibrate.h"
@@ -282,11 +280,7 @@ static int print_header_lines(const char *path, bool full)
 
 int cmd_report(int argc, char **argv)
 {
-	/* a report is megabytes of text from this thread alone: no stdio
-	 * locking per call, and (not to a terminal) a larger buffer */
-	__fsetlocking(stdout, FSETLOCKING_BYCALLER);
-	if (!isatty(STDOUT_FILENO))
-		setvbuf(stdout, NULL, _IOFBF, (size_t)1 << 16);
+	cli_stdout_bulk();
 	struct report_args a = { .input = "perf.data", .max_stack = 0 };
 	struct option longopts[NOPTS + 1];
 	char shortopts[128] = "+";

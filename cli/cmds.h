@@ -51,5 +51,9 @@ int cli_find_runtime(const char *given, char *out, size_t len);
 
 /* Before a large read: the heap set up for it (see cli-util.c). */
 void cli_fast_heap(void);
+/* Before any output of a command whose report is megabytes written by one
+ * thread: stdout without stdio's per-call locking, and a 64 KB buffer when
+ * it is not a terminal. */
+void cli_stdout_bulk(void);
 
 #endif

@@ -320,23 +320,72 @@ static void test_order_early(void **state)
 
 /* ---- a late sample: delivered after the split point, timed before it ---- */
 
-/* sample: ip, pid/tid, time, period, callchain of 2 (the ip and a caller) */
-static void put_sample(pdw_writer *w, uint32_t tid, uint64_t t, uint64_t ip)
+/* A sample of misc `misc` (cpumode) with callchain chain[0..n-1]. */
+static void put_chain_sample(pdw_writer *w, uint16_t misc, uint32_t tid, uint64_t t, uint64_t ip,
+			     const uint64_t *chain, uint64_t n)
 {
-	uint8_t r[64] = { 0 };
+	uint8_t r[128] = { 0 };
 	uint32_t pid = 100;
-	uint64_t period = 1000, nr = 2, caller = 0x7000 + (ip & 0x30);
-	tu_put_hdr(r, PERF_RECORD_SAMPLE, PERF_RECORD_MISC_USER, 64);
+	uint64_t period = 1000;
+	uint16_t size = (uint16_t)(48 + 8 * n);
+	assert_true(size <= sizeof(r));
+	tu_put_hdr(r, PERF_RECORD_SAMPLE, misc, size);
 	memcpy(r + 8, &ip, 8);
 	memcpy(r + 16, &pid, 4);
 	memcpy(r + 20, &tid, 4);
 	memcpy(r + 24, &t, 8);
 	memcpy(r + 32, &period, 8);
-	memcpy(r + 40, &nr, 8);
-	memcpy(r + 48, &ip, 8);
-	memcpy(r + 56, &caller, 8);
+	memcpy(r + 40, &n, 8);
+	memcpy(r + 48, chain, 8 * n);
 	proff_error err;
-	assert_int_equal(pdw_write(w, r, 64, &err), 0);
+	assert_int_equal(pdw_write(w, r, size, &err), 0);
+}
+
+/* a user sample: ip, pid/tid, time, period, callchain of 2 (the ip and a caller) */
+static void put_sample(pdw_writer *w, uint32_t tid, uint64_t t, uint64_t ip)
+{
+	put_chain_sample(w, PERF_RECORD_MISC_USER, tid, t, ip, (uint64_t[]){ ip, 0x7000 + (ip & 0x30) }, 2);
+}
+
+/* A crafted file at path: one cpu-clock event (ip, tid, time, period,
+ * callchain), its data section begun. */
+static pdw_writer *crafted_open(const char *path)
+{
+	pdw_writer *w;
+	proff_error err;
+	assert_int_equal(pdw_create(path, NULL, &w, &err), 0);
+	uint8_t attr[PDW_ATTR_SIZE];
+	tu_cpu_clock_attr(attr, PERF_SAMPLE_IP | PERF_SAMPLE_TID | PERF_SAMPLE_TIME | PERF_SAMPLE_PERIOD |
+			  PERF_SAMPLE_CALLCHAIN, 1000, true);
+	uint64_t id = 1;
+	assert_int_equal(pdw_add_attr(w, attr, "cpu-clock", &id, 1, &err), 0);
+	assert_int_equal(pdw_start_data(w, &err), 0);
+	return w;
+}
+
+/* Closed with the header's sample time range 100..2000: the split time is 1050. */
+static void crafted_close(pdw_writer *w)
+{
+	proff_error err;
+	uint64_t st[2] = { 100, 2000 };
+	assert_int_equal(pdw_set_feature(w, PD_FEAT_SAMPLE_TIME, st, sizeof(st), &err), 0);
+	pdw_stats stats;
+	assert_int_equal(pdw_close(w, &stats, &err), 0);
+}
+
+/* The crafted file read sequentially and in halves (no symbols): the same profile. */
+static void crafted_load(const char *path, bool merge_threads, pf_profile **seq, pf_profile **split)
+{
+	pf_load_opts o;
+	pf_load_opts_init(&o);
+	o.symfs = o.kallsyms = o.buildid_dir = "/nonexistent";
+	o.merge_threads = merge_threads;
+	proff_error err;
+	assert_int_equal(pf_profile_load(path, &o, seq, &err), 0);
+	o.split_load = true;
+	o.split_min_bytes = 1;
+	assert_int_equal(pf_profile_load(path, &o, split, &err), 0);
+	same_profile(*seq, *split);
 }
 
 static void put_lost(pdw_writer *w, uint64_t t, uint64_t n)
@@ -364,15 +413,8 @@ static void test_split_late_sample(void **state)
 	(void)state;
 	char path[600];
 	snprintf(path, sizeof(path), "%s/late.data", g_dir);
-	pdw_writer *w;
+	pdw_writer *w = crafted_open(path);
 	proff_error err;
-	assert_int_equal(pdw_create(path, NULL, &w, &err), 0);
-	uint8_t attr[PDW_ATTR_SIZE];
-	tu_cpu_clock_attr(attr, PERF_SAMPLE_IP | PERF_SAMPLE_TID | PERF_SAMPLE_TIME | PERF_SAMPLE_PERIOD |
-			  PERF_SAMPLE_CALLCHAIN, 1000, true);
-	uint64_t id = 1;
-	assert_int_equal(pdw_add_attr(w, attr, "cpu-clock", &id, 1, &err), 0);
-	assert_int_equal(pdw_start_data(w, &err), 0);
 	for (int round = 0; round < 4; round++) {
 		for (int i = 1; i <= 10; i++)
 			put_sample(w, 100 + (uint32_t)(i & 1), (uint64_t)(round * 1000 + i * 100),
@@ -383,47 +425,15 @@ static void test_split_late_sample(void **state)
 		}
 		assert_int_equal(pdw_finished_round(w, &err), 0);
 	}
-	/* the header's range puts the split time at 1050: the halves part at
-	 * the sample of 1100, the late ones come three rounds later */
-	uint64_t st[2] = { 100, 2000 };
-	assert_int_equal(pdw_set_feature(w, PD_FEAT_SAMPLE_TIME, st, sizeof(st), &err), 0);
-	pdw_stats stats;
-	assert_int_equal(pdw_close(w, &stats, &err), 0);
-
-	pf_load_opts o;
-	pf_load_opts_init(&o);
-	o.symfs = o.kallsyms = o.buildid_dir = "/nonexistent";
+	/* the split time is 1050: the halves part at the sample of 1100, the
+	 * late ones come three rounds later */
+	crafted_close(w);
 	pf_profile *seq = NULL, *split = NULL;
-	assert_int_equal(pf_profile_load(path, &o, &seq, &err), 0);
-	o.split_load = true;
-	o.split_min_bytes = 1;
-	assert_int_equal(pf_profile_load(path, &o, &split, &err), 0);
+	crafted_load(path, false, &seq, &split);
 	assert_int_equal(seq->events[0].nr_samples, 41);
 	assert_int_equal(seq->nr_lost_samples, 7);
-	same_profile(seq, split);
 	pf_profile_free(seq);
 	pf_profile_free(split);
-}
-
-/* A sample of misc `misc` (cpumode) with callchain chain[0..n-1]. */
-static void put_chain_sample(pdw_writer *w, uint16_t misc, uint32_t tid, uint64_t t, uint64_t ip,
-			     const uint64_t *chain, uint64_t n)
-{
-	uint8_t r[128] = { 0 };
-	uint32_t pid = 100;
-	uint64_t period = 1000;
-	uint16_t size = (uint16_t)(48 + 8 * n);
-	assert_true(size <= sizeof(r));
-	tu_put_hdr(r, PERF_RECORD_SAMPLE, misc, size);
-	memcpy(r + 8, &ip, 8);
-	memcpy(r + 16, &pid, 4);
-	memcpy(r + 20, &tid, 4);
-	memcpy(r + 24, &t, 8);
-	memcpy(r + 32, &period, 8);
-	memcpy(r + 40, &n, 8);
-	memcpy(r + 48, chain, 8 * n);
-	proff_error err;
-	assert_int_equal(pdw_write(w, r, size, &err), 0);
 }
 
 /* A location without a map is shared by the cpumodes that meet its
@@ -440,15 +450,8 @@ static void test_split_levels(void **state)
 	(void)state;
 	char path[600];
 	snprintf(path, sizeof(path), "%s/levels.data", g_dir);
-	pdw_writer *w;
+	pdw_writer *w = crafted_open(path);
 	proff_error err;
-	assert_int_equal(pdw_create(path, NULL, &w, &err), 0);
-	uint8_t attr[PDW_ATTR_SIZE];
-	tu_cpu_clock_attr(attr, PERF_SAMPLE_IP | PERF_SAMPLE_TID | PERF_SAMPLE_TIME | PERF_SAMPLE_PERIOD |
-			  PERF_SAMPLE_CALLCHAIN, 1000, true);
-	uint64_t id = 1;
-	assert_int_equal(pdw_add_attr(w, attr, "cpu-clock", &id, 1, &err), 0);
-	assert_int_equal(pdw_start_data(w, &err), 0);
 	const uint64_t X = 0x1234, Y = 0x2345, Z = 0x3456, G = 0xdfdfdfdf00000000ull;
 	const uint64_t K = PERF_CONTEXT_KERNEL, U = PERF_CONTEXT_USER;
 	const uint16_t MK = PERF_RECORD_MISC_KERNEL, MU = PERF_RECORD_MISC_USER;
@@ -462,22 +465,11 @@ static void test_split_levels(void **state)
 	put_chain_sample(w, MK, 101, 1400, Z, (uint64_t[]){ K, Z }, 2);
 	put_chain_sample(w, MU, 101, 1600, X, (uint64_t[]){ U, X, G }, 3);
 	assert_int_equal(pdw_finished_round(w, &err), 0);
-	uint64_t st[2] = { 100, 2000 };     /* the halves part at 1050 */
-	assert_int_equal(pdw_set_feature(w, PD_FEAT_SAMPLE_TIME, st, sizeof(st), &err), 0);
-	pdw_stats stats;
-	assert_int_equal(pdw_close(w, &stats, &err), 0);
+	crafted_close(w);    /* the halves part at 1050 */
 
 	for (int merged = 0; merged < 2; merged++) {
-		pf_load_opts o;
-		pf_load_opts_init(&o);
-		o.symfs = o.kallsyms = o.buildid_dir = "/nonexistent";
-		o.merge_threads = merged;
 		pf_profile *seq = NULL, *split = NULL;
-		assert_int_equal(pf_profile_load(path, &o, &seq, &err), 0);
-		o.split_load = true;
-		o.split_min_bytes = 1;
-		assert_int_equal(pf_profile_load(path, &o, &split, &err), 0);
-		same_profile(seq, split);
+		crafted_load(path, merged, &seq, &split);
 		/* X's and Z's user stacks, Y's user stack, Z's kernel stack */
 		assert_int_equal(seq->nr_level_notes, 3);
 		int seen = 0;

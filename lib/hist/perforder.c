@@ -341,6 +341,31 @@ static inline bool left_output_cds(const hist *h, uint32_t a, uint32_t b)
 	return c > 0;
 }
 
+/* The ranges sym_cmp subtracts in: unresolved rows' addresses (0), resolved
+ * rows' symbol starts (1) and ends (2). Its comparisons are transitive on a
+ * set of rows unless one range spans 2^63 or more. */
+typedef struct sym_span { uint64_t lo[3], hi[3]; } sym_span;
+#define SYM_SPAN_EMPTY { { UINT64_MAX, UINT64_MAX, UINT64_MAX }, { 0, 0, 0 } }
+
+static inline void span_add(sym_span *sp, bool unresolved, uint64_t addr, uint64_t start, uint64_t end)
+{
+	uint64_t v[3] = { addr, start, end };
+	for (int j = unresolved ? 0 : 1; j < (unresolved ? 1 : 3); j++) {
+		if (v[j] < sp->lo[j])
+			sp->lo[j] = v[j];
+		if (v[j] > sp->hi[j])
+			sp->hi[j] = v[j];
+	}
+}
+
+static inline bool span_wraps(const sym_span *sp)
+{
+	for (int j = 0; j < 3; j++)
+		if (sp->hi[j] >= sp->lo[j] && sp->hi[j] - sp->lo[j] >= (1ULL << 63))
+			return true;
+	return false;
+}
+
 /* Is stage `stage`'s comparator a total preorder on the rows (pk)? Then
  * the tree's in-order sequence is a stable sort. Not so (the replay is
  * needed) with srcline keys (perf computes the strings while comparing),
@@ -365,20 +390,11 @@ static bool stage_is_sort(const hist *h, int stage)
 				break;      /* sym_sort: names */
 			if (!dso_seen)
 				return false;
-			uint64_t lo[3] = { UINT64_MAX, UINT64_MAX, UINT64_MAX }, hi[3] = { 0, 0, 0 };
-			for (size_t r = 0; r < h->n; r++) {
-				const pkey *k = &pk[r];
-				uint64_t v[3] = { k->addr, k->sym_start, k->sym_end };
-				for (int j = k->sym == NONE_R ? 0 : 1; j < (k->sym == NONE_R ? 1 : 3); j++) {
-					if (v[j] < lo[j])
-						lo[j] = v[j];
-					if (v[j] > hi[j])
-						hi[j] = v[j];
-				}
-			}
-			for (int j = 0; j < 3; j++)
-				if (hi[j] >= lo[j] && hi[j] - lo[j] >= (1ULL << 63))
-					return false;
+			sym_span sp = SYM_SPAN_EMPTY;
+			for (size_t r = 0; r < h->n; r++)
+				span_add(&sp, pk[r].sym == NONE_R, pk[r].addr, pk[r].sym_start, pk[r].sym_end);
+			if (span_wraps(&sp))
+				return false;
 			break;
 		default:
 			break;
@@ -415,20 +431,10 @@ static void node_fill(rbn *x, const pkey *k, bool out_stage)
 static void group_wrap(rbn *v, size_t n)
 {
 	for (size_t s = 0, e; s < n; s = e) {
-		uint64_t lo[3] = { UINT64_MAX, UINT64_MAX, UINT64_MAX }, hi[3] = { 0, 0, 0 };
-		for (e = s; e < n && v[e].comm == v[s].comm && v[e].dso == v[s].dso; e++) {
-			uint64_t x[3] = { v[e].x0, v[e].x1, v[e].x2 };
-			int j0 = v[e].sym == NONE_R ? 0 : 1, j1 = v[e].sym == NONE_R ? 1 : 3;
-			for (int j = j0; j < j1; j++) {
-				if (x[j] < lo[j])
-					lo[j] = x[j];
-				if (x[j] > hi[j])
-					hi[j] = x[j];
-			}
-		}
-		bool wrap = false;
-		for (int j = 0; j < 3; j++)
-			wrap |= hi[j] >= lo[j] && hi[j] - lo[j] >= (1ULL << 63);
+		sym_span sp = SYM_SPAN_EMPTY;
+		for (e = s; e < n && v[e].comm == v[s].comm && v[e].dso == v[s].dso; e++)
+			span_add(&sp, v[e].sym == NONE_R, v[e].x0, v[e].x1, v[e].x2);
+		bool wrap = span_wraps(&sp);
 		for (size_t i = s; i < e; i++)
 			v[i].wrap = wrap;
 	}

@@ -462,10 +462,10 @@ static void tree_insert(const hist *h, rbtree *t, uint32_t x, int stage, bool cd
 			parent = t->rightmost;
 			cur = NIL;
 		}
-		while (cur != NIL) {
+		while (cur != NIL) {      /* a row of a wrapping group */
 			parent = cur;
 			const rbn *c = &n[cur];
-			if (!nw->wrap || c->comm != nw->comm || c->dso != nw->dso)
+			if (c->comm != nw->comm || c->dso != nw->dso)
 				go_left = false;
 			else if (c->sym == NONE_R && nw->sym == NONE_R)
 				go_left = addr_cmp(c->x0, nw->x0) < 0;     /* sym_cmp's first case */

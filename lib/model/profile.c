@@ -1672,7 +1672,23 @@ static void *second_half(void *arg)
 	return NULL;
 }
 
-/* Sum a sample of q (key already in p's ids) into p. */
+/* A sample of q whose stack is new to p (created by the merge): no sample
+ * of p has it, and q's samples are distinct keys, so it is new — no chain
+ * to search, none to keep (the merge is the last lookup). 1, or -1. */
+static int sample_append(pf_profile *p, const pf_sample *k)
+{
+	struct pf_profile_priv *pr = p->priv;
+	size_t cap = p->cap_samples;
+	if (PF_GROW(p->samples, p->cap_samples, p->nr_samples + 1) < 0 ||
+	    PF_GROW(pr->sample_next, cap, p->nr_samples + 1) < 0)
+		return -1;
+	pr->sample_next[p->nr_samples] = PF_NONE;
+	p->samples[p->nr_samples++] = *k;
+	return 1;
+}
+
+/* Sum a sample of q (key already in p's ids) into p: 0 summed into one of
+ * p's, 1 a new sample, -1 out of memory. */
 static int sample_import(pf_profile *p, const pf_sample *k)
 {
 	struct pf_profile_priv *pr = p->priv;
@@ -1691,29 +1707,11 @@ static int sample_import(pf_profile *p, const pf_sample *k)
 			return 0;
 		}
 	}
-	size_t cap = p->cap_samples;
-	if (PF_GROW(p->samples, p->cap_samples, p->nr_samples + 1) < 0 ||
-	    PF_GROW(pr->sample_next, cap, p->nr_samples + 1) < 0)
+	if (sample_append(p, k) < 0)
 		return -1;
-	uint32_t id = (uint32_t)p->nr_samples++;
-	p->samples[id] = *k;
+	uint32_t id = (uint32_t)(p->nr_samples - 1);
 	pr->sample_next[id] = pr->node_sample[k->stack];
 	pr->node_sample[k->stack] = id;
-	return 1;
-}
-
-/* A sample of q whose stack is new to p (created by the merge): no sample
- * of p has it, and q's samples are distinct keys, so it is new — no chain
- * to search, none to keep (the merge is the last lookup). */
-static int sample_append(pf_profile *p, const pf_sample *k)
-{
-	struct pf_profile_priv *pr = p->priv;
-	size_t cap = p->cap_samples;
-	if (PF_GROW(p->samples, p->cap_samples, p->nr_samples + 1) < 0 ||
-	    PF_GROW(pr->sample_next, cap, p->nr_samples + 1) < 0)
-		return -1;
-	pr->sample_next[p->nr_samples] = PF_NONE;
-	p->samples[p->nr_samples++] = *k;
 	return 1;
 }
 

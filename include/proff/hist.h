@@ -76,6 +76,10 @@ typedef struct hist_opts {
 	 * always (tests: the stable sorts and written-out comparators used
 	 * where they give the same order are checked against it) */
 	bool order_replay;
+	/* Children mode: the first pass runs on two threads from this many
+	 * samples (0: the default, 20,000; SIZE_MAX: never; tests force it
+	 * to check the two-thread pass gives the rows of one) */
+	size_t split_min;
 	const char *parent_regex;  /* --parent, default "^sys_|^do_page_fault" */
 	pf_strlist comms, dsos, symbols;   /* filters (empty = none) */
 	uint32_t *pids; size_t nr_pids;
@@ -149,9 +153,10 @@ typedef struct hist_order hist_order;
 void hist_order_start(hist *h);
 void hist_order_discard(hist *h);
 /* The same, streamed (hist_build's Children pass): begun before any row
- * exists, each new row handed over as it is created (ids in order), ended
- * when the rows and totals are final; perf's input tree is built by the
- * thread meanwhile. Without srcline keys only; otherwise no-ops. */
+ * exists or with the rows there handed over at once, each new row handed
+ * over as it is created (ids in order), ended when the rows and totals are
+ * final; perf's input tree is built by the thread meanwhile. Without
+ * srcline keys only; otherwise no-ops. */
 void hist_order_stream_begin(hist *h);
 void hist_order_stream_row(hist *h, size_t id);
 /* No more rows: the thread finishes the input and collapse trees. */

@@ -10,6 +10,7 @@
  */
 #include "proff/hist.h"
 
+#include <pthread.h>
 #include <regex.h>
 #include <stdlib.h>
 #include <string.h>
@@ -42,6 +43,7 @@ struct hist_priv {
 	uint32_t *slot_of;
 	size_t nr_slot_of;
 	uint64_t *row_cache;
+	size_t nr_slots;
 };
 
 void hist_opts_init(hist_opts *o)
@@ -983,7 +985,236 @@ static uint32_t *sample_cursor(const hist *h, const pf_sample *s, uint32_t **cha
 	return cursor;
 }
 
-int hist_build(pf_profile *prof, uint32_t evsel, const hist_opts *opts, hist **out, proff_error *err)
+/* The first pass over samples from..to-1 (of the hist's event): Self rows
+ * and sums, and in children mode every row met on the stacks with its
+ * Children sum; self_of and parent_of, when given, get each sample's Self
+ * row and parent. Two of these may run at once on two hists (hist_build,
+ * merge_pass): they only read the profile. */
+typedef struct pass_state {
+	hist *h;
+	size_t from, to;
+	const loc_bits *lb;      /* children mode */
+	bool want_cc, fast_cc, late_cc, filters;
+	uint32_t *self_of, *parent_of;
+	uint32_t *chain;         /* the cursor's buffer */
+	size_t cap_chain;
+} pass_state;
+
+static int sample_pass(pass_state *ps, proff_error *err)
+{
+	hist *h = ps->h;
+	struct hist_priv *pv = h->priv;
+	const pf_profile *prof = h->prof;
+	const hist_opts *opts = &h->opts;
+	const loc_bits *lb = ps->lb;
+	uint32_t evsel = h->evsel, *self_of = ps->self_of, *parent_of = ps->parent_of;
+	bool want_cc = ps->want_cc, fast_cc = ps->fast_cc, late_cc = ps->late_cc, filters = ps->filters;
+	for (size_t si = ps->from; si < ps->to; si++) {
+		const pf_sample *s = &prof->samples[si];
+		if (s->evsel != evsel)
+			continue;
+		uint32_t leaf_loc = prof->nodes[s->stack].loc;
+		char lv = prof->nr_level_notes ? pf_sample_level(prof, si)
+			  : lb ? (char)(lb[leaf_loc].level_self & 0x7f) : prof->locs[leaf_loc].level;
+		ctx c = { s, sample_parent(h, s), 0, lv };
+		if (opts->comms.n && !pf_strlist_has(&opts->comms, pf_str(prof, s->comm)))
+			c.thread_filtered |= HF_THREAD;
+		if (opts->nr_pids && !u32_in(opts->pids, opts->nr_pids, s->pid))
+			c.thread_filtered |= HF_THREAD;
+		if (opts->nr_tids && !u32_in(opts->tids, opts->nr_tids, s->tid))
+			c.thread_filtered |= HF_THREAD;
+		int64_t self = self_entry(h, &c, leaf_loc,
+					  lb ? (lb[leaf_loc].level_self & 0x80) != 0 : self_key_is_chain_key(&prof->locs[leaf_loc]),
+					  err);
+		if (self < 0)
+			return (int)self;
+		hist_entry *e = &h->entries[self];
+		if (self_of)
+			self_of[si] = (uint32_t)self;
+		if (parent_of)
+			parent_of[si] = c.parent;
+		/* an entry is shown if any of its samples passes the filters */
+		uint8_t f = entry_filter(h, &c, leaf_loc);
+		e->filtered &= f;
+		if (prof->exact && si < prof->cap_exact) {
+			const pf_exact *x = &prof->exact[si];
+			if (!e->nr_events || x->min < e->ex_min)
+				e->ex_min = x->min;
+			if (x->max > e->ex_max)
+				e->ex_max = x->max;
+			e->ex_incl += x->incl;
+		}
+		e->period += s->period;
+		e->nr_events += s->count;
+		h->total_period += s->period;
+		h->nr_samples += s->count;
+		if (!f) {
+			h->total_non_filtered_period += s->period;
+			h->nr_non_filtered_samples += s->count;
+		}
+		if (!opts->children && (!want_cc || late_cc)) {
+			e->period_acc += s->period;
+			continue;
+		}
+		size_t nk = 0;
+		uint32_t *cursor = sample_cursor(h, s, &ps->chain, &ps->cap_chain, &nk);
+		if (!cursor && nk)
+			return proff_err_set(err, PROFF_ENOMEM, NULL, PROFF_NO_OFFSET, "out of memory");
+		if (!opts->children) {
+			e->period_acc += s->period;
+			if (want_cc && nk && cc_add(h, e, cursor, nk, s->period, s->count) < 0)
+				return proff_err_set(err, PROFF_ENOMEM, NULL, PROFF_NO_OFFSET, "out of memory");
+			continue;
+		}
+		/* children: the self row, then every distinct row met along the
+		 * cursor (first occurrence wins, so recursion counts once) */
+		uint32_t stamp = (uint32_t)si;
+		struct hot_ent *he = &pv->hot[self];
+		he->seen = stamp;
+		he->acc += s->period;
+		if (nk > he->depth)
+			he->depth = (uint32_t)nk;
+		if (want_cc && !fast_cc && nk && cc_add(h, e, cursor, nk, s->period, s->count) < 0)
+			return proff_err_set(err, PROFF_ENOMEM, NULL, PROFF_NO_OFFSET, "out of memory");
+		for (size_t k = 0; k < nk; k++) {
+			uint32_t loc = cursor[k];
+			/* perf reuses one addr_location along the cursor: a frame
+			 * without a map keeps the level of the last frame with one */
+			if (lb[loc].map_level)
+				c.self_level = (char)lb[loc].map_level;
+			int64_t id = chain_entry(h, &c, loc, err);
+			if (id < 0)
+				return (int)id;
+			he = &pv->hot[id];
+			if (he->seen == stamp)
+				continue;
+			he->seen = stamp;
+			he->acc += s->period;
+			if (nk - k > he->depth)
+				he->depth = (uint32_t)(nk - k);
+			if (filters)
+				h->entries[id].filtered &= entry_filter(h, &c, loc);
+			if (want_cc && !fast_cc &&
+			    cc_add(h, &h->entries[id], cursor + k, nk - k, s->period, s->count) < 0)
+				return proff_err_set(err, PROFF_ENOMEM, NULL, PROFF_NO_OFFSET, "out of memory");
+		}
+	}
+	return 0;
+}
+
+typedef struct pass_job {
+	pass_state ps;
+	proff_error err;
+	int rc;
+} pass_job;
+
+static void *pass_thread(void *arg)
+{
+	pass_job *j = arg;
+	j->rc = sample_pass(&j->ps, &j->err);
+	return NULL;
+}
+
+/* The rows of h2, made by the pass over the samples after h's, into h: a
+ * row h has gets h2's sums, a new one is appended, in h2's order. That is
+ * the order and the creating sample one pass over all samples gives: a row
+ * first met after h's samples was first met where h2 met it. map[r]: h's
+ * row of h2's row r. */
+static int merge_pass(hist *h, hist *h2, uint32_t *map, proff_error *err)
+{
+	struct hist_priv *pv = h->priv, *pv2 = h2->priv;
+	id_table *t = &pv->tab;
+	/* the table's room for every row at once: the slots are then fetched
+	 * a few rows ahead (the lookups are cache misses, one after another) */
+	while ((t->len + h2->n + 1) * 2 > t->cap)
+		if (id_table_grow(t) < 0)
+			return proff_err_set(err, PROFF_ENOMEM, NULL, PROFF_NO_OFFSET, "out of memory");
+	enum { AHEAD = 8 };
+	uint64_t ahead[AHEAD];
+	for (size_t r = 0; r < h2->n && r < AHEAD; r++) {
+		ahead[r] = pf_hash_bytes(pv2->keyw + r * pv2->kw, pv->kw * 8, 0x5eed);
+		__builtin_prefetch(&t->s[ahead[r] & (t->cap - 1)]);
+	}
+	for (size_t r = 0; r < h2->n; r++) {
+		const uint64_t *w = pv2->keyw + r * pv2->kw;
+		uint64_t hash = ahead[r % AHEAD];
+		if (r + AHEAD < h2->n) {
+			uint64_t hn = pf_hash_bytes(pv2->keyw + (r + AHEAD) * pv2->kw, pv->kw * 8, 0x5eed);
+			ahead[r % AHEAD] = hn;
+			__builtin_prefetch(&t->s[hn & (t->cap - 1)]);
+		}
+		size_t j = hash & (t->cap - 1);
+		uint32_t id = PF_NONE;
+		while (t->s[j].id) {
+			if (t->s[j].hash == hash && !memcmp(pv->keyw + (size_t)(t->s[j].id - 1) * pv->kw, w, pv->kw * 8)) {
+				id = t->s[j].id - 1;
+				break;
+			}
+			j = (j + 1) & (t->cap - 1);
+		}
+		const hist_entry *e2 = &h2->entries[r];
+		const struct hot_ent *x2 = &pv2->hot[r];
+		map[r] = id;
+		if (id == PF_NONE) {
+			if (reserve_rows(h, h->n + 1) < 0)
+				return proff_err_set(err, PROFF_ENOMEM, NULL, PROFF_NO_OFFSET, "out of memory");
+			memcpy(pv->keyw + h->n * pv->kw, w, pv->kw * 8);
+			pv->hot[h->n] = (struct hot_ent){ x2->acc, UINT32_MAX, x2->depth };
+			h->entries[h->n] = *e2;
+			t->s[j].id = (uint32_t)h->n + 1;
+			t->s[j].hash = hash;
+			t->len++;
+			map[r] = (uint32_t)h->n;
+			if (h->order)
+				hist_order_stream_row(h, h->n);
+			h->n++;
+			continue;
+		}
+		hist_entry *e = &h->entries[id];
+		if (e2->nr_events && (!e->nr_events || e2->ex_min < e->ex_min))
+			e->ex_min = e2->ex_min;
+		if (e2->ex_max > e->ex_max)
+			e->ex_max = e2->ex_max;
+		e->ex_incl += e2->ex_incl;
+		e->period += e2->period;
+		e->nr_events += e2->nr_events;
+		e->filtered &= e2->filtered;
+		pv->hot[id].acc += x2->acc;
+		if (x2->depth > pv->hot[id].depth)
+			pv->hot[id].depth = x2->depth;
+	}
+	/* the row cache as the last samples left it (the callchain trees'
+	 * pass looks up through it) */
+	if (pv->row_cache && pv2->row_cache)
+		for (size_t j = 0; j < pv2->nr_slots; j++)
+			if (pv2->row_cache[j] >> 32)
+				pv->row_cache[j] = (pv2->row_cache[j] >> 32) << 32 | map[(uint32_t)pv2->row_cache[j]];
+	h->total_period += h2->total_period;
+	h->nr_samples += h2->nr_samples;
+	h->total_non_filtered_period += h2->total_non_filtered_period;
+	h->nr_non_filtered_samples += h2->nr_non_filtered_samples;
+	return 0;
+}
+
+/* Where the samples split into two halves of about equal work: the
+ * frames of every 32nd sample counted. */
+static size_t split_point(const pf_profile *p)
+{
+	uint64_t total = 0, acc = 0;
+	for (size_t si = 0; si < p->nr_samples; si += 32)
+		total += p->nodes[p->samples[si].stack].depth + 1;
+	size_t si = 0;
+	for (; si < p->nr_samples && 2 * acc < total; si += 32)
+		acc += p->nodes[p->samples[si].stack].depth + 1;
+	return si < p->nr_samples ? si : p->nr_samples / 2;
+}
+
+/* From this many samples a children pass runs on two threads */
+#define SPLIT_PASS_MIN 20000
+
+/* A hist with its sort keys, room for rows and the row cache: all but the
+ * rows (hist_build's, and the second pass thread's). */
+static int hist_new(pf_profile *prof, uint32_t evsel, const hist_opts *opts, hist **out, proff_error *err)
 {
 	*out = NULL;
 	hist *h = calloc(1, sizeof(*h));
@@ -1042,8 +1273,20 @@ int hist_build(pf_profile *prof, uint32_t evsel, const hist_opts *opts, hist **o
 			pv->slot_of[i] = by_sym && y != PF_NONE ? y : (uint32_t)((by_sym ? prof->nr_syms : 0) + i);
 		}
 		pv->nr_slot_of = prof->nr_locs;
+		pv->nr_slots = nslots;
 	}
+	*out = h;
+	return 0;
+}
 
+int hist_build(pf_profile *prof, uint32_t evsel, const hist_opts *opts, hist **out, proff_error *err)
+{
+	*out = NULL;
+	hist *h;
+	int rc = hist_new(prof, evsel, opts, &h, err);
+	if (rc < 0)
+		return rc;
+	struct hist_priv *pv = h->priv;
 	uint32_t *chain = NULL;
 	size_t cap_chain = 0;
 	bool want_cc = opts->callchain;
@@ -1088,114 +1331,64 @@ int hist_build(pf_profile *prof, uint32_t evsel, const hist_opts *opts, hist **o
 	}
 	/* without filters every row stays unfiltered */
 	bool filters = opts->comms.n || opts->nr_pids || opts->nr_tids || opts->dsos.n || opts->symbols.n;
+	pass_state ps = { h, 0, prof->nr_samples, lb, want_cc, fast_cc, late_cc, filters, self_of, parent_of, NULL, 0 };
+	/* children without callchain trees in the pass: the second half of the
+	 * samples on another thread, into a hist of its own merged after
+	 * (srcline keys compute and cache strings in the profile: not) */
+	hist *h2 = NULL;
+	size_t split_min = opts->split_min ? opts->split_min : SPLIT_PASS_MIN;
+	if (opts->children && (!want_cc || fast_cc) && !opts->diff_mode && !key_has(h, HK_SRCLINE) &&
+	    prof->nr_samples >= split_min && prof->nr_samples >= 2 && hist_new(prof, evsel, opts, &h2, err) < 0)
+		h2 = NULL;       /* the pass then runs here alone */
 	/* perf's row order begun on another thread, its input tree built
-	 * while this pass creates the rows */
-	if (fast_cc && opts->order_early)
+	 * while this pass creates the rows (with the pass on two threads,
+	 * once both halves are done: the two cores are busy until then) */
+	if (fast_cc && opts->order_early && !h2)
 		hist_order_stream_begin(h);
-	for (size_t si = 0; si < prof->nr_samples; si++) {
-		const pf_sample *s = &prof->samples[si];
-		if (s->evsel != evsel)
-			continue;
-		uint32_t leaf_loc = prof->nodes[s->stack].loc;
-		char lv = prof->nr_level_notes ? pf_sample_level(prof, si)
-			  : lb ? (char)(lb[leaf_loc].level_self & 0x7f) : prof->locs[leaf_loc].level;
-		ctx c = { s, sample_parent(h, s), 0, lv };
-		if (opts->comms.n && !pf_strlist_has(&opts->comms, pf_str(prof, s->comm)))
-			c.thread_filtered |= HF_THREAD;
-		if (opts->nr_pids && !u32_in(opts->pids, opts->nr_pids, s->pid))
-			c.thread_filtered |= HF_THREAD;
-		if (opts->nr_tids && !u32_in(opts->tids, opts->nr_tids, s->tid))
-			c.thread_filtered |= HF_THREAD;
-		int64_t self = self_entry(h, &c, leaf_loc,
-					  lb ? (lb[leaf_loc].level_self & 0x80) != 0 : self_key_is_chain_key(&prof->locs[leaf_loc]),
-					  err);
-		if (self < 0) {
-			rc = (int)self;
-			goto fail;
+	if (h2) {
+		size_t mid = split_point(prof);
+		pass_job j = { ps, { 0 }, 0 };
+		j.ps.h = h2;
+		j.ps.from = mid;
+		ps.to = mid;
+		pthread_t th;
+		bool threaded = pthread_create(&th, NULL, pass_thread, &j) == 0;
+		rc = sample_pass(&ps, err);
+		if (threaded)
+			pthread_join(th, NULL);
+		else if (rc == 0)
+			pass_thread(&j);
+		if (rc == 0 && j.rc < 0) {
+			*err = j.err;
+			rc = j.rc;
 		}
-		hist_entry *e = &h->entries[self];
-		if (self_of)
-			self_of[si] = (uint32_t)self;
-		if (fast_cc) {
-			parent_of[si] = c.parent;
-			idx[nidx++] = (uint32_t)si;
-		}
-		/* an entry is shown if any of its samples passes the filters */
-		uint8_t f = entry_filter(h, &c, leaf_loc);
-		e->filtered &= f;
-		if (prof->exact && si < prof->cap_exact) {
-			const pf_exact *x = &prof->exact[si];
-			if (!e->nr_events || x->min < e->ex_min)
-				e->ex_min = x->min;
-			if (x->max > e->ex_max)
-				e->ex_max = x->max;
-			e->ex_incl += x->incl;
-		}
-		e->period += s->period;
-		e->nr_events += s->count;
-		h->total_period += s->period;
-		h->nr_samples += s->count;
-		if (!f) {
-			h->total_non_filtered_period += s->period;
-			h->nr_non_filtered_samples += s->count;
-		}
-		if (!opts->children && (!want_cc || late_cc)) {
-			e->period_acc += s->period;
-			continue;
-		}
-		size_t nk = 0;
-		uint32_t *cursor = sample_cursor(h, s, &chain, &cap_chain, &nk);
-		if (!cursor && nk) {
+		/* the first half's rows are final: perf's input tree begins
+		 * with them while the second half's are merged */
+		if (rc == 0 && fast_cc && opts->order_early)
+			hist_order_stream_begin(h);
+		uint32_t *map = rc == 0 ? malloc((h2->n + 1) * sizeof(uint32_t)) : NULL;
+		if (rc == 0 && !map)
 			rc = proff_err_set(err, PROFF_ENOMEM, NULL, PROFF_NO_OFFSET, "out of memory");
-			goto fail;
-		}
-		if (!opts->children) {
-			e->period_acc += s->period;
-			if (want_cc && nk && cc_add(h, e, cursor, nk, s->period, s->count) < 0) {
-				rc = proff_err_set(err, PROFF_ENOMEM, NULL, PROFF_NO_OFFSET, "out of memory");
-				goto fail;
-			}
-			continue;
-		}
-		/* children: the self row, then every distinct row met along the
-		 * cursor (first occurrence wins, so recursion counts once) */
-		uint32_t stamp = (uint32_t)si;
-		struct hot_ent *he = &pv->hot[self];
-		he->seen = stamp;
-		he->acc += s->period;
-		if (nk > he->depth)
-			he->depth = (uint32_t)nk;
-		if (want_cc && !fast_cc && nk && cc_add(h, e, cursor, nk, s->period, s->count) < 0) {
-			rc = proff_err_set(err, PROFF_ENOMEM, NULL, PROFF_NO_OFFSET, "out of memory");
-			goto fail;
-		}
-		for (size_t k = 0; k < nk; k++) {
-			uint32_t loc = cursor[k];
-			/* perf reuses one addr_location along the cursor: a frame
-			 * without a map keeps the level of the last frame with one */
-			if (lb[loc].map_level)
-				c.self_level = (char)lb[loc].map_level;
-			int64_t id = chain_entry(h, &c, loc, err);
-			if (id < 0) {
-				rc = (int)id;
-				goto fail;
-			}
-			he = &pv->hot[id];
-			if (he->seen == stamp)
-				continue;
-			he->seen = stamp;
-			he->acc += s->period;
-			if (nk - k > he->depth)
-				he->depth = (uint32_t)(nk - k);
-			if (filters)
-				h->entries[id].filtered &= entry_filter(h, &c, loc);
-			if (want_cc && !fast_cc &&
-			    cc_add(h, &h->entries[id], cursor + k, nk - k, s->period, s->count) < 0) {
-				rc = proff_err_set(err, PROFF_ENOMEM, NULL, PROFF_NO_OFFSET, "out of memory");
-				goto fail;
-			}
-		}
+		if (rc == 0)
+			rc = merge_pass(h, h2, map, err);
+		if (rc == 0 && self_of)
+			for (size_t si = mid; si < prof->nr_samples; si++)
+				if (self_of[si] != PF_NONE)
+					self_of[si] = map[self_of[si]];
+		free(map);
+		free(j.ps.chain);
+		hist_free(h2);
+	} else {
+		rc = sample_pass(&ps, err);
 	}
+	chain = ps.chain;
+	cap_chain = ps.cap_chain;
+	if (rc < 0)
+		goto fail;
+	if (fast_cc)
+		for (size_t si = 0; si < prof->nr_samples; si++)
+			if (prof->samples[si].evsel == evsel)
+				idx[nidx++] = (uint32_t)si;
 	/* every row is there: perf's input and collapse trees are finished
 	 * on the other thread while the totals are written */
 	if (fast_cc && opts->order_early)

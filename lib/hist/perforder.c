@@ -987,7 +987,7 @@ static void *order_stream_run(void *arg)
 
 void hist_order_stream_begin(hist *h)
 {
-	if (h->order || h->n)
+	if (h->order)
 		return;
 	for (int i = 0; i < h->nkeys; i++)
 		if (h->keys[i] == HK_SRCLINE)
@@ -1015,6 +1015,8 @@ void hist_order_stream_begin(hist *h)
 	}
 	o->threaded = true;
 	h->order = o;
+	for (size_t i = 0; i < h->n; i++)
+		hist_order_stream_row(h, i);
 }
 
 static void stream_publish(hist_order *o, bool done, bool failed)

@@ -386,6 +386,82 @@ static void test_order_fast_paths(void **state)
 	assert_true(compared > 10000);
 }
 
+/* The Children pass on two threads (each half of the samples into a hist
+ * of its own, the second merged into the first) makes the rows one pass
+ * makes: the same rows in the same creation order, with the same creating
+ * sample's fields and the same sums; and the same order and report. With
+ * filters, several sort keys, with and without callchain trees, the order
+ * streamed or not. Also built with ThreadSanitizer. */
+static void test_pass_split(void **state)
+{
+	(void)state;
+	static const char *sorts[] = { "comm,dso,sym", "dso,sym", "pid,sym", "sym", "parent,sym", "cpu,comm" };
+	size_t compared = 0, split_rows = 0;
+	for (unsigned seed = 1; seed <= 8; seed++) {
+		pf_profile p;
+		random_profile(&p, seed, seed > 4);
+		for (size_t si = 0; si < sizeof(sorts) / sizeof(sorts[0]); si++) {
+			for (int mode = 0; mode < 4; mode++) {
+				hist *hv[2];
+				char *buf[2] = { NULL, NULL };
+				size_t len[2] = { 0, 0 };
+				for (int k = 0; k < 2; k++) {
+					hist_opts o;
+					hist_opts_init(&o);
+					o.sort = sorts[si];
+					o.children = true;
+					o.caller_order = true;
+					o.callchain = mode != 1;
+					o.order_early = mode != 2;
+					if (mode == 3)
+						assert_int_equal(pf_strlist_parse(&o.comms, "alpha", NULL, 0), 0);
+					o.split_min = k == 0 ? SIZE_MAX : 1;
+					proff_error err;
+					assert_int_equal(hist_build(&p, 0, &o, &hv[k], &err), 0);
+					hist_opts_release(&o);
+				}
+				hist *a = hv[0], *b = hv[1];
+				assert_int_equal(a->n, b->n);
+				assert_int_equal(a->total_period, b->total_period);
+				assert_int_equal(a->total_non_filtered_period, b->total_non_filtered_period);
+				assert_int_equal(a->nr_samples, b->nr_samples);
+				for (size_t i = 0; i < a->n; i++) {
+					const hist_entry *x = &a->entries[i], *y = &b->entries[i];
+					if (x->loc != y->loc || x->comm != y->comm || x->tid != y->tid || x->thread != y->thread ||
+					    x->cpu != y->cpu || x->addr != y->addr || x->level != y->level ||
+					    x->parent != y->parent || x->period != y->period || x->period_acc != y->period_acc ||
+					    x->nr_events != y->nr_events || x->filtered != y->filtered ||
+					    x->max_depth != y->max_depth)
+						fail_msg("seed %u, -s %s, mode %d: row %zu differs", seed, sorts[si], mode, i);
+				}
+				for (int k = 0; k < 2; k++) {
+					hist_sort_report(hv[k]);
+					report_fmt f;
+					report_fmt_init(&f);
+					f.children = true;
+					f.cc_mode = mode == 1 ? CC_NONE : CC_GRAPH;
+					f.cc_threshold = 0;
+					FILE *m = open_memstream(&buf[k], &len[k]);
+					assert_non_null(m);
+					assert_int_equal(report_print_hist(m, hv[k], &f, 0), 0);
+					assert_int_equal(fclose(m), 0);
+				}
+				assert_int_equal(len[0], len[1]);
+				assert_memory_equal(buf[0], buf[1], len[0]);
+				compared += a->n;
+				split_rows += len[0];
+				free(buf[0]);
+				free(buf[1]);
+				hist_free(a);
+				hist_free(b);
+			}
+		}
+		free_profile(&p);
+	}
+	assert_true(compared > 10000);
+	assert_true(split_rows > 100000);
+}
+
 /* The report printed with its second half formatted on another thread is
  * the report printed by one thread, byte for byte (children with graphs,
  * Self with folded chains). Also built with ThreadSanitizer. */
@@ -438,6 +514,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_comm_key_and_filters, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_callchain_tree, setup, teardown),
 		cmocka_unit_test(test_parse_sort),
+		cmocka_unit_test(test_pass_split),
 		cmocka_unit_test_setup_teardown(test_diff_mode_collapses_by_name, setup, teardown),
 		cmocka_unit_test(test_order_fast_paths),
 		cmocka_unit_test(test_print_split),

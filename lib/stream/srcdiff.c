@@ -3,7 +3,11 @@
  *
  * st_line_diff is Myers' O((N+M)D) greedy diff after stripping the common
  * prefix and suffix; the edit trace is bounded (past the bound the middle is
- * treated as changed, which only makes more lines "changed"). A source file
+ * treated as changed, which only makes more lines "changed"). Runs of
+ * inserted or deleted lines are then slid down where the lines allow it
+ * (slide_runs), as GNU diff does: a function added below another ends with
+ * the same "}" as the one above it, and the stripped suffix had paired the
+ * old closing brace with the new function's. A source file
  * of the new side is found under the after tree by the longest suffix of its
  * DWARF path that exists there; the same relative path in the before tree is
  * its old version (missing: file renamed or deleted).
@@ -18,7 +22,80 @@
 
 #define TRACE_LIMIT ((size_t)1 << 25)   /* ints kept for the Myers trace */
 
+/* Slide every run of lines of b that map nowhere (inserted) down while its
+ * first line equals the matched line after it: that line then pairs with
+ * the run's first, and the run moves one down (merging with a run it
+ * meets). Then the same for runs of a that no line maps to (deleted). The
+ * pairs stay in order and as many; only equal lines are re-paired. */
+static void slide_runs(const char *const *a, size_t na, const char *const *b, size_t nb, long *map)
+{
+	for (size_t j = 0; j < nb;) {
+		if (map[j] >= 0) {
+			j++;
+			continue;
+		}
+		size_t j0 = j, j1 = j;          /* the run [j0, j1] */
+		while (j1 + 1 < nb && map[j1 + 1] < 0)
+			j1++;
+		while (j1 + 1 < nb && map[j1 + 1] >= 0 && !strcmp(b[j0], b[j1 + 1])) {
+			map[j0] = map[j1 + 1];
+			map[j1 + 1] = -1;
+			j0++;
+			j1++;
+			while (j1 + 1 < nb && map[j1 + 1] < 0)
+				j1++;
+		}
+		j = j1 + 1;
+	}
+	/* deleted runs: old lines between two consecutive pairs */
+	char *used = calloc(na ? na : 1, 1);
+	long *at = malloc((na ? na : 1) * sizeof(long));   /* old line -> the new line paired with it */
+	if (!used || !at) {
+		free(used);
+		free(at);
+		return;                 /* the map stays as Myers left it */
+	}
+	for (size_t j = 0; j < nb; j++)
+		if (map[j] >= 0) {
+			used[map[j]] = 1;
+			at[map[j]] = (long)j;
+		}
+	for (size_t i = 0; i < na;) {
+		if (used[i]) {
+			i++;
+			continue;
+		}
+		size_t i0 = i, i1 = i;
+		while (i1 + 1 < na && !used[i1 + 1])
+			i1++;
+		while (i1 + 1 < na && used[i1 + 1] && !strcmp(a[i0], a[i1 + 1])) {
+			long j = at[i1 + 1];
+			map[j] = (long)i0;
+			at[i0] = j;
+			used[i0] = 1;
+			used[i1 + 1] = 0;
+			i0++;
+			i1++;
+			while (i1 + 1 < na && !used[i1 + 1])
+				i1++;
+		}
+		i = i1 + 1;
+	}
+	free(used);
+	free(at);
+}
+
+static int line_diff(const char *const *a, size_t na, const char *const *b, size_t nb, long *map);
+
 int st_line_diff(const char *const *a, size_t na, const char *const *b, size_t nb, long *map)
+{
+	int rc = line_diff(a, na, b, nb, map);
+	if (rc == 0)
+		slide_runs(a, na, b, nb, map);
+	return rc;
+}
+
+static int line_diff(const char *const *a, size_t na, const char *const *b, size_t nb, long *map)
 {
 	size_t pre = 0;
 	while (pre < na && pre < nb && !strcmp(a[pre], b[pre]))

@@ -76,6 +76,32 @@ static void test_repeated_lines(void **state)
 	assert_int_equal(map[4], -1);
 }
 
+static void test_slide_to_the_natural_pairing(void **state)
+{
+	/* a function added below the last one: the stripped common suffix
+	 * pairs the old closing brace with the new function's; slid down, it
+	 * pairs with its own (and the added function is all inserted) */
+	const char *a[] = { "// top", "long g(long n)", "{", "\treturn n;", "}" };
+	const char *b[] = { "// top", "long g(long n)", "{", "\treturn n;", "}", "", "long u(long x)", "{",
+			    "\treturn x * 2;", "}" };
+	long map[10];
+	diff_of(a, 5, b, 10, map);
+	long want[] = { 0, 1, 2, 3, 4, -1, -1, -1, -1, -1 };
+	assert_memory_equal(map, want, sizeof(want));
+	/* the same with three lines added on top (the moved-code case) */
+	const char *c[] = { "/* 1 */", "/* 2 */", "/* 3 */", "// top", "long g(long n)", "{", "\treturn n;", "}", "",
+			    "long u(long x)", "{", "\treturn x * 2;", "}" };
+	long map2[13];
+	diff_of(a, 5, c, 13, map2);
+	long want2[] = { -1, -1, -1, 0, 1, 2, 3, 4, -1, -1, -1, -1, -1 };
+	assert_memory_equal(map2, want2, sizeof(want2));
+	/* and a function deleted below another: the kept brace pairs with its own */
+	long map3[5];
+	diff_of(b, 10, a, 5, map3);
+	long want3[] = { 0, 1, 2, 3, 4 };
+	assert_memory_equal(map3, want3, sizeof(want3));
+}
+
 static void test_empty(void **state)
 {
 	const char *b[] = { "only" };
@@ -146,6 +172,7 @@ int main(void)
 		cmocka_unit_test(test_change_inside),
 		cmocka_unit_test(test_delete_block_and_insert),
 		cmocka_unit_test(test_repeated_lines),
+		cmocka_unit_test(test_slide_to_the_natural_pairing),
 		cmocka_unit_test(test_empty),
 		cmocka_unit_test(test_srcmap),
 		cmocka_unit_test(test_load_bad_file),

@@ -1791,7 +1791,19 @@ static int merge_half(pf_profile *p, pf_profile *q)
 	    PF_GROW(pr->sample_next, cap_next, p->nr_samples + q->nr_samples) < 0)
 		goto out;
 	size_t p_locs = p->nr_locs;
+	/* the location table's room for every location of q at once: its
+	 * slots are then fetched a few locations ahead (each lookup is a
+	 * cache miss, one after another) */
+	while ((pr->loc_tab.len + q->nr_locs + 1) * 4 > pr->loc_tab.cap * 3)
+		if (pair_table_rehash(&pr->loc_tab, pr->loc_tab.cap ? pr->loc_tab.cap * 2 : 256) < 0)
+			goto out;
+	enum { AHEAD = 8 };
 	for (size_t i = 0; i < q->nr_locs; i++) {
+		if (i + AHEAD < q->nr_locs) {
+			const pf_loc *la = &q->locs[i + AHEAD];
+			uint32_t da = la->dso == PF_NONE ? PF_NONE : dmap[la->dso];
+			__builtin_prefetch(&pr->loc_tab.s[pair_hash(da, la->addr) & (pr->loc_tab.cap - 1)]);
+		}
 		const pf_loc *l = &q->locs[i];
 		uint32_t dso = l->dso == PF_NONE ? PF_NONE : dmap[l->dso];
 		uint32_t sym = l->sym == PF_NONE ? PF_NONE : ymap[l->sym];
@@ -1805,6 +1817,13 @@ static int merge_half(pf_profile *p, pf_profile *q)
 	size_t p_nodes = p->nr_nodes;
 	nmap[0] = 0;
 	for (size_t i = 1; i < q->nr_nodes; i++) {
+		if (i + AHEAD < q->nr_nodes) {
+			/* an existing node's slot, when its parent is mapped */
+			const pf_node *na = &q->nodes[i + AHEAD];
+			if (na->parent < i && nmap[na->parent] < p_nodes && lmap[na->loc] < p_locs)
+				__builtin_prefetch(&pr->node_tab.s[u32x2_hash(nmap[na->parent], lmap[na->loc]) &
+								   (pr->node_tab.cap - 1)]);
+		}
 		const pf_node *n = &q->nodes[i];
 		uint32_t par = nmap[n->parent], loc = lmap[n->loc];
 		if (pf_node_nochain(q, (uint32_t)i)) {
@@ -1822,6 +1841,11 @@ static int merge_half(pf_profile *p, pf_profile *q)
 		nchg[i] = lchg[n->loc];
 	}
 	for (size_t i = 0; i < q->nr_samples; i++) {
+		if (i + AHEAD < q->nr_samples) {
+			uint32_t sa = nmap[q->samples[i + AHEAD].stack];
+			if (sa < p_nodes && sa < pr->cap_node_sample)
+				__builtin_prefetch(&pr->node_sample[sa]);
+		}
 		pf_sample k = q->samples[i];
 		k.comm = smap[k.comm];
 		k.stack = nmap[k.stack];

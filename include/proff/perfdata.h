@@ -169,6 +169,9 @@ typedef struct pd_event {
 	const void *raw;            /* the record bytes; other-endian records are swapped field by
 				     * field into a scratch copy first, so raw is host order except
 				     * byte payloads (RAW, strings) */
+	bool stable;                /* raw (and what points into it: callchain, branch stack) stays
+				     * valid until pd_close: read in place from the mapped file;
+				     * otherwise only during the callback */
 	pd_sample_id sid;
 	union {
 		pd_sample sample;

@@ -1226,7 +1226,7 @@ static inline void pend_fill(pend_sample *ps, uint32_t thread, uint32_t cpu, con
 	ps->keyed = false;
 }
 
-static int sample_arrive(pf_profile *p, const pd_sample *s)
+static int sample_arrive(pf_profile *p, const pd_sample *s, bool stable)
 {
 	struct pf_profile_priv *pr = p->priv;
 	if (s->evsel < 0 || (size_t)s->evsel >= p->nr_events)
@@ -1281,10 +1281,16 @@ static int sample_arrive(pf_profile *p, const pd_sample *s)
 	pr->npend++;
 	pend_fill(ps, (uint32_t)(t - pr->threads), e->has_cpu ? s->cpu : PF_NONE, s);
 	if (pr->opts.use_callchain && s->callchain) {
-		if (PF_GROW(ps->cc, ps->cap_cc, (size_t)s->nr_callchain + 1) < 0)
-			return oom(p);
-		memcpy(ps->cc, s->callchain, (size_t)s->nr_callchain * sizeof(uint64_t));
-		ps->s.callchain = ps->cc;
+		/* the chain where it is, when it stays there (the mapped file);
+		 * else a copy: the sample waits a few others in the pipeline */
+		if (stable) {
+			ps->s.callchain = s->callchain;
+		} else {
+			if (PF_GROW(ps->cc, ps->cap_cc, (size_t)s->nr_callchain + 1) < 0)
+				return oom(p);
+			memcpy(ps->cc, s->callchain, (size_t)s->nr_callchain * sizeof(uint64_t));
+			ps->s.callchain = ps->cc;
+		}
 		ps->s.nr_callchain = s->nr_callchain;
 		if (stack_key(p, t, ps) < 0)
 			return oom(p);
@@ -1320,7 +1326,7 @@ static int on_event(void *ctx, const pd_event *ev)
 	}
 	switch (ev->type) {
 	case PD_SAMPLE:
-		return sample_arrive(p, &ev->u.sample);
+		return sample_arrive(p, &ev->u.sample, ev->stable);
 	case PD_COMM: {
 		pthread_ *t = find_thread(p, ev->u.comm.pid, ev->u.comm.tid, true);
 		if (!t)

@@ -817,13 +817,18 @@ static int deliver_read(pd_reader *r, pd_event *ev, uint64_t rf)
 static int deliver_now(pd_reader *r, const uint8_t *rec, uint64_t off, bool comp)
 {
 	pd_event *ev = &r->ev;
-	if (pd_decode_again(r, rec, off, comp))
+	/* in the mapped file itself (not a swapped copy, not decompressed) */
+	bool stable = r->mapped && !r->stream && rec >= r->map && rec < r->map + r->map_len;
+	if (pd_decode_again(r, rec, off, comp)) {
+		ev->stable = stable;
 		return r->cb(r->cb_ctx, ev);    /* no READ values in a fixed layout */
+	}
 	int rc = pd_decode(r, rec, off, comp, ev);
 	if (rc < 0)
 		return rc;
 	if (rc > 0)
 		return 0;       /* skipped (unknown sample id) */
+	ev->stable = stable;
 	if (ev->type == PD_SAMPLE && !r->raw_samples) {
 		const pd_attr *a = &r->attrs[ev->u.sample.evsel];
 		if (a->sample_type & PD_S_READ)

@@ -102,6 +102,46 @@ static void test_real_pipe(void **s) { (void)s; check_real("small-pipe", "small-
 static void test_real_two_events(void **s) { (void)s; check_real("small-two", "small-two"); }
 static void test_real_big_endian(void **s) { (void)s; check_real("small-be", "small"); }
 
+/* pd_event.stable: a sample read in place from the mapped file says so;
+ * a decompressed or byte-swapped one does not (its memory is reused) */
+typedef struct stable_count { size_t yes, no; } stable_count;
+
+static int stable_cb(void *ctx, const pd_event *ev)
+{
+	stable_count *c = ctx;
+	if (ev->type == PD_SAMPLE)
+		*(ev->stable ? &c->yes : &c->no) += 1;
+	return 0;
+}
+
+static stable_count count_stable(const char *data)
+{
+	char path[256];
+	pd_reader *r;
+	proff_error e;
+	snprintf(path, sizeof(path), DATA "%s.data", data);
+	if (pd_open(path, &r, &e) < 0)
+		fail_msg("open %s: %s", path, e.msg);
+	stable_count c = { 0, 0 };
+	assert_int_equal(pd_process(r, true, stable_cb, &c, &e), 0);
+	pd_close(r);
+	return c;
+}
+
+static void test_stable_samples(void **s)
+{
+	(void)s;
+	stable_count c = count_stable("small");
+	assert_true(c.yes > 0);
+	assert_int_equal(c.no, 0);
+	c = count_stable("small-z");
+	assert_true(c.no > 0);
+	assert_int_equal(c.yes, 0);
+	c = count_stable("small-be");
+	assert_true(c.no > 0);
+	assert_int_equal(c.yes, 0);
+}
+
 static void check_header(const char *data)
 {
 	char path[256];
@@ -1131,6 +1171,7 @@ int main(void)
 		cmocka_unit_test(test_real_pipe),
 		cmocka_unit_test(test_real_two_events),
 		cmocka_unit_test(test_real_big_endian),
+		cmocka_unit_test(test_stable_samples),
 		cmocka_unit_test(test_header_text),
 		cmocka_unit_test(test_header_fields),
 		cmocka_unit_test(test_big_endian_identical),

@@ -154,7 +154,8 @@ if [ -n "$bid" ] && cmp -s "$TMP/debug/.build-id/${bid:0:2}/${bid:2}/elf" "$W"; 
 WL_MS=150 perf record -q -o pa.data "$W" simple >/dev/null 2>&1
 WL_MS=150 "$PROFF" record -q -o pb.data "$W" simple
 perf diff pa.data pb.data > pdiff.out 2>&1
-if awk '/main_fn/ { found = 1; d = $2; sub("%", "", d); sub("\\+", "", d); if (d < 0) d = -d; if (d > 10) bad = 1 } END { exit !(found && !bad) }' pdiff.out; then
+# (d + 0: after sub() d is a string, and "2.32" > "10" compares as text)
+if awk '/main_fn/ { found = 1; d = $2; sub("%", "", d); sub("\\+", "", d); d = d + 0; if (d < 0) d = -d; if (d > 10) bad = 1 } END { exit !(found && !bad) }' pdiff.out; then
 	ok "perf diff perf.data proff.data: main_fn paired, small delta"; else not_ok "perf diff perf vs proff"; head -20 pdiff.out | sed 's/^/#   /'; fi
 
 # ---- exit status: non-zero, killed ------------------------------------------

@@ -439,6 +439,19 @@ static int reserve_rows(hist *h, size_t n)
 	return 0;
 }
 
+/* The row whose key words are w (hash theirs), or PF_NONE; *slot: its
+ * table slot, or the empty one a new row would take. */
+static uint32_t row_probe(const struct hist_priv *pv, const uint64_t *w, uint64_t hash, size_t *slot)
+{
+	const id_table *t = &pv->tab;
+	size_t j = hash & (t->cap - 1);
+	for (; t->s[j].id; j = (j + 1) & (t->cap - 1))
+		if (t->s[j].hash == hash && !memcmp(pv->keyw + (size_t)(t->s[j].id - 1) * pv->kw, w, pv->kw * 8))
+			break;
+	*slot = j;
+	return t->s[j].id ? t->s[j].id - 1 : PF_NONE;
+}
+
 static int64_t find_entry(hist *h, const ctx *c, uint32_t loc, bool chain, proff_error *err)
 {
 	struct hist_priv *pv = h->priv;
@@ -448,21 +461,18 @@ static int64_t find_entry(hist *h, const ctx *c, uint32_t loc, bool chain, proff
 	id_table *t = &pv->tab;
 	if ((t->len + 1) * 2 > t->cap && id_table_grow(t) < 0)
 		return proff_err_set(err, PROFF_ENOMEM, NULL, PROFF_NO_OFFSET, "out of memory");
-	size_t j = hash & (t->cap - 1);
-	while (t->s[j].id) {
-		if (t->s[j].hash == hash && !memcmp(pv->keyw + (size_t)(t->s[j].id - 1) * pv->kw, w, pv->kw * 8)) {
-			uint32_t id = t->s[j].id - 1;
-			hist_entry *e = &h->entries[id];
-			/* unresolved rows collapsed by name: show the lowest address */
-			const pf_loc *l = &h->prof->locs[loc];
-			if (h->opts.diff_mode && e->sym == PF_NONE && l->addr < e->addr) {
-				e->addr = l->addr;
-				e->ip = l->ip;
-				e->loc = loc;
-			}
-			return id;
+	size_t j;
+	uint32_t id = row_probe(pv, w, hash, &j);
+	if (id != PF_NONE) {
+		hist_entry *e = &h->entries[id];
+		/* unresolved rows collapsed by name: show the lowest address */
+		const pf_loc *l = &h->prof->locs[loc];
+		if (h->opts.diff_mode && e->sym == PF_NONE && l->addr < e->addr) {
+			e->addr = l->addr;
+			e->ip = l->ip;
+			e->loc = loc;
 		}
-		j = (j + 1) & (t->cap - 1);
+		return id;
 	}
 	if (reserve_rows(h, h->n + 1) < 0)
 		return proff_err_set(err, PROFF_ENOMEM, NULL, PROFF_NO_OFFSET, "out of memory");
@@ -1143,15 +1153,8 @@ static int merge_pass(hist *h, hist *h2, uint32_t *map, proff_error *err)
 			ahead[r % AHEAD] = hn;
 			__builtin_prefetch(&t->s[hn & (t->cap - 1)]);
 		}
-		size_t j = hash & (t->cap - 1);
-		uint32_t id = PF_NONE;
-		while (t->s[j].id) {
-			if (t->s[j].hash == hash && !memcmp(pv->keyw + (size_t)(t->s[j].id - 1) * pv->kw, w, pv->kw * 8)) {
-				id = t->s[j].id - 1;
-				break;
-			}
-			j = (j + 1) & (t->cap - 1);
-		}
+		size_t j;
+		uint32_t id = row_probe(pv, w, hash, &j);
 		const hist_entry *e2 = &h2->entries[r];
 		const struct hot_ent *x2 = &pv2->hot[r];
 		map[r] = id;

@@ -441,7 +441,7 @@ static int reserve_rows(hist *h, size_t n)
 
 /* The row whose key words are w (hash theirs), or PF_NONE; *slot: its
  * table slot, or the empty one a new row would take. */
-static uint32_t row_probe(const struct hist_priv *pv, const uint64_t *w, uint64_t hash, size_t *slot)
+static inline __attribute__((always_inline)) uint32_t row_probe(const struct hist_priv *pv, const uint64_t *w, uint64_t hash, size_t *slot)
 {
 	const id_table *t = &pv->tab;
 	size_t j = hash & (t->cap - 1);

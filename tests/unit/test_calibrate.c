@@ -262,28 +262,38 @@ static void test_timer_group(void **state)
 {
 	(void)state;
 	cal_opts o = { .runs = 3, .cpu = -1, .quick = true, .counters = "task-clock", .groups = "timer" };
-	cal_result r;
-	proff_error err;
-	assert_int_equal(cal_run(&o, &r, &err), 0);
-	assert_true(r.nrows >= 2);
-	for (size_t i = 0; i < r.nrows; i++) {
-		const cal_result_row *w = &r.rows[i];
-		assert_string_equal(w->group, "timer");
-		assert_true(w->measured);
-		assert_int_equal(w->kept + w->discarded, 3);
-		assert_true(w->ns.min > 0 && w->ns.min <= w->ns.median && w->ns.median <= w->ns.max);
-		/* a timing comparison: only meaningful without sanitizers (their
-		 * instrumentation around the counter reads skews short loops),
-		 * and loose enough for three quick runs on a shared machine */
-		if (w->counters[0].supported && !SANITIZED) {
-			double ratio = w->counters[0].per_op.median / w->ns.median;
-			if (ratio < 0.67 || ratio > 1.5)
-				print_error("%s: task-clock %.3f vs %.3f ns\n", w->name,
-					    w->counters[0].per_op.median, w->ns.median);
-			assert_true(ratio > 0.67 && ratio < 1.5);
+	/* the timing comparison below is measured again (up to three times)
+	 * when a busy host skews one measurement; the other checks hold for
+	 * every measurement */
+	bool agree = false;
+	for (int attempt = 0; attempt < 3 && !agree; attempt++) {
+		cal_result r;
+		proff_error err;
+		assert_int_equal(cal_run(&o, &r, &err), 0);
+		assert_true(r.nrows >= 2);
+		agree = true;
+		for (size_t i = 0; i < r.nrows; i++) {
+			const cal_result_row *w = &r.rows[i];
+			assert_string_equal(w->group, "timer");
+			assert_true(w->measured);
+			assert_int_equal(w->kept + w->discarded, 3);
+			assert_true(w->ns.min > 0 && w->ns.min <= w->ns.median && w->ns.median <= w->ns.max);
+			/* a timing comparison: only meaningful without sanitizers
+			 * (their instrumentation around the counter reads skews
+			 * short loops), and loose enough for three quick runs on a
+			 * shared machine */
+			if (w->counters[0].supported && !SANITIZED) {
+				double ratio = w->counters[0].per_op.median / w->ns.median;
+				if (ratio < 0.67 || ratio > 1.5) {
+					print_error("attempt %d, %s: task-clock %.3f vs %.3f ns\n", attempt + 1, w->name,
+						    w->counters[0].per_op.median, w->ns.median);
+					agree = false;
+				}
+			}
 		}
+		cal_result_free(&r);
 	}
-	cal_result_free(&r);
+	assert_true(agree);
 }
 
 int main(void)

@@ -452,6 +452,29 @@ static inline __attribute__((always_inline)) uint32_t row_probe(const struct his
 	return t->s[j].id ? t->s[j].id - 1 : PF_NONE;
 }
 
+/* A new row with key words w (hash theirs) in the empty table slot j that
+ * row_probe gave: room, key and slot; the caller fills the row (h->n) and
+ * its Children sums, then row_publish counts it. -1: out of memory. */
+static int row_new(hist *h, const uint64_t *w, uint64_t hash, size_t j)
+{
+	struct hist_priv *pv = h->priv;
+	if (reserve_rows(h, h->n + 1) < 0)
+		return -1;
+	memcpy(pv->keyw + h->n * pv->kw, w, pv->kw * 8);
+	pv->tab.s[j].id = (uint32_t)h->n + 1;
+	pv->tab.s[j].hash = hash;
+	pv->tab.len++;
+	return 0;
+}
+
+/* The row row_new made, filled: handed to the row-order stream, counted. */
+static int64_t row_publish(hist *h)
+{
+	if (h->order)
+		hist_order_stream_row(h, h->n);
+	return (int64_t)h->n++;
+}
+
 static int64_t find_entry(hist *h, const ctx *c, uint32_t loc, bool chain, proff_error *err)
 {
 	struct hist_priv *pv = h->priv;
@@ -474,9 +497,8 @@ static int64_t find_entry(hist *h, const ctx *c, uint32_t loc, bool chain, proff
 		}
 		return id;
 	}
-	if (reserve_rows(h, h->n + 1) < 0)
+	if (row_new(h, w, hash, j) < 0)
 		return proff_err_set(err, PROFF_ENOMEM, NULL, PROFF_NO_OFFSET, "out of memory");
-	memcpy(pv->keyw + h->n * pv->kw, w, pv->kw * 8);
 	pv->hot[h->n] = (struct hot_ent){ 0, UINT32_MAX, 0 };
 	const pf_profile *p = h->prof;
 	const pf_loc *l = &p->locs[loc];
@@ -498,12 +520,7 @@ static int64_t find_entry(hist *h, const ctx *c, uint32_t loc, bool chain, proff
 	e->srcline = key_has(h, HK_SRCLINE) ? l->srcline : 0;
 	e->filtered = entry_filter(h, c, loc);
 	e->cc_root = PF_NONE;
-	t->s[j].id = (uint32_t)h->n + 1;
-	t->s[j].hash = hash;
-	t->len++;
-	if (h->order)
-		hist_order_stream_row(h, h->n);
-	return (int64_t)h->n++;
+	return row_publish(h);
 }
 
 /* A callchain frame's row, through a cache when the sort keys see no more
@@ -1159,18 +1176,11 @@ static int merge_pass(hist *h, hist *h2, uint32_t *map, proff_error *err)
 		const struct hot_ent *x2 = &pv2->hot[r];
 		map[r] = id;
 		if (id == PF_NONE) {
-			if (reserve_rows(h, h->n + 1) < 0)
+			if (row_new(h, w, hash, j) < 0)
 				return proff_err_set(err, PROFF_ENOMEM, NULL, PROFF_NO_OFFSET, "out of memory");
-			memcpy(pv->keyw + h->n * pv->kw, w, pv->kw * 8);
 			pv->hot[h->n] = (struct hot_ent){ x2->acc, UINT32_MAX, x2->depth };
 			h->entries[h->n] = *e2;
-			t->s[j].id = (uint32_t)h->n + 1;
-			t->s[j].hash = hash;
-			t->len++;
-			map[r] = (uint32_t)h->n;
-			if (h->order)
-				hist_order_stream_row(h, h->n);
-			h->n++;
+			map[r] = (uint32_t)row_publish(h);
 			continue;
 		}
 		hist_entry *e = &h->entries[id];

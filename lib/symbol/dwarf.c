@@ -861,6 +861,58 @@ static const char *intern_path(sym_dso *d, Dwarf_Die *cu, const char *src)
 	return r;
 }
 
+/* The source file of a line row as addr2line (binutils 2.40, which perf
+ * runs) names it. In a DWARF 5 line table bfd takes the file register's
+ * initial value as entry 0 (the CU's primary file) where the standard and
+ * libdw say entry 1; an explicit DW_LNS_set_file 1 it names right. gas sets
+ * the file only when it changes, so a row's file 1 is the initial one when
+ * no row before it in its sequence has another file. Most compilers list
+ * the primary file as entry 1 too, so this changes a name only where the
+ * two entries differ. */
+static const char *line_src(Dwarf_Die *cu, Dwarf_Line *l)
+{
+	const char *src = dwarf_linesrc(l, NULL, NULL);
+	Dwarf_Files *files;
+	size_t idx;
+	Dwarf_Half ver = 0;
+	if (!src || dwarf_line_file(l, &files, &idx) != 0 || idx != 1 ||
+	    dwarf_cu_info(cu->cu, &ver, NULL, NULL, NULL, NULL, NULL, NULL) != 0 || ver < 5)
+		return src;
+	const char *f0 = dwarf_filesrc(files, 0, NULL, NULL);
+	Dwarf_Lines *lines;
+	size_t n;
+	Dwarf_Addr a;
+	if (!f0 || strcmp(f0, src) == 0 || dwarf_getsrclines(cu, &lines, &n) != 0 || dwarf_lineaddr(l, &a) != 0)
+		return src;
+	/* l's index: the rows are sorted by address */
+	size_t lo = 0, hi = n;
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		Dwarf_Addr ma = 0;
+		dwarf_lineaddr(dwarf_onesrcline(lines, mid), &ma);
+		if (ma < a)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	size_t i = lo;
+	while (i < n && dwarf_onesrcline(lines, i) != l)
+		i++;
+	if (i == n)
+		return src;
+	while (i-- > 0) {
+		Dwarf_Line *p = dwarf_onesrcline(lines, i);
+		bool end = false;
+		Dwarf_Files *pf;
+		size_t pi;
+		if (dwarf_lineendsequence(p, &end) != 0 || end)
+			break;
+		if (dwarf_line_file(p, &pf, &pi) != 0 || pi != 1)
+			return src;
+	}
+	return f0;
+}
+
 static bool sym_srcline_unlocked(sym_dso *d, uint64_t addr, const char **file, unsigned *line)
 {
 	uint64_t v;
@@ -871,7 +923,7 @@ static bool sym_srcline_unlocked(sym_dso *d, uint64_t addr, const char **file, u
 	if (!l)
 		return false;
 	int ln = 0;
-	const char *src = dwarf_linesrc(l, NULL, NULL);
+	const char *src = line_src(&cu, l);
 	if (!src || dwarf_lineno(l, &ln) != 0)
 		return false;
 	const char *f = intern_path(d, &cu, src);
@@ -948,7 +1000,7 @@ static size_t sym_inlines_unlocked(sym_dso *d, uint64_t addr, sym_inline_frame *
 	Dwarf_Line *l = dwarf_getsrc_die(&cu, v);
 	int ln = 0;
 	if (l && dwarf_lineno(l, &ln) == 0) {
-		file = intern_path(d, &cu, dwarf_linesrc(l, NULL, NULL));
+		file = intern_path(d, &cu, line_src(&cu, l));
 		line = ln > 0 ? (unsigned)ln : 0;
 	}
 	size_t n = 0;

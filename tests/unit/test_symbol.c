@@ -560,6 +560,33 @@ static void test_debug_file(void **state)
 	sym_ctx_free(c);
 }
 
+/* A DWARF 5 line table whose entry 1 is not the primary file (as in
+ * glibc's ld.so): addr2line, so perf, names rows before a sequence's first
+ * set_file by entry 0 (file1.c), later file-1 rows by entry 1 (hdr.h). */
+static void test_dwarf5_initial_file(void **state)
+{
+	const char *bin = path_of("file1");
+	uint64_t v = nm_value(bin, "f1");
+	uint64_t a = vaddr_to_off(bin, v);
+	sym_ctx *c = new_ctx("/nonexistent");
+	sym_dso *d = sym_dso_get(c, bin, NULL, 0, SYM_DSO_USER);
+	static const char *const tail[] = { "file1.c:10", "file1.c:11", "file1.c:20", "hdr.h:12" };
+	for (unsigned k = 0; k < 4; k++) {
+		const char *file;
+		unsigned line;
+		assert_true(sym_srcline(d, a + k, &file, &line));
+		char got[1024];
+		snprintf(got, sizeof(got), "%s:%u", file, line);
+		char *want = run("addr2line -e '%s' %#llx", bin, (unsigned long long)(v + k));
+		want[strcspn(want, "\n")] = '\0';
+		assert_string_equal(got, want);
+		size_t gl = strlen(got), tl = strlen(tail[k]);
+		assert_true(gl > tl && strcmp(got + gl - tl, tail[k]) == 0 && got[gl - tl - 1] == '/');
+		free(want);
+	}
+	sym_ctx_free(c);
+}
+
 /* ---- C++ ------------------------------------------------------------------------ */
 
 static void test_demangle(void **state)
@@ -937,6 +964,7 @@ int main(void)
 		cmocka_unit_test(test_vdso),
 		cmocka_unit_test(test_perf_map),
 		cmocka_unit_test(test_anon),
+		cmocka_unit_test(test_dwarf5_initial_file),
 	};
 	return cmocka_run_group_tests_name("symbol", tests, setup, teardown);
 }

@@ -2,8 +2,8 @@
 # build.sh OUTDIR — build the symbolizer test binaries from the sources next
 # to this script: prog (C, -O1 -g), prog.stripped (same, all symbols and
 # debug info removed, build-id kept), prog.other (a different build-id),
-# progpp and shapes (C++). Called by tests/unit/test_symbol.c; binaries are never
-# committed.
+# progpp and shapes (C++), file1 (a hand-written DWARF 5 line table).
+# Called by tests/unit/test_symbol.c; binaries are never committed.
 set -eu
 src=$(cd "$(dirname "$0")" && pwd)
 out=$1
@@ -15,3 +15,4 @@ strip --strip-all -o "$out/prog.stripped" "$out/prog"
 $CC -O1 -g -fcf-protection=none -DOTHER_BUILD=1 -Wl,--build-id=sha1 -o "$out/prog.other" "$src/prog.c" -Wl,--defsym,proff_other_build=0
 $CXX -O1 -g -Wl,--build-id=sha1 -o "$out/progpp" "$src/progpp.cpp"
 $CXX -O1 -g -Wl,--build-id=sha1 -o "$out/shapes" "$src/shapes.cpp"
+$CC -o "$out/file1" "$src/file1.s"

@@ -112,6 +112,10 @@ typedef struct hist {
 	hist_cc_node *cc_nodes; size_t nr_cc_nodes, cap_cc_nodes;
 	struct hist_priv *priv;
 	struct hist_order *order;           /* perf's row order, computed ahead (hist_order_start) */
+	/* Rows perf's collapse merged into an equal one (tree mode; their sums
+	 * and chains are in it): merged_into[row], PF_NONE if kept; NULL when
+	 * none is. perf's order leaves them out (hist_order_perf drops them). */
+	uint32_t *merged_into;
 } hist;
 
 typedef struct hist_key_def {
@@ -163,6 +167,20 @@ void hist_order_stream_row(hist *h, size_t id);
 void hist_order_stream_rows_end(hist *h);
 /* The rows' totals are final (after hist_order_stream_rows_end, or both). */
 void hist_order_stream_end(hist *h);
+/* perf's input tree as perf grows it (hist_build's tree mode): rows added
+ * in creation order (row must be the next one), and perf's findnew walk
+ * for a probe row's key: the row it stops at, -1 when it finds none equal
+ * (perf then makes a new row, even when an equal one exists elsewhere in
+ * the tree), -2 out of memory. */
+typedef struct hist_itree hist_itree;
+hist_itree *hist_itree_new(const hist *h);
+void hist_itree_free(hist_itree *t);
+int hist_itree_add(hist_itree *t, const hist *h, size_t row);
+int64_t hist_itree_find(hist_itree *t, const hist *h, const hist_entry *probe);
+/* perf's collapse tree over the input tree's in-order sequence: into[row]
+ * is the row an equal one was merged into (UINT32_MAX: none). Returns the
+ * number merged, -1 out of memory. */
+int hist_itree_collapse(hist_itree *t, const hist *h, uint32_t *into);
 /* Column width of key k over the non-filtered entries (perf's hists__calc_col_len). */
 size_t hist_key_col_width(const hist *h, int key_id);
 

@@ -106,6 +106,16 @@ typedef struct pf_exact {
 	uint64_t min, max;         /* inclusive ns of one call */
 } pf_exact;
 
+/* One raw sample in the order they were read (perf's order of processing
+ * them): its aggregated sample, its own thread (merge_by_comm keeps the
+ * first sample's in the aggregate) and period. Kept with
+ * pf_load_opts.keep_sequence, for perf's input tree where its walks depend
+ * on the order (lib/hist, tree mode). */
+typedef struct pf_seq {
+	uint32_t sample, thread;
+	uint64_t period;
+} pf_seq;
+
 typedef struct pf_time_range { uint64_t start, end; } pf_time_range;   /* ns, end 0 = open */
 
 typedef struct pf_load_opts {
@@ -142,6 +152,9 @@ typedef struct pf_load_opts {
 	 * has at least split_min_bytes (0: 16 MiB). */
 	bool split_load;
 	uint64_t split_min_bytes;
+	/* Keep every raw sample's place in the order of reading (pf_seq);
+	 * not with merge_threads */
+	bool keep_sequence;
 	/* exact traces (proff record --instrument): */
 	bool no_compensate;        /* raw times, no overhead subtraction */
 	bool have_overheads;       /* use o_in_ns / o_full_ns instead of the recorded estimate */
@@ -161,6 +174,7 @@ typedef struct pf_profile {
 	uint8_t *nochain; size_t cap_nochain;
 	pf_sample *samples; size_t nr_samples, cap_samples;
 	pf_level_note *level_notes; size_t nr_level_notes, cap_level_notes;   /* ascending by sample */
+	pf_seq *seq; size_t nr_seq, cap_seq;   /* pf_load_opts.keep_sequence */
 	pf_exact *exact;           /* exact trace: parallel to samples; NULL for sampled profiles */
 	size_t cap_exact;
 	pf_event *events; size_t nr_events;

@@ -44,6 +44,10 @@ struct hist_priv {
 	size_t nr_slot_of;
 	uint64_t *row_cache;
 	size_t nr_slots;
+	/* tree mode (suspect_locs): perf's input tree, grown with the rows,
+	 * and per location whether its rows are found by walking it */
+	hist_itree *itree;
+	uint8_t *suspect;
 };
 
 void hist_opts_init(hist_opts *o)
@@ -475,6 +479,8 @@ static int64_t row_publish(hist *h)
 	return (int64_t)h->n++;
 }
 
+static void row_fill(hist *h, const ctx *c, uint32_t loc, bool chain, hist_entry *e);
+
 static int64_t find_entry(hist *h, const ctx *c, uint32_t loc, bool chain, proff_error *err)
 {
 	struct hist_priv *pv = h->priv;
@@ -500,9 +506,18 @@ static int64_t find_entry(hist *h, const ctx *c, uint32_t loc, bool chain, proff
 	if (row_new(h, w, hash, j) < 0)
 		return proff_err_set(err, PROFF_ENOMEM, NULL, PROFF_NO_OFFSET, "out of memory");
 	pv->hot[h->n] = (struct hot_ent){ 0, UINT32_MAX, 0 };
+	row_fill(h, c, loc, chain, &h->entries[h->n]);
+	if (pv->itree && hist_itree_add(pv->itree, h, h->n) < 0)
+		return proff_err_set(err, PROFF_ENOMEM, NULL, PROFF_NO_OFFSET, "out of memory");
+	return row_publish(h);
+}
+
+/* A new row's fields: the key of (sample context, location) and what the
+ * creating sample shows of it. */
+static void row_fill(hist *h, const ctx *c, uint32_t loc, bool chain, hist_entry *e)
+{
 	const pf_profile *p = h->prof;
 	const pf_loc *l = &p->locs[loc];
-	hist_entry *e = &h->entries[h->n];
 	memset(e, 0, sizeof(*e));
 	e->comm = c->s->comm;
 	e->thread = c->s->thread;
@@ -520,6 +535,28 @@ static int64_t find_entry(hist *h, const ctx *c, uint32_t loc, bool chain, proff
 	e->srcline = key_has(h, HK_SRCLINE) ? l->srcline : 0;
 	e->filtered = entry_filter(h, c, loc);
 	e->cc_root = PF_NONE;
+}
+
+/* Tree mode: the row perf's findnew walk stops at for this key — the row
+ * the hash gives, another row of the same key, or, when the walk meets
+ * none (a comparator that is not transitive sent it astray), a new row of
+ * that key, as perf makes one: kept out of the hash table, which keeps
+ * the key's first row (the once-per-sample rule compares keys). */
+static int64_t tree_entry(hist *h, const ctx *c, uint32_t loc, bool chain, proff_error *err)
+{
+	struct hist_priv *pv = h->priv;
+	hist_entry probe;
+	row_fill(h, c, loc, chain, &probe);
+	int64_t id = hist_itree_find(pv->itree, h, &probe);
+	if (id >= 0)
+		return id;
+	if (id < -1 || reserve_rows(h, h->n + 1) < 0)
+		return proff_err_set(err, PROFF_ENOMEM, NULL, PROFF_NO_OFFSET, "out of memory");
+	key_words(h, c, loc, chain, pv->keyw + h->n * pv->kw);
+	pv->hot[h->n] = (struct hot_ent){ 0, UINT32_MAX, 0 };
+	h->entries[h->n] = probe;
+	if (hist_itree_add(pv->itree, h, h->n) < 0)
+		return proff_err_set(err, PROFF_ENOMEM, NULL, PROFF_NO_OFFSET, "out of memory");
 	return row_publish(h);
 }
 
@@ -851,6 +888,7 @@ static int cc_children_caller(hist *h, const uint32_t *idx, size_t nidx, const u
 		goto out;
 	}
 	const struct hot_ent *hot = h->priv->hot;   /* the rows' Children (period_acc) */
+	const uint8_t *suspect = h->priv->suspect;
 	ctx_order(h, parent_of, idx, nidx, order);
 	uint32_t stamp = 0;
 	for (size_t g0 = 0; g0 < nidx;) {
@@ -910,7 +948,9 @@ static int cc_children_caller(hist *h, const uint32_t *idx, size_t nidx, const u
 			}
 			dchild[d] = tnext[ch];
 			uint32_t loc = p->nodes[ch].loc;
-			int64_t eid = chain_entry(h, &c, loc, err);
+			/* tree mode's rows got their chains in the first pass */
+			bool tree = suspect && suspect[loc];
+			int64_t eid = tree ? 0 : chain_entry(h, &c, loc, err);
 			if (eid < 0) {
 				rc = (int)eid;
 				goto out;
@@ -929,7 +969,9 @@ static int cc_children_caller(hist *h, const uint32_t *idx, size_t nidx, const u
 				recs[w++] = (cc_rec){ recs[r].entry, nc };
 			}
 			dintro[d + 1] = PF_NONE;
-			if (!onpath[eid] && hot[eid].acc < min_keep) {
+			if (tree) {
+				/* no record */
+			} else if (!onpath[eid] && hot[eid].acc < min_keep) {
 				/* a row too small to show a chain: no tree */
 				onpath[eid] = (uint32_t)d + 1;
 				dintro[d + 1] = (uint32_t)eid;
@@ -954,7 +996,7 @@ static int cc_children_caller(hist *h, const uint32_t *idx, size_t nidx, const u
 						h->cc_nodes[recs[r].cur].hit += s->period;
 						h->cc_nodes[recs[r].cur].count += s->count;
 					}
-					if (hot[self].acc >= min_keep &&
+					if (hot[self].acc >= min_keep && !tree &&
 					    cc_add(h, &h->entries[self], path, d + 1, s->period, s->count) < 0)
 						goto nomem;
 				}
@@ -975,6 +1017,147 @@ out:
 	free(vis); free(end_head); free(end_stamp); free(end_next);
 	free(onpath); free(order); free(dnode); free(dchild); free(dintro); free(path); free(seg);
 	free(recs);
+	return rc;
+}
+
+/* ---- tree mode ------------------------------------------------------------------ */
+
+/* perf finds a row by walking its input tree with the sort keys'
+ * comparators, and two of them are not transitive: `sym` compares
+ * unresolved rows by address alone (resolved ones by dso first), and
+ * subtracts addresses and symbol bounds as int64 — so on rows whose
+ * values lie 2^63 or more apart (garbage frames of a broken frame-pointer
+ * chain: text, pointers, small and negative numbers) the walk can miss an
+ * existing row of the same key, and perf makes another one: the report
+ * then shows two rows of one key, each with part of its samples. Tree mode
+ * repeats that: perf's input tree is grown with the rows, and the rows of
+ * the locations that can meet it are found by perf's walk (tree_entry).
+ * Those locations: with a dso key before `sym`, every location of a dso
+ * (by the name the key compares) whose unresolved addresses — Self rows
+ * show the map address, callchain rows the ip — or symbol starts or ends
+ * span 2^63 or more; without, every location, when that span wraps over
+ * the whole profile or unresolved locations of two dsos exist. *susp is
+ * NULL when no location is. */
+typedef struct span3 { uint64_t lo[3], hi[3]; } span3;
+
+static const span3 SPAN3_EMPTY = { { UINT64_MAX, UINT64_MAX, UINT64_MAX }, { 0, 0, 0 } };
+
+static void span3_add(span3 *sp, int j, uint64_t v)
+{
+	if (v < sp->lo[j])
+		sp->lo[j] = v;
+	if (v > sp->hi[j])
+		sp->hi[j] = v;
+}
+
+static void span3_loc(span3 *sp, const pf_profile *p, const pf_loc *l)
+{
+	if (l->sym == PF_NONE) {
+		span3_add(sp, 0, l->addr);
+		span3_add(sp, 0, l->ip);
+	} else {
+		span3_add(sp, 1, p->syms[l->sym].start);
+		span3_add(sp, 2, p->syms[l->sym].end);
+	}
+}
+
+static bool span3_wraps(const span3 *sp)
+{
+	for (int j = 0; j < 3; j++)
+		if (sp->hi[j] >= sp->lo[j] && sp->hi[j] - sp->lo[j] >= (1ULL << 63))
+			return true;
+	return false;
+}
+
+static int dso_name_cmp(const void *a, const void *b, void *arg)
+{
+	const uint32_t *name = arg;
+	uint32_t x = name[*(const uint32_t *)a], y = name[*(const uint32_t *)b];
+	return x < y ? -1 : x > y;
+}
+
+static int suspect_locs(const hist *h, uint8_t **susp)
+{
+	*susp = NULL;
+	const pf_profile *p = h->prof;
+	int sym_at = -1, dso_at = -1;
+	for (int i = h->nkeys; i-- > 0;) {
+		if (h->keys[i] == HK_SYM)
+			sym_at = i;
+		if (h->keys[i] == HK_DSO)
+			dso_at = i;
+	}
+	if (h->opts.diff_mode || sym_at < 0 || !p->nr_locs)
+		return 0;
+	size_t nd = p->nr_dsos;
+	uint8_t *dsus = calloc(nd + 1, 1);      /* per dso, and [nd]: no dso */
+	span3 *sp = malloc((nd + 1) * sizeof(*sp));
+	uint32_t *name = malloc((nd + 1) * sizeof(uint32_t)), *ord = malloc((nd + 1) * sizeof(uint32_t));
+	int rc = 0;
+	if (!dsus || !sp || !name || !ord) {
+		rc = -1;
+		goto out;
+	}
+	for (size_t d = 0; d <= nd; d++) {
+		sp[d] = SPAN3_EMPTY;
+		name[d] = d < nd ? (h->opts.verbose ? p->dsos[d].long_name : p->dsos[d].short_name) : UINT32_MAX;
+		ord[d] = (uint32_t)d;
+	}
+	bool all = false;
+	if (dso_at >= 0 && dso_at < sym_at) {
+		for (size_t i = 0; i < p->nr_locs; i++) {
+			const pf_loc *l = &p->locs[i];
+			span3_loc(&sp[l->dso == PF_NONE ? nd : l->dso], p, l);
+		}
+		/* dsos of one name are one group */
+		qsort_r(ord, nd + 1, sizeof(uint32_t), dso_name_cmp, name);
+		for (size_t a = 0, b; a <= nd; a = b) {
+			span3 g = SPAN3_EMPTY;
+			for (b = a; b <= nd && name[ord[b]] == name[ord[a]]; b++)
+				for (int j = 0; j < 3; j++)
+					if (sp[ord[b]].hi[j] >= sp[ord[b]].lo[j]) {     /* a range in use */
+						span3_add(&g, j, sp[ord[b]].lo[j]);
+						span3_add(&g, j, sp[ord[b]].hi[j]);
+					}
+			if (span3_wraps(&g))
+				for (size_t k = a; k < b; k++)
+					dsus[ord[k]] = 1;
+		}
+	} else {
+		span3 g = SPAN3_EMPTY;
+		bool seen = false;
+		uint32_t first = 0;     /* the dso name of the first unresolved location */
+		for (size_t i = 0; i < p->nr_locs; i++) {
+			const pf_loc *l = &p->locs[i];
+			span3_loc(&g, p, l);
+			if (l->sym == PF_NONE) {
+				uint32_t nm = name[l->dso == PF_NONE ? nd : l->dso];
+				if (!seen)
+					first = nm;
+				else if (nm != first)
+					all = true;
+				seen = true;
+			}
+		}
+		all |= span3_wraps(&g);
+	}
+	bool any = all;
+	for (size_t d = 0; d <= nd && !any; d++)
+		any = dsus[d];
+	if (any) {
+		*susp = malloc(p->nr_locs);
+		if (!*susp) {
+			rc = -1;
+			goto out;
+		}
+		for (size_t i = 0; i < p->nr_locs; i++)
+			(*susp)[i] = all || dsus[p->locs[i].dso == PF_NONE ? nd : p->locs[i].dso];
+	}
+out:
+	free(dsus);
+	free(sp);
+	free(name);
+	free(ord);
 	return rc;
 }
 
@@ -1036,10 +1219,26 @@ static int sample_pass(pass_state *ps, proff_error *err)
 	const loc_bits *lb = ps->lb;
 	uint32_t evsel = h->evsel, *self_of = ps->self_of, *parent_of = ps->parent_of;
 	bool want_cc = ps->want_cc, fast_cc = ps->fast_cc, late_cc = ps->late_cc, filters = ps->filters;
-	for (size_t si = ps->from; si < ps->to; si++) {
+	const uint8_t *suspect = pv->suspect;   /* tree mode */
+	/* tree mode: perf's walks depend on the order of the samples, so the
+	 * raw samples are passed one by one in the order they were read */
+	bool raw = suspect && prof->nr_seq;
+	pf_sample one;
+	for (size_t it = raw ? 0 : ps->from, end = raw ? prof->nr_seq : ps->to; it < end; it++) {
+		size_t si = raw ? prof->seq[it].sample : it;
 		const pf_sample *s = &prof->samples[si];
 		if (s->evsel != evsel)
 			continue;
+		if (raw) {
+			const pf_seq *q = &prof->seq[it];
+			one = *s;
+			one.thread = q->thread;
+			one.pid = prof->threads[q->thread].pid;
+			one.tid = prof->threads[q->thread].tid;
+			one.period = q->period;
+			one.count = 1;
+			s = &one;
+		}
 		uint32_t leaf_loc = prof->nodes[s->stack].loc;
 		char lv = prof->nr_level_notes ? pf_sample_level(prof, si)
 			  : lb ? (char)(lb[leaf_loc].level_self & 0x7f) : prof->locs[leaf_loc].level;
@@ -1054,6 +1253,12 @@ static int sample_pass(pass_state *ps, proff_error *err)
 					  lb ? (lb[leaf_loc].level_self & 0x80) != 0 : self_key_is_chain_key(&prof->locs[leaf_loc]),
 					  err);
 		if (self < 0)
+			return (int)self;
+		/* the key's first row (once-per-sample marks), and the row perf's
+		 * walk finds (tree mode) */
+		uint32_t self_key = (uint32_t)self;
+		bool self_tree = suspect && suspect[leaf_loc];
+		if (self_tree && (self = tree_entry(h, &c, leaf_loc, false, err)) < 0)
 			return (int)self;
 		hist_entry *e = &h->entries[self];
 		if (self_of)
@@ -1095,13 +1300,15 @@ static int sample_pass(pass_state *ps, proff_error *err)
 		}
 		/* children: the self row, then every distinct row met along the
 		 * cursor (first occurrence wins, so recursion counts once) */
-		uint32_t stamp = (uint32_t)si;
+		uint32_t stamp = (uint32_t)it;
+		pv->hot[self_key].seen = stamp;
 		struct hot_ent *he = &pv->hot[self];
 		he->seen = stamp;
 		he->acc += s->period;
 		if (nk > he->depth)
 			he->depth = (uint32_t)nk;
-		if (want_cc && !fast_cc && nk && cc_add(h, e, cursor, nk, s->period, s->count) < 0)
+		/* the callchain-tree pass leaves tree-mode rows to this one */
+		if (want_cc && (!fast_cc || self_tree) && nk && cc_add(h, e, cursor, nk, s->period, s->count) < 0)
 			return proff_err_set(err, PROFF_ENOMEM, NULL, PROFF_NO_OFFSET, "out of memory");
 		for (size_t k = 0; k < nk; k++) {
 			uint32_t loc = cursor[k];
@@ -1116,12 +1323,19 @@ static int sample_pass(pass_state *ps, proff_error *err)
 			if (he->seen == stamp)
 				continue;
 			he->seen = stamp;
+			bool tree = suspect && suspect[loc];
+			if (tree) {
+				if ((id = tree_entry(h, &c, loc, true, err)) < 0)
+					return (int)id;
+				he = &pv->hot[id];
+				he->seen = stamp;
+			}
 			he->acc += s->period;
 			if (nk - k > he->depth)
 				he->depth = (uint32_t)(nk - k);
 			if (filters)
 				h->entries[id].filtered &= entry_filter(h, &c, loc);
-			if (want_cc && !fast_cc &&
+			if (want_cc && (!fast_cc || tree) &&
 			    cc_add(h, &h->entries[id], cursor + k, nk - k, s->period, s->count) < 0)
 				return proff_err_set(err, PROFF_ENOMEM, NULL, PROFF_NO_OFFSET, "out of memory");
 		}
@@ -1294,6 +1508,88 @@ static int hist_new(pf_profile *prof, uint32_t evsel, const hist_opts *opts, his
 	return 0;
 }
 
+/* Tree mode: src's callchain tree into dst's, chain by chain (each node
+ * that ends chains, with its period), in the order the chains were added;
+ * before cc_finish. perf's collapse merges the trees of the rows it
+ * merges so. */
+static int cc_merge(hist *h, uint32_t dst, uint32_t src)
+{
+	uint32_t root = h->entries[src].cc_root;
+	if (root == PF_NONE)
+		return 0;
+	size_t cap = 64, sp = 0;
+	uint32_t *stack = malloc(cap * sizeof(uint32_t)), *path = malloc(cap * sizeof(uint32_t));
+	if (!stack || !path)
+		goto nomem;
+	/* depth-first; a node's children are prepended until cc_finish, so
+	 * pushing the list in its order pops the first added first */
+	for (uint32_t cur = root;;) {
+		for (uint32_t k = h->cc_nodes[cur].first_child; k != PF_NONE; k = h->cc_nodes[k].next_sibling) {
+			if (sp == cap) {
+				uint32_t *a = realloc(stack, 2 * cap * sizeof(uint32_t));
+				if (!a)
+					goto nomem;
+				stack = a;
+				cap *= 2;
+			}
+			stack[sp++] = k;
+		}
+		if (!sp)
+			break;
+		cur = stack[--sp];
+		size_t depth = 0;
+		for (uint32_t x = cur; x != root; x = h->cc_nodes[x].parent)
+			depth++;
+		uint32_t *np = depth > cap ? realloc(path, depth * sizeof(uint32_t)) : path;
+		if (!np)
+			goto nomem;
+		path = np;
+		size_t d = depth;
+		for (uint32_t x = cur; x != root; x = h->cc_nodes[x].parent)
+			path[--d] = h->cc_nodes[x].loc;
+		uint64_t hit = h->cc_nodes[cur].hit, count = h->cc_nodes[cur].count;
+		if (hit && cc_add(h, &h->entries[dst], path, depth, hit, count) < 0)
+			goto nomem;
+	}
+	free(stack);
+	free(path);
+	return 0;
+nomem:
+	free(stack);
+	free(path);
+	return -1;
+}
+
+/* Tree mode: rows perf's collapse merges into an equal row (two rows of one
+ * key that its collapse tree, fed in the input tree's order, finds equal):
+ * their sums and chains into that row; perf's order leaves them out. */
+static int collapse_merge(hist *h, proff_error *err)
+{
+	struct hist_priv *pv = h->priv;
+	uint32_t *into = malloc((h->n ? h->n : 1) * sizeof(uint32_t));
+	int merged = into ? hist_itree_collapse(pv->itree, h, into) : -1;
+	if (merged <= 0) {
+		free(into);
+		return merged < 0 ? proff_err_set(err, PROFF_ENOMEM, NULL, PROFF_NO_OFFSET, "out of memory") : 0;
+	}
+	for (size_t r = 0; r < h->n; r++) {
+		uint32_t s = into[r];
+		if (s == PF_NONE)
+			continue;
+		hist_entry *d = &h->entries[s];
+		const hist_entry *e = &h->entries[r];
+		d->period += e->period;
+		d->nr_events += e->nr_events;
+		pv->hot[s].acc += pv->hot[r].acc;
+		if (cc_merge(h, s, (uint32_t)r) < 0) {
+			free(into);
+			return proff_err_set(err, PROFF_ENOMEM, NULL, PROFF_NO_OFFSET, "out of memory");
+		}
+	}
+	h->merged_into = into;
+	return 0;
+}
+
 int hist_build(pf_profile *prof, uint32_t evsel, const hist_opts *opts, hist **out, proff_error *err)
 {
 	*out = NULL;
@@ -1344,6 +1640,12 @@ int hist_build(pf_profile *prof, uint32_t evsel, const hist_opts *opts, hist **o
 			lb[i].level_self = (uint8_t)((l->level & 0x7f) | (self_key_is_chain_key(l) ? 0x80 : 0));
 		}
 	}
+	/* tree mode where perf's input tree can hold two rows of one key */
+	if (suspect_locs(h, &pv->suspect) < 0 || (pv->suspect && !(pv->itree = hist_itree_new(h)))) {
+		free(self_of); free(parent_of); free(idx); free(lb);
+		hist_free(h);
+		return proff_err_set(err, PROFF_ENOMEM, NULL, PROFF_NO_OFFSET, "out of memory");
+	}
 	/* without filters every row stays unfiltered */
 	bool filters = opts->comms.n || opts->nr_pids || opts->nr_tids || opts->dsos.n || opts->symbols.n;
 	pass_state ps = { h, 0, prof->nr_samples, lb, want_cc, fast_cc, late_cc, filters, self_of, parent_of, NULL, 0 };
@@ -1352,13 +1654,13 @@ int hist_build(pf_profile *prof, uint32_t evsel, const hist_opts *opts, hist **o
 	 * (srcline keys compute and cache strings in the profile: not) */
 	hist *h2 = NULL;
 	size_t split_min = opts->split_min ? opts->split_min : SPLIT_PASS_MIN;
-	if (opts->children && (!want_cc || fast_cc) && !opts->diff_mode && !key_has(h, HK_SRCLINE) &&
+	if (opts->children && (!want_cc || fast_cc) && !opts->diff_mode && !key_has(h, HK_SRCLINE) && !pv->itree &&
 	    prof->nr_samples >= split_min && prof->nr_samples >= 2 && hist_new(prof, evsel, opts, &h2, err) < 0)
 		h2 = NULL;       /* the pass then runs here alone */
 	/* perf's row order begun on another thread, its input tree built
 	 * while this pass creates the rows (with the pass on two threads,
 	 * once both halves are done: the two cores are busy until then) */
-	if (fast_cc && opts->order_early && !h2)
+	if (fast_cc && opts->order_early && !h2 && !pv->itree)
 		hist_order_stream_begin(h);
 	if (h2) {
 		size_t mid = split_point(prof);
@@ -1398,6 +1700,10 @@ int hist_build(pf_profile *prof, uint32_t evsel, const hist_opts *opts, hist **o
 	}
 	chain = ps.chain;
 	cap_chain = ps.cap_chain;
+	if (rc == 0 && pv->itree)
+		rc = collapse_merge(h, err);
+	hist_itree_free(pv->itree);
+	pv->itree = NULL;
 	if (rc < 0)
 		goto fail;
 	if (fast_cc)
@@ -1477,10 +1783,13 @@ void hist_free(hist *h)
 		pair_table_free(&h->priv->cc_child);
 		free(h->priv->slot_of);
 		free(h->priv->row_cache);
+		hist_itree_free(h->priv->itree);
+		free(h->priv->suspect);
 		if (h->priv->has_parent_re)
 			regfree(&h->priv->parent_re);
 		free(h->priv);
 	}
+	free(h->merged_into);
 	free(h->entries);
 	free(h->cc_nodes);
 	free(h);

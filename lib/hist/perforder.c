@@ -721,6 +721,7 @@ struct hist_order {
 	pkey *keys;
 	uint8_t *known;            /* srcline keys: rows whose srcline was compared */
 	uint32_t *perm;            /* the rows in perf's order */
+	size_t nout;               /* how many (merged rows left out) */
 	size_t width;              /* srcline column width */
 	int rc;
 	bool threaded;
@@ -807,6 +808,15 @@ static void *order_run(void *arg)
 			a[i] = (uint32_t)i;
 		o->rc = replay(h, a, n, 0, b);
 	}
+	if (!o->rc && h->merged_into) {
+		/* rows perf's collapse merged into another: in the input tree only */
+		size_t k = 0;
+		for (size_t i = 0; i < n; i++)
+			if (h->merged_into[b[i]] == UINT32_MAX)
+				b[k++] = b[i];
+		n = k;
+	}
+	o->nout = n;
 	if (!o->rc && needs_collapse(h)) {
 		o->rc = replay(h, b, n, 1, a);
 		uint32_t *t = a; a = b; b = t;
@@ -829,7 +839,7 @@ static int order_apply(hist *h, hist_order *o)
 {
 	if (o->rc < 0 || o->n != h->n)
 		return -1;
-	size_t n = h->n;
+	size_t n = o->nout;
 	if (n) {
 		hist_entry *sorted = malloc(n * sizeof(*sorted));
 		if (!sorted)
@@ -840,6 +850,9 @@ static int order_apply(hist *h, hist_order *o)
 		h->entries = sorted;
 		h->cap = n;
 	}
+	h->n = n;
+	free(h->merged_into);       /* row ids of before */
+	h->merged_into = NULL;
 	if (o->known) {
 		size_t hw = strlen(hist_keys[HK_SRCLINE].header);
 		h->srcline_width = o->width > hw ? o->width : hw;
@@ -981,6 +994,7 @@ static void *order_stream_run(void *arg)
 	o->keys = keys;
 	o->perm = a;
 	o->n = n;
+	o->nout = n;
 	o->rc = rc ? -1 : 0;
 	return NULL;
 }
@@ -1164,4 +1178,203 @@ int hist_order_perf(hist *h)
 	rc = order_apply(h, o);
 	order_free(o);
 	return rc;
+}
+
+/* ---- perf's input tree, kept while the rows are made ------------------------ */
+
+/* hist_build's tree mode (see hist.h): the input tree as perf grows it,
+ * row by row in creation order, and perf's findnew walk on it. Node i is
+ * row i; the last node is scratch room for a probe. */
+struct hist_itree {
+	rbtree t;
+	pkey *keys;
+	uint32_t *ident;
+	size_t n, cap;
+	uint32_t *srank;
+	size_t ns;
+	bool cds;
+};
+
+static void itree_key(const hist_itree *it, const hist *h, const hist_entry *e, size_t idx, pkey *x)
+{
+	memset(x, 0, sizeof(*x));
+	x->addr = e->addr;
+	x->comm = e->comm < it->ns ? it->srank[e->comm] : 0;
+	x->tid = e->tid;
+	x->cpu = e->cpu;
+	x->dso = e->dso != PF_NONE ? it->srank[dso_name_id(h, e)] : NONE_R;
+	if (e->sym != PF_NONE) {
+		const pf_sym *y = &h->prof->syms[e->sym];
+		x->sym = it->srank[y->name];
+		x->sym_start = y->start;
+		x->sym_end = y->end;
+	} else {
+		x->sym = NONE_R;
+	}
+	x->parent = e->parent ? (e->parent < it->ns ? it->srank[e->parent] : 0) : NONE_R;
+	x->srcline = e->srcline < it->ns ? it->srank[e->srcline] : 0;
+	x->thread = e->thread;
+	x->idx = (uint32_t)idx;
+}
+
+hist_itree *hist_itree_new(const hist *h)
+{
+	hist_itree *it = calloc(1, sizeof(*it));
+	if (!it)
+		return NULL;
+	it->srank = all_ranks(h->prof);
+	if (!it->srank) {
+		free(it);
+		return NULL;
+	}
+	it->ns = h->prof->strs.n;
+	it->t.root = NIL;
+	it->t.rightmost = NIL;
+	it->cds = is_cds(h);
+	return it;
+}
+
+void hist_itree_free(hist_itree *it)
+{
+	if (!it)
+		return;
+	free(it->t.n);
+	free(it->keys);
+	free(it->ident);
+	free(it->srank);
+	free(it);
+}
+
+/* room for node `need` (and the scratch node after it) */
+static int itree_room(hist_itree *it, size_t need)
+{
+	if (need + 2 <= it->cap)
+		return 0;
+	size_t ncap = it->cap ? it->cap : 4096;
+	while (ncap < need + 2)
+		ncap *= 2;
+	rbn *nn = aligned_alloc(64, ncap * sizeof(rbn));
+	pkey *nk = realloc(it->keys, ncap * sizeof(pkey));
+	if (nk)
+		it->keys = nk;
+	uint32_t *ni = realloc(it->ident, ncap * sizeof(uint32_t));
+	if (ni)
+		it->ident = ni;
+	if (!nn || !nk || !ni) {
+		free(nn);
+		return -1;
+	}
+	if (it->t.n)
+		memcpy(nn, it->t.n, it->n * sizeof(rbn));
+	free(it->t.n);
+	it->t.n = nn;
+	it->cap = ncap;
+	return 0;
+}
+
+static void itree_bind(hist_itree *it)
+{
+	pk = it->keys;
+	tn = it->t.n;
+	titems = it->ident;
+}
+
+static void itree_unbind(void)
+{
+	pk = NULL;
+	tn = NULL;
+	titems = NULL;
+}
+
+int hist_itree_add(hist_itree *it, const hist *h, size_t row)
+{
+	if (row != it->n || itree_room(it, row) < 0)
+		return -1;
+	itree_key(it, h, &h->entries[row], row, &it->keys[row]);
+	node_fill(&it->t.n[row], &it->keys[row], false);
+	it->ident[row] = (uint32_t)row;
+	itree_bind(it);
+	tree_insert(h, &it->t, (uint32_t)row, 0, it->cds, left_input);
+	itree_unbind();
+	it->n++;
+	return 0;
+}
+
+int64_t hist_itree_find(hist_itree *it, const hist *h, const hist_entry *probe)
+{
+	if (itree_room(it, it->n) < 0)
+		return -2;
+	uint32_t x = (uint32_t)it->n;     /* the scratch node */
+	itree_key(it, h, probe, x, &it->keys[x]);
+	node_fill(&it->t.n[x], &it->keys[x], false);
+	it->ident[x] = x;
+	itree_bind(it);
+	int64_t found = -1;
+	for (uint32_t cur = it->t.root; cur != NIL;) {
+		/* hists__findnew_entry: cmp = hist_entry__cmp(existing, new) */
+		int64_t c = it->cds ? cmp_cds(&tn[cur], &tn[x]) : entry_cmp(h, 0, cur, x);
+		if (!c) {
+			found = cur;
+			break;
+		}
+		cur = c < 0 ? tn[cur].left : tn[cur].right;
+	}
+	itree_unbind();
+	return found;
+}
+
+int hist_itree_collapse(hist_itree *it, const hist *h, uint32_t *into)
+{
+	size_t n = it->n;
+	for (size_t i = 0; i < n; i++)
+		into[i] = UINT32_MAX;
+	if (!needs_collapse(h) || !n)
+		return 0;
+	uint32_t *seq = malloc(n * sizeof(uint32_t));
+	rbtree c = { aligned_alloc(64, n * sizeof(rbn)), NIL, NIL };
+	if (!seq || !c.n || tree_walk(&it->t, it->ident, seq) != n) {
+		free(seq);
+		free(c.n);
+		return -1;
+	}
+	for (size_t i = 0; i < n; i++)
+		c.n[i] = it->t.n[seq[i]];
+	pk = it->keys;
+	tn = c.n;
+	titems = seq;
+	int merged = 0;
+	for (uint32_t i = 0; i < n; i++) {
+		uint32_t cur = c.root, parent = NIL;
+		bool go_left = false, equal = false;
+		while (cur != NIL) {
+			/* hists__collapse_insert_entry: hist_entry__collapse(existing, new) */
+			int64_t cmp = entry_cmp(h, 1, cur, i);
+			if (!cmp) {
+				into[seq[i]] = seq[cur];
+				equal = true;
+				break;
+			}
+			parent = cur;
+			go_left = cmp < 0;
+			cur = go_left ? c.n[cur].left : c.n[cur].right;
+		}
+		if (equal) {
+			merged++;
+			continue;
+		}
+		c.n[i].left = c.n[i].right = NIL;
+		c.n[i].red = 1;
+		c.n[i].parent = parent;
+		if (parent == NIL)
+			c.root = i;
+		else if (go_left)
+			c.n[parent].left = i;
+		else
+			c.n[parent].right = i;
+		rb_insert_color(&c, i);
+	}
+	itree_unbind();
+	free(seq);
+	free(c.n);
+	return merged;
 }

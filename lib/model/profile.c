@@ -1099,9 +1099,14 @@ static int sample_add(pf_profile *p, const pd_sample *s, uint32_t thread, uint32
 		fresh = merged_sample(p, (uint32_t)s->evsel, stack, period);
 	} else {
 		size_t before = p->nr_samples;
-		fresh = add_sample(p, (uint32_t)s->evsel, thread, s->pid, s->tid, pr->threads[thread].comm,
-				   cpu, stack, period, hint);
-		fresh = fresh < 0 ? -1 : p->nr_samples > before ? 2 : 0;
+		int id = add_sample(p, (uint32_t)s->evsel, thread, s->pid, s->tid, pr->threads[thread].comm,
+				    cpu, stack, period, hint);
+		fresh = id < 0 ? -1 : p->nr_samples > before ? 2 : 0;
+		if (id >= 0 && pr->opts.keep_sequence) {
+			if (PF_GROW(p->seq, p->cap_seq, p->nr_seq + 1) < 0)
+				return oom(p);
+			p->seq[p->nr_seq++] = (pf_seq){ (uint32_t)id, thread, period };
+		}
 	}
 	if (fresh < 0)
 		return oom(p);
@@ -1709,8 +1714,8 @@ static int sample_append(pf_profile *p, const pf_sample *k)
 }
 
 /* Sum a sample of q (key already in p's ids) into p: 0 summed into one of
- * p's, 1 a new sample, -1 out of memory. */
-static int sample_import(pf_profile *p, const pf_sample *k)
+ * p's, 1 a new sample, -1 out of memory; *at: p's sample. */
+static int sample_import(pf_profile *p, const pf_sample *k, uint32_t *at)
 {
 	struct pf_profile_priv *pr = p->priv;
 	if (k->stack >= pr->cap_node_sample) {
@@ -1725,12 +1730,14 @@ static int sample_import(pf_profile *p, const pf_sample *k)
 		    (uint64_t)s->count + k->count <= UINT32_MAX) {
 			s->period += k->period;
 			s->count += k->count;
+			*at = id;
 			return 0;
 		}
 	}
 	if (sample_append(p, k) < 0)
 		return -1;
 	uint32_t id = (uint32_t)(p->nr_samples - 1);
+	*at = id;
 	pr->sample_next[id] = pr->node_sample[k->stack];
 	pr->node_sample[k->stack] = id;
 	return 1;
@@ -1748,8 +1755,9 @@ static int merge_half(pf_profile *p, pf_profile *q)
 	/* locations (and leaf nodes) whose level the merge changed: a location
 	 * without a map met in both halves keeps the first half's */
 	uint8_t *lchg = calloc(q->nr_locs + 1, 1), *nchg = calloc(q->nr_nodes + 1, 1);
+	uint32_t *qsid = q->nr_seq ? malloc(q->nr_samples * sizeof(uint32_t)) : NULL;   /* p's sample of q's */
 	size_t qn = 0;    /* q's level notes passed */
-	if (!smap || !dmap || !ymap || !lmap || !nmap || !lchg || !nchg)
+	if (!smap || !dmap || !ymap || !lmap || !nmap || !lchg || !nchg || (q->nr_seq && !qsid))
 		goto out;
 	for (size_t i = 0; i < q->strs.n; i++) {
 		int64_t id = pf_strtab_intern(&p->strs, q->strs.strs[i], q->strs.lens[i]);
@@ -1855,9 +1863,12 @@ static int merge_half(pf_profile *p, pf_profile *q)
 		pf_sample k = q->samples[i];
 		k.comm = smap[k.comm];
 		k.stack = nmap[k.stack];
-		int fresh = k.stack >= p_nodes ? sample_append(p, &k) : sample_import(p, &k);
+		uint32_t at = (uint32_t)p->nr_samples;
+		int fresh = k.stack >= p_nodes ? sample_append(p, &k) : sample_import(p, &k, &at);
 		if (fresh < 0)
 			goto out;
+		if (qsid)
+			qsid[i] = at;
 		bool noted = qn < q->nr_level_notes && q->level_notes[qn].sample == i;
 		if (fresh && (noted || nchg[q->samples[i].stack])) {
 			char lv = noted ? q->level_notes[qn].level : q->locs[q->nodes[q->samples[i].stack].loc].level;
@@ -1867,6 +1878,13 @@ static int merge_half(pf_profile *p, pf_profile *q)
 				goto out;
 		}
 		qn += noted;
+	}
+	/* the raw samples' order: the second half's after the first's */
+	if (q->nr_seq) {
+		if (PF_GROW(p->seq, p->cap_seq, p->nr_seq + q->nr_seq) < 0)
+			goto out;
+		for (size_t i = 0; i < q->nr_seq; i++)
+			p->seq[p->nr_seq++] = (pf_seq){ qsid[q->seq[i].sample], q->seq[i].thread, q->seq[i].period };
 	}
 	/* the second half replayed every thread: its list is the whole file's */
 	free(pr->threads);
@@ -1895,6 +1913,7 @@ out:
 	free(nmap);
 	free(lchg);
 	free(nchg);
+	free(qsid);
 	return rc < 0 ? oom(p) : 0;
 }
 
@@ -2155,6 +2174,7 @@ void pf_profile_free(pf_profile *p)
 	free(p->samples);
 	free(p->level_notes);
 	free(p->exact);
+	free(p->seq);
 	free(p->threads);
 	for (size_t i = 0; i < p->nr_warnings; i++)
 		free(p->warnings[i]);

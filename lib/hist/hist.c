@@ -48,7 +48,15 @@ struct hist_priv {
 	 * and per location whether its rows are found by walking it */
 	hist_itree *itree;
 	uint8_t *suspect;
+	/* and with callchain trees built after the pass (fast_cc), the chains
+	 * its rows got, in order: built once their totals are known */
+	struct tree_chain *tchains;
+	size_t nr_tchains, cap_tchains;
 };
+
+/* A tree-mode row's chain: the sample's cursor from position k, of raw
+ * sample (or aggregated sample without a sequence) `it` */
+struct tree_chain { uint32_t it, row, k; };
 
 void hist_opts_init(hist_opts *o)
 {
@@ -1208,7 +1216,38 @@ typedef struct pass_state {
 	uint32_t *self_of, *parent_of;
 	uint32_t *chain;         /* the cursor's buffer */
 	size_t cap_chain;
+	uint8_t *whole;          /* tree mode over raw samples: sample_whole() */
 } pass_state;
+
+static int tree_chain_add(struct hist_priv *pv, size_t it, uint32_t row, uint32_t k)
+{
+	if (PF_GROW(pv->tchains, pv->cap_tchains, pv->nr_tchains + 1) < 0)
+		return -1;
+	pv->tchains[pv->nr_tchains++] = (struct tree_chain){ (uint32_t)it, row, k };
+	return 0;
+}
+
+/* Tree mode, per aggregated sample: 1 when no location of its stack is a
+ * tree-mode one (then it is passed whole, once), else 0; NULL out of
+ * memory. A node's parent comes before it. */
+static uint8_t *sample_whole(const hist *h)
+{
+	const pf_profile *p = h->prof;
+	uint8_t *ns = malloc(p->nr_nodes ? p->nr_nodes : 1);
+	uint8_t *w = malloc(p->nr_samples ? p->nr_samples : 1);
+	if (!ns || !w) {
+		free(ns);
+		free(w);
+		return NULL;
+	}
+	const uint8_t *suspect = h->priv->suspect;
+	for (size_t n = 0; n < p->nr_nodes; n++)
+		ns[n] = n && (suspect[p->nodes[n].loc] || ns[p->nodes[n].parent]);
+	for (size_t si = 0; si < p->nr_samples; si++)
+		w[si] = !ns[p->samples[si].stack];
+	free(ns);
+	return w;
+}
 
 static int sample_pass(pass_state *ps, proff_error *err)
 {
@@ -1223,13 +1262,21 @@ static int sample_pass(pass_state *ps, proff_error *err)
 	/* tree mode: perf's walks depend on the order of the samples, so the
 	 * raw samples are passed one by one in the order they were read */
 	bool raw = suspect && prof->nr_seq;
+	/* ... but only those of an aggregated sample that meets a tree-mode
+	 * location: another is passed whole where its first raw sample was
+	 * (its rows are made there, and none of them is found by a walk) */
+	uint8_t *whole = ps->whole;
 	pf_sample one;
 	for (size_t it = raw ? 0 : ps->from, end = raw ? prof->nr_seq : ps->to; it < end; it++) {
 		size_t si = raw ? prof->seq[it].sample : it;
 		const pf_sample *s = &prof->samples[si];
 		if (s->evsel != evsel)
 			continue;
-		if (raw) {
+		if (raw && whole[si]) {
+			if (whole[si] == 2)
+				continue;       /* passed whole at its first raw sample */
+			whole[si] = 2;
+		} else if (raw) {
 			const pf_seq *q = &prof->seq[it];
 			one = *s;
 			one.thread = q->thread;
@@ -1308,7 +1355,9 @@ static int sample_pass(pass_state *ps, proff_error *err)
 		if (nk > he->depth)
 			he->depth = (uint32_t)nk;
 		/* the callchain-tree pass leaves tree-mode rows to this one */
-		if (want_cc && (!fast_cc || self_tree) && nk && cc_add(h, e, cursor, nk, s->period, s->count) < 0)
+		if (want_cc && !fast_cc && nk && cc_add(h, e, cursor, nk, s->period, s->count) < 0)
+			return proff_err_set(err, PROFF_ENOMEM, NULL, PROFF_NO_OFFSET, "out of memory");
+		if (want_cc && fast_cc && self_tree && nk && tree_chain_add(pv, it, (uint32_t)self, 0) < 0)
 			return proff_err_set(err, PROFF_ENOMEM, NULL, PROFF_NO_OFFSET, "out of memory");
 		for (size_t k = 0; k < nk; k++) {
 			uint32_t loc = cursor[k];
@@ -1335,8 +1384,10 @@ static int sample_pass(pass_state *ps, proff_error *err)
 				he->depth = (uint32_t)(nk - k);
 			if (filters)
 				h->entries[id].filtered &= entry_filter(h, &c, loc);
-			if (want_cc && (!fast_cc || tree) &&
+			if (want_cc && !fast_cc &&
 			    cc_add(h, &h->entries[id], cursor + k, nk - k, s->period, s->count) < 0)
+				return proff_err_set(err, PROFF_ENOMEM, NULL, PROFF_NO_OFFSET, "out of memory");
+			if (want_cc && fast_cc && tree && tree_chain_add(pv, it, (uint32_t)id, (uint32_t)k) < 0)
 				return proff_err_set(err, PROFF_ENOMEM, NULL, PROFF_NO_OFFSET, "out of memory");
 		}
 	}
@@ -1563,7 +1614,7 @@ nomem:
 /* Tree mode: rows perf's collapse merges into an equal row (two rows of one
  * key that its collapse tree, fed in the input tree's order, finds equal):
  * their sums and chains into that row; perf's order leaves them out. */
-static int collapse_merge(hist *h, proff_error *err)
+static int collapse_merge(hist *h, bool trees, proff_error *err)
 {
 	struct hist_priv *pv = h->priv;
 	uint32_t *into = malloc((h->n ? h->n : 1) * sizeof(uint32_t));
@@ -1581,12 +1632,48 @@ static int collapse_merge(hist *h, proff_error *err)
 		d->period += e->period;
 		d->nr_events += e->nr_events;
 		pv->hot[s].acc += pv->hot[r].acc;
-		if (cc_merge(h, s, (uint32_t)r) < 0) {
+		if (trees && cc_merge(h, s, (uint32_t)r) < 0) {
 			free(into);
 			return proff_err_set(err, PROFF_ENOMEM, NULL, PROFF_NO_OFFSET, "out of memory");
 		}
 	}
 	h->merged_into = into;
+	return 0;
+}
+
+/* Tree mode with the callchain-tree pass: the tree rows' chains (which
+ * that pass leaves to them), for the rows whose Children reach min_keep,
+ * in the order perf appended them; then the merged rows' trees into the
+ * rows they were merged into. */
+static int tree_chains_build(hist *h, uint64_t min_keep, uint32_t **chain, size_t *cap_chain, proff_error *err)
+{
+	struct hist_priv *pv = h->priv;
+	const pf_profile *prof = h->prof;
+	bool raw = prof->nr_seq > 0;
+	uint32_t last = UINT32_MAX, *cursor = NULL;
+	size_t nk = 0;
+	for (size_t i = 0; i < pv->nr_tchains; i++) {
+		const struct tree_chain *t = &pv->tchains[i];
+		uint32_t keep = h->merged_into && h->merged_into[t->row] != PF_NONE ? h->merged_into[t->row] : t->row;
+		if (h->entries[keep].period_acc < min_keep)
+			continue;
+		uint32_t si = raw ? prof->seq[t->it].sample : t->it;
+		const pf_sample *s = &prof->samples[si];
+		if (t->it != last) {
+			cursor = sample_cursor(h, s, chain, cap_chain, &nk);
+			if (!cursor && nk)
+				return proff_err_set(err, PROFF_ENOMEM, NULL, PROFF_NO_OFFSET, "out of memory");
+			last = t->it;
+		}
+		uint64_t period = raw ? prof->seq[t->it].period : s->period;
+		uint64_t count = raw ? 1 : s->count;
+		if (t->k < nk && cc_add(h, &h->entries[t->row], cursor + t->k, nk - t->k, period, count) < 0)
+			return proff_err_set(err, PROFF_ENOMEM, NULL, PROFF_NO_OFFSET, "out of memory");
+	}
+	if (h->merged_into)
+		for (size_t r = 0; r < h->n; r++)
+			if (h->merged_into[r] != PF_NONE && cc_merge(h, h->merged_into[r], (uint32_t)r) < 0)
+				return proff_err_set(err, PROFF_ENOMEM, NULL, PROFF_NO_OFFSET, "out of memory");
 	return 0;
 }
 
@@ -1648,7 +1735,12 @@ int hist_build(pf_profile *prof, uint32_t evsel, const hist_opts *opts, hist **o
 	}
 	/* without filters every row stays unfiltered */
 	bool filters = opts->comms.n || opts->nr_pids || opts->nr_tids || opts->dsos.n || opts->symbols.n;
-	pass_state ps = { h, 0, prof->nr_samples, lb, want_cc, fast_cc, late_cc, filters, self_of, parent_of, NULL, 0 };
+	pass_state ps = { h, 0, prof->nr_samples, lb, want_cc, fast_cc, late_cc, filters, self_of, parent_of, NULL, 0, NULL };
+	if (pv->suspect && prof->nr_seq && !(ps.whole = sample_whole(h))) {
+		free(self_of); free(parent_of); free(idx); free(lb);
+		hist_free(h);
+		return proff_err_set(err, PROFF_ENOMEM, NULL, PROFF_NO_OFFSET, "out of memory");
+	}
 	/* children without callchain trees in the pass: the second half of the
 	 * samples on another thread, into a hist of its own merged after
 	 * (srcline keys compute and cache strings in the profile: not) */
@@ -1700,8 +1792,9 @@ int hist_build(pf_profile *prof, uint32_t evsel, const hist_opts *opts, hist **o
 	}
 	chain = ps.chain;
 	cap_chain = ps.cap_chain;
+	free(ps.whole);
 	if (rc == 0 && pv->itree)
-		rc = collapse_merge(h, err);
+		rc = collapse_merge(h, !fast_cc, err);
 	hist_itree_free(pv->itree);
 	pv->itree = NULL;
 	if (rc < 0)
@@ -1733,6 +1826,8 @@ int hist_build(pf_profile *prof, uint32_t evsel, const hist_opts *opts, hist **o
 			hist_order_start(h);    /* unless streamed */
 		}
 		rc = cc_children_caller(h, idx, nidx, self_of, parent_of, min_keep, err);
+		if (rc == 0 && pv->nr_tchains)
+			rc = tree_chains_build(h, min_keep, &chain, &cap_chain, err);
 		if (rc < 0)
 			goto fail;
 	}
@@ -1785,6 +1880,7 @@ void hist_free(hist *h)
 		free(h->priv->row_cache);
 		hist_itree_free(h->priv->itree);
 		free(h->priv->suspect);
+		free(h->priv->tchains);
 		if (h->priv->has_parent_re)
 			regfree(&h->priv->parent_re);
 		free(h->priv);

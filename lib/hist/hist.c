@@ -47,12 +47,31 @@ struct hist_priv {
 	/* tree mode (suspect_locs): perf's input tree, grown with the rows,
 	 * and per location whether its rows are found by walking it */
 	hist_itree *itree;
-	uint8_t *suspect;
+	uint8_t *suspect;        /* per location: 0, or 1 + its dso's column in gwrap */
+	/* with comm and dso keys before sym: per (comm, dso) group whether it
+	 * wraps — gwrap[cidx_of[comm] * ncol + column]; NULL: every suspect
+	 * location is a tree-mode one */
+	uint8_t *gwrap;
+	uint32_t *cidx_of;       /* per string id (comms only) */
+	size_t ncol;
 	/* and with callchain trees built after the pass (fast_cc), the chains
 	 * its rows got, in order: built once their totals are known */
 	struct tree_chain *tchains;
 	size_t nr_tchains, cap_tchains;
 };
+
+/* Tree mode: is loc a tree-mode location for a sample whose comm has the
+ * group flags gw (group_row)? */
+static inline const uint8_t *group_row(const struct hist_priv *pv, uint32_t comm)
+{
+	return pv->gwrap ? pv->gwrap + (size_t)pv->cidx_of[comm] * pv->ncol : NULL;
+}
+
+static inline bool tree_loc(const uint8_t *suspect, const uint8_t *gw, uint32_t loc)
+{
+	uint8_t v = suspect[loc];
+	return v && (!gw || gw[v - 1]);
+}
 
 /* A tree-mode row's chain: the sample's cursor from position k, of raw
  * sample (or aggregated sample without a sequence) `it` */
@@ -934,6 +953,7 @@ static int cc_children_caller(hist *h, const uint32_t *idx, size_t nidx, const u
 			tfirst[par] = n;
 		}
 		ctx c = { &p->samples[order[g0]], parent_of[order[g0]], 0, '.' };
+		const uint8_t *gw = suspect ? group_row(h->priv, c.s->comm) : NULL;
 		/* iterative DFS from the root over marked nodes */
 		size_t d = 0;
 		dnode[0] = 0;
@@ -957,7 +977,7 @@ static int cc_children_caller(hist *h, const uint32_t *idx, size_t nidx, const u
 			dchild[d] = tnext[ch];
 			uint32_t loc = p->nodes[ch].loc;
 			/* tree mode's rows got their chains in the first pass */
-			bool tree = suspect && suspect[loc];
+			bool tree = suspect && tree_loc(suspect, gw, loc);
 			int64_t eid = tree ? 0 : chain_entry(h, &c, loc, err);
 			if (eid < 0) {
 				rc = (int)eid;
@@ -1084,24 +1104,82 @@ static int dso_name_cmp(const void *a, const void *b, void *arg)
 	return x < y ? -1 : x > y;
 }
 
-static int suspect_locs(const hist *h, uint8_t **susp)
+/* With only comm and dso keys before sym (perf's default comm,dso,sym),
+ * a group is a (comm, dso): the spans of the suspect dsos' locations per
+ * comm, from the samples' stacks (a node's path to the root is added once
+ * per comm in a row: vis). Sets pv->gwrap, cidx_of, ncol; *any: whether
+ * some group wraps. */
+static int group_spans(hist *h, const uint8_t *susp, size_t ncol, bool *any)
+{
+	struct hist_priv *pv = h->priv;
+	const pf_profile *p = h->prof;
+	*any = false;
+	uint32_t *cidx = malloc((p->strs.n ? p->strs.n : 1) * sizeof(uint32_t));
+	uint32_t *vis = calloc(p->nr_nodes ? p->nr_nodes : 1, sizeof(uint32_t));
+	span3 *gs = NULL;
+	uint8_t *gw = NULL;
+	if (!cidx || !vis)
+		goto nomem;
+	size_t nc = 0;
+	memset(cidx, 0xff, (p->strs.n ? p->strs.n : 1) * sizeof(uint32_t));
+	for (size_t si = 0; si < p->nr_samples; si++)
+		if (cidx[p->samples[si].comm] == UINT32_MAX)
+			cidx[p->samples[si].comm] = (uint32_t)nc++;
+	size_t ng = nc * ncol;
+	gs = malloc((ng ? ng : 1) * sizeof(*gs));
+	gw = malloc(ng ? ng : 1);
+	if (!gs || !gw)
+		goto nomem;
+	for (size_t i = 0; i < ng; i++)
+		gs[i] = SPAN3_EMPTY;
+	for (size_t si = 0; si < p->nr_samples; si++) {
+		uint32_t c = cidx[p->samples[si].comm];
+		span3 *row = gs + (size_t)c * ncol;
+		for (uint32_t n = p->samples[si].stack; n && vis[n] != c + 1; n = p->nodes[n].parent) {
+			vis[n] = c + 1;
+			uint32_t loc = p->nodes[n].loc;
+			if (susp[loc])
+				span3_loc(&row[susp[loc] - 1], p, &p->locs[loc]);
+		}
+	}
+	for (size_t i = 0; i < ng; i++)
+		*any |= (gw[i] = span3_wraps(&gs[i]));
+	free(gs);
+	free(vis);
+	pv->gwrap = gw;
+	pv->cidx_of = cidx;
+	pv->ncol = ncol;
+	return 0;
+nomem:
+	free(cidx);
+	free(vis);
+	free(gs);
+	free(gw);
+	return -1;
+}
+
+static int suspect_locs(hist *h, uint8_t **susp)
 {
 	*susp = NULL;
 	const pf_profile *p = h->prof;
 	int sym_at = -1, dso_at = -1;
+	bool only_cd = true;       /* nothing but comm and dso keys before sym */
 	for (int i = h->nkeys; i-- > 0;) {
 		if (h->keys[i] == HK_SYM)
 			sym_at = i;
 		if (h->keys[i] == HK_DSO)
 			dso_at = i;
 	}
+	for (int i = 0; i < sym_at; i++)
+		only_cd &= h->keys[i] == HK_COMM || h->keys[i] == HK_DSO;
 	if (h->opts.diff_mode || sym_at < 0 || !p->nr_locs)
 		return 0;
 	size_t nd = p->nr_dsos;
-	uint8_t *dsus = calloc(nd + 1, 1);      /* per dso, and [nd]: no dso */
+	uint8_t *dsus = calloc(nd + 1, 1);      /* per dso, and [nd]: no dso: 0, or 1 + column */
 	span3 *sp = malloc((nd + 1) * sizeof(*sp));
 	uint32_t *name = malloc((nd + 1) * sizeof(uint32_t)), *ord = malloc((nd + 1) * sizeof(uint32_t));
 	int rc = 0;
+	size_t ncol = 0;
 	if (!dsus || !sp || !name || !ord) {
 		rc = -1;
 		goto out;
@@ -1117,7 +1195,7 @@ static int suspect_locs(const hist *h, uint8_t **susp)
 			const pf_loc *l = &p->locs[i];
 			span3_loc(&sp[l->dso == PF_NONE ? nd : l->dso], p, l);
 		}
-		/* dsos of one name are one group */
+		/* dsos of one name are one group (one column) */
 		qsort_r(ord, nd + 1, sizeof(uint32_t), dso_name_cmp, name);
 		for (size_t a = 0, b; a <= nd; a = b) {
 			span3 g = SPAN3_EMPTY;
@@ -1127,9 +1205,11 @@ static int suspect_locs(const hist *h, uint8_t **susp)
 						span3_add(&g, j, sp[ord[b]].lo[j]);
 						span3_add(&g, j, sp[ord[b]].hi[j]);
 					}
-			if (span3_wraps(&g))
+			if (span3_wraps(&g)) {
+				ncol++;
 				for (size_t k = a; k < b; k++)
-					dsus[ord[k]] = 1;
+					dsus[ord[k]] = (uint8_t)(ncol < 255 ? ncol : 255);
+			}
 		}
 	} else {
 		span3 g = SPAN3_EMPTY;
@@ -1149,19 +1229,34 @@ static int suspect_locs(const hist *h, uint8_t **susp)
 		}
 		all |= span3_wraps(&g);
 	}
-	bool any = all;
-	for (size_t d = 0; d <= nd && !any; d++)
-		any = dsus[d];
-	if (any) {
-		*susp = malloc(p->nr_locs);
-		if (!*susp) {
-			rc = -1;
-			goto out;
-		}
-		for (size_t i = 0; i < p->nr_locs; i++)
-			(*susp)[i] = all || dsus[p->locs[i].dso == PF_NONE ? nd : p->locs[i].dso];
+	if (!all && !ncol)
+		goto out;
+	*susp = malloc(p->nr_locs);
+	if (!*susp) {
+		rc = -1;
+		goto out;
+	}
+	for (size_t i = 0; i < p->nr_locs; i++)
+		(*susp)[i] = all ? 1 : dsus[p->locs[i].dso == PF_NONE ? nd : p->locs[i].dso];
+	/* per (comm, dso) when the keys before sym are comm and dso only */
+	if (!all && only_cd && sym_at > dso_at && ncol < 255) {
+		for (int i = 0; i < sym_at; i++)
+			if (h->keys[i] == HK_COMM) {
+				bool any;
+				if (group_spans(h, *susp, ncol, &any) < 0) {
+					rc = -1;
+				} else if (!any) {
+					free(*susp);    /* no group wraps: no tree mode */
+					*susp = NULL;
+				}
+				break;
+			}
 	}
 out:
+	if (rc < 0) {
+		free(*susp);
+		*susp = NULL;
+	}
 	free(dsus);
 	free(sp);
 	free(name);
@@ -1233,20 +1328,46 @@ static int tree_chain_add(struct hist_priv *pv, size_t it, uint32_t row, uint32_
 static uint8_t *sample_whole(const hist *h)
 {
 	const pf_profile *p = h->prof;
-	uint8_t *ns = malloc(p->nr_nodes ? p->nr_nodes : 1);
+	const struct hist_priv *pv = h->priv;
+	/* per node, for the comm that last reached it (vis: its column + 1),
+	 * whether its path to the root holds a tree-mode location */
+	uint32_t *vis = calloc(p->nr_nodes ? p->nr_nodes : 1, sizeof(uint32_t));
+	uint8_t *res = malloc(p->nr_nodes ? p->nr_nodes : 1);
+	uint32_t *path = NULL;
+	size_t cap = 0;
 	uint8_t *w = malloc(p->nr_samples ? p->nr_samples : 1);
-	if (!ns || !w) {
-		free(ns);
-		free(w);
-		return NULL;
+	if (!vis || !res || !w)
+		goto nomem;
+	for (size_t si = 0; si < p->nr_samples; si++) {
+		const pf_sample *s = &p->samples[si];
+		uint32_t tag = pv->gwrap ? pv->cidx_of[s->comm] + 1 : 1;
+		const uint8_t *gw = group_row(pv, s->comm);
+		size_t np = 0;
+		uint32_t n = s->stack;
+		for (; n && vis[n] != tag; n = p->nodes[n].parent) {
+			if (PF_GROW(path, cap, np + 1) < 0)
+				goto nomem;
+			path[np++] = n;
+		}
+		uint8_t r = n ? res[n] : 0;
+		while (np--) {
+			uint32_t x = path[np];
+			r |= tree_loc(pv->suspect, gw, p->nodes[x].loc);
+			vis[x] = tag;
+			res[x] = r;
+		}
+		w[si] = !(s->stack ? res[s->stack] : 0);
 	}
-	const uint8_t *suspect = h->priv->suspect;
-	for (size_t n = 0; n < p->nr_nodes; n++)
-		ns[n] = n && (suspect[p->nodes[n].loc] || ns[p->nodes[n].parent]);
-	for (size_t si = 0; si < p->nr_samples; si++)
-		w[si] = !ns[p->samples[si].stack];
-	free(ns);
+	free(vis);
+	free(res);
+	free(path);
 	return w;
+nomem:
+	free(vis);
+	free(res);
+	free(path);
+	free(w);
+	return NULL;
 }
 
 static int sample_pass(pass_state *ps, proff_error *err)
@@ -1265,18 +1386,23 @@ static int sample_pass(pass_state *ps, proff_error *err)
 	/* ... but only those of an aggregated sample that meets a tree-mode
 	 * location: another is passed whole where its first raw sample was
 	 * (its rows are made there, and none of them is found by a walk) */
-	uint8_t *whole = ps->whole;
+	uint8_t *whole = ps->whole;   /* 1 whole, 2 whole and passed, 0 raw, 3 raw and met */
 	pf_sample one;
 	for (size_t it = raw ? 0 : ps->from, end = raw ? prof->nr_seq : ps->to; it < end; it++) {
 		size_t si = raw ? prof->seq[it].sample : it;
-		const pf_sample *s = &prof->samples[si];
+		const pf_sample *s = &prof->samples[si], *agg = s;
 		if (s->evsel != evsel)
 			continue;
-		if (raw && whole[si]) {
+		/* a raw sample of an aggregate met before: its rows that are no
+		 * tree-mode ones got the aggregate's sums the first time */
+		bool again = false;
+		if (raw && (whole[si] == 1 || whole[si] == 2)) {
 			if (whole[si] == 2)
 				continue;       /* passed whole at its first raw sample */
 			whole[si] = 2;
 		} else if (raw) {
+			again = whole[si] == 3;
+			whole[si] = 3;
 			const pf_seq *q = &prof->seq[it];
 			one = *s;
 			one.thread = q->thread;
@@ -1296,43 +1422,58 @@ static int sample_pass(pass_state *ps, proff_error *err)
 			c.thread_filtered |= HF_THREAD;
 		if (opts->nr_tids && !u32_in(opts->tids, opts->nr_tids, s->tid))
 			c.thread_filtered |= HF_THREAD;
-		int64_t self = self_entry(h, &c, leaf_loc,
+		const uint8_t *gw = suspect ? group_row(pv, s->comm) : NULL;
+		bool self_tree = suspect && tree_loc(suspect, gw, leaf_loc);
+		/* what a row that is no tree-mode one gets of this sample: the
+		 * aggregate's sums, once (nothing on a raw sample met again) */
+		const pf_sample *ns = again ? NULL : agg;
+		int64_t self = 0;
+		uint32_t self_key = PF_NONE;
+		hist_entry *e = NULL;
+		if (self_tree || ns) {
+			self = self_entry(h, &c, leaf_loc,
 					  lb ? (lb[leaf_loc].level_self & 0x80) != 0 : self_key_is_chain_key(&prof->locs[leaf_loc]),
 					  err);
-		if (self < 0)
-			return (int)self;
-		/* the key's first row (once-per-sample marks), and the row perf's
-		 * walk finds (tree mode) */
-		uint32_t self_key = (uint32_t)self;
-		bool self_tree = suspect && suspect[leaf_loc];
-		if (self_tree && (self = tree_entry(h, &c, leaf_loc, false, err)) < 0)
-			return (int)self;
-		hist_entry *e = &h->entries[self];
-		if (self_of)
+			if (self < 0)
+				return (int)self;
+			/* the key's first row (once-per-sample marks), and the row
+			 * perf's walk finds (tree mode) */
+			self_key = (uint32_t)self;
+			if (self_tree && (self = tree_entry(h, &c, leaf_loc, false, err)) < 0)
+				return (int)self;
+			e = &h->entries[self];
+		}
+		const pf_sample *es = self_tree ? s : ns;    /* the Self row's sums, NULL: none */
+		if (self_of && e)
 			self_of[si] = (uint32_t)self;
 		if (parent_of)
 			parent_of[si] = c.parent;
 		/* an entry is shown if any of its samples passes the filters */
 		uint8_t f = entry_filter(h, &c, leaf_loc);
-		e->filtered &= f;
-		if (prof->exact && si < prof->cap_exact) {
-			const pf_exact *x = &prof->exact[si];
-			if (!e->nr_events || x->min < e->ex_min)
-				e->ex_min = x->min;
-			if (x->max > e->ex_max)
-				e->ex_max = x->max;
-			e->ex_incl += x->incl;
+		if (es) {
+			e->filtered &= f;
+			if (prof->exact && si < prof->cap_exact) {
+				const pf_exact *x = &prof->exact[si];
+				if (!e->nr_events || x->min < e->ex_min)
+					e->ex_min = x->min;
+				if (x->max > e->ex_max)
+					e->ex_max = x->max;
+				e->ex_incl += x->incl;
+			}
+			e->period += es->period;
+			e->nr_events += es->count;
 		}
-		e->period += s->period;
-		e->nr_events += s->count;
-		h->total_period += s->period;
-		h->nr_samples += s->count;
-		if (!f) {
-			h->total_non_filtered_period += s->period;
-			h->nr_non_filtered_samples += s->count;
+		if (ns) {
+			h->total_period += ns->period;
+			h->nr_samples += ns->count;
+			if (!f) {
+				h->total_non_filtered_period += ns->period;
+				h->nr_non_filtered_samples += ns->count;
+			}
 		}
 		if (!opts->children && (!want_cc || late_cc)) {
-			e->period_acc += s->period;
+			if (es)
+				e->period_acc += es->period;
 			continue;
 		}
 		size_t nk = 0;
@@ -1340,31 +1481,40 @@ static int sample_pass(pass_state *ps, proff_error *err)
 		if (!cursor && nk)
 			return proff_err_set(err, PROFF_ENOMEM, NULL, PROFF_NO_OFFSET, "out of memory");
 		if (!opts->children) {
-			e->period_acc += s->period;
-			if (want_cc && nk && cc_add(h, e, cursor, nk, s->period, s->count) < 0)
-				return proff_err_set(err, PROFF_ENOMEM, NULL, PROFF_NO_OFFSET, "out of memory");
+			if (es) {
+				e->period_acc += es->period;
+				if (want_cc && nk && cc_add(h, e, cursor, nk, es->period, es->count) < 0)
+					return proff_err_set(err, PROFF_ENOMEM, NULL, PROFF_NO_OFFSET, "out of memory");
+			}
 			continue;
 		}
 		/* children: the self row, then every distinct row met along the
 		 * cursor (first occurrence wins, so recursion counts once) */
 		uint32_t stamp = (uint32_t)it;
-		pv->hot[self_key].seen = stamp;
-		struct hot_ent *he = &pv->hot[self];
-		he->seen = stamp;
-		he->acc += s->period;
-		if (nk > he->depth)
-			he->depth = (uint32_t)nk;
-		/* the callchain-tree pass leaves tree-mode rows to this one */
-		if (want_cc && !fast_cc && nk && cc_add(h, e, cursor, nk, s->period, s->count) < 0)
-			return proff_err_set(err, PROFF_ENOMEM, NULL, PROFF_NO_OFFSET, "out of memory");
-		if (want_cc && fast_cc && self_tree && nk && tree_chain_add(pv, it, (uint32_t)self, 0) < 0)
-			return proff_err_set(err, PROFF_ENOMEM, NULL, PROFF_NO_OFFSET, "out of memory");
+		struct hot_ent *he;
+		if (es) {
+			pv->hot[self_key].seen = stamp;
+			he = &pv->hot[self];
+			he->seen = stamp;
+			he->acc += es->period;
+			if (nk > he->depth)
+				he->depth = (uint32_t)nk;
+			/* the callchain-tree pass leaves tree-mode rows to this one */
+			if (want_cc && !fast_cc && nk && cc_add(h, e, cursor, nk, es->period, es->count) < 0)
+				return proff_err_set(err, PROFF_ENOMEM, NULL, PROFF_NO_OFFSET, "out of memory");
+			if (want_cc && fast_cc && self_tree && nk && tree_chain_add(pv, it, (uint32_t)self, 0) < 0)
+				return proff_err_set(err, PROFF_ENOMEM, NULL, PROFF_NO_OFFSET, "out of memory");
+		}
 		for (size_t k = 0; k < nk; k++) {
 			uint32_t loc = cursor[k];
 			/* perf reuses one addr_location along the cursor: a frame
 			 * without a map keeps the level of the last frame with one */
 			if (lb[loc].map_level)
 				c.self_level = (char)lb[loc].map_level;
+			bool tree = suspect && tree_loc(suspect, gw, loc);
+			if (!tree && !ns)
+				continue;
+			const pf_sample *rs = tree ? s : ns;     /* the row's sums */
 			int64_t id = chain_entry(h, &c, loc, err);
 			if (id < 0)
 				return (int)id;
@@ -1372,20 +1522,19 @@ static int sample_pass(pass_state *ps, proff_error *err)
 			if (he->seen == stamp)
 				continue;
 			he->seen = stamp;
-			bool tree = suspect && suspect[loc];
 			if (tree) {
 				if ((id = tree_entry(h, &c, loc, true, err)) < 0)
 					return (int)id;
 				he = &pv->hot[id];
 				he->seen = stamp;
 			}
-			he->acc += s->period;
+			he->acc += rs->period;
 			if (nk - k > he->depth)
 				he->depth = (uint32_t)(nk - k);
 			if (filters)
 				h->entries[id].filtered &= entry_filter(h, &c, loc);
 			if (want_cc && !fast_cc &&
-			    cc_add(h, &h->entries[id], cursor + k, nk - k, s->period, s->count) < 0)
+			    cc_add(h, &h->entries[id], cursor + k, nk - k, rs->period, rs->count) < 0)
 				return proff_err_set(err, PROFF_ENOMEM, NULL, PROFF_NO_OFFSET, "out of memory");
 			if (want_cc && fast_cc && tree && tree_chain_add(pv, it, (uint32_t)id, (uint32_t)k) < 0)
 				return proff_err_set(err, PROFF_ENOMEM, NULL, PROFF_NO_OFFSET, "out of memory");
@@ -1880,6 +2029,8 @@ void hist_free(hist *h)
 		free(h->priv->row_cache);
 		hist_itree_free(h->priv->itree);
 		free(h->priv->suspect);
+		free(h->priv->gwrap);
+		free(h->priv->cidx_of);
 		free(h->priv->tchains);
 		if (h->priv->has_parent_re)
 			regfree(&h->priv->parent_re);

@@ -572,6 +572,8 @@ static void row_fill(hist *h, const ctx *c, uint32_t loc, bool chain, hist_entry
 static int64_t tree_entry(hist *h, const ctx *c, uint32_t loc, bool chain, proff_error *err)
 {
 	struct hist_priv *pv = h->priv;
+	uint64_t w[HIST_MAX_KEYS * KW_PER_KEY];
+	key_words(h, c, loc, chain, w);
 	hist_entry probe;
 	row_fill(h, c, loc, chain, &probe);
 	int64_t id = hist_itree_find(pv->itree, h, &probe);
@@ -579,7 +581,7 @@ static int64_t tree_entry(hist *h, const ctx *c, uint32_t loc, bool chain, proff
 		return id;
 	if (id < -1 || reserve_rows(h, h->n + 1) < 0)
 		return proff_err_set(err, PROFF_ENOMEM, NULL, PROFF_NO_OFFSET, "out of memory");
-	key_words(h, c, loc, chain, pv->keyw + h->n * pv->kw);
+	memcpy(pv->keyw + h->n * pv->kw, w, pv->kw * 8);
 	pv->hot[h->n] = (struct hot_ent){ 0, UINT32_MAX, 0 };
 	h->entries[h->n] = probe;
 	if (hist_itree_add(pv->itree, h, h->n) < 0)
@@ -1876,8 +1878,14 @@ int hist_build(pf_profile *prof, uint32_t evsel, const hist_opts *opts, hist **o
 			lb[i].level_self = (uint8_t)((l->level & 0x7f) | (self_key_is_chain_key(l) ? 0x80 : 0));
 		}
 	}
-	/* tree mode where perf's input tree can hold two rows of one key */
-	if (suspect_locs(h, &pv->suspect) < 0 || (pv->suspect && !(pv->itree = hist_itree_new(h)))) {
+	/* tree mode where perf's input tree can hold two rows of one key; its
+	 * nodes compare strings by rank, so the srclines a key may compare
+	 * are made first */
+	rc = suspect_locs(h, &pv->suspect);
+	if (rc == 0 && pv->suspect && key_has(h, HK_SRCLINE))
+		for (size_t i = 0; i < prof->nr_locs; i++)
+			pf_loc_srcline(prof, (uint32_t)i);
+	if (rc < 0 || (pv->suspect && !(pv->itree = hist_itree_new(h)))) {
 		free(self_of); free(parent_of); free(idx); free(lb);
 		hist_free(h);
 		return proff_err_set(err, PROFF_ENOMEM, NULL, PROFF_NO_OFFSET, "out of memory");

@@ -122,6 +122,21 @@ else
 	not_ok "record cpu0.data"
 fi
 
+# callchains ending in garbage addresses more than 2^63 apart (a fake
+# frame-pointer chain): perf's input tree then holds two rows of one address
+# at times, each with part of its samples, and its collapse merges some
+# (docs/design.md, tree mode); the same rows, sums and order
+if [ "$(uname -m)" = x86_64 ] && cc -O1 -g -fno-omit-frame-pointer -o "$W/garbage" "$ROOT/tests/data/report/garbage.c" 2>"$TMP/cc.err" &&
+   rec "$W/garbage.data" -e cpu-clock -F 10000 -g -- "$W/garbage" 1; then
+	cmp_report "garbage callchains" "$W/garbage.data"
+	cmp_report "garbage callchains, no graph" "$W/garbage.data" -g none
+	cmp_report "garbage callchains by sym" "$W/garbage.data" -g none -s sym
+	cmp_report "garbage callchains, callee graph" "$W/garbage.data" -g callee --percent-limit 1
+	cmp_report "garbage callchains, self" "$W/garbage.data" --no-children
+else
+	not_ok "build and record tests/data/report/garbage.c"; sed 's/^/#   /' "$TMP/cc.err"
+fi
+
 # a process renamed after its first samples: -s pid shows the last comm (perf's thread comm)
 cat > "$W/rename.py" <<'PY'
 import ctypes, time

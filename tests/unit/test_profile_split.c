@@ -7,7 +7,8 @@
  * small file is split), with and without merge_threads and with a --time
  * range, and compares every array of the model: strings, dsos, symbols,
  * locations, nodes, samples, threads, event totals, lost and time range —
- * same values, same order. Also: perf's row order computed on a second
+ * same values, same order, and the raw samples' sequence (keep_sequence,
+ * lib/hist's tree mode). Also: perf's row order computed on a second
  * thread during the callchain pass is the sequential one. tests/run.sh runs
  * this test in the ThreadSanitizer build too.
  */
@@ -95,6 +96,23 @@ static void same_profile(const pf_profile *a, const pf_profile *b)
 	assert_int_equal(a->nr_samples, b->nr_samples);
 	for (size_t i = 0; i < a->nr_samples; i++)
 		assert_memory_equal(&a->samples[i], &b->samples[i], sizeof(pf_sample));
+	/* the raw samples' order (keep_sequence): one entry per raw sample */
+	assert_int_equal(a->nr_seq, b->nr_seq);
+	for (size_t i = 0; i < a->nr_seq; i++)
+		assert_memory_equal(&a->seq[i], &b->seq[i], sizeof(pf_seq));
+	if (a->nr_seq) {
+		uint64_t count = 0, period = 0, per_seq = 0;
+		for (size_t i = 0; i < a->nr_samples; i++) {
+			count += a->samples[i].count;
+			period += a->samples[i].period;
+		}
+		for (size_t i = 0; i < a->nr_seq; i++) {
+			assert_true(a->seq[i].sample < a->nr_samples);
+			per_seq += a->seq[i].period;
+		}
+		assert_int_equal(count, a->nr_seq);
+		assert_int_equal(period, per_seq);
+	}
 	assert_int_equal(a->nr_level_notes, b->nr_level_notes);
 	for (size_t i = 0; i < a->nr_level_notes; i++) {
 		assert_int_equal(a->level_notes[i].sample, b->level_notes[i].sample);
@@ -129,6 +147,7 @@ static void check_opts(const pf_load_opts *base, bool merge_threads, const char 
 		skip();
 	pf_load_opts o = *base;
 	o.merge_threads = merge_threads;
+	o.keep_sequence = !merge_threads;
 	o.time_spec = time_spec;
 	o.use_callchain = use_callchain;
 	pf_profile *seq = load(&o);

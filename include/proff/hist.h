@@ -116,6 +116,10 @@ typedef struct hist {
 	 * and chains are in it): merged_into[row], PF_NONE if kept; NULL when
 	 * none is. perf's order leaves them out (hist_order_perf drops them). */
 	uint32_t *merged_into;
+	/* Tree mode: the rows in the order perf's output tree receives them
+	 * (its input and collapse trees were kept); NULL otherwise */
+	uint32_t *collapsed;
+	size_t nr_collapsed;
 } hist;
 
 typedef struct hist_key_def {
@@ -178,9 +182,11 @@ void hist_itree_free(hist_itree *t);
 int hist_itree_add(hist_itree *t, const hist *h, size_t row);
 int64_t hist_itree_find(hist_itree *t, const hist *h, const hist_entry *probe);
 /* perf's collapse tree over the input tree's in-order sequence: into[row]
- * is the row an equal one was merged into (UINT32_MAX: none). Returns the
- * number merged, -1 out of memory. */
-int hist_itree_collapse(hist_itree *t, const hist *h, uint32_t *into);
+ * is the row an equal one was merged into (UINT32_MAX: none); out gets the
+ * rows as the output tree receives them (the collapse tree's in-order, or
+ * without a collapse the input tree's), *nout of them. Returns the number
+ * merged, -1 out of memory. */
+int hist_itree_collapse(hist_itree *t, const hist *h, uint32_t *into, uint32_t *out, size_t *nout);
 /* Column width of key k over the non-filtered entries (perf's hists__calc_col_len). */
 size_t hist_key_col_width(const hist *h, int key_id);
 

@@ -58,6 +58,10 @@ struct hist_priv {
 	 * its rows got, in order: built once their totals are known */
 	struct tree_chain *tchains;
 	size_t nr_tchains, cap_tchains;
+	/* per key (its first row): the row the last walk found and the number
+	 * of rows then — the tree is the same while no row is added */
+	uint32_t *wrow, *wsize;
+	size_t cap_walk;
 };
 
 /* Tree mode: is loc a tree-mode location for a sample whose comm has the
@@ -466,6 +470,12 @@ static int reserve_rows(hist *h, size_t n)
 	}
 	if (PF_GROW(pv->hot, pv->cap_hot, n) < 0)
 		return -1;
+	if (pv->itree && n > pv->cap_walk) {
+		size_t c = pv->cap_walk, old = c;
+		if (PF_GROW(pv->wrow, c, n) < 0 || PF_GROW(pv->wsize, pv->cap_walk, n) < 0)
+			return -1;
+		memset(pv->wsize + old, 0, (pv->cap_walk - old) * sizeof(uint32_t));
+	}
 	h->cap = cap;
 	return 0;
 }
@@ -569,19 +579,22 @@ static void row_fill(hist *h, const ctx *c, uint32_t loc, bool chain, hist_entry
  * none (a comparator that is not transitive sent it astray), a new row of
  * that key, as perf makes one: kept out of the hash table, which keeps
  * the key's first row (the once-per-sample rule compares keys). */
-static int64_t tree_entry(hist *h, const ctx *c, uint32_t loc, bool chain, proff_error *err)
+static int64_t tree_entry(hist *h, const ctx *c, uint32_t loc, bool chain, uint32_t key, proff_error *err)
 {
 	struct hist_priv *pv = h->priv;
-	uint64_t w[HIST_MAX_KEYS * KW_PER_KEY];
-	key_words(h, c, loc, chain, w);
+	if (pv->wsize[key] == h->n + 1)
+		return pv->wrow[key];
 	hist_entry probe;
-	row_fill(h, c, loc, chain, &probe);
+	row_fill(h, c, loc, chain, &probe);    /* tree mode made every srcline first */
 	int64_t id = hist_itree_find(pv->itree, h, &probe);
-	if (id >= 0)
+	if (id >= 0) {
+		pv->wrow[key] = (uint32_t)id;
+		pv->wsize[key] = (uint32_t)h->n + 1;
 		return id;
+	}
 	if (id < -1 || reserve_rows(h, h->n + 1) < 0)
 		return proff_err_set(err, PROFF_ENOMEM, NULL, PROFF_NO_OFFSET, "out of memory");
-	memcpy(pv->keyw + h->n * pv->kw, w, pv->kw * 8);
+	key_words(h, c, loc, chain, pv->keyw + h->n * pv->kw);
 	pv->hot[h->n] = (struct hot_ent){ 0, UINT32_MAX, 0 };
 	h->entries[h->n] = probe;
 	if (hist_itree_add(pv->itree, h, h->n) < 0)
@@ -1441,7 +1454,7 @@ static int sample_pass(pass_state *ps, proff_error *err)
 			/* the key's first row (once-per-sample marks), and the row
 			 * perf's walk finds (tree mode) */
 			self_key = (uint32_t)self;
-			if (self_tree && (self = tree_entry(h, &c, leaf_loc, false, err)) < 0)
+			if (self_tree && (self = tree_entry(h, &c, leaf_loc, false, self_key, err)) < 0)
 				return (int)self;
 			e = &h->entries[self];
 		}
@@ -1525,7 +1538,7 @@ static int sample_pass(pass_state *ps, proff_error *err)
 				continue;
 			he->seen = stamp;
 			if (tree) {
-				if ((id = tree_entry(h, &c, loc, true, err)) < 0)
+				if ((id = tree_entry(h, &c, loc, true, (uint32_t)id, err)) < 0)
 					return (int)id;
 				he = &pv->hot[id];
 				he->seen = stamp;
@@ -1769,10 +1782,19 @@ static int collapse_merge(hist *h, bool trees, proff_error *err)
 {
 	struct hist_priv *pv = h->priv;
 	uint32_t *into = malloc((h->n ? h->n : 1) * sizeof(uint32_t));
-	int merged = into ? hist_itree_collapse(pv->itree, h, into) : -1;
-	if (merged <= 0) {
+	uint32_t *seq = malloc((h->n ? h->n : 1) * sizeof(uint32_t));
+	size_t nseq = 0;
+	int merged = into && seq ? hist_itree_collapse(pv->itree, h, into, seq, &nseq) : -1;
+	if (merged < 0) {
 		free(into);
-		return merged < 0 ? proff_err_set(err, PROFF_ENOMEM, NULL, PROFF_NO_OFFSET, "out of memory") : 0;
+		free(seq);
+		return proff_err_set(err, PROFF_ENOMEM, NULL, PROFF_NO_OFFSET, "out of memory");
+	}
+	h->collapsed = seq;
+	h->nr_collapsed = nseq;
+	if (!merged) {
+		free(into);
+		return 0;
 	}
 	for (size_t r = 0; r < h->n; r++) {
 		uint32_t s = into[r];
@@ -1885,7 +1907,7 @@ int hist_build(pf_profile *prof, uint32_t evsel, const hist_opts *opts, hist **o
 	if (rc == 0 && pv->suspect && key_has(h, HK_SRCLINE))
 		for (size_t i = 0; i < prof->nr_locs; i++)
 			pf_loc_srcline(prof, (uint32_t)i);
-	if (rc < 0 || (pv->suspect && !(pv->itree = hist_itree_new(h)))) {
+	if (rc < 0 || (pv->suspect && (!(pv->itree = hist_itree_new(h)) || reserve_rows(h, h->cap) < 0))) {
 		free(self_of); free(parent_of); free(idx); free(lb);
 		hist_free(h);
 		return proff_err_set(err, PROFF_ENOMEM, NULL, PROFF_NO_OFFSET, "out of memory");
@@ -2040,11 +2062,14 @@ void hist_free(hist *h)
 		free(h->priv->gwrap);
 		free(h->priv->cidx_of);
 		free(h->priv->tchains);
+		free(h->priv->wrow);
+		free(h->priv->wsize);
 		if (h->priv->has_parent_re)
 			regfree(&h->priv->parent_re);
 		free(h->priv);
 	}
 	free(h->merged_into);
+	free(h->collapsed);
 	free(h->entries);
 	free(h->cc_nodes);
 	free(h);

@@ -803,6 +803,15 @@ static void *order_run(void *arg)
 	pk = o->keys;
 	srcline_known = o->known;
 	srcline_width = 0;
+	if (!o->rc && h->collapsed) {
+		/* tree mode kept perf's input and collapse trees: the output
+		 * tree's insertions are known */
+		memcpy(b, h->collapsed, h->nr_collapsed * sizeof(uint32_t));
+		n = h->nr_collapsed;
+		o->nout = n;
+		o->rc = replay(h, b, n, 2, a);
+		goto done;
+	}
 	if (!o->rc) {
 		for (size_t i = 0; i < n; i++)
 			a[i] = (uint32_t)i;
@@ -823,6 +832,7 @@ static void *order_run(void *arg)
 	}
 	if (!o->rc)
 		o->rc = replay(h, b, n, 2, a);
+done:
 	if (!o->rc && a != o->perm)
 		memcpy(o->perm, a, n * sizeof(*a));
 	if (a != o->perm)
@@ -853,6 +863,8 @@ static int order_apply(hist *h, hist_order *o)
 	h->n = n;
 	free(h->merged_into);       /* row ids of before */
 	h->merged_into = NULL;
+	free(h->collapsed);
+	h->collapsed = NULL;
 	if (o->known) {
 		size_t hw = strlen(hist_keys[HK_SRCLINE].header);
 		h->srcline_width = o->width > hw ? o->width : hw;
@@ -1323,22 +1335,36 @@ int64_t hist_itree_find(hist_itree *it, const hist *h, const hist_entry *probe)
 	return found;
 }
 
-int hist_itree_collapse(hist_itree *it, const hist *h, uint32_t *into)
+int hist_itree_collapse(hist_itree *it, const hist *h, uint32_t *into, uint32_t *out, size_t *nout)
 {
 	size_t n = it->n;
+	*nout = 0;
 	for (size_t i = 0; i < n; i++)
 		into[i] = UINT32_MAX;
-	if (!needs_collapse(h) || !n)
+	if (!n)
 		return 0;
+	if (tree_walk(&it->t, it->ident, out) != n)
+		return -1;
+	*nout = n;
+	if (!needs_collapse(h))
+		return 0;       /* the output tree takes the input tree's order */
 	uint32_t *seq = malloc(n * sizeof(uint32_t));
 	rbtree c = { aligned_alloc(64, n * sizeof(rbn)), NIL, NIL };
-	if (!seq || !c.n || tree_walk(&it->t, it->ident, seq) != n) {
+	if (!seq || !c.n) {
 		free(seq);
 		free(c.n);
 		return -1;
 	}
+	memcpy(seq, out, n * sizeof(uint32_t));
 	for (size_t i = 0; i < n; i++)
 		c.n[i] = it->t.n[seq[i]];
+	/* comm,dso,sym: the sequence is sorted by (comm, dso), and within a
+	 * group whose comparisons are transitive, by the comparator (replay's
+	 * stage 1): a row of such a group goes after the last one, and only
+	 * rows of a wrapping group are compared, with their group's */
+	bool cds = it->cds;
+	if (cds)
+		group_wrap(c.n, n);
 	pk = it->keys;
 	tn = c.n;
 	titems = seq;
@@ -1346,9 +1372,19 @@ int hist_itree_collapse(hist_itree *it, const hist *h, uint32_t *into)
 	for (uint32_t i = 0; i < n; i++) {
 		uint32_t cur = c.root, parent = NIL;
 		bool go_left = false, equal = false;
+		const rbn *ni = &c.n[i];
+		if (cds && !ni->wrap) {
+			parent = c.rightmost;
+			cur = NIL;
+		}
 		while (cur != NIL) {
 			/* hists__collapse_insert_entry: hist_entry__collapse(existing, new) */
-			int64_t cmp = entry_cmp(h, 1, cur, i);
+			const rbn *cn = &c.n[cur];
+			int64_t cmp;
+			if (cds)
+				cmp = cn->comm != ni->comm || cn->dso != ni->dso ? 1 : cmp_cds(cn, ni);
+			else
+				cmp = entry_cmp(h, 1, cur, i);
 			if (!cmp) {
 				into[seq[i]] = seq[cur];
 				equal = true;
@@ -1356,7 +1392,7 @@ int hist_itree_collapse(hist_itree *it, const hist *h, uint32_t *into)
 			}
 			parent = cur;
 			go_left = cmp < 0;
-			cur = go_left ? c.n[cur].left : c.n[cur].right;
+			cur = go_left ? cn->left : cn->right;
 		}
 		if (equal) {
 			merged++;
@@ -1371,8 +1407,11 @@ int hist_itree_collapse(hist_itree *it, const hist *h, uint32_t *into)
 			c.n[parent].left = i;
 		else
 			c.n[parent].right = i;
+		if (!go_left && parent == c.rightmost)
+			c.rightmost = i;
 		rb_insert_color(&c, i);
 	}
+	*nout = tree_walk(&c, seq, out);
 	itree_unbind();
 	free(seq);
 	free(c.n);

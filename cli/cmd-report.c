@@ -471,8 +471,9 @@ int cmd_report(int argc, char **argv)
 		if (keys[k] == HK_PID || keys[k] == HK_TID || keys[k] == HK_CPU)
 			lo.merge_by_comm = false;
 	/* the raw samples' order, for perf's input tree where its walks
-	 * depend on it (hist's tree mode) */
-	lo.keep_sequence = true;
+	 * depend on it (hist's tree mode: garbage callchain frames; the
+	 * samples' own addresses hardly ever need it) */
+	lo.keep_sequence = a.children_set ? a.children : pf_config_bool("report.children", true);
 
 	if (a.header && print_header_lines(a.input, false) < 0) {
 		hist_opts_release(&ho);

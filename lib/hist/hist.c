@@ -1150,7 +1150,9 @@ static int group_spans(hist *h, const uint8_t *susp, size_t ncol, bool *any)
 	for (size_t si = 0; si < p->nr_samples; si++) {
 		uint32_t c = cidx[p->samples[si].comm];
 		span3 *row = gs + (size_t)c * ncol;
-		for (uint32_t n = p->samples[si].stack; n && vis[n] != c + 1; n = p->nodes[n].parent) {
+		/* without children only the samples' own locations make rows */
+		uint32_t top = h->opts.children ? 0 : p->nodes[p->samples[si].stack].parent;
+		for (uint32_t n = p->samples[si].stack; n && n != top && vis[n] != c + 1; n = p->nodes[n].parent) {
 			vis[n] = c + 1;
 			uint32_t loc = p->nodes[n].loc;
 			if (susp[loc])
@@ -1195,6 +1197,7 @@ static int suspect_locs(hist *h, uint8_t **susp)
 	uint32_t *name = malloc((nd + 1) * sizeof(uint32_t)), *ord = malloc((nd + 1) * sizeof(uint32_t));
 	int rc = 0;
 	size_t ncol = 0;
+	uint8_t *used = NULL;
 	if (!dsus || !sp || !name || !ord) {
 		rc = -1;
 		goto out;
@@ -1205,10 +1208,20 @@ static int suspect_locs(hist *h, uint8_t **susp)
 		ord[d] = (uint32_t)d;
 	}
 	bool all = false;
+	/* the locations that make rows: without children, the samples' own */
+	if (!h->opts.children) {
+		if (!(used = calloc(p->nr_locs, 1))) {
+			rc = -1;
+			goto out;
+		}
+		for (size_t si = 0; si < p->nr_samples; si++)
+			used[p->nodes[p->samples[si].stack].loc] = 1;
+	}
 	if (dso_at >= 0 && dso_at < sym_at) {
 		for (size_t i = 0; i < p->nr_locs; i++) {
 			const pf_loc *l = &p->locs[i];
-			span3_loc(&sp[l->dso == PF_NONE ? nd : l->dso], p, l);
+			if (!used || used[i])
+				span3_loc(&sp[l->dso == PF_NONE ? nd : l->dso], p, l);
 		}
 		/* dsos of one name are one group (one column) */
 		qsort_r(ord, nd + 1, sizeof(uint32_t), dso_name_cmp, name);
@@ -1232,6 +1245,8 @@ static int suspect_locs(hist *h, uint8_t **susp)
 		uint32_t first = 0;     /* the dso name of the first unresolved location */
 		for (size_t i = 0; i < p->nr_locs; i++) {
 			const pf_loc *l = &p->locs[i];
+			if (used && !used[i])
+				continue;
 			span3_loc(&g, p, l);
 			if (l->sym == PF_NONE) {
 				uint32_t nm = name[l->dso == PF_NONE ? nd : l->dso];
@@ -1272,6 +1287,7 @@ out:
 		free(*susp);
 		*susp = NULL;
 	}
+	free(used);
 	free(dsus);
 	free(sp);
 	free(name);

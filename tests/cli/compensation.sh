@@ -16,7 +16,8 @@
 # mean time per call leaving out the slowest call, then medians over the rounds:
 #
 #   work()  compensated within TOL_WORK (20 %) of the reference, raw at least
-#           1.8x the reference (so that the first check can fail); work() is
+#           1 + 2 TOL_WORK = 1.4x the reference (so that the first check can
+#           fail; 1.68x on a faster CPU than the 2.3-2.7x below); work() is
 #           counted in units of pure() of the same process, which cancels a
 #           faster or slower state of the machine during one process;
 #   pure()  fastest call, compensated, within TOL_PURE (10 %) of the reference
@@ -39,6 +40,10 @@ BIN=$(dirname "$PROFF")
 ROUNDS=${ROUNDS:-15}
 TOL_WORK=${TOL_WORK:-0.20}
 TOL_PURE=${TOL_PURE:-0.10}
+# raw work() must lie at least twice the tolerance off the reference, so that
+# the compensated check could fail (1.68-2.7x measured: the faster the CPU's
+# computation, the larger the hooks' share)
+RAW_MIN=$(awk -v t="$TOL_WORK" 'BEGIN { print 1 + 2 * t }')
 REPS=${REPS:-200} NLEAF=200 NWARM=${NWARM:-150000}
 ARGS="$REPS $NLEAF 4000 8000 $NWARM"   # REPS NLEAF NCOMP NPURE NWARM: work ~10 us, pure ~18 us per call
 timing=1
@@ -134,7 +139,7 @@ summarize
 # A busy host can push one set of rounds out of the bands (seen: work()
 # 1.245x with neighbours' builds running): one more set is measured and
 # judged instead. Wrong compensation misses the bands in both.
-if ! awk -v q="$qx" 'BEGIN { exit !(q >= 1.8) }' || ! within "$qw" "$TOL_WORK" || ! within "$qp" "$TOL_PURE"; then
+if ! awk -v q="$qx" -v m="$RAW_MIN" 'BEGIN { exit !(q >= m) }' || ! within "$qw" "$TOL_WORK" || ! within "$qp" "$TOL_PURE"; then
 	echo "# outside the bands: a second set of $ROUNDS rounds"
 	run_rounds
 	if [ "$(wc -l <"$TMP/rounds")" != "$ROUNDS" ]; then
@@ -143,10 +148,10 @@ if ! awk -v q="$qx" 'BEGIN { exit !(q >= 1.8) }' || ! within "$qw" "$TOL_WORK" |
 	summarize
 fi
 
-if awk -v q="$qx" 'BEGIN { exit !(q >= 1.8) }'; then
-	ok "raw work() is clearly off: ${qx}x the reference (>= 1.8)"
+if awk -v q="$qx" -v m="$RAW_MIN" 'BEGIN { exit !(q >= m) }'; then
+	ok "raw work() is clearly off: ${qx}x the reference (>= $RAW_MIN)"
 else
-	not_ok "raw work() is ${qx}x the reference, expected >= 1.8 (the workload no longer measures compensation)"
+	not_ok "raw work() is ${qx}x the reference, expected >= $RAW_MIN (the workload no longer measures compensation)"
 fi
 if within "$qw" "$TOL_WORK"; then
 	ok "compensated work() within $TOL_WORK of the reference: ${qw}x"

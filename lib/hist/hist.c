@@ -62,6 +62,9 @@ struct hist_priv {
 	 * of rows then — the tree is the same while no row is added */
 	uint32_t *wrow, *wsize;
 	size_t cap_walk;
+	struct tree_agg *taggs;          /* per aggregated sample */
+	struct tree_frame *tframes;
+	size_t nr_tframes, cap_tframes;
 };
 
 /* Tree mode: is loc a tree-mode location for a sample whose comm has the
@@ -80,6 +83,13 @@ static inline bool tree_loc(const uint8_t *suspect, const uint8_t *gw, uint32_t 
 /* A tree-mode row's chain: the sample's cursor from position k, of raw
  * sample (or aggregated sample without a sequence) `it` */
 struct tree_chain { uint32_t it, row, k; };
+
+/* Tree mode over raw samples: an aggregate's tree-mode frames (cursor
+ * position, location, the key's first row, the level the frame gets),
+ * kept the first time one of its raw samples is passed: a raw sample met
+ * again walks these only */
+struct tree_frame { uint32_t k, loc, key; char level; };
+struct tree_agg { uint32_t off, cnt, nk, self_key; };
 
 void hist_opts_init(hist_opts *o)
 {
@@ -1401,6 +1411,78 @@ nomem:
 	return NULL;
 }
 
+/* Tree mode: a raw sample of an aggregate passed before — its tree-mode
+ * rows only, from the frames kept then (struct tree_agg) */
+static int again_sample(pass_state *ps, size_t it, size_t si, const pf_sample *s, ctx *c, bool self_tree,
+			proff_error *err)
+{
+	hist *h = ps->h;
+	struct hist_priv *pv = h->priv;
+	const pf_profile *prof = h->prof;
+	const struct tree_agg *ta = &pv->taggs[si];
+	bool children = h->opts.children, want_cc = ps->want_cc, fast_cc = ps->fast_cc;
+	uint32_t stamp = (uint32_t)it, leaf_loc = prof->nodes[s->stack].loc;
+	size_t nk = ta->nk;
+	uint32_t *cursor = NULL;
+	if (want_cc && !fast_cc && !ps->late_cc && (self_tree || (children && ta->cnt))) {
+		cursor = sample_cursor(h, s, &ps->chain, &ps->cap_chain, &nk);
+		if (!cursor && nk)
+			return proff_err_set(err, PROFF_ENOMEM, NULL, PROFF_NO_OFFSET, "out of memory");
+	}
+	if (self_tree) {
+		int64_t self = tree_entry(h, c, leaf_loc, false, ta->self_key, err);
+		if (self < 0)
+			return (int)self;
+		hist_entry *e = &h->entries[self];
+		if (ps->self_of)
+			ps->self_of[si] = (uint32_t)self;
+		e->filtered &= entry_filter(h, c, leaf_loc);
+		e->period += s->period;
+		e->nr_events += s->count;
+		if (!children) {
+			e->period_acc += s->period;
+			if (cursor && nk && cc_add(h, e, cursor, nk, s->period, s->count) < 0)
+				return proff_err_set(err, PROFF_ENOMEM, NULL, PROFF_NO_OFFSET, "out of memory");
+			return 0;
+		}
+		pv->hot[ta->self_key].seen = stamp;
+		struct hot_ent *he = &pv->hot[self];
+		he->seen = stamp;
+		he->acc += s->period;
+		if (nk > he->depth)
+			he->depth = (uint32_t)nk;
+		if (cursor && nk && cc_add(h, e, cursor, nk, s->period, s->count) < 0)
+			return proff_err_set(err, PROFF_ENOMEM, NULL, PROFF_NO_OFFSET, "out of memory");
+		if (want_cc && fast_cc && nk && tree_chain_add(pv, it, (uint32_t)self, 0) < 0)
+			return proff_err_set(err, PROFF_ENOMEM, NULL, PROFF_NO_OFFSET, "out of memory");
+	}
+	if (!children)
+		return 0;
+	for (uint32_t j = ta->off; j < ta->off + ta->cnt; j++) {
+		const struct tree_frame *tf = &pv->tframes[j];
+		struct hot_ent *he = &pv->hot[tf->key];
+		if (he->seen == stamp)
+			continue;
+		he->seen = stamp;
+		c->self_level = tf->level;
+		int64_t id = tree_entry(h, c, tf->loc, true, tf->key, err);
+		if (id < 0)
+			return (int)id;
+		he = &pv->hot[id];
+		he->seen = stamp;
+		he->acc += s->period;
+		if (nk - tf->k > he->depth)
+			he->depth = (uint32_t)(nk - tf->k);
+		if (ps->filters)
+			h->entries[id].filtered &= entry_filter(h, c, tf->loc);
+		if (cursor && cc_add(h, &h->entries[id], cursor + tf->k, nk - tf->k, s->period, s->count) < 0)
+			return proff_err_set(err, PROFF_ENOMEM, NULL, PROFF_NO_OFFSET, "out of memory");
+		if (want_cc && fast_cc && tree_chain_add(pv, it, (uint32_t)id, tf->k) < 0)
+			return proff_err_set(err, PROFF_ENOMEM, NULL, PROFF_NO_OFFSET, "out of memory");
+	}
+	return 0;
+}
+
 static int sample_pass(pass_state *ps, proff_error *err)
 {
 	hist *h = ps->h;
@@ -1455,6 +1537,15 @@ static int sample_pass(pass_state *ps, proff_error *err)
 			c.thread_filtered |= HF_THREAD;
 		const uint8_t *gw = suspect ? group_row(pv, s->comm) : NULL;
 		bool self_tree = suspect && tree_loc(suspect, gw, leaf_loc);
+		if (again && pv->taggs) {
+			int rc = again_sample(ps, it, si, s, &c, self_tree, err);
+			if (rc < 0)
+				return rc;
+			continue;
+		}
+		/* the first raw sample of an aggregate passed raw: its tree-mode
+		 * frames are kept for the next */
+		struct tree_agg *ta = raw && !again && pv->taggs ? &pv->taggs[si] : NULL;
 		/* what a row that is no tree-mode one gets of this sample: the
 		 * aggregate's sums, once (nothing on a raw sample met again) */
 		const pf_sample *ns = again ? NULL : agg;
@@ -1477,6 +1568,8 @@ static int sample_pass(pass_state *ps, proff_error *err)
 		const pf_sample *es = self_tree ? s : ns;    /* the Self row's sums, NULL: none */
 		if (self_of && e)
 			self_of[si] = (uint32_t)self;
+		if (ta)
+			*ta = (struct tree_agg){ (uint32_t)pv->nr_tframes, 0, 0, self_key };
 		if (parent_of)
 			parent_of[si] = c.parent;
 		/* an entry is shown if any of its samples passes the filters */
@@ -1511,6 +1604,8 @@ static int sample_pass(pass_state *ps, proff_error *err)
 		uint32_t *cursor = sample_cursor(h, s, &ps->chain, &ps->cap_chain, &nk);
 		if (!cursor && nk)
 			return proff_err_set(err, PROFF_ENOMEM, NULL, PROFF_NO_OFFSET, "out of memory");
+		if (ta)
+			ta->nk = (uint32_t)nk;
 		if (!opts->children) {
 			if (es) {
 				e->period_acc += es->period;
@@ -1549,6 +1644,12 @@ static int sample_pass(pass_state *ps, proff_error *err)
 			int64_t id = chain_entry(h, &c, loc, err);
 			if (id < 0)
 				return (int)id;
+			if (tree && ta) {
+				if (PF_GROW(pv->tframes, pv->cap_tframes, pv->nr_tframes + 1) < 0)
+					return proff_err_set(err, PROFF_ENOMEM, NULL, PROFF_NO_OFFSET, "out of memory");
+				pv->tframes[pv->nr_tframes++] = (struct tree_frame){ (uint32_t)k, loc, (uint32_t)id, c.self_level };
+				ta->cnt++;
+			}
 			he = &pv->hot[id];
 			if (he->seen == stamp)
 				continue;
@@ -1919,7 +2020,9 @@ int hist_build(pf_profile *prof, uint32_t evsel, const hist_opts *opts, hist **o
 	/* tree mode where perf's input tree can hold two rows of one key; its
 	 * nodes compare strings by rank, so the srclines a key may compare
 	 * are made first */
-	rc = suspect_locs(h, &pv->suspect);
+	/* (with the raw samples' order only: over aggregates the walks would
+	 * be in another order than perf's — the hash is the better guess) */
+	rc = prof->nr_seq ? suspect_locs(h, &pv->suspect) : 0;
 	if (rc == 0 && pv->suspect && key_has(h, HK_SRCLINE))
 		for (size_t i = 0; i < prof->nr_locs; i++)
 			pf_loc_srcline(prof, (uint32_t)i);
@@ -1931,8 +2034,9 @@ int hist_build(pf_profile *prof, uint32_t evsel, const hist_opts *opts, hist **o
 	/* without filters every row stays unfiltered */
 	bool filters = opts->comms.n || opts->nr_pids || opts->nr_tids || opts->dsos.n || opts->symbols.n;
 	pass_state ps = { h, 0, prof->nr_samples, lb, want_cc, fast_cc, late_cc, filters, self_of, parent_of, NULL, 0, NULL };
-	if (pv->suspect && prof->nr_seq && !(ps.whole = sample_whole(h))) {
-		free(self_of); free(parent_of); free(idx); free(lb);
+	if (pv->suspect && prof->nr_seq &&
+	    (!(ps.whole = sample_whole(h)) || !(pv->taggs = malloc(prof->nr_samples * sizeof(*pv->taggs))))) {
+		free(self_of); free(parent_of); free(idx); free(lb); free(ps.whole);
 		hist_free(h);
 		return proff_err_set(err, PROFF_ENOMEM, NULL, PROFF_NO_OFFSET, "out of memory");
 	}
@@ -2080,6 +2184,8 @@ void hist_free(hist *h)
 		free(h->priv->tchains);
 		free(h->priv->wrow);
 		free(h->priv->wsize);
+		free(h->priv->taggs);
+		free(h->priv->tframes);
 		if (h->priv->has_parent_re)
 			regfree(&h->priv->parent_re);
 		free(h->priv);

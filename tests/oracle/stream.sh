@@ -50,6 +50,35 @@ rec "$TMP/w" "$TMP/a.data" && rec "$TMP/w" "$TMP/b.data" || { not_ok "perf recor
 # always available) and mkbrstack.py (instruction-accurate; MKBRSTACK=path,
 # default ../shared/tools of the project's parent), when present.
 MKBRSTACK=${MKBRSTACK:-$ROOT/../shared/tools/mkbrstack.py}
+# tie_norm: a --stream report with each run of consecutive hot chains (or
+# pairs) of the same "hits" figures sorted by their text; headers keep their
+# numbers and places
+tie_norm() { python3 -c '
+import sys, re
+lines = sys.stdin.read().split("\n")
+out, blocks = [], []
+def flush():
+    i = 0
+    while i < len(blocks):
+        j = i
+        key = re.findall(r"hits: [0-9.]+%", blocks[i][1][0] if len(blocks[i][1]) else "")
+        while j + 1 < len(blocks) and re.findall(r"hits: [0-9.]+%", blocks[j + 1][1][0] if len(blocks[j + 1][1]) else "") == key:
+            j += 1
+        bodies = sorted(b[1] for b in blocks[i:j + 1])
+        for k in range(i, j + 1):
+            out.append(blocks[k][0]); out.extend(bodies[k - i])
+        i = j + 1
+    blocks.clear()
+cur = None
+for l in lines:
+    if re.match(r"^hot chain( pair)? [0-9]+:$", l):
+        cur = (l, []); blocks.append(cur)
+    elif l.startswith("[") or cur is None:
+        flush(); cur = None; out.append(l)
+    else:
+        cur[1].append(l)
+flush()
+print("\n".join(out))'; }
 branch_suite() {   # branch_suite NAME: uses gen_a gen_a2 gen_b
 	local G=$1
 	if gen_a "$TMP/a.data" "$TMP/a_br.data" && gen_a2 "$TMP/a.data" "$TMP/a2_br.data" &&
@@ -65,8 +94,15 @@ branch_suite() {   # branch_suite NAME: uses gen_a gen_a2 gen_b
 				continue
 			fi
 			[ $rc = 0 ] || { not_ok "[$G] --stream $1 $2 exit $rc"; head -3 "$TMP/proff.err" | sed 's/^/#   /'; continue; }
-			# the whole diff on a mismatch (it has been seen once, on one recording)
-			DIFF_LINES=300 check_same "[$G] --stream $1 $2 equals perf" "$TMP/perf.out" "$TMP/proff.out"
+			# the whole diff on a mismatch. Hot chains of equal hits are at
+			# times listed in another order than perf's (a known tie-order
+			# difference, docs/compat/stream.md): each run of them is
+			# compared as a set, all else line for line
+			tie_norm <"$TMP/perf.out" >"$TMP/perf.norm"
+			tie_norm <"$TMP/proff.out" >"$TMP/proff.norm"
+			DIFF_LINES=300 check_same "[$G] --stream $1 $2 equals perf (tied chains as sets)" "$TMP/perf.norm" "$TMP/proff.norm"
+			cmp -s "$TMP/perf.out" "$TMP/proff.out" || ! cmp -s "$TMP/perf.norm" "$TMP/proff.norm" ||
+				echo "# [$G] --stream $1 $2: tied chains in another order than perf's"
 		done
 		# a stream compared with itself always matches itself
 		"${STREAM[@]}" --stream "$TMP/a_br.data" "$TMP/a_br.data" >"$TMP/self.out"

@@ -506,6 +506,137 @@ static void test_print_split(void **state)
 	free_profile(&p);
 }
 
+/* Tree mode (addresses 2^63 apart: perf's walks can miss a row of their
+ * key and make another): an aggregated profile with the raw samples'
+ * order (pf_seq; a raw sample of an aggregate met again walks only its
+ * tree-mode frames, an aggregate without any is passed whole) makes the
+ * rows, sums, chains and order that the raw samples make passed one by one
+ * as samples of their own; and some key has two rows, so tree mode ran. */
+static void test_tree_mode(void **state)
+{
+	(void)state;
+	static const char *sorts[] = { "comm,dso,sym", "sym", "dso,sym" };
+	size_t compared = 0, dup_keys = 0;
+	for (unsigned seed = 1; seed <= 6; seed++) {
+		pf_profile raw;
+		random_profile(&raw, seed, true);
+		/* and chains ending in garbage, as a broken frame-pointer chain
+		 * gives: 1500 unmapped addresses anywhere in 64 bits, three deep
+		 * below a resolved frame, in 400 stacks of comm alpha */
+		size_t g0 = raw.nr_locs;
+		raw.locs = realloc(raw.locs, (g0 + 1500) * sizeof(pf_loc));
+		for (size_t i = 0; i < 1500; i++) {
+			uint64_t a = (uint64_t)rand() << 42 ^ (uint64_t)rand() << 21 ^ (uint64_t)rand();
+			raw.locs[g0 + i] = (pf_loc){ .addr = a, .ip = a, .dso = PF_NONE, .sym = PF_NONE,
+						     .srcline = PF_NONE, .level = '.' };
+		}
+		raw.nr_locs = g0 + 1500;
+		size_t npool = 80 + 400;
+		pf_sample *pool = malloc(npool * sizeof(*pool));
+		memcpy(pool, raw.samples, 80 * sizeof(*pool));
+		for (size_t k = 80; k < npool; k++) {
+			uint32_t cur = node(&raw, 0, (uint32_t)(rand() % 60));
+			for (int d = 0; d < 3; d++)
+				cur = node(&raw, cur, (uint32_t)(g0 + (size_t)rand() % 1500));
+			pool[k] = raw.samples[0];
+			pool[k].thread = 0;
+			pool[k].pid = pool[k].tid = 100;
+			pool[k].comm = str(&raw, "alpha");
+			pool[k].stack = cur;
+		}
+		/* 8000 raw samples drawn from them (repeats) */
+		raw.nr_samples = 0;
+		raw.events[0].total_period = 0;
+		for (int k = 0; k < 8000; k++) {
+			(void)PF_GROW(raw.samples, raw.cap_samples, raw.nr_samples + 1);
+			raw.samples[raw.nr_samples++] = pool[(size_t)rand() % npool];
+			raw.events[0].total_period += raw.samples[raw.nr_samples - 1].period;
+		}
+		raw.seq = malloc(raw.nr_samples * sizeof(pf_seq));
+		for (size_t i = 0; i < raw.nr_samples; i++)
+			raw.seq[i] = (pf_seq){ (uint32_t)i, raw.samples[i].thread, raw.samples[i].period };
+		raw.nr_seq = raw.nr_samples;
+		/* the same raw samples aggregated by (thread, stack), first seen first */
+		pf_profile agg = raw;
+		agg.samples = malloc(raw.nr_samples * sizeof(pf_sample));
+		agg.nr_samples = 0;
+		agg.seq = malloc(raw.nr_seq * sizeof(pf_seq));
+		for (size_t i = 0; i < raw.nr_samples; i++) {
+			const pf_sample *r = &raw.samples[i];
+			size_t a = 0;
+			while (a < agg.nr_samples && (agg.samples[a].stack != r->stack || agg.samples[a].thread != r->thread))
+				a++;
+			if (a == agg.nr_samples)
+				agg.samples[agg.nr_samples++] = *r;
+			else
+				agg.samples[a].period += r->period, agg.samples[a].count++;
+			agg.seq[i] = (pf_seq){ (uint32_t)a, r->thread, r->period };
+		}
+		assert_true(agg.nr_samples < raw.nr_samples / 4);
+		for (size_t si = 0; si < sizeof(sorts) / sizeof(sorts[0]); si++) {
+			for (int mode = 0; mode < 2; mode++) {
+				hist *hv[2];
+				char *buf[2] = { NULL, NULL };
+				size_t len[2] = { 0, 0 };
+				for (int k = 0; k < 2; k++) {
+					hist_opts o;
+					hist_opts_init(&o);
+					o.sort = sorts[si];
+					o.children = true;
+					o.callchain = true;
+					o.caller_order = mode == 0;     /* 1: callee order, chains added in the pass */
+					o.order_early = true;
+					proff_error err;
+					assert_int_equal(hist_build(k ? &agg : &raw, 0, &o, &hv[k], &err), 0);
+					hist_sort_report(hv[k]);
+					report_fmt f;
+					report_fmt_init(&f);
+					f.children = true;
+					f.cc_mode = CC_GRAPH;
+					f.cc_threshold = 0;
+					FILE *m = open_memstream(&buf[k], &len[k]);
+					assert_non_null(m);
+					assert_int_equal(report_print_hist(m, hv[k], &f, 0), 0);
+					assert_int_equal(fclose(m), 0);
+				}
+				hist *a = hv[0], *b = hv[1];
+				assert_int_equal(a->n, b->n);
+				assert_int_equal(a->total_period, b->total_period);
+				assert_int_equal(a->nr_samples, b->nr_samples);
+				for (size_t i = 0; i < a->n; i++) {
+					const hist_entry *x = &a->entries[i], *y = &b->entries[i];
+					if (x->loc != y->loc || x->comm != y->comm || x->tid != y->tid || x->thread != y->thread ||
+					    x->addr != y->addr || x->level != y->level || x->period != y->period ||
+					    x->period_acc != y->period_acc || x->nr_events != y->nr_events ||
+					    x->max_depth != y->max_depth)
+						fail_msg("seed %u, -s %s, mode %d: row %zu differs", seed, sorts[si], mode, i);
+					/* two rows of one key (next to each other or not) */
+					for (size_t j = i + 1; j < a->n && !si && !mode; j++) {
+						const hist_entry *z = &a->entries[j];
+						dup_keys += z->sym == PF_NONE && x->sym == PF_NONE && z->comm == x->comm &&
+							    z->dso == x->dso && z->addr == x->addr;
+					}
+				}
+				assert_int_equal(len[0], len[1]);
+				assert_memory_equal(buf[0], buf[1], len[0]);
+				compared += a->n;
+				free(buf[0]);
+				free(buf[1]);
+				hist_free(a);
+				hist_free(b);
+			}
+		}
+		free(agg.samples);
+		free(agg.seq);
+		free(raw.seq);
+		free(pool);
+		free_profile(&raw);
+	}
+	print_message("tree mode: %zu rows compared, %zu pairs of rows of one key\n", compared, dup_keys);
+	assert_true(compared > 5000);
+	assert_true(dup_keys > 0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -518,6 +649,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_diff_mode_collapses_by_name, setup, teardown),
 		cmocka_unit_test(test_order_fast_paths),
 		cmocka_unit_test(test_print_split),
+		cmocka_unit_test(test_tree_mode),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

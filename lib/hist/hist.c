@@ -1503,15 +1503,24 @@ static int sample_pass(pass_state *ps, proff_error *err)
 	pf_sample one;
 	for (size_t it = raw ? 0 : ps->from, end = raw ? prof->nr_seq : ps->to; it < end; it++) {
 		size_t si = raw ? prof->seq[it].sample : it;
+		if (raw && it + 8 < end) {
+			/* the raw samples' aggregates are met at random: fetched ahead */
+			uint32_t ahead = prof->seq[it + 8].sample;
+			__builtin_prefetch(&whole[ahead]);
+			__builtin_prefetch(&prof->samples[ahead]);
+			if (pv->taggs)
+				__builtin_prefetch(&pv->taggs[ahead]);
+		}
+		if (raw && whole[si] == 2)
+			continue;       /* passed whole at its first raw sample (its state is
+					   read before the sample: most raw samples stop here) */
 		const pf_sample *s = &prof->samples[si], *agg = s;
 		if (s->evsel != evsel)
 			continue;
 		/* a raw sample of an aggregate met before: its rows that are no
 		 * tree-mode ones got the aggregate's sums the first time */
 		bool again = false;
-		if (raw && (whole[si] == 1 || whole[si] == 2)) {
-			if (whole[si] == 2)
-				continue;       /* passed whole at its first raw sample */
+		if (raw && whole[si] == 1) {
 			whole[si] = 2;
 		} else if (raw) {
 			again = whole[si] == 3;

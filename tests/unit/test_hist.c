@@ -326,6 +326,31 @@ static void random_profile(pf_profile *p, unsigned seed, bool wide)
 	}
 }
 
+/* The report of h as text (graphs without threshold, or no chains) */
+static char *report_text(hist *h, bool children, bool graphs, size_t *len)
+{
+	char *buf = NULL;
+	report_fmt f;
+	report_fmt_init(&f);
+	f.children = children;
+	f.cc_mode = graphs ? CC_GRAPH : CC_NONE;
+	f.cc_threshold = 0;
+	FILE *m = open_memstream(&buf, len);
+	assert_non_null(m);
+	assert_int_equal(report_print_hist(m, h, &f, 0), 0);
+	assert_int_equal(fclose(m), 0);
+	return buf;
+}
+
+/* Do two rows differ in a field the printed report or perf's order reads? */
+static bool rows_differ(const hist_entry *x, const hist_entry *y)
+{
+	return x->loc != y->loc || x->comm != y->comm || x->tid != y->tid || x->thread != y->thread ||
+	       x->cpu != y->cpu || x->addr != y->addr || x->level != y->level || x->parent != y->parent ||
+	       x->period != y->period || x->period_acc != y->period_acc || x->nr_events != y->nr_events ||
+	       x->filtered != y->filtered || x->max_depth != y->max_depth;
+}
+
 static void free_profile(pf_profile *p)
 {
 	pf_strtab_free(&p->strs);
@@ -426,25 +451,12 @@ static void test_pass_split(void **state)
 				assert_int_equal(a->total_non_filtered_period, b->total_non_filtered_period);
 				assert_int_equal(a->nr_samples, b->nr_samples);
 				for (size_t i = 0; i < a->n; i++) {
-					const hist_entry *x = &a->entries[i], *y = &b->entries[i];
-					if (x->loc != y->loc || x->comm != y->comm || x->tid != y->tid || x->thread != y->thread ||
-					    x->cpu != y->cpu || x->addr != y->addr || x->level != y->level ||
-					    x->parent != y->parent || x->period != y->period || x->period_acc != y->period_acc ||
-					    x->nr_events != y->nr_events || x->filtered != y->filtered ||
-					    x->max_depth != y->max_depth)
+					if (rows_differ(&a->entries[i], &b->entries[i]))
 						fail_msg("seed %u, -s %s, mode %d: row %zu differs", seed, sorts[si], mode, i);
 				}
 				for (int k = 0; k < 2; k++) {
 					hist_sort_report(hv[k]);
-					report_fmt f;
-					report_fmt_init(&f);
-					f.children = true;
-					f.cc_mode = mode == 1 ? CC_NONE : CC_GRAPH;
-					f.cc_threshold = 0;
-					FILE *m = open_memstream(&buf[k], &len[k]);
-					assert_non_null(m);
-					assert_int_equal(report_print_hist(m, hv[k], &f, 0), 0);
-					assert_int_equal(fclose(m), 0);
+					buf[k] = report_text(hv[k], true, mode != 1, &len[k]);
 				}
 				assert_int_equal(len[0], len[1]);
 				assert_memory_equal(buf[0], buf[1], len[0]);
@@ -589,26 +601,15 @@ static void test_tree_mode(void **state)
 					proff_error err;
 					assert_int_equal(hist_build(k ? &agg : &raw, 0, &o, &hv[k], &err), 0);
 					hist_sort_report(hv[k]);
-					report_fmt f;
-					report_fmt_init(&f);
-					f.children = true;
-					f.cc_mode = CC_GRAPH;
-					f.cc_threshold = 0;
-					FILE *m = open_memstream(&buf[k], &len[k]);
-					assert_non_null(m);
-					assert_int_equal(report_print_hist(m, hv[k], &f, 0), 0);
-					assert_int_equal(fclose(m), 0);
+					buf[k] = report_text(hv[k], true, true, &len[k]);
 				}
 				hist *a = hv[0], *b = hv[1];
 				assert_int_equal(a->n, b->n);
 				assert_int_equal(a->total_period, b->total_period);
 				assert_int_equal(a->nr_samples, b->nr_samples);
 				for (size_t i = 0; i < a->n; i++) {
-					const hist_entry *x = &a->entries[i], *y = &b->entries[i];
-					if (x->loc != y->loc || x->comm != y->comm || x->tid != y->tid || x->thread != y->thread ||
-					    x->addr != y->addr || x->level != y->level || x->period != y->period ||
-					    x->period_acc != y->period_acc || x->nr_events != y->nr_events ||
-					    x->max_depth != y->max_depth)
+					const hist_entry *x = &a->entries[i];
+					if (rows_differ(x, &b->entries[i]))
 						fail_msg("seed %u, -s %s, mode %d: row %zu differs", seed, sorts[si], mode, i);
 					/* two rows of one key (next to each other or not) */
 					for (size_t j = i + 1; j < a->n && !si && !mode; j++) {

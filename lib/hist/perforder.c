@@ -637,6 +637,32 @@ static int rank_cmp(const void *a, const void *b, void *prof)
 	return strcmp(pf_str(p, *(const uint32_t *)a), pf_str(p, *(const uint32_t *)b));
 }
 
+/* Row e's key with its strings' ranks (srank, over ns string ids) */
+static void key_of(const hist *h, const uint32_t *srank, size_t ns, const hist_entry *e, size_t idx, pkey *x)
+{
+	memset(x, 0, sizeof(*x));
+	x->period_acc = e->period_acc;
+	x->period = e->period;
+	x->addr = e->addr;
+	x->comm = e->comm < ns ? srank[e->comm] : 0;
+	x->tid = e->tid;
+	x->cpu = e->cpu;
+	x->dso = e->dso != PF_NONE ? srank[dso_name_id(h, e)] : NONE_R;
+	if (e->sym != PF_NONE) {
+		const pf_sym *y = &h->prof->syms[e->sym];
+		x->sym = srank[y->name];
+		x->sym_start = y->start;
+		x->sym_end = y->end;
+	} else {
+		x->sym = NONE_R;
+	}
+	x->parent = e->parent ? (e->parent < ns ? srank[e->parent] : 0) : NONE_R;
+	x->srcline = e->srcline < ns ? srank[e->srcline] : 0;
+	x->thread = e->thread;
+	x->max_depth = e->max_depth;
+	x->idx = (uint32_t)idx;
+}
+
 /* The rows' keys: every string a row's key may compare replaced by its rank
  * (equal strings share an id, so ranks compare as strcmp would). */
 static pkey *build_keys(const hist *h)
@@ -674,31 +700,8 @@ static pkey *build_keys(const hist *h)
 	qsort_r(ids, nu, sizeof(uint32_t), rank_cmp, (void *)p);
 	for (size_t i = 0; i < nu; i++)
 		srank[ids[i]] = (uint32_t)i;
-	for (size_t i = 0; i < h->n; i++) {
-		const hist_entry *e = &h->entries[i];
-		pkey *x = &k[i];
-		x->period_acc = e->period_acc;
-		x->period = e->period;
-		x->addr = e->addr;
-		x->comm = srank[e->comm];
-		x->tid = e->tid;
-		x->cpu = e->cpu;
-		x->dso = e->dso != PF_NONE ? srank[dso_name_id(h, e)] : NONE_R;
-		if (e->sym != PF_NONE) {
-			const pf_sym *y = &p->syms[e->sym];
-			x->sym = srank[y->name];
-			x->sym_start = y->start;
-			x->sym_end = y->end;
-		} else {
-			x->sym = NONE_R;
-			x->sym_start = x->sym_end = 0;
-		}
-		x->parent = e->parent ? (e->parent < ns ? srank[e->parent] : 0) : NONE_R;
-		x->srcline = e->srcline < ns ? srank[e->srcline] : 0;
-		x->thread = e->thread;
-		x->max_depth = e->max_depth;
-		x->idx = (uint32_t)i;
-	}
+	for (size_t i = 0; i < h->n; i++)
+		key_of(h, srank, ns, &h->entries[i], i, &k[i]);
 	free(ids);
 	free(used);
 	free(srank);
@@ -1207,28 +1210,6 @@ struct hist_itree {
 	bool cds;
 };
 
-static void itree_key(const hist_itree *it, const hist *h, const hist_entry *e, size_t idx, pkey *x)
-{
-	memset(x, 0, sizeof(*x));
-	x->addr = e->addr;
-	x->comm = e->comm < it->ns ? it->srank[e->comm] : 0;
-	x->tid = e->tid;
-	x->cpu = e->cpu;
-	x->dso = e->dso != PF_NONE ? it->srank[dso_name_id(h, e)] : NONE_R;
-	if (e->sym != PF_NONE) {
-		const pf_sym *y = &h->prof->syms[e->sym];
-		x->sym = it->srank[y->name];
-		x->sym_start = y->start;
-		x->sym_end = y->end;
-	} else {
-		x->sym = NONE_R;
-	}
-	x->parent = e->parent ? (e->parent < it->ns ? it->srank[e->parent] : 0) : NONE_R;
-	x->srcline = e->srcline < it->ns ? it->srank[e->srcline] : 0;
-	x->thread = e->thread;
-	x->idx = (uint32_t)idx;
-}
-
 hist_itree *hist_itree_new(const hist *h)
 {
 	hist_itree *it = calloc(1, sizeof(*it));
@@ -1302,7 +1283,7 @@ int hist_itree_add(hist_itree *it, const hist *h, size_t row)
 {
 	if (row != it->n || itree_room(it, row) < 0)
 		return -1;
-	itree_key(it, h, &h->entries[row], row, &it->keys[row]);
+	key_of(h, it->srank, it->ns, &h->entries[row], row, &it->keys[row]);
 	node_fill(&it->t.n[row], &it->keys[row], false);
 	it->ident[row] = (uint32_t)row;
 	itree_bind(it);
@@ -1317,7 +1298,7 @@ int64_t hist_itree_find(hist_itree *it, const hist *h, const hist_entry *probe)
 	if (itree_room(it, it->n) < 0)
 		return -2;
 	uint32_t x = (uint32_t)it->n;     /* the scratch node */
-	itree_key(it, h, probe, x, &it->keys[x]);
+	key_of(h, it->srank, it->ns, probe, x, &it->keys[x]);
 	node_fill(&it->t.n[x], &it->keys[x], false);
 	it->ident[x] = x;
 	itree_bind(it);

@@ -82,6 +82,13 @@ bool sym_lookup(sym_dso *d, uint64_t addr, sym_info *out);
  * line info. Strings valid until sym_ctx_free. */
 bool sym_srcline(sym_dso *d, uint64_t addr, const char **file, unsigned *line);
 
+/* What `addr2line -e FILE ADDR` says, as perf's callchain srclines read it:
+ * sym_srcline's line, else, when addr2line still names a function there,
+ * the source file it takes from the symbol table's FILE symbols with line 0
+ * ("crtstuff.c:?" — *file NULL when it has none: "??:?"). False when
+ * addr2line names nothing (perf then shows "??:0" too). */
+bool sym_srcline_a2l(sym_dso *d, uint64_t addr, const char **file, unsigned *line);
+
 /* The address objdump/addr2line use for addr (perf's map__rip_2objdump):
  * the ELF virtual address for user DSOs, addr itself for the kernel. */
 uint64_t sym_objdump_addr(sym_dso *d, uint64_t addr);

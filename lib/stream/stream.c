@@ -177,10 +177,12 @@ static const st_addr *resolve(st_side *s, uint32_t dso, uint64_t maddr, unsigned
 	}
 	if ((want & R_SRC) && !a->have_src) {
 		/* callchain srcline: "file:line" or "??:0" (perf's get_srcline
-		 * without sym/addr); for the kernel perf has no file to ask */
+		 * without sym/addr: what addr2line says, "crtstuff.c:?" read as
+		 * line 0 where DWARF has no line); for the kernel perf has no
+		 * file to ask */
 		const char *file = NULL;
 		unsigned line = 0;
-		if (d->sd && !kernel && sym_srcline(d->sd, maddr, &file, &line) && file) {
+		if (d->sd && !kernel && sym_srcline_a2l(d->sd, maddr, &file, &line) && file) {
 			const char *b = strrchr(file, '/');
 			char buf[4096];
 			snprintf(buf, sizeof(buf), "%s:%u", b ? b + 1 : file, line);

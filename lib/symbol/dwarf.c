@@ -1088,6 +1088,19 @@ bool sym_srcline(sym_dso *d, uint64_t addr, const char **file, unsigned *line)
 	return r;
 }
 
+bool sym_srcline_a2l(sym_dso *d, uint64_t addr, const char **file, unsigned *line)
+{
+	pthread_mutex_lock(&d->lock);
+	bool r = sym_srcline_unlocked(d, addr, file, line);
+	if (!r && d->kind != SYM_DSO_KERNEL && d->kind != SYM_DSO_MODULE && d->kind != SYM_DSO_ANON &&
+	    d->kind != SYM_DSO_VDSO && d->symsrc_path) {
+		*line = 0;
+		r = a2l_names_function(d, sym_objdump_addr(d, addr), file);
+	}
+	pthread_mutex_unlock(&d->lock);
+	return r;
+}
+
 size_t sym_inlines(sym_dso *d, uint64_t addr, sym_inline_frame *out, size_t max)
 {
 	pthread_mutex_lock(&d->lock);

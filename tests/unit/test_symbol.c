@@ -281,7 +281,8 @@ static void test_srcline_no_symbol(void **state)
 /* Code without a line in DWARF but inside a function of the symbol table
  * (crtstuff.c's deregister_tm_clones, frame_dummy, ... in every program):
  * addr2line names the source file from the symbol table's FILE symbols and
- * says "crtstuff.c:?", which perf shows as "crtstuff.c:0". Checked against
+ * says "crtstuff.c:?", which perf shows as "crtstuff.c:0" (in the srcline
+ * sort key and in callchain srclines: sym_srcline_a2l). Checked against
  * addr2line on every local text symbol of prog that gets no line. */
 static void test_srcline_file_symbol(void **state)
 {
@@ -313,6 +314,17 @@ static void test_srcline_file_symbol(void **state)
 		snprintf(want, sizeof(want), "%s:0", base ? base + 1 : ans);
 		sym_srcline_str(d, vaddr_to_off(bin, cand[i]), false, buf, sizeof(buf));
 		assert_string_equal(buf, want);
+		/* the same file for perf's callchain srclines (diff --stream) */
+		const char *file = NULL;
+		unsigned line = 1;
+		assert_true(sym_srcline_a2l(d, vaddr_to_off(bin, cand[i]), &file, &line));
+		if (!strcmp(ans, "??")) {
+			assert_null(file);              /* no FILE symbol: perf's "??:0" */
+		} else {
+			assert_non_null(file);
+			snprintf(buf, sizeof(buf), "%s:%u", strrchr(file, '/') ? strrchr(file, '/') + 1 : file, line);
+			assert_string_equal(buf, want);
+		}
 		free(ans);
 		checked++;
 	}

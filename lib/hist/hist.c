@@ -16,6 +16,7 @@
 #include <string.h>
 
 #include "../model/tables.h"
+#include "sym-span.h"
 
 #define KW_PER_KEY 2
 
@@ -1091,35 +1092,16 @@ out:
  * span 2^63 or more; without, every location, when that span wraps over
  * the whole profile or unresolved locations of two dsos exist. *susp is
  * NULL when no location is. */
-typedef struct span3 { uint64_t lo[3], hi[3]; } span3;
-
-static const span3 SPAN3_EMPTY = { { UINT64_MAX, UINT64_MAX, UINT64_MAX }, { 0, 0, 0 } };
-
-static void span3_add(span3 *sp, int j, uint64_t v)
-{
-	if (v < sp->lo[j])
-		sp->lo[j] = v;
-	if (v > sp->hi[j])
-		sp->hi[j] = v;
-}
-
-static void span3_loc(span3 *sp, const pf_profile *p, const pf_loc *l)
+/* a location's values in its row's key: unresolved, both the map address
+ * (Self rows) and the ip (callchain rows) */
+static void span_loc(sym_span *sp, const pf_profile *p, const pf_loc *l)
 {
 	if (l->sym == PF_NONE) {
-		span3_add(sp, 0, l->addr);
-		span3_add(sp, 0, l->ip);
+		span_add(sp, true, l->addr, 0, 0);
+		span_add(sp, true, l->ip, 0, 0);
 	} else {
-		span3_add(sp, 1, p->syms[l->sym].start);
-		span3_add(sp, 2, p->syms[l->sym].end);
+		span_add(sp, false, 0, p->syms[l->sym].start, p->syms[l->sym].end);
 	}
-}
-
-static bool span3_wraps(const span3 *sp)
-{
-	for (int j = 0; j < 3; j++)
-		if (sp->hi[j] >= sp->lo[j] && sp->hi[j] - sp->lo[j] >= (1ULL << 63))
-			return true;
-	return false;
 }
 
 static int dso_name_cmp(const void *a, const void *b, void *arg)
@@ -1141,7 +1123,7 @@ static int group_spans(hist *h, const uint8_t *susp, size_t ncol, bool *any)
 	*any = false;
 	uint32_t *cidx = malloc((p->strs.n ? p->strs.n : 1) * sizeof(uint32_t));
 	uint32_t *vis = calloc(p->nr_nodes ? p->nr_nodes : 1, sizeof(uint32_t));
-	span3 *gs = NULL;
+	sym_span *gs = NULL;
 	uint8_t *gw = NULL;
 	if (!cidx || !vis)
 		goto nomem;
@@ -1156,21 +1138,21 @@ static int group_spans(hist *h, const uint8_t *susp, size_t ncol, bool *any)
 	if (!gs || !gw)
 		goto nomem;
 	for (size_t i = 0; i < ng; i++)
-		gs[i] = SPAN3_EMPTY;
+		gs[i] = (sym_span)SYM_SPAN_EMPTY;
 	for (size_t si = 0; si < p->nr_samples; si++) {
 		uint32_t c = cidx[p->samples[si].comm];
-		span3 *row = gs + (size_t)c * ncol;
+		sym_span *row = gs + (size_t)c * ncol;
 		/* without children only the samples' own locations make rows */
 		uint32_t top = h->opts.children ? 0 : p->nodes[p->samples[si].stack].parent;
 		for (uint32_t n = p->samples[si].stack; n && n != top && vis[n] != c + 1; n = p->nodes[n].parent) {
 			vis[n] = c + 1;
 			uint32_t loc = p->nodes[n].loc;
 			if (susp[loc])
-				span3_loc(&row[susp[loc] - 1], p, &p->locs[loc]);
+				span_loc(&row[susp[loc] - 1], p, &p->locs[loc]);
 		}
 	}
 	for (size_t i = 0; i < ng; i++)
-		*any |= (gw[i] = span3_wraps(&gs[i]));
+		*any |= (gw[i] = span_wraps(&gs[i]));
 	free(gs);
 	free(vis);
 	pv->gwrap = gw;
@@ -1203,7 +1185,7 @@ static int suspect_locs(hist *h, uint8_t **susp)
 		return 0;
 	size_t nd = p->nr_dsos;
 	uint8_t *dsus = calloc(nd + 1, 1);      /* per dso, and [nd]: no dso: 0, or 1 + column */
-	span3 *sp = malloc((nd + 1) * sizeof(*sp));
+	sym_span *sp = malloc((nd + 1) * sizeof(*sp));
 	uint32_t *name = malloc((nd + 1) * sizeof(uint32_t)), *ord = malloc((nd + 1) * sizeof(uint32_t));
 	int rc = 0;
 	size_t ncol = 0;
@@ -1213,7 +1195,7 @@ static int suspect_locs(hist *h, uint8_t **susp)
 		goto out;
 	}
 	for (size_t d = 0; d <= nd; d++) {
-		sp[d] = SPAN3_EMPTY;
+		sp[d] = (sym_span)SYM_SPAN_EMPTY;
 		name[d] = d < nd ? (h->opts.verbose ? p->dsos[d].long_name : p->dsos[d].short_name) : UINT32_MAX;
 		ord[d] = (uint32_t)d;
 	}
@@ -1231,33 +1213,29 @@ static int suspect_locs(hist *h, uint8_t **susp)
 		for (size_t i = 0; i < p->nr_locs; i++) {
 			const pf_loc *l = &p->locs[i];
 			if (!used || used[i])
-				span3_loc(&sp[l->dso == PF_NONE ? nd : l->dso], p, l);
+				span_loc(&sp[l->dso == PF_NONE ? nd : l->dso], p, l);
 		}
 		/* dsos of one name are one group (one column) */
 		qsort_r(ord, nd + 1, sizeof(uint32_t), dso_name_cmp, name);
 		for (size_t a = 0, b; a <= nd; a = b) {
-			span3 g = SPAN3_EMPTY;
+			sym_span g = SYM_SPAN_EMPTY;
 			for (b = a; b <= nd && name[ord[b]] == name[ord[a]]; b++)
-				for (int j = 0; j < 3; j++)
-					if (sp[ord[b]].hi[j] >= sp[ord[b]].lo[j]) {     /* a range in use */
-						span3_add(&g, j, sp[ord[b]].lo[j]);
-						span3_add(&g, j, sp[ord[b]].hi[j]);
-					}
-			if (span3_wraps(&g)) {
+				span_merge(&g, &sp[ord[b]]);
+			if (span_wraps(&g)) {
 				ncol++;
 				for (size_t k = a; k < b; k++)
 					dsus[ord[k]] = (uint8_t)(ncol < 255 ? ncol : 255);
 			}
 		}
 	} else {
-		span3 g = SPAN3_EMPTY;
+		sym_span g = SYM_SPAN_EMPTY;
 		bool seen = false;
 		uint32_t first = 0;     /* the dso name of the first unresolved location */
 		for (size_t i = 0; i < p->nr_locs; i++) {
 			const pf_loc *l = &p->locs[i];
 			if (used && !used[i])
 				continue;
-			span3_loc(&g, p, l);
+			span_loc(&g, p, l);
 			if (l->sym == PF_NONE) {
 				uint32_t nm = name[l->dso == PF_NONE ? nd : l->dso];
 				if (!seen)
@@ -1267,7 +1245,7 @@ static int suspect_locs(hist *h, uint8_t **susp)
 				seen = true;
 			}
 		}
-		all |= span3_wraps(&g);
+		all |= span_wraps(&g);
 	}
 	if (!all && !ncol)
 		goto out;

@@ -20,6 +20,7 @@
 #include <string.h>
 
 #include "proff/hist.h"
+#include "sym-span.h"
 
 /* A tree node and what the comparators read first, in one 64-byte line: a
  * replay's descent compares the new row with some 17 others, most of them
@@ -339,31 +340,6 @@ static inline bool left_output_cds(const hist *h, uint32_t a, uint32_t b)
 	if (!c)
 		c = sym_sort(l, r);
 	return c > 0;
-}
-
-/* The ranges sym_cmp subtracts in: unresolved rows' addresses (0), resolved
- * rows' symbol starts (1) and ends (2). Its comparisons are transitive on a
- * set of rows unless one range spans 2^63 or more. */
-typedef struct sym_span { uint64_t lo[3], hi[3]; } sym_span;
-#define SYM_SPAN_EMPTY { { UINT64_MAX, UINT64_MAX, UINT64_MAX }, { 0, 0, 0 } }
-
-static inline void span_add(sym_span *sp, bool unresolved, uint64_t addr, uint64_t start, uint64_t end)
-{
-	uint64_t v[3] = { addr, start, end };
-	for (int j = unresolved ? 0 : 1; j < (unresolved ? 1 : 3); j++) {
-		if (v[j] < sp->lo[j])
-			sp->lo[j] = v[j];
-		if (v[j] > sp->hi[j])
-			sp->hi[j] = v[j];
-	}
-}
-
-static inline bool span_wraps(const sym_span *sp)
-{
-	for (int j = 0; j < 3; j++)
-		if (sp->hi[j] >= sp->lo[j] && sp->hi[j] - sp->lo[j] >= (1ULL << 63))
-			return true;
-	return false;
 }
 
 /* Is stage `stage`'s comparator a total preorder on the rows (pk)? Then

@@ -180,7 +180,21 @@ typedef struct hist_itree hist_itree;
 hist_itree *hist_itree_new(const hist *h);
 void hist_itree_free(hist_itree *t);
 int hist_itree_add(hist_itree *t, const hist *h, size_t row);
+/* The same in two steps, for a pass on two threads: one thread stages
+ * each new row's key (rows in order; nothing else of the tree is touched),
+ * the other inserts the staged rows before `upto` — and rows that exist
+ * outside h->entries yet (add_entry: a row not yet made, ref has
+ * HIST_ITREE_DUP set; resolve_dups numbers them base + ref's index). The
+ * walk returns such a reference while unresolved. */
+#define HIST_ITREE_DUP 0x80000000u
+int hist_itree_stage(hist_itree *t, const hist *h, size_t row);
+int hist_itree_add_staged(hist_itree *t, const hist *h, size_t upto);
+int hist_itree_add_entry(hist_itree *t, const hist *h, const hist_entry *e, uint32_t ref);
+void hist_itree_resolve_dups(hist_itree *t, uint32_t base);
 int64_t hist_itree_find(hist_itree *t, const hist *h, const hist_entry *probe);
+/* A number that changes whenever the walk for a key of row's may change
+ * (never 0): a walk's result holds while it stays the same. */
+uint32_t hist_itree_version(const hist_itree *t, size_t row);
 /* perf's collapse tree over the input tree's in-order sequence: into[row]
  * is the row an equal one was merged into (UINT32_MAX: none); out gets the
  * rows as the output tree receives them (the collapse tree's in-order, or

@@ -593,14 +593,15 @@ static void row_fill(hist *h, const ctx *c, uint32_t loc, bool chain, hist_entry
 static int64_t tree_entry(hist *h, const ctx *c, uint32_t loc, bool chain, uint32_t key, proff_error *err)
 {
 	struct hist_priv *pv = h->priv;
-	if (pv->wsize[key] == h->n + 1)
+	uint32_t ver = hist_itree_version(pv->itree, key);
+	if (pv->wsize[key] == ver)
 		return pv->wrow[key];
 	hist_entry probe;
 	row_fill(h, c, loc, chain, &probe);    /* tree mode made every srcline first */
 	int64_t id = hist_itree_find(pv->itree, h, &probe);
 	if (id >= 0) {
 		pv->wrow[key] = (uint32_t)id;
-		pv->wsize[key] = (uint32_t)h->n + 1;
+		pv->wsize[key] = ver;
 		return id;
 	}
 	if (id < -1 || reserve_rows(h, h->n + 1) < 0)
@@ -2027,6 +2028,7 @@ int hist_build(pf_profile *prof, uint32_t evsel, const hist_opts *opts, hist **o
 		hist_free(h);
 		return proff_err_set(err, PROFF_ENOMEM, NULL, PROFF_NO_OFFSET, "out of memory");
 	}
+	
 	/* children without callchain trees in the pass: the second half of the
 	 * samples on another thread, into a hist of its own merged after
 	 * (srcline keys compute and cache strings in the profile: not) */

@@ -20,6 +20,7 @@
 #include <string.h>
 
 #include "proff/hist.h"
+#include "../model/tables.h"
 #include "sym-span.h"
 
 /* A tree node and what the comparators read first, in one 64-byte line: a
@@ -43,6 +44,8 @@ typedef struct rbtree {
 	rbn *n;
 	uint32_t root;
 	uint32_t rightmost;        /* the last node in order (stage 1 of comm,dso,sym) */
+	uint32_t rot[3];           /* the nodes a rotation of the last insertion moved
+				      (NIL: none; set only by a rotation) */
 } rbtree;
 
 static void set_child(rbtree *t, uint32_t parent, uint32_t old, uint32_t new_)
@@ -91,6 +94,9 @@ static void rb_insert_color(rbtree *t, uint32_t node)
 				continue;
 			}
 			tmp = n[parent].right;
+			t->rot[0] = node == tmp ? node : NIL;
+			t->rot[1] = parent;
+			t->rot[2] = gparent;
 			if (node == tmp) {
 				tmp = n[node].left;
 				n[parent].right = tmp;
@@ -123,6 +129,9 @@ static void rb_insert_color(rbtree *t, uint32_t node)
 				continue;
 			}
 			tmp = n[parent].left;
+			t->rot[0] = node == tmp ? node : NIL;
+			t->rot[1] = parent;
+			t->rot[2] = gparent;
 			if (node == tmp) {
 				tmp = n[node].right;
 				n[parent].left = tmp;
@@ -881,7 +890,7 @@ static void *order_stream_run(void *arg)
 	const hist *h = o->h;
 	uint32_t *srank = all_ranks(h->prof);
 	size_t ns = h->prof->strs.n;
-	rbtree t = { NULL, NIL, NIL };
+	rbtree t = { NULL, NIL, NIL, { NIL, NIL, NIL } };
 	size_t cap = 0, done_rows = 0;
 	pkey *keys = NULL;
 	uint32_t *ident = NULL;
@@ -1174,16 +1183,38 @@ int hist_order_perf(hist *h)
 /* ---- perf's input tree, kept while the rows are made ------------------------ */
 
 /* hist_build's tree mode (see hist.h): the input tree as perf grows it,
- * row by row in creation order, and perf's findnew walk on it. Node i is
- * row i; the last node is scratch room for a probe. */
+ * row by row in creation order, and perf's findnew walk on it. Nodes are
+ * numbered in insertion order (their keys in keys[], ident[] the identity
+ * the comparators read them through); row_of[node] is the node's row (or
+ * a HIST_ITREE_DUP reference), node_of[row] the way back. The node after
+ * the last is scratch room for a probe. Rows may be staged first by one
+ * thread (hist_itree_stage: their keys, in chunks that never move) and
+ * inserted by another (hist_itree_add_staged). */
+#define STG_SHIFT 12
+#define STG_CHUNK ((size_t)1 << STG_SHIFT)
+#define STG_MAX_CHUNKS ((size_t)1 << 19)
+
 struct hist_itree {
 	rbtree t;
 	pkey *keys;
 	uint32_t *ident;
+	uint32_t *row_of;
 	size_t n, cap;
+	uint32_t *node_of;
+	size_t cap_node_of;
 	uint32_t *srank;
 	size_t ns;
 	bool cds;
+	/* walk versions (hist_itree_version): per node its group — with
+	 * comm,dso,sym the rows of one (comm, dso), else all rows — and per
+	 * group the tick of its last change */
+	uint32_t *grp;
+	uint32_t *gver;
+	size_t ngrp, cap_grp;
+	u32x2_table gmap;          /* (comm rank, dso rank) -> group */
+	uint32_t tick;
+	pkey **stg;                /* staged keys, STG_CHUNK per chunk */
+	size_t nstaged, nadded;    /* rows staged; staged rows inserted */
 };
 
 hist_itree *hist_itree_new(const hist *h)
@@ -1210,7 +1241,16 @@ void hist_itree_free(hist_itree *it)
 	free(it->t.n);
 	free(it->keys);
 	free(it->ident);
+	free(it->row_of);
+	free(it->node_of);
 	free(it->srank);
+	free(it->grp);
+	free(it->gver);
+	u32x2_table_free(&it->gmap);
+	if (it->stg)
+		for (size_t c = 0; c < STG_MAX_CHUNKS && it->stg[c]; c++)
+			free(it->stg[c]);
+	free(it->stg);
 	free(it);
 }
 
@@ -1229,7 +1269,13 @@ static int itree_room(hist_itree *it, size_t need)
 	uint32_t *ni = realloc(it->ident, ncap * sizeof(uint32_t));
 	if (ni)
 		it->ident = ni;
-	if (!nn || !nk || !ni) {
+	uint32_t *nr = realloc(it->row_of, ncap * sizeof(uint32_t));
+	if (nr)
+		it->row_of = nr;
+	uint32_t *ng = realloc(it->grp, ncap * sizeof(uint32_t));
+	if (ng)
+		it->grp = ng;
+	if (!nn || !nk || !ni || !nr || !ng) {
 		free(nn);
 		return -1;
 	}
@@ -1255,18 +1301,123 @@ static void itree_unbind(void)
 	titems = NULL;
 }
 
-int hist_itree_add(hist_itree *it, const hist *h, size_t row)
+/* A walk meets the nodes of its key's group only: with comm,dso,sym the
+ * tree's in-order holds each (comm, dso) group as one run (the comparisons
+ * across groups are a total order), so a walk reaches the group's topmost
+ * node along nodes that all send it one way, and goes on through the
+ * group's nodes as the tree nests them. That nesting changes only when a
+ * rotation moves a node of the group (a rotation of two other groups'
+ * nodes moves whole runs of a third); a new leaf takes a place no
+ * successful walk went through. */
+static void itree_bump(hist_itree *it, uint32_t node)
 {
-	if (row != it->n || itree_room(it, row) < 0)
+	if (node != NIL)
+		it->gver[it->grp[node]] = ++it->tick;
+}
+
+static int itree_group(hist_itree *it, const pkey *k, uint32_t *g)
+{
+	uint32_t *v = it->cds ? u32x2_table_find(&it->gmap, k->comm, k->dso, 1, NULL) : NULL;
+	if (it->cds && !v)
 		return -1;
-	key_of(h, it->srank, it->ns, &h->entries[row], row, &it->keys[row]);
-	node_fill(&it->t.n[row], &it->keys[row], false);
-	it->ident[row] = (uint32_t)row;
+	if (v && *v != UINT32_MAX) {
+		*g = *v;
+		return 0;
+	}
+	if (!v && it->ngrp) {
+		*g = 0;         /* one group: every row */
+		return 0;
+	}
+	if (PF_GROW(it->gver, it->cap_grp, it->ngrp + 1) < 0)
+		return -1;
+	it->gver[it->ngrp] = ++it->tick;
+	*g = (uint32_t)it->ngrp++;
+	if (v)
+		*v = *g;
+	return 0;
+}
+
+/* Insert the node of key k (in keys[it->n] already) for row `row` */
+static int itree_insert(hist_itree *it, const hist *h, uint32_t row)
+{
+	uint32_t x = (uint32_t)it->n;
+	if (itree_group(it, &it->keys[x], &it->grp[x]) < 0)
+		return -1;
+	if (!(row & HIST_ITREE_DUP)) {
+		if (row >= it->cap_node_of) {
+			size_t old = it->cap_node_of;
+			if (PF_GROW(it->node_of, it->cap_node_of, (size_t)row + 1) < 0)
+				return -1;
+			memset(it->node_of + old, 0xff, (it->cap_node_of - old) * sizeof(uint32_t));
+		}
+		it->node_of[row] = x;
+	}
+	node_fill(&it->t.n[x], &it->keys[x], false);
+	it->ident[x] = x;
+	it->row_of[x] = row;
 	itree_bind(it);
-	tree_insert(h, &it->t, (uint32_t)row, 0, it->cds, left_input);
+	it->t.rot[0] = it->t.rot[1] = it->t.rot[2] = NIL;
+	tree_insert(h, &it->t, x, 0, it->cds, left_input);
 	itree_unbind();
 	it->n++;
+	for (int i = 0; i < 3; i++)
+		itree_bump(it, it->t.rot[i]);
 	return 0;
+}
+
+int hist_itree_add(hist_itree *it, const hist *h, size_t row)
+{
+	if (itree_room(it, it->n) < 0)
+		return -1;
+	key_of(h, it->srank, it->ns, &h->entries[row], row, &it->keys[it->n]);
+	return itree_insert(it, h, (uint32_t)row);
+}
+
+int hist_itree_stage(hist_itree *it, const hist *h, size_t row)
+{
+	if (row != it->nstaged)
+		return -1;
+	if (!it->stg && !(it->stg = calloc(STG_MAX_CHUNKS, sizeof(*it->stg))))
+		return -1;
+	size_t c = row >> STG_SHIFT;
+	if (c >= STG_MAX_CHUNKS || (!it->stg[c] && !(it->stg[c] = malloc(STG_CHUNK * sizeof(pkey)))))
+		return -1;
+	key_of(h, it->srank, it->ns, &h->entries[row], row, &it->stg[c][row & (STG_CHUNK - 1)]);
+	it->nstaged++;
+	return 0;
+}
+
+int hist_itree_add_staged(hist_itree *it, const hist *h, size_t upto)
+{
+	for (; it->nadded < upto; it->nadded++) {
+		size_t r = it->nadded;
+		if (itree_room(it, it->n) < 0)
+			return -1;
+		it->keys[it->n] = it->stg[r >> STG_SHIFT][r & (STG_CHUNK - 1)];
+		if (itree_insert(it, h, (uint32_t)r) < 0)
+			return -1;
+	}
+	return 0;
+}
+
+int hist_itree_add_entry(hist_itree *it, const hist *h, const hist_entry *e, uint32_t ref)
+{
+	if (itree_room(it, it->n) < 0)
+		return -1;
+	key_of(h, it->srank, it->ns, e, ref, &it->keys[it->n]);
+	return itree_insert(it, h, ref);
+}
+
+void hist_itree_resolve_dups(hist_itree *it, uint32_t base)
+{
+	for (size_t x = 0; x < it->n; x++)
+		if (it->row_of[x] & HIST_ITREE_DUP)
+			it->row_of[x] = base + (it->row_of[x] & ~HIST_ITREE_DUP);
+}
+
+uint32_t hist_itree_version(const hist_itree *it, size_t row)
+{
+	return it->gver[it->grp[it->node_of[row]]];
 }
 
 int64_t hist_itree_find(hist_itree *it, const hist *h, const hist_entry *probe)
@@ -1283,7 +1434,7 @@ int64_t hist_itree_find(hist_itree *it, const hist *h, const hist_entry *probe)
 		/* hists__findnew_entry: cmp = hist_entry__cmp(existing, new) */
 		int64_t c = it->cds ? cmp_cds(&tn[cur], &tn[x]) : entry_cmp(h, 0, cur, x);
 		if (!c) {
-			found = cur;
+			found = it->row_of[cur];
 			break;
 		}
 		cur = c < 0 ? tn[cur].left : tn[cur].right;
@@ -1300,13 +1451,17 @@ int hist_itree_collapse(hist_itree *it, const hist *h, uint32_t *into, uint32_t 
 		into[i] = UINT32_MAX;
 	if (!n)
 		return 0;
+	/* the nodes in order (their keys are keys[node]), then as rows */
 	if (tree_walk(&it->t, it->ident, out) != n)
 		return -1;
 	*nout = n;
-	if (!needs_collapse(h))
+	if (!needs_collapse(h)) {
+		for (size_t i = 0; i < n; i++)
+			out[i] = it->row_of[out[i]];
 		return 0;       /* the output tree takes the input tree's order */
+	}
 	uint32_t *seq = malloc(n * sizeof(uint32_t));
-	rbtree c = { aligned_alloc(64, n * sizeof(rbn)), NIL, NIL };
+	rbtree c = { aligned_alloc(64, n * sizeof(rbn)), NIL, NIL, { NIL, NIL, NIL } };
 	if (!seq || !c.n) {
 		free(seq);
 		free(c.n);
@@ -1343,7 +1498,7 @@ int hist_itree_collapse(hist_itree *it, const hist *h, uint32_t *into, uint32_t 
 			else
 				cmp = entry_cmp(h, 1, cur, i);
 			if (!cmp) {
-				into[seq[i]] = seq[cur];
+				into[it->row_of[seq[i]]] = it->row_of[seq[cur]];
 				equal = true;
 				break;
 			}
@@ -1369,6 +1524,8 @@ int hist_itree_collapse(hist_itree *it, const hist *h, uint32_t *into, uint32_t 
 		rb_insert_color(&c, i);
 	}
 	*nout = tree_walk(&c, seq, out);
+	for (size_t i = 0; i < *nout; i++)
+		out[i] = it->row_of[out[i]];
 	itree_unbind();
 	free(seq);
 	free(c.n);

@@ -11,6 +11,8 @@
 #include "proff/hist.h"
 
 #include <pthread.h>
+#include <sched.h>
+#include <stdatomic.h>
 #include <regex.h>
 #include <stdlib.h>
 #include <string.h>
@@ -64,8 +66,9 @@ struct hist_priv {
 	uint32_t *wrow, *wsize;
 	size_t cap_walk;
 	struct tree_agg *taggs;          /* per aggregated sample */
-	struct tree_frame *tframes;
-	size_t nr_tframes, cap_tframes;
+	struct tree_frame **tframes;     /* TF_MAX_CHUNKS chunks */
+	size_t nr_tframes;
+	bool pipe;                       /* the pass runs on two threads (struct tree_pipe) */
 };
 
 /* Tree mode: is loc a tree-mode location for a sample whose comm has the
@@ -89,8 +92,14 @@ struct tree_chain { uint32_t it, row, k; };
  * position, location, the key's first row, the level the frame gets),
  * kept the first time one of its raw samples is passed: a raw sample met
  * again walks these only */
-struct tree_frame { uint32_t k, loc, key; char level; };
-struct tree_agg { uint32_t off, cnt, nk, self_key; };
+struct tree_frame { uint32_t k, loc, key, nrows; char level; };    /* nrows: rows made then */
+struct tree_agg { uint32_t off, cnt, nk, self_key, self_rows, rows_after; };
+
+/* the frames in chunks that never move (the pass on two threads reads
+ * them while they are appended) */
+#define TF_SHIFT 14
+#define TF_CHUNK ((size_t)1 << TF_SHIFT)
+#define TF_MAX_CHUNKS ((size_t)1 << 16)
 
 void hist_opts_init(hist_opts *o)
 {
@@ -481,7 +490,7 @@ static int reserve_rows(hist *h, size_t n)
 	}
 	if (PF_GROW(pv->hot, pv->cap_hot, n) < 0)
 		return -1;
-	if (pv->itree && n > pv->cap_walk) {
+	if (pv->itree && !pv->pipe && n > pv->cap_walk) {
 		size_t c = pv->cap_walk, old = c;
 		if (PF_GROW(pv->wrow, c, n) < 0 || PF_GROW(pv->wsize, pv->cap_walk, n) < 0)
 			return -1;
@@ -555,7 +564,7 @@ static int64_t find_entry(hist *h, const ctx *c, uint32_t loc, bool chain, proff
 		return proff_err_set(err, PROFF_ENOMEM, NULL, PROFF_NO_OFFSET, "out of memory");
 	pv->hot[h->n] = (struct hot_ent){ 0, UINT32_MAX, 0 };
 	row_fill(h, c, loc, chain, &h->entries[h->n]);
-	if (pv->itree && hist_itree_add(pv->itree, h, h->n) < 0)
+	if (pv->itree && (pv->pipe ? hist_itree_stage(pv->itree, h, h->n) : hist_itree_add(pv->itree, h, h->n)) < 0)
 		return proff_err_set(err, PROFF_ENOMEM, NULL, PROFF_NO_OFFSET, "out of memory");
 	return row_publish(h);
 }
@@ -1332,6 +1341,8 @@ typedef struct pass_state {
 	uint32_t *chain;         /* the cursor's buffer */
 	size_t cap_chain;
 	uint8_t *whole;          /* tree mode over raw samples: sample_whole() */
+	bool raw;                /* tree mode over raw samples, on one thread */
+	struct tree_pipe *tp;    /* tree mode on two threads: this is A */
 } pass_state;
 
 static int tree_chain_add(struct hist_priv *pv, size_t it, uint32_t row, uint32_t k)
@@ -1390,6 +1401,23 @@ nomem:
 	return NULL;
 }
 
+static int tframe_push(struct hist_priv *pv, struct tree_frame tf)
+{
+	size_t j = pv->nr_tframes, c = j >> TF_SHIFT;
+	if (!pv->tframes && !(pv->tframes = calloc(TF_MAX_CHUNKS, sizeof(*pv->tframes))))
+		return -1;
+	if (c >= TF_MAX_CHUNKS || (!pv->tframes[c] && !(pv->tframes[c] = malloc(TF_CHUNK * sizeof(**pv->tframes)))))
+		return -1;
+	pv->tframes[c][j & (TF_CHUNK - 1)] = tf;
+	pv->nr_tframes++;
+	return 0;
+}
+
+static inline const struct tree_frame *tframe_at(const struct hist_priv *pv, size_t j)
+{
+	return &pv->tframes[j >> TF_SHIFT][j & (TF_CHUNK - 1)];
+}
+
 /* Tree mode: a raw sample of an aggregate passed before — its tree-mode
  * rows only, from the frames kept then (struct tree_agg) */
 static int again_sample(pass_state *ps, size_t it, size_t si, const pf_sample *s, ctx *c, bool self_tree,
@@ -1438,7 +1466,7 @@ static int again_sample(pass_state *ps, size_t it, size_t si, const pf_sample *s
 	if (!children)
 		return 0;
 	for (uint32_t j = ta->off; j < ta->off + ta->cnt; j++) {
-		const struct tree_frame *tf = &pv->tframes[j];
+		const struct tree_frame *tf = tframe_at(pv, j);
 		struct hot_ent *he = &pv->hot[tf->key];
 		if (he->seen == stamp)
 			continue;
@@ -1462,7 +1490,11 @@ static int again_sample(pass_state *ps, size_t it, size_t si, const pf_sample *s
 	return 0;
 }
 
-static int sample_pass(pass_state *ps, proff_error *err)
+/* One step of the pass: aggregated sample si — or, in tree mode over raw
+ * samples, raw sample `it` of it; with the pass on two threads (pipe) the
+ * aggregate's rows that are no tree-mode ones, and its tree-mode frames
+ * kept for the other thread. */
+static int pass_one(pass_state *ps, size_t it, size_t si, proff_error *err)
 {
 	hist *h = ps->h;
 	struct hist_priv *pv = h->priv;
@@ -1472,14 +1504,495 @@ static int sample_pass(pass_state *ps, proff_error *err)
 	uint32_t evsel = h->evsel, *self_of = ps->self_of, *parent_of = ps->parent_of;
 	bool want_cc = ps->want_cc, fast_cc = ps->fast_cc, late_cc = ps->late_cc, filters = ps->filters;
 	const uint8_t *suspect = pv->suspect;   /* tree mode */
-	/* tree mode: perf's walks depend on the order of the samples, so the
-	 * raw samples are passed one by one in the order they were read */
-	bool raw = suspect && prof->nr_seq;
-	/* ... but only those of an aggregated sample that meets a tree-mode
-	 * location: another is passed whole where its first raw sample was
-	 * (its rows are made there, and none of them is found by a walk) */
+	bool raw = ps->raw, pipe = ps->tp != NULL;
 	uint8_t *whole = ps->whole;   /* 1 whole, 2 whole and passed, 0 raw, 3 raw and met */
 	pf_sample one;
+	const pf_sample *s = &prof->samples[si], *agg = s;
+	if (s->evsel != evsel)
+		return 0;
+	/* a raw sample of an aggregate met before: its rows that are no
+	 * tree-mode ones got the aggregate's sums the first time */
+	bool again = false;
+	if (raw && whole[si] == 1) {
+		whole[si] = 2;
+	} else if (raw) {
+		again = whole[si] == 3;
+		whole[si] = 3;
+		const pf_seq *q = &prof->seq[it];
+		one = *s;
+		one.thread = q->thread;
+		one.pid = prof->threads[q->thread].pid;
+		one.tid = prof->threads[q->thread].tid;
+		one.period = q->period;
+		one.count = 1;
+		s = &one;
+	}
+	uint32_t leaf_loc = prof->nodes[s->stack].loc;
+	char lv = prof->nr_level_notes ? pf_sample_level(prof, si)
+		  : lb ? (char)(lb[leaf_loc].level_self & 0x7f) : prof->locs[leaf_loc].level;
+	ctx c = { s, sample_parent(h, s), 0, lv };
+	if (opts->comms.n && !pf_strlist_has(&opts->comms, pf_str(prof, s->comm)))
+		c.thread_filtered |= HF_THREAD;
+	if (opts->nr_pids && !u32_in(opts->pids, opts->nr_pids, s->pid))
+		c.thread_filtered |= HF_THREAD;
+	if (opts->nr_tids && !u32_in(opts->tids, opts->nr_tids, s->tid))
+		c.thread_filtered |= HF_THREAD;
+	const uint8_t *gw = suspect ? group_row(pv, s->comm) : NULL;
+	bool self_tree = suspect && tree_loc(suspect, gw, leaf_loc);
+	if (again && pv->taggs) {
+		int rc = again_sample(ps, it, si, s, &c, self_tree, err);
+		if (rc < 0)
+			return rc;
+		return 0;
+	}
+	/* the first raw sample of an aggregate passed raw: its tree-mode
+	 * frames are kept for the next */
+	struct tree_agg *ta = ((raw && !again) || pipe) && pv->taggs ? &pv->taggs[si] : NULL;
+	/* what a row that is no tree-mode one gets of this sample: the
+	 * aggregate's sums, once (nothing on a raw sample met again) */
+	const pf_sample *ns = again ? NULL : agg;
+	int64_t self = 0;
+	uint32_t self_key = PF_NONE;
+	hist_entry *e = NULL;
+	if (self_tree || ns) {
+		self = self_entry(h, &c, leaf_loc,
+				  lb ? (lb[leaf_loc].level_self & 0x80) != 0 : self_key_is_chain_key(&prof->locs[leaf_loc]),
+				  err);
+		if (self < 0)
+			return (int)self;
+		/* the key's first row (once-per-sample marks), and the row
+		 * perf's walk finds (tree mode) */
+		self_key = (uint32_t)self;
+		if (self_tree && !pipe && (self = tree_entry(h, &c, leaf_loc, false, self_key, err)) < 0)
+			return (int)self;
+		e = &h->entries[self];
+	}
+	/* the Self row's sums, NULL: none (on two threads the other one adds
+	 * a tree-mode row's) */
+	const pf_sample *es = self_tree ? (pipe ? NULL : s) : ns;
+	if (self_of && e && !(pipe && self_tree))
+		self_of[si] = (uint32_t)self;
+	if (ta)
+		*ta = (struct tree_agg){ (uint32_t)pv->nr_tframes, 0, 0, self_key, (uint32_t)h->n, 0 };
+	if (parent_of)
+		parent_of[si] = c.parent;
+	/* an entry is shown if any of its samples passes the filters */
+	uint8_t f = entry_filter(h, &c, leaf_loc);
+	if (es) {
+		e->filtered &= f;
+		if (prof->exact && si < prof->cap_exact) {
+			const pf_exact *x = &prof->exact[si];
+			if (!e->nr_events || x->min < e->ex_min)
+				e->ex_min = x->min;
+			if (x->max > e->ex_max)
+				e->ex_max = x->max;
+			e->ex_incl += x->incl;
+		}
+		e->period += es->period;
+		e->nr_events += es->count;
+	}
+	if (ns) {
+		h->total_period += ns->period;
+		h->nr_samples += ns->count;
+		if (!f) {
+			h->total_non_filtered_period += ns->period;
+			h->nr_non_filtered_samples += ns->count;
+		}
+	}
+	if (!opts->children && (!want_cc || late_cc)) {
+		if (es)
+			e->period_acc += es->period;
+		return 0;
+	}
+	size_t nk = 0;
+	uint32_t *cursor = sample_cursor(h, s, &ps->chain, &ps->cap_chain, &nk);
+	if (!cursor && nk)
+		return proff_err_set(err, PROFF_ENOMEM, NULL, PROFF_NO_OFFSET, "out of memory");
+	if (ta)
+		ta->nk = (uint32_t)nk;
+	if (!opts->children) {
+		if (es) {
+			e->period_acc += es->period;
+			if (want_cc && nk && cc_add(h, e, cursor, nk, es->period, es->count) < 0)
+				return proff_err_set(err, PROFF_ENOMEM, NULL, PROFF_NO_OFFSET, "out of memory");
+		}
+		return 0;
+	}
+	/* children: the self row, then every distinct row met along the
+	 * cursor (first occurrence wins, so recursion counts once) */
+	uint32_t stamp = (uint32_t)it;
+	struct hot_ent *he;
+	if (es) {
+		pv->hot[self_key].seen = stamp;
+		he = &pv->hot[self];
+		he->seen = stamp;
+		he->acc += es->period;
+		if (nk > he->depth)
+			he->depth = (uint32_t)nk;
+		/* the callchain-tree pass leaves tree-mode rows to this one */
+		if (want_cc && !fast_cc && nk && cc_add(h, e, cursor, nk, es->period, es->count) < 0)
+			return proff_err_set(err, PROFF_ENOMEM, NULL, PROFF_NO_OFFSET, "out of memory");
+		if (want_cc && fast_cc && self_tree && nk && tree_chain_add(pv, it, (uint32_t)self, 0) < 0)
+			return proff_err_set(err, PROFF_ENOMEM, NULL, PROFF_NO_OFFSET, "out of memory");
+	}
+	for (size_t k = 0; k < nk; k++) {
+		uint32_t loc = cursor[k];
+		/* perf reuses one addr_location along the cursor: a frame
+		 * without a map keeps the level of the last frame with one */
+		if (lb[loc].map_level)
+			c.self_level = (char)lb[loc].map_level;
+		bool tree = suspect && tree_loc(suspect, gw, loc);
+		if (!tree && !ns)
+			continue;
+		const pf_sample *rs = tree ? s : ns;     /* the row's sums */
+		int64_t id = chain_entry(h, &c, loc, err);
+		if (id < 0)
+			return (int)id;
+		if (tree && ta) {
+			if (tframe_push(pv, (struct tree_frame){ (uint32_t)k, loc, (uint32_t)id, (uint32_t)h->n, c.self_level }) < 0)
+				return proff_err_set(err, PROFF_ENOMEM, NULL, PROFF_NO_OFFSET, "out of memory");
+			ta->cnt++;
+		}
+		if (tree && pipe)
+			continue;       /* the other thread's */
+		he = &pv->hot[id];
+		if (he->seen == stamp)
+			continue;
+		he->seen = stamp;
+		if (tree) {
+			if ((id = tree_entry(h, &c, loc, true, (uint32_t)id, err)) < 0)
+				return (int)id;
+			he = &pv->hot[id];
+			he->seen = stamp;
+		}
+		he->acc += rs->period;
+		if (nk - k > he->depth)
+			he->depth = (uint32_t)(nk - k);
+		if (filters)
+			h->entries[id].filtered &= entry_filter(h, &c, loc);
+		if (want_cc && !fast_cc &&
+		    cc_add(h, &h->entries[id], cursor + k, nk - k, rs->period, rs->count) < 0)
+			return proff_err_set(err, PROFF_ENOMEM, NULL, PROFF_NO_OFFSET, "out of memory");
+		if (want_cc && fast_cc && tree && tree_chain_add(pv, it, (uint32_t)id, (uint32_t)k) < 0)
+			return proff_err_set(err, PROFF_ENOMEM, NULL, PROFF_NO_OFFSET, "out of memory");
+	}
+	return 0;
+}
+
+/* ---- tree mode on two threads ----------------------------------------------------
+ *
+ * perf's walks need the raw samples in reading order, one by one, and its
+ * input tree grown with every row as it is made; the rows that are no
+ * tree-mode ones need neither. So one thread (A, pass_one over the
+ * aggregates in the order of their first raw samples) makes every row
+ * through the hash table, sums the rows that are no tree-mode ones and
+ * keeps each aggregate's tree-mode frames, with the number of rows made
+ * up to each; the other (B, pipe_b) goes over the raw samples, grows the
+ * input tree with A's rows (staged keys) up to the point of each walk,
+ * walks, and sums the tree-mode rows apart, making the rows a walk misses
+ * as references (HIST_ITREE_DUP) numbered after A's rows at the end
+ * (pipe_merge). A publishes how many aggregates it has done; B waits for
+ * the aggregate it meets first. Neither writes what the other reads. */
+struct tree_sum {
+	uint64_t acc, period, count;
+	uint32_t depth, seen;
+	uint8_t filt;
+};
+
+struct tree_dup {
+	hist_entry e;
+	uint64_t w[HIST_MAX_KEYS * KW_PER_KEY];
+	struct tree_sum sum;
+};
+
+struct tree_pipe {
+	_Atomic size_t done;       /* aggregates A has passed, in first-raw order */
+	_Atomic int stop;          /* a thread failed */
+	pass_state *ps;
+	uint8_t *met_a, *met_b;    /* per aggregate: met by A, by B */
+	/* B's */
+	struct tree_sum *sum;      /* per row of A's */
+	size_t cap_sum;
+	struct tree_dup *dups;
+	size_t nr_dups, cap_dups;
+	uint32_t *wrow, *wver;     /* per key (its row): the last walk's row, and the version then */
+	size_t cap_w;
+	proff_error err;
+	int rc;
+};
+
+static bool pipe_wait(struct tree_pipe *tp, size_t pos)
+{
+	for (unsigned spin = 0; atomic_load_explicit(&tp->done, memory_order_acquire) < pos; spin++) {
+		if (atomic_load_explicit(&tp->stop, memory_order_relaxed))
+			return false;
+		if (spin > 64)
+			sched_yield();
+	}
+	return true;
+}
+
+static struct tree_sum *pipe_sum(struct tree_pipe *tp, uint32_t ref)
+{
+	if (ref & HIST_ITREE_DUP)
+		return &tp->dups[ref & ~HIST_ITREE_DUP].sum;
+	if (ref >= tp->cap_sum) {
+		size_t old = tp->cap_sum;
+		if (PF_GROW(tp->sum, tp->cap_sum, (size_t)ref + 1) < 0)
+			return NULL;
+		for (size_t i = old; i < tp->cap_sum; i++)
+			tp->sum[i] = (struct tree_sum){ 0, 0, 0, 0, UINT32_MAX, 0xff };
+	}
+	return &tp->sum[ref];
+}
+
+/* tree_entry on B: the input tree holds A's rows before upto first */
+static int64_t pipe_entry(struct tree_pipe *tp, const ctx *c, uint32_t loc, bool chain, uint32_t key, size_t upto,
+			  proff_error *err)
+{
+	hist *h = tp->ps->h;
+	hist_itree *it = h->priv->itree;
+	if (hist_itree_add_staged(it, h, upto) < 0)
+		return proff_err_set(err, PROFF_ENOMEM, NULL, PROFF_NO_OFFSET, "out of memory");
+	if (key >= tp->cap_w) {
+		size_t old = tp->cap_w, c2 = old;
+		if (PF_GROW(tp->wrow, c2, (size_t)key + 1) < 0 || PF_GROW(tp->wver, tp->cap_w, (size_t)key + 1) < 0)
+			return proff_err_set(err, PROFF_ENOMEM, NULL, PROFF_NO_OFFSET, "out of memory");
+		memset(tp->wver + old, 0, (tp->cap_w - old) * sizeof(uint32_t));
+	}
+	uint32_t ver = hist_itree_version(it, key);
+	if (tp->wver[key] == ver)
+		return tp->wrow[key];
+	hist_entry probe;
+	row_fill(h, c, loc, chain, &probe);
+	int64_t id = hist_itree_find(it, h, &probe);
+	if (id >= 0) {
+		tp->wrow[key] = (uint32_t)id;
+		tp->wver[key] = ver;
+		return id;
+	}
+	if (id < -1 || tp->nr_dups >= HIST_ITREE_DUP - 1 || PF_GROW(tp->dups, tp->cap_dups, tp->nr_dups + 1) < 0)
+		return proff_err_set(err, PROFF_ENOMEM, NULL, PROFF_NO_OFFSET, "out of memory");
+	struct tree_dup *d = &tp->dups[tp->nr_dups];
+	d->e = probe;
+	key_words(h, c, loc, chain, d->w);
+	d->sum = (struct tree_sum){ 0, 0, 0, 0, UINT32_MAX, 0xff };
+	uint32_t ref = HIST_ITREE_DUP | (uint32_t)tp->nr_dups;
+	if (hist_itree_add_entry(it, h, &probe, ref) < 0)
+		return proff_err_set(err, PROFF_ENOMEM, NULL, PROFF_NO_OFFSET, "out of memory");
+	tp->nr_dups++;
+	return ref;
+}
+
+static int pipe_b_run(struct tree_pipe *tp, proff_error *err)
+{
+	pass_state *ps = tp->ps;
+	hist *h = ps->h;
+	struct hist_priv *pv = h->priv;
+	const pf_profile *prof = h->prof;
+	const hist_opts *opts = &h->opts;
+	const loc_bits *lb = ps->lb;
+	const uint8_t *whole = ps->whole;
+	uint8_t *met = tp->met_b;
+	bool chains = ps->want_cc && ps->fast_cc;
+	/* pos: aggregates met; lim: A's rows made before the raw sample at
+	 * hand (from the last aggregate met first: pend, when not read yet) */
+	size_t pos = 0, pend_pos = 0, lim = 0, end = prof->nr_seq;
+	uint32_t pend = PF_NONE;
+	for (size_t it = 0; it < end; it++) {
+		const pf_seq *q = &prof->seq[it];
+		size_t si = q->sample;
+		if (it + 8 < end) {
+			uint32_t ahead = prof->seq[it + 8].sample;
+			__builtin_prefetch(&whole[ahead]);
+			__builtin_prefetch(&met[ahead]);
+			__builtin_prefetch(&prof->samples[ahead]);
+			__builtin_prefetch(&pv->taggs[ahead]);
+		}
+		bool first = !met[si];
+		if (first) {
+			met[si] = 1;
+			pos++;
+		}
+		const pf_sample *agg = &prof->samples[si];
+		if (whole[si] || agg->evsel != h->evsel) {
+			if (first) {
+				pend_pos = pos;
+				pend = (uint32_t)si;
+			}
+			continue;
+		}
+		if (first) {
+			if (!pipe_wait(tp, pos))
+				return 0;       /* A failed: its error is the one */
+			pend = PF_NONE;
+		} else if (pend != PF_NONE) {
+			if (!pipe_wait(tp, pend_pos))
+				return 0;
+			lim = pv->taggs[pend].rows_after;
+			pend = PF_NONE;
+		}
+		const struct tree_agg *ta = &pv->taggs[si];
+		pf_sample one = *agg;
+		one.thread = q->thread;
+		one.pid = prof->threads[q->thread].pid;
+		one.tid = prof->threads[q->thread].tid;
+		one.period = q->period;
+		one.count = 1;
+		const pf_sample *s = &one;
+		uint32_t leaf_loc = prof->nodes[s->stack].loc;
+		char lv = prof->nr_level_notes ? pf_sample_level(prof, si) : (char)(lb[leaf_loc].level_self & 0x7f);
+		ctx c = { s, sample_parent(h, s), 0, lv };
+		if (opts->comms.n && !pf_strlist_has(&opts->comms, pf_str(prof, s->comm)))
+			c.thread_filtered |= HF_THREAD;
+		if (opts->nr_pids && !u32_in(opts->pids, opts->nr_pids, s->pid))
+			c.thread_filtered |= HF_THREAD;
+		if (opts->nr_tids && !u32_in(opts->tids, opts->nr_tids, s->tid))
+			c.thread_filtered |= HF_THREAD;
+		const uint8_t *gw = group_row(pv, s->comm);
+		uint32_t stamp = (uint32_t)it, nk = ta->nk;
+		if (tree_loc(pv->suspect, gw, leaf_loc)) {
+			int64_t ref = pipe_entry(tp, &c, leaf_loc, false, ta->self_key, first ? ta->self_rows : lim, err);
+			if (ref < 0)
+				return (int)ref;
+			struct tree_sum *ks = pipe_sum(tp, ta->self_key);
+			if (!ks)
+				return proff_err_set(err, PROFF_ENOMEM, NULL, PROFF_NO_OFFSET, "out of memory");
+			struct tree_sum *ts = ref == ta->self_key ? ks : pipe_sum(tp, (uint32_t)ref);
+			if (ps->self_of)
+				ps->self_of[si] = (uint32_t)ref;
+			ts->filt &= entry_filter(h, &c, leaf_loc);
+			ts->period += s->period;
+			ts->count += s->count;
+			ks->seen = ts->seen = stamp;
+			ts->acc += s->period;
+			if (nk > ts->depth)
+				ts->depth = nk;
+			if (chains && nk && tree_chain_add(pv, it, (uint32_t)ref, 0) < 0)
+				return proff_err_set(err, PROFF_ENOMEM, NULL, PROFF_NO_OFFSET, "out of memory");
+		}
+		for (uint32_t j = ta->off; j < ta->off + ta->cnt; j++) {
+			const struct tree_frame *tf = tframe_at(pv, j);
+			struct tree_sum *ks = pipe_sum(tp, tf->key);
+			if (!ks)
+				return proff_err_set(err, PROFF_ENOMEM, NULL, PROFF_NO_OFFSET, "out of memory");
+			if (ks->seen == stamp)
+				continue;
+			ks->seen = stamp;
+			c.self_level = tf->level;
+			int64_t ref = pipe_entry(tp, &c, tf->loc, true, tf->key, first ? tf->nrows : lim, err);
+			if (ref < 0)
+				return (int)ref;
+			struct tree_sum *ts = ref == tf->key ? ks : pipe_sum(tp, (uint32_t)ref);
+			ts->seen = stamp;
+			ts->acc += s->period;
+			if (nk - tf->k > ts->depth)
+				ts->depth = nk - tf->k;
+			if (ps->filters)
+				ts->filt &= entry_filter(h, &c, tf->loc);
+			if (chains && tree_chain_add(pv, it, (uint32_t)ref, tf->k) < 0)
+				return proff_err_set(err, PROFF_ENOMEM, NULL, PROFF_NO_OFFSET, "out of memory");
+		}
+		if (first)
+			lim = ta->rows_after;
+	}
+	return 0;
+}
+
+static void *pipe_b(void *arg)
+{
+	struct tree_pipe *tp = arg;
+	tp->rc = pipe_b_run(tp, &tp->err);
+	if (tp->rc < 0)
+		atomic_store_explicit(&tp->stop, 1, memory_order_relaxed);
+	return NULL;
+}
+
+/* A: the aggregates in the order of their first raw samples */
+static int pipe_a(pass_state *ps, proff_error *err)
+{
+	struct tree_pipe *tp = ps->tp;
+	hist *h = ps->h;
+	const pf_profile *prof = h->prof;
+	struct tree_agg *taggs = h->priv->taggs;
+	uint8_t *met = tp->met_a;
+	size_t pos = 0;
+	for (size_t it = 0; it < prof->nr_seq; it++) {
+		size_t si = prof->seq[it].sample;
+		if (met[si])
+			continue;
+		met[si] = 1;
+		int rc = pass_one(ps, it, si, err);
+		if (rc < 0) {
+			atomic_store_explicit(&tp->stop, 1, memory_order_relaxed);
+			return rc;
+		}
+		taggs[si].rows_after = (uint32_t)h->n;
+		atomic_store_explicit(&tp->done, ++pos, memory_order_release);
+		if (atomic_load_explicit(&tp->stop, memory_order_relaxed))
+			break;      /* B failed: its error is the one */
+	}
+	return 0;
+}
+
+static void sum_apply(hist *h, uint32_t r, const struct tree_sum *t)
+{
+	hist_entry *e = &h->entries[r];
+	struct hot_ent *he = &h->priv->hot[r];
+	e->period += t->period;
+	e->nr_events += t->count;
+	e->filtered &= t->filt;
+	he->acc += t->acc;
+	if (t->depth > he->depth)
+		he->depth = t->depth;
+}
+
+/* After both threads: the rest of A's rows into the input tree, the rows
+ * B's walks made after A's, B's sums into the rows, and B's references
+ * to its rows resolved. */
+static int pipe_merge(hist *h, struct tree_pipe *tp, proff_error *err)
+{
+	struct hist_priv *pv = h->priv;
+	const pf_profile *prof = h->prof;
+	if (hist_itree_add_staged(pv->itree, h, h->n) < 0)
+		return proff_err_set(err, PROFF_ENOMEM, NULL, PROFF_NO_OFFSET, "out of memory");
+	uint32_t base = (uint32_t)h->n;
+	for (size_t d = 0; d < tp->nr_dups; d++) {
+		if (reserve_rows(h, h->n + 1) < 0)
+			return proff_err_set(err, PROFF_ENOMEM, NULL, PROFF_NO_OFFSET, "out of memory");
+		memcpy(pv->keyw + h->n * pv->kw, tp->dups[d].w, pv->kw * 8);
+		pv->hot[h->n] = (struct hot_ent){ 0, UINT32_MAX, 0 };
+		h->entries[h->n] = tp->dups[d].e;
+		row_publish(h);
+	}
+	hist_itree_resolve_dups(pv->itree, base);
+	for (size_t r = 0; r < tp->cap_sum && r < base; r++)
+		sum_apply(h, (uint32_t)r, &tp->sum[r]);
+	for (size_t d = 0; d < tp->nr_dups; d++)
+		sum_apply(h, base + (uint32_t)d, &tp->dups[d].sum);
+	if (tp->nr_dups) {
+		uint32_t *self_of = tp->ps->self_of;
+		for (size_t si = 0; self_of && si < prof->nr_samples; si++)
+			if (self_of[si] != PF_NONE && (self_of[si] & HIST_ITREE_DUP))
+				self_of[si] = base + (self_of[si] & ~HIST_ITREE_DUP);
+		for (size_t i = 0; i < pv->nr_tchains; i++)
+			if (pv->tchains[i].row & HIST_ITREE_DUP)
+				pv->tchains[i].row = base + (pv->tchains[i].row & ~HIST_ITREE_DUP);
+	}
+	return 0;
+}
+
+/* The pass over ps->from..ps->to (or, in tree mode, over the raw samples;
+ * with ps->tp, A's part of the pass on two threads) */
+static int sample_pass(pass_state *ps, proff_error *err)
+{
+	if (ps->tp)
+		return pipe_a(ps, err);
+	hist *h = ps->h;
+	struct hist_priv *pv = h->priv;
+	const pf_profile *prof = h->prof;
+	bool raw = ps->raw;
+	const uint8_t *whole = ps->whole;
 	for (size_t it = raw ? 0 : ps->from, end = raw ? prof->nr_seq : ps->to; it < end; it++) {
 		size_t si = raw ? prof->seq[it].sample : it;
 		if (raw && it + 8 < end) {
@@ -1493,172 +2006,9 @@ static int sample_pass(pass_state *ps, proff_error *err)
 		if (raw && whole[si] == 2)
 			continue;       /* passed whole at its first raw sample (its state is
 					   read before the sample: most raw samples stop here) */
-		const pf_sample *s = &prof->samples[si], *agg = s;
-		if (s->evsel != evsel)
-			continue;
-		/* a raw sample of an aggregate met before: its rows that are no
-		 * tree-mode ones got the aggregate's sums the first time */
-		bool again = false;
-		if (raw && whole[si] == 1) {
-			whole[si] = 2;
-		} else if (raw) {
-			again = whole[si] == 3;
-			whole[si] = 3;
-			const pf_seq *q = &prof->seq[it];
-			one = *s;
-			one.thread = q->thread;
-			one.pid = prof->threads[q->thread].pid;
-			one.tid = prof->threads[q->thread].tid;
-			one.period = q->period;
-			one.count = 1;
-			s = &one;
-		}
-		uint32_t leaf_loc = prof->nodes[s->stack].loc;
-		char lv = prof->nr_level_notes ? pf_sample_level(prof, si)
-			  : lb ? (char)(lb[leaf_loc].level_self & 0x7f) : prof->locs[leaf_loc].level;
-		ctx c = { s, sample_parent(h, s), 0, lv };
-		if (opts->comms.n && !pf_strlist_has(&opts->comms, pf_str(prof, s->comm)))
-			c.thread_filtered |= HF_THREAD;
-		if (opts->nr_pids && !u32_in(opts->pids, opts->nr_pids, s->pid))
-			c.thread_filtered |= HF_THREAD;
-		if (opts->nr_tids && !u32_in(opts->tids, opts->nr_tids, s->tid))
-			c.thread_filtered |= HF_THREAD;
-		const uint8_t *gw = suspect ? group_row(pv, s->comm) : NULL;
-		bool self_tree = suspect && tree_loc(suspect, gw, leaf_loc);
-		if (again && pv->taggs) {
-			int rc = again_sample(ps, it, si, s, &c, self_tree, err);
-			if (rc < 0)
-				return rc;
-			continue;
-		}
-		/* the first raw sample of an aggregate passed raw: its tree-mode
-		 * frames are kept for the next */
-		struct tree_agg *ta = raw && !again && pv->taggs ? &pv->taggs[si] : NULL;
-		/* what a row that is no tree-mode one gets of this sample: the
-		 * aggregate's sums, once (nothing on a raw sample met again) */
-		const pf_sample *ns = again ? NULL : agg;
-		int64_t self = 0;
-		uint32_t self_key = PF_NONE;
-		hist_entry *e = NULL;
-		if (self_tree || ns) {
-			self = self_entry(h, &c, leaf_loc,
-					  lb ? (lb[leaf_loc].level_self & 0x80) != 0 : self_key_is_chain_key(&prof->locs[leaf_loc]),
-					  err);
-			if (self < 0)
-				return (int)self;
-			/* the key's first row (once-per-sample marks), and the row
-			 * perf's walk finds (tree mode) */
-			self_key = (uint32_t)self;
-			if (self_tree && (self = tree_entry(h, &c, leaf_loc, false, self_key, err)) < 0)
-				return (int)self;
-			e = &h->entries[self];
-		}
-		const pf_sample *es = self_tree ? s : ns;    /* the Self row's sums, NULL: none */
-		if (self_of && e)
-			self_of[si] = (uint32_t)self;
-		if (ta)
-			*ta = (struct tree_agg){ (uint32_t)pv->nr_tframes, 0, 0, self_key };
-		if (parent_of)
-			parent_of[si] = c.parent;
-		/* an entry is shown if any of its samples passes the filters */
-		uint8_t f = entry_filter(h, &c, leaf_loc);
-		if (es) {
-			e->filtered &= f;
-			if (prof->exact && si < prof->cap_exact) {
-				const pf_exact *x = &prof->exact[si];
-				if (!e->nr_events || x->min < e->ex_min)
-					e->ex_min = x->min;
-				if (x->max > e->ex_max)
-					e->ex_max = x->max;
-				e->ex_incl += x->incl;
-			}
-			e->period += es->period;
-			e->nr_events += es->count;
-		}
-		if (ns) {
-			h->total_period += ns->period;
-			h->nr_samples += ns->count;
-			if (!f) {
-				h->total_non_filtered_period += ns->period;
-				h->nr_non_filtered_samples += ns->count;
-			}
-		}
-		if (!opts->children && (!want_cc || late_cc)) {
-			if (es)
-				e->period_acc += es->period;
-			continue;
-		}
-		size_t nk = 0;
-		uint32_t *cursor = sample_cursor(h, s, &ps->chain, &ps->cap_chain, &nk);
-		if (!cursor && nk)
-			return proff_err_set(err, PROFF_ENOMEM, NULL, PROFF_NO_OFFSET, "out of memory");
-		if (ta)
-			ta->nk = (uint32_t)nk;
-		if (!opts->children) {
-			if (es) {
-				e->period_acc += es->period;
-				if (want_cc && nk && cc_add(h, e, cursor, nk, es->period, es->count) < 0)
-					return proff_err_set(err, PROFF_ENOMEM, NULL, PROFF_NO_OFFSET, "out of memory");
-			}
-			continue;
-		}
-		/* children: the self row, then every distinct row met along the
-		 * cursor (first occurrence wins, so recursion counts once) */
-		uint32_t stamp = (uint32_t)it;
-		struct hot_ent *he;
-		if (es) {
-			pv->hot[self_key].seen = stamp;
-			he = &pv->hot[self];
-			he->seen = stamp;
-			he->acc += es->period;
-			if (nk > he->depth)
-				he->depth = (uint32_t)nk;
-			/* the callchain-tree pass leaves tree-mode rows to this one */
-			if (want_cc && !fast_cc && nk && cc_add(h, e, cursor, nk, es->period, es->count) < 0)
-				return proff_err_set(err, PROFF_ENOMEM, NULL, PROFF_NO_OFFSET, "out of memory");
-			if (want_cc && fast_cc && self_tree && nk && tree_chain_add(pv, it, (uint32_t)self, 0) < 0)
-				return proff_err_set(err, PROFF_ENOMEM, NULL, PROFF_NO_OFFSET, "out of memory");
-		}
-		for (size_t k = 0; k < nk; k++) {
-			uint32_t loc = cursor[k];
-			/* perf reuses one addr_location along the cursor: a frame
-			 * without a map keeps the level of the last frame with one */
-			if (lb[loc].map_level)
-				c.self_level = (char)lb[loc].map_level;
-			bool tree = suspect && tree_loc(suspect, gw, loc);
-			if (!tree && !ns)
-				continue;
-			const pf_sample *rs = tree ? s : ns;     /* the row's sums */
-			int64_t id = chain_entry(h, &c, loc, err);
-			if (id < 0)
-				return (int)id;
-			if (tree && ta) {
-				if (PF_GROW(pv->tframes, pv->cap_tframes, pv->nr_tframes + 1) < 0)
-					return proff_err_set(err, PROFF_ENOMEM, NULL, PROFF_NO_OFFSET, "out of memory");
-				pv->tframes[pv->nr_tframes++] = (struct tree_frame){ (uint32_t)k, loc, (uint32_t)id, c.self_level };
-				ta->cnt++;
-			}
-			he = &pv->hot[id];
-			if (he->seen == stamp)
-				continue;
-			he->seen = stamp;
-			if (tree) {
-				if ((id = tree_entry(h, &c, loc, true, (uint32_t)id, err)) < 0)
-					return (int)id;
-				he = &pv->hot[id];
-				he->seen = stamp;
-			}
-			he->acc += rs->period;
-			if (nk - k > he->depth)
-				he->depth = (uint32_t)(nk - k);
-			if (filters)
-				h->entries[id].filtered &= entry_filter(h, &c, loc);
-			if (want_cc && !fast_cc &&
-			    cc_add(h, &h->entries[id], cursor + k, nk - k, rs->period, rs->count) < 0)
-				return proff_err_set(err, PROFF_ENOMEM, NULL, PROFF_NO_OFFSET, "out of memory");
-			if (want_cc && fast_cc && tree && tree_chain_add(pv, it, (uint32_t)id, (uint32_t)k) < 0)
-				return proff_err_set(err, PROFF_ENOMEM, NULL, PROFF_NO_OFFSET, "out of memory");
-		}
+		int rc = pass_one(ps, it, si, err);
+		if (rc < 0)
+			return rc;
 	}
 	return 0;
 }
@@ -2021,7 +2371,8 @@ int hist_build(pf_profile *prof, uint32_t evsel, const hist_opts *opts, hist **o
 	}
 	/* without filters every row stays unfiltered */
 	bool filters = opts->comms.n || opts->nr_pids || opts->nr_tids || opts->dsos.n || opts->symbols.n;
-	pass_state ps = { h, 0, prof->nr_samples, lb, want_cc, fast_cc, late_cc, filters, self_of, parent_of, NULL, 0, NULL };
+	pass_state ps = { h, 0, prof->nr_samples, lb, want_cc, fast_cc, late_cc, filters, self_of, parent_of, NULL, 0, NULL,
+			  pv->suspect && prof->nr_seq, NULL };
 	if (pv->suspect && prof->nr_seq &&
 	    (!(ps.whole = sample_whole(h)) || !(pv->taggs = malloc(prof->nr_samples * sizeof(*pv->taggs))))) {
 		free(self_of); free(parent_of); free(idx); free(lb); free(ps.whole);
@@ -2034,6 +2385,25 @@ int hist_build(pf_profile *prof, uint32_t evsel, const hist_opts *opts, hist **o
 	 * (srcline keys compute and cache strings in the profile: not) */
 	hist *h2 = NULL;
 	size_t split_min = opts->split_min ? opts->split_min : SPLIT_PASS_MIN;
+	/* tree mode over raw samples: on two threads (struct tree_pipe) where
+	 * the pass adds no callchain trees (their nodes are shared) */
+	struct tree_pipe *tp = NULL;
+	if (ps.raw && opts->children && (!want_cc || fast_cc) && !prof->exact && prof->nr_seq >= split_min &&
+	    (tp = calloc(1, sizeof(*tp)))) {
+		tp->met_a = calloc(prof->nr_samples ? prof->nr_samples : 1, 1);
+		tp->met_b = calloc(prof->nr_samples ? prof->nr_samples : 1, 1);
+		if (tp->met_a && tp->met_b) {
+			tp->ps = &ps;
+			ps.tp = tp;
+			ps.raw = false;
+			pv->pipe = true;
+		} else {
+			free(tp->met_a);
+			free(tp->met_b);
+			free(tp);
+			tp = NULL;      /* on one thread */
+		}
+	}
 	if (opts->children && (!want_cc || fast_cc) && !opts->diff_mode && !key_has(h, HK_SRCLINE) && !pv->itree &&
 	    prof->nr_samples >= split_min && prof->nr_samples >= 2 && hist_new(prof, evsel, opts, &h2, err) < 0)
 		h2 = NULL;       /* the pass then runs here alone */
@@ -2075,6 +2445,28 @@ int hist_build(pf_profile *prof, uint32_t evsel, const hist_opts *opts, hist **o
 		free(map);
 		free(j.ps.chain);
 		hist_free(h2);
+	} else if (tp) {
+		pthread_t th;
+		bool threaded = pthread_create(&th, NULL, pipe_b, tp) == 0;
+		rc = sample_pass(&ps, err);
+		if (threaded)
+			pthread_join(th, NULL);
+		else if (rc == 0)
+			pipe_b(tp);
+		if (rc == 0 && tp->rc < 0) {
+			*err = tp->err;
+			rc = tp->rc;
+		}
+		pv->pipe = false;
+		if (rc == 0)
+			rc = pipe_merge(h, tp, err);
+		free(tp->met_a);
+		free(tp->met_b);
+		free(tp->sum);
+		free(tp->dups);
+		free(tp->wrow);
+		free(tp->wver);
+		free(tp);
 	} else {
 		rc = sample_pass(&ps, err);
 	}
@@ -2174,6 +2566,9 @@ void hist_free(hist *h)
 		free(h->priv->wrow);
 		free(h->priv->wsize);
 		free(h->priv->taggs);
+		if (h->priv->tframes)
+			for (size_t c = 0; c < TF_MAX_CHUNKS && h->priv->tframes[c]; c++)
+				free(h->priv->tframes[c]);
 		free(h->priv->tframes);
 		if (h->priv->has_parent_re)
 			regfree(&h->priv->parent_re);

@@ -587,10 +587,14 @@ static void test_tree_mode(void **state)
 		assert_true(agg.nr_samples < raw.nr_samples / 4);
 		for (size_t si = 0; si < sizeof(sorts) / sizeof(sorts[0]); si++) {
 			for (int mode = 0; mode < 2; mode++) {
-				hist *hv[2];
-				char *buf[2] = { NULL, NULL };
-				size_t len[2] = { 0, 0 };
-				for (int k = 0; k < 2; k++) {
+				/* the raw samples one by one, on one thread; the
+				 * aggregates on one thread, and on two (the pass
+				 * split where it applies: caller order) */
+				enum { NV = 4 };
+				hist *hv[NV];
+				char *buf[NV] = { NULL };
+				size_t len[NV] = { 0 };
+				for (int k = 0; k < NV; k++) {
 					hist_opts o;
 					hist_opts_init(&o);
 					o.sort = sorts[si];
@@ -598,33 +602,37 @@ static void test_tree_mode(void **state)
 					o.callchain = true;
 					o.caller_order = mode == 0;     /* 1: callee order, chains added in the pass */
 					o.order_early = true;
+					o.split_min = k < 2 ? SIZE_MAX : 1;
 					proff_error err;
-					assert_int_equal(hist_build(k ? &agg : &raw, 0, &o, &hv[k], &err), 0);
+					assert_int_equal(hist_build(k & 1 ? &agg : &raw, 0, &o, &hv[k], &err), 0);
 					hist_sort_report(hv[k]);
 					buf[k] = report_text(hv[k], true, true, &len[k]);
 				}
-				hist *a = hv[0], *b = hv[1];
-				assert_int_equal(a->n, b->n);
-				assert_int_equal(a->total_period, b->total_period);
-				assert_int_equal(a->nr_samples, b->nr_samples);
-				for (size_t i = 0; i < a->n; i++) {
-					const hist_entry *x = &a->entries[i];
-					if (rows_differ(x, &b->entries[i]))
-						fail_msg("seed %u, -s %s, mode %d: row %zu differs", seed, sorts[si], mode, i);
-					/* two rows of one key (next to each other or not) */
-					for (size_t j = i + 1; j < a->n && !si && !mode; j++) {
-						const hist_entry *z = &a->entries[j];
+				hist *a = hv[0];
+				for (int k = 1; k < NV; k++) {
+					hist *b = hv[k];
+					assert_int_equal(a->n, b->n);
+					assert_int_equal(a->total_period, b->total_period);
+					assert_int_equal(a->nr_samples, b->nr_samples);
+					for (size_t i = 0; i < a->n; i++)
+						if (rows_differ(&a->entries[i], &b->entries[i]))
+							fail_msg("seed %u, -s %s, mode %d, variant %d: row %zu differs", seed,
+								 sorts[si], mode, k, i);
+					assert_int_equal(len[0], len[k]);
+					assert_memory_equal(buf[0], buf[k], len[0]);
+				}
+				/* two rows of one key (next to each other or not) */
+				for (size_t i = 0; i < a->n && !si && !mode; i++)
+					for (size_t j = i + 1; j < a->n; j++) {
+						const hist_entry *x = &a->entries[i], *z = &a->entries[j];
 						dup_keys += z->sym == PF_NONE && x->sym == PF_NONE && z->comm == x->comm &&
 							    z->dso == x->dso && z->addr == x->addr;
 					}
-				}
-				assert_int_equal(len[0], len[1]);
-				assert_memory_equal(buf[0], buf[1], len[0]);
 				compared += a->n;
-				free(buf[0]);
-				free(buf[1]);
-				hist_free(a);
-				hist_free(b);
+				for (int k = 0; k < NV; k++) {
+					free(buf[k]);
+					hist_free(hv[k]);
+				}
 			}
 		}
 		free(agg.samples);

@@ -84,9 +84,9 @@ static inline bool tree_loc(const uint8_t *suspect, const uint8_t *gw, uint32_t 
 	return v && (!gw || gw[v - 1]);
 }
 
-/* A tree-mode row's chain: the sample's cursor from position k, of raw
- * sample (or aggregated sample without a sequence) `it` */
-struct tree_chain { uint32_t it, row, k; };
+/* A tree-mode row's chain: aggregated sample si's cursor from position k,
+ * with the period and count of the raw samples that added it */
+struct tree_chain { uint32_t si, row, k; uint64_t period, count; };
 
 /* Tree mode over raw samples: an aggregate's tree-mode frames (cursor
  * position, location, the key's first row, the level the frame gets),
@@ -1345,11 +1345,11 @@ typedef struct pass_state {
 	struct tree_pipe *tp;    /* tree mode on two threads: this is A */
 } pass_state;
 
-static int tree_chain_add(struct hist_priv *pv, size_t it, uint32_t row, uint32_t k)
+static int tree_chain_add(struct hist_priv *pv, size_t si, uint32_t row, uint32_t k, const pf_sample *s)
 {
 	if (PF_GROW(pv->tchains, pv->cap_tchains, pv->nr_tchains + 1) < 0)
 		return -1;
-	pv->tchains[pv->nr_tchains++] = (struct tree_chain){ (uint32_t)it, row, k };
+	pv->tchains[pv->nr_tchains++] = (struct tree_chain){ (uint32_t)si, row, k, s->period, s->count };
 	return 0;
 }
 
@@ -1460,7 +1460,7 @@ static int again_sample(pass_state *ps, size_t it, size_t si, const pf_sample *s
 			he->depth = (uint32_t)nk;
 		if (cursor && nk && cc_add(h, e, cursor, nk, s->period, s->count) < 0)
 			return proff_err_set(err, PROFF_ENOMEM, NULL, PROFF_NO_OFFSET, "out of memory");
-		if (want_cc && fast_cc && nk && tree_chain_add(pv, it, (uint32_t)self, 0) < 0)
+		if (want_cc && fast_cc && nk && tree_chain_add(pv, si, (uint32_t)self, 0, s) < 0)
 			return proff_err_set(err, PROFF_ENOMEM, NULL, PROFF_NO_OFFSET, "out of memory");
 	}
 	if (!children)
@@ -1484,7 +1484,7 @@ static int again_sample(pass_state *ps, size_t it, size_t si, const pf_sample *s
 			h->entries[id].filtered &= entry_filter(h, c, tf->loc);
 		if (cursor && cc_add(h, &h->entries[id], cursor + tf->k, nk - tf->k, s->period, s->count) < 0)
 			return proff_err_set(err, PROFF_ENOMEM, NULL, PROFF_NO_OFFSET, "out of memory");
-		if (want_cc && fast_cc && tree_chain_add(pv, it, (uint32_t)id, tf->k) < 0)
+		if (want_cc && fast_cc && tree_chain_add(pv, si, (uint32_t)id, tf->k, s) < 0)
 			return proff_err_set(err, PROFF_ENOMEM, NULL, PROFF_NO_OFFSET, "out of memory");
 	}
 	return 0;
@@ -1632,7 +1632,7 @@ static int pass_one(pass_state *ps, size_t it, size_t si, proff_error *err)
 		/* the callchain-tree pass leaves tree-mode rows to this one */
 		if (want_cc && !fast_cc && nk && cc_add(h, e, cursor, nk, es->period, es->count) < 0)
 			return proff_err_set(err, PROFF_ENOMEM, NULL, PROFF_NO_OFFSET, "out of memory");
-		if (want_cc && fast_cc && self_tree && nk && tree_chain_add(pv, it, (uint32_t)self, 0) < 0)
+		if (want_cc && fast_cc && self_tree && nk && tree_chain_add(pv, si, (uint32_t)self, 0, s) < 0)
 			return proff_err_set(err, PROFF_ENOMEM, NULL, PROFF_NO_OFFSET, "out of memory");
 	}
 	for (size_t k = 0; k < nk; k++) {
@@ -1673,7 +1673,7 @@ static int pass_one(pass_state *ps, size_t it, size_t si, proff_error *err)
 		if (want_cc && !fast_cc &&
 		    cc_add(h, &h->entries[id], cursor + k, nk - k, rs->period, rs->count) < 0)
 			return proff_err_set(err, PROFF_ENOMEM, NULL, PROFF_NO_OFFSET, "out of memory");
-		if (want_cc && fast_cc && tree && tree_chain_add(pv, it, (uint32_t)id, (uint32_t)k) < 0)
+		if (want_cc && fast_cc && tree && tree_chain_add(pv, si, (uint32_t)id, (uint32_t)k, s) < 0)
 			return proff_err_set(err, PROFF_ENOMEM, NULL, PROFF_NO_OFFSET, "out of memory");
 	}
 	return 0;
@@ -1717,6 +1717,10 @@ struct tree_pipe {
 	size_t nr_dups, cap_dups;
 	uint32_t *wrow, *wver;     /* per key (its row): the last walk's row, and the version then */
 	size_t cap_w;
+	/* the chains B adds (tree_chain), one per aggregate, frame and row:
+	 * per aggregate (its Self frame) and per kept frame the last one */
+	uint32_t *tc_self, *tc_frame;
+	size_t cap_tc_frame;
 	proff_error err;
 	int rc;
 };
@@ -1744,6 +1748,33 @@ static struct tree_sum *pipe_sum(struct tree_pipe *tp, uint32_t ref)
 			tp->sum[i] = (struct tree_sum){ 0, 0, 0, 0, UINT32_MAX, 0xff };
 	}
 	return &tp->sum[ref];
+}
+
+/* A tree-mode row's chain on B: the raw samples of one aggregate that add
+ * one frame's chain to one row add it once, with their sums, where the
+ * first did (the callchain tree a chain makes does not depend on when the
+ * same chain is added again) */
+static int pipe_chain(struct tree_pipe *tp, uint32_t *last, size_t si, uint32_t row, uint32_t k, const pf_sample *s)
+{
+	struct hist_priv *pv = tp->ps->h->priv;
+	if (*last != PF_NONE && pv->tchains[*last].row == row) {
+		pv->tchains[*last].period += s->period;
+		pv->tchains[*last].count += s->count;
+		return 0;
+	}
+	*last = (uint32_t)pv->nr_tchains;
+	return tree_chain_add(pv, si, row, k, s);
+}
+
+static int pipe_room_tc(struct tree_pipe *tp, size_t j)
+{
+	if (j < tp->cap_tc_frame)
+		return 0;
+	size_t old = tp->cap_tc_frame;
+	if (PF_GROW(tp->tc_frame, tp->cap_tc_frame, j + 1) < 0)
+		return -1;
+	memset(tp->tc_frame + old, 0xff, (tp->cap_tc_frame - old) * sizeof(uint32_t));
+	return 0;
 }
 
 /* tree_entry on B: the input tree holds A's rows before upto first */
@@ -1868,7 +1899,7 @@ static int pipe_b_run(struct tree_pipe *tp, proff_error *err)
 			ts->acc += s->period;
 			if (nk > ts->depth)
 				ts->depth = nk;
-			if (chains && nk && tree_chain_add(pv, it, (uint32_t)ref, 0) < 0)
+			if (chains && nk && pipe_chain(tp, &tp->tc_self[si], si, (uint32_t)ref, 0, s) < 0)
 				return proff_err_set(err, PROFF_ENOMEM, NULL, PROFF_NO_OFFSET, "out of memory");
 		}
 		for (uint32_t j = ta->off; j < ta->off + ta->cnt; j++) {
@@ -1890,7 +1921,8 @@ static int pipe_b_run(struct tree_pipe *tp, proff_error *err)
 				ts->depth = nk - tf->k;
 			if (ps->filters)
 				ts->filt &= entry_filter(h, &c, tf->loc);
-			if (chains && tree_chain_add(pv, it, (uint32_t)ref, tf->k) < 0)
+			if (chains && (pipe_room_tc(tp, j) < 0 ||
+				       pipe_chain(tp, &tp->tc_frame[j], si, (uint32_t)ref, tf->k, s) < 0))
 				return proff_err_set(err, PROFF_ENOMEM, NULL, PROFF_NO_OFFSET, "out of memory");
 		}
 		if (first)
@@ -2277,7 +2309,6 @@ static int tree_chains_build(hist *h, uint64_t min_keep, uint32_t **chain, size_
 {
 	struct hist_priv *pv = h->priv;
 	const pf_profile *prof = h->prof;
-	bool raw = prof->nr_seq > 0;
 	uint32_t last = UINT32_MAX, *cursor = NULL;
 	size_t nk = 0;
 	for (size_t i = 0; i < pv->nr_tchains; i++) {
@@ -2285,17 +2316,13 @@ static int tree_chains_build(hist *h, uint64_t min_keep, uint32_t **chain, size_
 		uint32_t keep = h->merged_into && h->merged_into[t->row] != PF_NONE ? h->merged_into[t->row] : t->row;
 		if (h->entries[keep].period_acc < min_keep)
 			continue;
-		uint32_t si = raw ? prof->seq[t->it].sample : t->it;
-		const pf_sample *s = &prof->samples[si];
-		if (t->it != last) {
-			cursor = sample_cursor(h, s, chain, cap_chain, &nk);
+		if (t->si != last) {
+			cursor = sample_cursor(h, &prof->samples[t->si], chain, cap_chain, &nk);
 			if (!cursor && nk)
 				return proff_err_set(err, PROFF_ENOMEM, NULL, PROFF_NO_OFFSET, "out of memory");
-			last = t->it;
+			last = t->si;
 		}
-		uint64_t period = raw ? prof->seq[t->it].period : s->period;
-		uint64_t count = raw ? 1 : s->count;
-		if (t->k < nk && cc_add(h, &h->entries[t->row], cursor + t->k, nk - t->k, period, count) < 0)
+		if (t->k < nk && cc_add(h, &h->entries[t->row], cursor + t->k, nk - t->k, t->period, t->count) < 0)
 			return proff_err_set(err, PROFF_ENOMEM, NULL, PROFF_NO_OFFSET, "out of memory");
 	}
 	if (h->merged_into)
@@ -2392,7 +2419,10 @@ int hist_build(pf_profile *prof, uint32_t evsel, const hist_opts *opts, hist **o
 	    (tp = calloc(1, sizeof(*tp)))) {
 		tp->met_a = calloc(prof->nr_samples ? prof->nr_samples : 1, 1);
 		tp->met_b = calloc(prof->nr_samples ? prof->nr_samples : 1, 1);
-		if (tp->met_a && tp->met_b) {
+		tp->tc_self = malloc((prof->nr_samples ? prof->nr_samples : 1) * sizeof(uint32_t));
+		if (tp->tc_self)
+			memset(tp->tc_self, 0xff, (prof->nr_samples ? prof->nr_samples : 1) * sizeof(uint32_t));
+		if (tp->met_a && tp->met_b && tp->tc_self) {
 			tp->ps = &ps;
 			ps.tp = tp;
 			ps.raw = false;
@@ -2400,6 +2430,7 @@ int hist_build(pf_profile *prof, uint32_t evsel, const hist_opts *opts, hist **o
 		} else {
 			free(tp->met_a);
 			free(tp->met_b);
+			free(tp->tc_self);
 			free(tp);
 			tp = NULL;      /* on one thread */
 		}
@@ -2466,6 +2497,8 @@ int hist_build(pf_profile *prof, uint32_t evsel, const hist_opts *opts, hist **o
 		free(tp->dups);
 		free(tp->wrow);
 		free(tp->wver);
+		free(tp->tc_self);
+		free(tp->tc_frame);
 		free(tp);
 	} else {
 		rc = sample_pass(&ps, err);

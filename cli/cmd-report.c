@@ -585,6 +585,11 @@ int cmd_report(int argc, char **argv)
 			rc = 1;
 			break;
 		}
+		bool more = false;     /* another event's report to come */
+		for (size_t k = ev + 1; k < prof->nr_events && !more; k++)
+			more = prof->events[k].nr_samples || !kept;
+		if (!more)
+			pf_profile_drop_sequence(prof);
 		phase("hist", &t0);
 		if (getenv("PROFF_TIMING"))
 			fprintf(stderr, "proff: timing: %zu rows\n", h->n);

@@ -193,6 +193,9 @@ void pf_load_opts_init(pf_load_opts *o);
 bool pf_is_trace_file(const char *path);
 int pf_profile_load(const char *path, const pf_load_opts *opts, pf_profile **out, proff_error *err);
 void pf_profile_free(pf_profile *p);
+/* The raw samples' sequence (pf_load_opts.keep_sequence) freed once no
+ * more reports need it: its memory serves what comes after. */
+void pf_profile_drop_sequence(pf_profile *p);
 
 static inline const char *pf_str(const pf_profile *p, uint32_t id) { return p->strs.strs[id]; }
 static inline bool pf_node_nochain(const pf_profile *p, uint32_t node)

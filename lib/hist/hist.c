@@ -1413,6 +1413,20 @@ static int tframe_push(struct hist_priv *pv, struct tree_frame tf)
 	return 0;
 }
 
+/* what only the pass reads of tree mode (freed once it is done: the memory
+ * serves the rows' callchain trees and order) */
+static void tree_pass_free(struct hist_priv *pv)
+{
+	free(pv->taggs);
+	pv->taggs = NULL;
+	if (pv->tframes)
+		for (size_t c = 0; c < TF_MAX_CHUNKS && pv->tframes[c]; c++)
+			free(pv->tframes[c]);
+	free(pv->tframes);
+	pv->tframes = NULL;
+	pv->nr_tframes = 0;
+}
+
 static inline const struct tree_frame *tframe_at(const struct hist_priv *pv, size_t j)
 {
 	return &pv->tframes[j >> TF_SHIFT][j & (TF_CHUNK - 1)];
@@ -2506,6 +2520,7 @@ int hist_build(pf_profile *prof, uint32_t evsel, const hist_opts *opts, hist **o
 	chain = ps.chain;
 	cap_chain = ps.cap_chain;
 	free(ps.whole);
+	tree_pass_free(pv);
 	if (rc == 0 && pv->itree)
 		rc = collapse_merge(h, !fast_cc, err);
 	hist_itree_free(pv->itree);
@@ -2598,11 +2613,7 @@ void hist_free(hist *h)
 		free(h->priv->tchains);
 		free(h->priv->wrow);
 		free(h->priv->wsize);
-		free(h->priv->taggs);
-		if (h->priv->tframes)
-			for (size_t c = 0; c < TF_MAX_CHUNKS && h->priv->tframes[c]; c++)
-				free(h->priv->tframes[c]);
-		free(h->priv->tframes);
+		tree_pass_free(h->priv);
 		if (h->priv->has_parent_re)
 			regfree(&h->priv->parent_re);
 		free(h->priv);

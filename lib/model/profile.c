@@ -2154,6 +2154,13 @@ static void release_load_state(struct pf_profile_priv *pr)
 	pr->nthreads = pr->capthreads = 0;
 }
 
+void pf_profile_drop_sequence(pf_profile *p)
+{
+	free(p->seq);
+	p->seq = NULL;
+	p->nr_seq = p->cap_seq = 0;
+}
+
 void pf_profile_free(pf_profile *p)
 {
 	if (!p)

@@ -195,6 +195,9 @@ int64_t hist_itree_find(hist_itree *t, const hist *h, const hist_entry *probe);
 /* A number that changes whenever the walk for a key of row's may change
  * (never 0): a walk's result holds while it stays the same. */
 uint32_t hist_itree_version(const hist_itree *t, size_t row);
+/* The version at which the walk for row's key ends at row (row being its
+ * key's first, inserted as a leaf that moved no node), else 0. */
+uint32_t hist_itree_leaf_version(const hist_itree *t, size_t row);
 /* perf's collapse tree over the input tree's in-order sequence: into[row]
  * is the row an equal one was merged into (UINT32_MAX: none); out gets the
  * rows as the output tree receives them (the collapse tree's in-order, or

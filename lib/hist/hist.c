@@ -1724,6 +1724,7 @@ struct tree_pipe {
 	_Atomic int stop;          /* a thread failed */
 	pass_state *ps;
 	uint8_t *met_a, *met_b;    /* per aggregate: met by A, by B */
+	uint8_t *whole;            /* B's sample_whole() */
 	/* B's */
 	struct tree_sum *sum;      /* per row of A's */
 	size_t cap_sum;
@@ -1806,6 +1807,8 @@ static int64_t pipe_entry(struct tree_pipe *tp, const ctx *c, uint32_t loc, bool
 		memset(tp->wver + old, 0, (tp->cap_w - old) * sizeof(uint32_t));
 	}
 	uint32_t ver = hist_itree_version(it, key);
+	if (!tp->wver[key] && (tp->wver[key] = hist_itree_leaf_version(it, key)))
+		tp->wrow[key] = key;
 	if (tp->wver[key] == ver)
 		return tp->wrow[key];
 	hist_entry probe;
@@ -1837,7 +1840,9 @@ static int pipe_b_run(struct tree_pipe *tp, proff_error *err)
 	const pf_profile *prof = h->prof;
 	const hist_opts *opts = &h->opts;
 	const loc_bits *lb = ps->lb;
-	const uint8_t *whole = ps->whole;
+	const uint8_t *whole = tp->whole = sample_whole(h);
+	if (!whole)
+		return proff_err_set(err, PROFF_ENOMEM, NULL, PROFF_NO_OFFSET, "out of memory");
 	uint8_t *met = tp->met_b;
 	bool chains = ps->want_cc && ps->fast_cc;
 	/* pos: aggregates met; lim: A's rows made before the raw sample at
@@ -2414,23 +2419,23 @@ int hist_build(pf_profile *prof, uint32_t evsel, const hist_opts *opts, hist **o
 	bool filters = opts->comms.n || opts->nr_pids || opts->nr_tids || opts->dsos.n || opts->symbols.n;
 	pass_state ps = { h, 0, prof->nr_samples, lb, want_cc, fast_cc, late_cc, filters, self_of, parent_of, NULL, 0, NULL,
 			  pv->suspect && prof->nr_seq, NULL };
-	if (pv->suspect && prof->nr_seq &&
-	    (!(ps.whole = sample_whole(h)) || !(pv->taggs = malloc(prof->nr_samples * sizeof(*pv->taggs))))) {
+	size_t split_min = opts->split_min ? opts->split_min : SPLIT_PASS_MIN;
+	/* tree mode over raw samples: on two threads (struct tree_pipe) where
+	 * the pass adds no callchain trees (their nodes are shared); B finds
+	 * the aggregates it passes whole itself (sample_whole) */
+	bool pipe = ps.raw && opts->children && (!want_cc || fast_cc) && !prof->exact && prof->nr_seq >= split_min;
+	if (ps.raw && ((!pipe && !(ps.whole = sample_whole(h))) ||
+		       !(pv->taggs = malloc(prof->nr_samples * sizeof(*pv->taggs))))) {
 		free(self_of); free(parent_of); free(idx); free(lb); free(ps.whole);
 		hist_free(h);
 		return proff_err_set(err, PROFF_ENOMEM, NULL, PROFF_NO_OFFSET, "out of memory");
 	}
-	
 	/* children without callchain trees in the pass: the second half of the
 	 * samples on another thread, into a hist of its own merged after
 	 * (srcline keys compute and cache strings in the profile: not) */
 	hist *h2 = NULL;
-	size_t split_min = opts->split_min ? opts->split_min : SPLIT_PASS_MIN;
-	/* tree mode over raw samples: on two threads (struct tree_pipe) where
-	 * the pass adds no callchain trees (their nodes are shared) */
 	struct tree_pipe *tp = NULL;
-	if (ps.raw && opts->children && (!want_cc || fast_cc) && !prof->exact && prof->nr_seq >= split_min &&
-	    (tp = calloc(1, sizeof(*tp)))) {
+	if (pipe && (tp = calloc(1, sizeof(*tp)))) {
 		tp->met_a = calloc(prof->nr_samples ? prof->nr_samples : 1, 1);
 		tp->met_b = calloc(prof->nr_samples ? prof->nr_samples : 1, 1);
 		tp->tc_self = malloc((prof->nr_samples ? prof->nr_samples : 1) * sizeof(uint32_t));
@@ -2446,8 +2451,13 @@ int hist_build(pf_profile *prof, uint32_t evsel, const hist_opts *opts, hist **o
 			free(tp->met_b);
 			free(tp->tc_self);
 			free(tp);
-			tp = NULL;      /* on one thread */
+			tp = NULL;
 		}
+	}
+	if (pipe && !tp && !(ps.whole = sample_whole(h))) {     /* on one thread */
+		free(self_of); free(parent_of); free(idx); free(lb);
+		hist_free(h);
+		return proff_err_set(err, PROFF_ENOMEM, NULL, PROFF_NO_OFFSET, "out of memory");
 	}
 	if (opts->children && (!want_cc || fast_cc) && !opts->diff_mode && !key_has(h, HK_SRCLINE) && !pv->itree &&
 	    prof->nr_samples >= split_min && prof->nr_samples >= 2 && hist_new(prof, evsel, opts, &h2, err) < 0)
@@ -2513,6 +2523,7 @@ int hist_build(pf_profile *prof, uint32_t evsel, const hist_opts *opts, hist **o
 		free(tp->wver);
 		free(tp->tc_self);
 		free(tp->tc_frame);
+		free(tp->whole);
 		free(tp);
 	} else {
 		rc = sample_pass(&ps, err);

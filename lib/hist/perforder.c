@@ -1210,6 +1210,8 @@ struct hist_itree {
 	 * group the tick of its last change */
 	uint32_t *grp;
 	uint32_t *gver;
+	uint32_t *leafver;         /* per node: its group's version right after its
+				      insertion when that moved no node, else 0 */
 	size_t ngrp, cap_grp;
 	u32x2_table gmap;          /* (comm rank, dso rank) -> group */
 	uint32_t tick;
@@ -1246,6 +1248,7 @@ void hist_itree_free(hist_itree *it)
 	free(it->srank);
 	free(it->grp);
 	free(it->gver);
+	free(it->leafver);
 	u32x2_table_free(&it->gmap);
 	if (it->stg)
 		for (size_t c = 0; c < STG_MAX_CHUNKS && it->stg[c]; c++)
@@ -1275,7 +1278,10 @@ static int itree_room(hist_itree *it, size_t need)
 	uint32_t *ng = realloc(it->grp, ncap * sizeof(uint32_t));
 	if (ng)
 		it->grp = ng;
-	if (!nn || !nk || !ni || !nr || !ng) {
+	uint32_t *nl = realloc(it->leafver, ncap * sizeof(uint32_t));
+	if (nl)
+		it->leafver = nl;
+	if (!nn || !nk || !ni || !nr || !ng || !nl) {
 		free(nn);
 		return -1;
 	}
@@ -1362,6 +1368,7 @@ static int itree_insert(hist_itree *it, const hist *h, uint32_t row)
 	it->n++;
 	for (int i = 0; i < 3; i++)
 		itree_bump(it, it->t.rot[i]);
+	it->leafver[x] = it->t.rot[1] == NIL ? it->gver[it->grp[x]] : 0;
 	return 0;
 }
 
@@ -1418,6 +1425,15 @@ void hist_itree_resolve_dups(hist_itree *it, uint32_t base)
 uint32_t hist_itree_version(const hist_itree *it, size_t row)
 {
 	return it->gver[it->grp[it->node_of[row]]];
+}
+
+/* A row inserted as a leaf, moving no node, sits where the walk for its
+ * key ends: its insertion compared the walk's way (no equal row exists:
+ * the row is its key's first) and nothing has moved since while its
+ * group's version is the one after it. */
+uint32_t hist_itree_leaf_version(const hist_itree *it, size_t row)
+{
+	return it->leafver[it->node_of[row]];
 }
 
 int64_t hist_itree_find(hist_itree *it, const hist *h, const hist_entry *probe)

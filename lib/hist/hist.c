@@ -1401,6 +1401,41 @@ nomem:
 	return NULL;
 }
 
+/* Raw sample q of aggregate agg as a sample of its own */
+static void raw_sample(const pf_profile *prof, const pf_seq *q, const pf_sample *agg, pf_sample *one)
+{
+	*one = *agg;
+	one->thread = q->thread;
+	one->pid = prof->threads[q->thread].pid;
+	one->tid = prof->threads[q->thread].tid;
+	one->period = q->period;
+	one->count = 1;
+}
+
+/* The level of aggregated sample si's own location (its leaf) */
+static char sample_level(const hist *h, const loc_bits *lb, size_t si, uint32_t leaf_loc)
+{
+	const pf_profile *prof = h->prof;
+	if (prof->nr_level_notes)
+		return pf_sample_level(prof, si);
+	return lb ? (char)(lb[leaf_loc].level_self & 0x7f) : prof->locs[leaf_loc].level;
+}
+
+/* A sample's context: its parent, whether its thread is filtered out, the
+ * level of its ip */
+static ctx sample_ctx(hist *h, const pf_sample *s, char level)
+{
+	const hist_opts *opts = &h->opts;
+	ctx c = { s, sample_parent(h, s), 0, level };
+	if (opts->comms.n && !pf_strlist_has(&opts->comms, pf_str(h->prof, s->comm)))
+		c.thread_filtered |= HF_THREAD;
+	if (opts->nr_pids && !u32_in(opts->pids, opts->nr_pids, s->pid))
+		c.thread_filtered |= HF_THREAD;
+	if (opts->nr_tids && !u32_in(opts->tids, opts->nr_tids, s->tid))
+		c.thread_filtered |= HF_THREAD;
+	return c;
+}
+
 static int tframe_push(struct hist_priv *pv, struct tree_frame tf)
 {
 	size_t j = pv->nr_tframes, c = j >> TF_SHIFT;
@@ -1532,25 +1567,11 @@ static int pass_one(pass_state *ps, size_t it, size_t si, proff_error *err)
 	} else if (raw) {
 		again = whole[si] == 3;
 		whole[si] = 3;
-		const pf_seq *q = &prof->seq[it];
-		one = *s;
-		one.thread = q->thread;
-		one.pid = prof->threads[q->thread].pid;
-		one.tid = prof->threads[q->thread].tid;
-		one.period = q->period;
-		one.count = 1;
+		raw_sample(prof, &prof->seq[it], s, &one);
 		s = &one;
 	}
 	uint32_t leaf_loc = prof->nodes[s->stack].loc;
-	char lv = prof->nr_level_notes ? pf_sample_level(prof, si)
-		  : lb ? (char)(lb[leaf_loc].level_self & 0x7f) : prof->locs[leaf_loc].level;
-	ctx c = { s, sample_parent(h, s), 0, lv };
-	if (opts->comms.n && !pf_strlist_has(&opts->comms, pf_str(prof, s->comm)))
-		c.thread_filtered |= HF_THREAD;
-	if (opts->nr_pids && !u32_in(opts->pids, opts->nr_pids, s->pid))
-		c.thread_filtered |= HF_THREAD;
-	if (opts->nr_tids && !u32_in(opts->tids, opts->nr_tids, s->tid))
-		c.thread_filtered |= HF_THREAD;
+	ctx c = sample_ctx(h, s, sample_level(h, lb, si, leaf_loc));
 	const uint8_t *gw = suspect ? group_row(pv, s->comm) : NULL;
 	bool self_tree = suspect && tree_loc(suspect, gw, leaf_loc);
 	if (again && pv->taggs) {
@@ -1838,7 +1859,6 @@ static int pipe_b_run(struct tree_pipe *tp, proff_error *err)
 	hist *h = ps->h;
 	struct hist_priv *pv = h->priv;
 	const pf_profile *prof = h->prof;
-	const hist_opts *opts = &h->opts;
 	const loc_bits *lb = ps->lb;
 	const uint8_t *whole = tp->whole = sample_whole(h);
 	if (!whole)
@@ -1883,22 +1903,11 @@ static int pipe_b_run(struct tree_pipe *tp, proff_error *err)
 			pend = PF_NONE;
 		}
 		const struct tree_agg *ta = &pv->taggs[si];
-		pf_sample one = *agg;
-		one.thread = q->thread;
-		one.pid = prof->threads[q->thread].pid;
-		one.tid = prof->threads[q->thread].tid;
-		one.period = q->period;
-		one.count = 1;
+		pf_sample one;
+		raw_sample(prof, q, agg, &one);
 		const pf_sample *s = &one;
 		uint32_t leaf_loc = prof->nodes[s->stack].loc;
-		char lv = prof->nr_level_notes ? pf_sample_level(prof, si) : (char)(lb[leaf_loc].level_self & 0x7f);
-		ctx c = { s, sample_parent(h, s), 0, lv };
-		if (opts->comms.n && !pf_strlist_has(&opts->comms, pf_str(prof, s->comm)))
-			c.thread_filtered |= HF_THREAD;
-		if (opts->nr_pids && !u32_in(opts->pids, opts->nr_pids, s->pid))
-			c.thread_filtered |= HF_THREAD;
-		if (opts->nr_tids && !u32_in(opts->tids, opts->nr_tids, s->tid))
-			c.thread_filtered |= HF_THREAD;
+		ctx c = sample_ctx(h, s, sample_level(h, lb, si, leaf_loc));
 		const uint8_t *gw = group_row(pv, s->comm);
 		uint32_t stamp = (uint32_t)it, nk = ta->nk;
 		if (tree_loc(pv->suspect, gw, leaf_loc)) {

@@ -1269,19 +1269,16 @@ static int itree_room(hist_itree *it, size_t need)
 	pkey *nk = realloc(it->keys, ncap * sizeof(pkey));
 	if (nk)
 		it->keys = nk;
-	uint32_t *ni = realloc(it->ident, ncap * sizeof(uint32_t));
-	if (ni)
-		it->ident = ni;
-	uint32_t *nr = realloc(it->row_of, ncap * sizeof(uint32_t));
-	if (nr)
-		it->row_of = nr;
-	uint32_t *ng = realloc(it->grp, ncap * sizeof(uint32_t));
-	if (ng)
-		it->grp = ng;
-	uint32_t *nl = realloc(it->leafver, ncap * sizeof(uint32_t));
-	if (nl)
-		it->leafver = nl;
-	if (!nn || !nk || !ni || !nr || !ng || !nl) {
+	/* the per-node words (a failed one keeps its old size: cap stays) */
+	uint32_t **words[] = { &it->ident, &it->row_of, &it->grp, &it->leafver };
+	bool ok = nn && nk;
+	for (size_t i = 0; i < sizeof(words) / sizeof(words[0]); i++) {
+		uint32_t *w = realloc(*words[i], ncap * sizeof(uint32_t));
+		if (w)
+			*words[i] = w;
+		ok &= w != NULL;
+	}
+	if (!ok) {
 		free(nn);
 		return -1;
 	}

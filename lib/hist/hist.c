@@ -86,7 +86,7 @@ static inline bool tree_loc(const uint8_t *suspect, const uint8_t *gw, uint32_t 
 
 /* A tree-mode row's chain: aggregated sample si's cursor from position k,
  * with the period and count of the raw samples that added it */
-struct tree_chain { uint32_t si, row, k; uint64_t period, count; };
+struct tree_chain { uint32_t si, row, k, count; uint64_t period; };
 
 /* Tree mode over raw samples: an aggregate's tree-mode frames (cursor
  * position, location, the key's first row, the level the frame gets),
@@ -1349,7 +1349,7 @@ static int tree_chain_add(struct hist_priv *pv, size_t si, uint32_t row, uint32_
 {
 	if (PF_GROW(pv->tchains, pv->cap_tchains, pv->nr_tchains + 1) < 0)
 		return -1;
-	pv->tchains[pv->nr_tchains++] = (struct tree_chain){ (uint32_t)si, row, k, s->period, s->count };
+	pv->tchains[pv->nr_tchains++] = (struct tree_chain){ (uint32_t)si, row, k, (uint32_t)s->count, s->period };
 	return 0;
 }
 

@@ -1251,7 +1251,7 @@ void hist_itree_free(hist_itree *it)
 	free(it->leafver);
 	u32x2_table_free(&it->gmap);
 	if (it->stg)
-		for (size_t c = 0; c < STG_MAX_CHUNKS && it->stg[c]; c++)
+		for (size_t c = 0; c <= it->nstaged >> STG_SHIFT && c < STG_MAX_CHUNKS; c++)
 			free(it->stg[c]);
 	free(it->stg);
 	free(it);
@@ -1266,7 +1266,7 @@ static int itree_room(hist_itree *it, size_t need)
 	while (ncap < need + 2)
 		ncap *= 2;
 	rbn *nn = aligned_alloc(64, ncap * sizeof(rbn));
-	pkey *nk = realloc(it->keys, ncap * sizeof(pkey));
+	pkey *nk = realloc(it->keys, (it->cds ? 1 : ncap) * sizeof(pkey));
 	if (nk)
 		it->keys = nk;
 	/* the per-node words (a failed one keeps its old size: cap stays) */
@@ -1340,11 +1340,18 @@ static int itree_group(hist_itree *it, const pkey *k, uint32_t *g)
 	return 0;
 }
 
-/* Insert the node of key k (in keys[it->n] already) for row `row` */
+/* Where node x's key goes: with comm,dso,sym a node carries all that the
+ * comparators read (rbn), so one scratch key serves every node */
+static inline pkey *node_key(hist_itree *it, size_t x)
+{
+	return it->cds ? it->keys : &it->keys[x];
+}
+
+/* Insert the node of key node_key(it->n) (filled) for row `row` */
 static int itree_insert(hist_itree *it, const hist *h, uint32_t row)
 {
 	uint32_t x = (uint32_t)it->n;
-	if (itree_group(it, &it->keys[x], &it->grp[x]) < 0)
+	if (itree_group(it, node_key(it, x), &it->grp[x]) < 0)
 		return -1;
 	if (!(row & HIST_ITREE_DUP)) {
 		if (row >= it->cap_node_of) {
@@ -1355,7 +1362,7 @@ static int itree_insert(hist_itree *it, const hist *h, uint32_t row)
 		}
 		it->node_of[row] = x;
 	}
-	node_fill(&it->t.n[x], &it->keys[x], false);
+	node_fill(&it->t.n[x], node_key(it, x), false);
 	it->ident[x] = x;
 	it->row_of[x] = row;
 	itree_bind(it);
@@ -1373,7 +1380,7 @@ int hist_itree_add(hist_itree *it, const hist *h, size_t row)
 {
 	if (itree_room(it, it->n) < 0)
 		return -1;
-	key_of(h, it->srank, it->ns, &h->entries[row], row, &it->keys[it->n]);
+	key_of(h, it->srank, it->ns, &h->entries[row], row, node_key(it, it->n));
 	return itree_insert(it, h, (uint32_t)row);
 }
 
@@ -1397,9 +1404,14 @@ int hist_itree_add_staged(hist_itree *it, const hist *h, size_t upto)
 		size_t r = it->nadded;
 		if (itree_room(it, it->n) < 0)
 			return -1;
-		it->keys[it->n] = it->stg[r >> STG_SHIFT][r & (STG_CHUNK - 1)];
+		*node_key(it, it->n) = it->stg[r >> STG_SHIFT][r & (STG_CHUNK - 1)];
 		if (itree_insert(it, h, (uint32_t)r) < 0)
 			return -1;
+		if ((r & (STG_CHUNK - 1)) == STG_CHUNK - 1) {
+			/* a chunk inserted whole: the stager is past it */
+			free(it->stg[r >> STG_SHIFT]);
+			it->stg[r >> STG_SHIFT] = NULL;
+		}
 	}
 	return 0;
 }
@@ -1408,7 +1420,7 @@ int hist_itree_add_entry(hist_itree *it, const hist *h, const hist_entry *e, uin
 {
 	if (itree_room(it, it->n) < 0)
 		return -1;
-	key_of(h, it->srank, it->ns, e, ref, &it->keys[it->n]);
+	key_of(h, it->srank, it->ns, e, ref, node_key(it, it->n));
 	return itree_insert(it, h, ref);
 }
 
@@ -1438,8 +1450,8 @@ int64_t hist_itree_find(hist_itree *it, const hist *h, const hist_entry *probe)
 	if (itree_room(it, it->n) < 0)
 		return -2;
 	uint32_t x = (uint32_t)it->n;     /* the scratch node */
-	key_of(h, it->srank, it->ns, probe, x, &it->keys[x]);
-	node_fill(&it->t.n[x], &it->keys[x], false);
+	key_of(h, it->srank, it->ns, probe, x, node_key(it, x));
+	node_fill(&it->t.n[x], node_key(it, x), false);
 	it->ident[x] = x;
 	itree_bind(it);
 	int64_t found = -1;

@@ -93,7 +93,11 @@ struct tree_chain { uint32_t si, row, k, count; uint64_t period; };
  * kept the first time one of its raw samples is passed: a raw sample met
  * again walks these only */
 struct tree_frame { uint32_t k, loc, key, nrows; char level; };    /* nrows: rows made then */
-struct tree_agg { uint32_t off, cnt, nk, self_key, self_rows, rows_after; };
+struct tree_agg {
+	uint32_t off, cnt, nk, self_key, self_rows, rows_after;
+	char level;              /* the level of the sample's ip */
+	bool self_tree;          /* its Self row is a tree-mode one */
+};
 
 /* the frames in chunks that never move (the pass on two threads reads
  * them while they are appended) */
@@ -1608,7 +1612,8 @@ static int pass_one(pass_state *ps, size_t it, size_t si, proff_error *err)
 	if (self_of && e && !(pipe && self_tree))
 		self_of[si] = (uint32_t)self;
 	if (ta)
-		*ta = (struct tree_agg){ (uint32_t)pv->nr_tframes, 0, 0, self_key, (uint32_t)h->n, 0 };
+		*ta = (struct tree_agg){ (uint32_t)pv->nr_tframes, 0, 0, self_key, (uint32_t)h->n, 0, c.self_level,
+					 self_tree };
 	if (parent_of)
 		parent_of[si] = c.parent;
 	/* an entry is shown if any of its samples passes the filters */
@@ -1859,7 +1864,6 @@ static int pipe_b_run(struct tree_pipe *tp, proff_error *err)
 	hist *h = ps->h;
 	struct hist_priv *pv = h->priv;
 	const pf_profile *prof = h->prof;
-	const loc_bits *lb = ps->lb;
 	const uint8_t *whole = tp->whole = sample_whole(h);
 	if (!whole)
 		return proff_err_set(err, PROFF_ENOMEM, NULL, PROFF_NO_OFFSET, "out of memory");
@@ -1906,11 +1910,11 @@ static int pipe_b_run(struct tree_pipe *tp, proff_error *err)
 		pf_sample one;
 		raw_sample(prof, q, agg, &one);
 		const pf_sample *s = &one;
-		uint32_t leaf_loc = prof->nodes[s->stack].loc;
-		ctx c = sample_ctx(h, s, sample_level(h, lb, si, leaf_loc));
-		const uint8_t *gw = group_row(pv, s->comm);
+		/* (what the first raw sample's pass found of the aggregate) */
+		ctx c = sample_ctx(h, s, ta->level);
 		uint32_t stamp = (uint32_t)it, nk = ta->nk;
-		if (tree_loc(pv->suspect, gw, leaf_loc)) {
+		if (ta->self_tree) {
+			uint32_t leaf_loc = prof->nodes[s->stack].loc;
 			int64_t ref = pipe_entry(tp, &c, leaf_loc, false, ta->self_key, first ? ta->self_rows : lim, err);
 			if (ref < 0)
 				return (int)ref;

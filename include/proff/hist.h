@@ -195,6 +195,10 @@ int64_t hist_itree_find(hist_itree *t, const hist *h, const hist_entry *probe);
 /* A number that changes whenever the walk for a key of row's may change
  * (never 0): a walk's result holds while it stays the same. */
 uint32_t hist_itree_version(const hist_itree *t, size_t row);
+/* The same in two steps: row's group (one for the rows of one key), and a
+ * group's version. */
+uint32_t hist_itree_group_of(const hist_itree *t, size_t row);
+uint32_t hist_itree_group_version(const hist_itree *t, uint32_t g);
 /* The version at which the walk for row's key ends at row (row being its
  * key's first, inserted as a leaf that moved no node), else 0. */
 uint32_t hist_itree_leaf_version(const hist_itree *t, size_t row);

@@ -1733,11 +1733,16 @@ static int pass_one(pass_state *ps, size_t it, size_t si, proff_error *err)
  * as references (HIST_ITREE_DUP) numbered after A's rows at the end
  * (pipe_merge). A publishes how many aggregates it has done; B waits for
  * the aggregate it meets first. Neither writes what the other reads. */
+/* B's per row of A's: its sums and, when it is its key's row, the key's
+ * last walk — what a raw sample touches of a key, in one place */
 struct tree_sum {
 	uint64_t acc, period, count;
 	uint32_t depth, seen;
+	uint32_t wrow, wver;       /* the last walk's row and its group's version then */
+	uint32_t grp;              /* the row's group in the input tree (PF_NONE: not read yet) */
 	uint8_t filt;
 };
+#define TREE_SUM_NEW ((struct tree_sum){ 0, 0, 0, 0, UINT32_MAX, 0, 0, PF_NONE, 0xff })
 
 struct tree_dup {
 	hist_entry e;
@@ -1756,8 +1761,6 @@ struct tree_pipe {
 	size_t cap_sum;
 	struct tree_dup *dups;
 	size_t nr_dups, cap_dups;
-	uint32_t *wrow, *wver;     /* per key (its row): the last walk's row, and the version then */
-	size_t cap_w;
 	/* the chains B adds (tree_chain), one per aggregate, frame and row:
 	 * per aggregate (its Self frame) and per kept frame the last one */
 	uint32_t *tc_self, *tc_frame;
@@ -1786,7 +1789,7 @@ static struct tree_sum *pipe_sum(struct tree_pipe *tp, uint32_t ref)
 		if (PF_GROW(tp->sum, tp->cap_sum, (size_t)ref + 1) < 0)
 			return NULL;
 		for (size_t i = old; i < tp->cap_sum; i++)
-			tp->sum[i] = (struct tree_sum){ 0, 0, 0, 0, UINT32_MAX, 0xff };
+			tp->sum[i] = TREE_SUM_NEW;
 	}
 	return &tp->sum[ref];
 }
@@ -1826,23 +1829,22 @@ static int64_t pipe_entry(struct tree_pipe *tp, const ctx *c, uint32_t loc, bool
 	hist_itree *it = h->priv->itree;
 	if (hist_itree_add_staged(it, h, upto) < 0)
 		return proff_err_set(err, PROFF_ENOMEM, NULL, PROFF_NO_OFFSET, "out of memory");
-	if (key >= tp->cap_w) {
-		size_t old = tp->cap_w, c2 = old;
-		if (PF_GROW(tp->wrow, c2, (size_t)key + 1) < 0 || PF_GROW(tp->wver, tp->cap_w, (size_t)key + 1) < 0)
-			return proff_err_set(err, PROFF_ENOMEM, NULL, PROFF_NO_OFFSET, "out of memory");
-		memset(tp->wver + old, 0, (tp->cap_w - old) * sizeof(uint32_t));
-	}
-	uint32_t ver = hist_itree_version(it, key);
-	if (!tp->wver[key] && (tp->wver[key] = hist_itree_leaf_version(it, key)))
-		tp->wrow[key] = key;
-	if (tp->wver[key] == ver)
-		return tp->wrow[key];
+	struct tree_sum *k = pipe_sum(tp, key);
+	if (!k)
+		return proff_err_set(err, PROFF_ENOMEM, NULL, PROFF_NO_OFFSET, "out of memory");
+	if (k->grp == PF_NONE)
+		k->grp = hist_itree_group_of(it, key);
+	uint32_t ver = hist_itree_group_version(it, k->grp);
+	if (!k->wver && (k->wver = hist_itree_leaf_version(it, key)))
+		k->wrow = key;
+	if (k->wver == ver)
+		return k->wrow;
 	hist_entry probe;
 	row_fill(h, c, loc, chain, &probe);
 	int64_t id = hist_itree_find(it, h, &probe);
 	if (id >= 0) {
-		tp->wrow[key] = (uint32_t)id;
-		tp->wver[key] = ver;
+		k->wrow = (uint32_t)id;
+		k->wver = ver;
 		return id;
 	}
 	if (id < -1 || tp->nr_dups >= HIST_ITREE_DUP - 1 || PF_GROW(tp->dups, tp->cap_dups, tp->nr_dups + 1) < 0)
@@ -1850,7 +1852,7 @@ static int64_t pipe_entry(struct tree_pipe *tp, const ctx *c, uint32_t loc, bool
 	struct tree_dup *d = &tp->dups[tp->nr_dups];
 	d->e = probe;
 	key_words(h, c, loc, chain, d->w);
-	d->sum = (struct tree_sum){ 0, 0, 0, 0, UINT32_MAX, 0xff };
+	d->sum = TREE_SUM_NEW;
 	uint32_t ref = HIST_ITREE_DUP | (uint32_t)tp->nr_dups;
 	if (hist_itree_add_entry(it, h, &probe, ref) < 0)
 		return proff_err_set(err, PROFF_ENOMEM, NULL, PROFF_NO_OFFSET, "out of memory");
@@ -2532,8 +2534,6 @@ int hist_build(pf_profile *prof, uint32_t evsel, const hist_opts *opts, hist **o
 		free(tp->met_b);
 		free(tp->sum);
 		free(tp->dups);
-		free(tp->wrow);
-		free(tp->wver);
 		free(tp->tc_self);
 		free(tp->tc_frame);
 		free(tp->whole);

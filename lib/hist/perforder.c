@@ -1436,6 +1436,16 @@ uint32_t hist_itree_version(const hist_itree *it, size_t row)
 	return it->gver[it->grp[it->node_of[row]]];
 }
 
+uint32_t hist_itree_group_of(const hist_itree *it, size_t row)
+{
+	return it->grp[it->node_of[row]];
+}
+
+uint32_t hist_itree_group_version(const hist_itree *it, uint32_t g)
+{
+	return it->gver[g];
+}
+
 /* A row inserted as a leaf, moving no node, sits where the walk for its
  * key ends: its insertion compared the walk's way (no equal row exists:
  * the row is its key's first) and nothing has moved since while its

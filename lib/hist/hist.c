@@ -1769,6 +1769,18 @@ struct tree_pipe {
 	int rc;
 };
 
+static void tree_pipe_free(struct tree_pipe *tp)
+{
+	free(tp->met_a);
+	free(tp->met_b);
+	free(tp->whole);
+	free(tp->sum);
+	free(tp->dups);
+	free(tp->tc_self);
+	free(tp->tc_frame);
+	free(tp);
+}
+
 static bool pipe_wait(struct tree_pipe *tp, size_t pos)
 {
 	for (unsigned spin = 0; atomic_load_explicit(&tp->done, memory_order_acquire) < pos; spin++) {
@@ -2462,10 +2474,7 @@ int hist_build(pf_profile *prof, uint32_t evsel, const hist_opts *opts, hist **o
 			ps.raw = false;
 			pv->pipe = true;
 		} else {
-			free(tp->met_a);
-			free(tp->met_b);
-			free(tp->tc_self);
-			free(tp);
+			tree_pipe_free(tp);
 			tp = NULL;
 		}
 	}
@@ -2530,14 +2539,7 @@ int hist_build(pf_profile *prof, uint32_t evsel, const hist_opts *opts, hist **o
 		pv->pipe = false;
 		if (rc == 0)
 			rc = pipe_merge(h, tp, err);
-		free(tp->met_a);
-		free(tp->met_b);
-		free(tp->sum);
-		free(tp->dups);
-		free(tp->tc_self);
-		free(tp->tc_frame);
-		free(tp->whole);
-		free(tp);
+		tree_pipe_free(tp);
 	} else {
 		rc = sample_pass(&ps, err);
 	}

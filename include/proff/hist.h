@@ -33,26 +33,26 @@ enum hist_key_id {
 /* filter bits (entry->filtered) */
 enum { HF_THREAD = 1, HF_DSO = 2, HF_SYMBOL = 4, HF_PARENT = 8 };
 
-typedef struct hist_entry {
+typedef struct hist_entry {     /* 128 bytes: two cache lines */
 	uint32_t comm, pid, tid, cpu;
 	uint32_t thread;           /* profile thread of the first sample (column widths use its last comm) */
 	uint32_t dso;              /* profile dso index or PF_NONE */
 	uint32_t sym;              /* profile sym index or PF_NONE (unresolved) */
 	uint32_t sym_name;         /* string id of the symbol name (0 if unresolved) */
 	uint32_t loc;              /* representative location (lowest address for collapsed unresolved rows) */
-	uint64_t addr;             /* map address shown for unresolved rows */
-	uint64_t ip;
 	char level;
+	uint8_t filtered;          /* HF_* bits; filtered rows are not printed */
 	uint32_t parent;           /* string id of the parent symbol name ("[other]" if none matched) */
 	uint32_t srcline;          /* string id */
+	uint32_t cc_root;          /* callchain tree root (hist-owned), PF_NONE if none */
+	uint32_t max_depth;        /* longest callchain appended (perf's tie rule puts callers first) */
+	uint64_t addr;             /* map address shown for unresolved rows */
+	uint64_t ip;
 	uint64_t period;           /* Self */
 	uint64_t period_acc;       /* Children (== period without children mode) */
 	uint64_t nr_events;
 	uint64_t ex_incl;          /* exact profiles: summed inclusive ns of the entry's calls */
 	uint64_t ex_min, ex_max;   /* exact profiles: inclusive ns of one call */
-	uint8_t filtered;          /* HF_* bits; filtered rows are not printed */
-	uint32_t cc_root;          /* callchain tree root (hist-owned), PF_NONE if none */
-	uint32_t max_depth;        /* longest callchain appended (perf's tie rule puts callers first) */
 	void *user;                /* for callers (diff pairs etc.) */
 } hist_entry;
 

@@ -22,6 +22,8 @@
 
 #define KW_PER_KEY 2
 
+_Static_assert(sizeof(hist_entry) <= 128, "a row is two cache lines");
+
 /* What the Children pass updates per row, apart from the row (a row is
  * two cache lines, this a quarter of one): written back when it ends. */
 struct hot_ent {

@@ -532,6 +532,7 @@ static uint32_t nochain_node(pf_profile *p, uint32_t loc)
 }
 
 /* Build the leaf node for a sample from its callchain (or its ip alone). */
+#define PREFETCH_NEW 64
 static uint32_t build_stack(pf_profile *p, const pthread_ *t, const pd_sample *s, bool use_cc)
 {
 	struct pf_profile_priv *pr = p->priv;
@@ -594,16 +595,29 @@ static uint32_t build_stack(pf_profile *p, const pthread_ *t, const pd_sample *s
 		return PF_NONE;
 	uint32_t node = 0;
 	size_t d = 0;
+	bool fetched = false;
 	for (size_t i = n; i-- > 0; d++) {
 		uint32_t l = pr->scratch_locs[i];
 		if (d < pr->path_len && pr->path_locs[d] == l) {
 			node = pr->path_nodes[d];
 			continue;
 		}
+		size_t before = p->nr_nodes;
 		node = node_child(p, node, l);
 		if (node == PF_NONE) {
 			pr->path_len = 0;
 			return PF_NONE;
+		}
+		if (p->nr_nodes > before && i && !fetched) {
+			fetched = true;
+			/* a new node: every deeper frame is a new node too, the
+			 * next ids in order, so their table slots are known now
+			 * (fetched ahead of the insertions, which are then no
+			 * chain of cache misses) */
+			const u32x2_table *nt = &pr->node_tab;
+			for (size_t k = 0; k < i && k < PREFETCH_NEW; k++)
+				__builtin_prefetch(&nt->s[u32x2_hash(node + (uint32_t)k, pr->scratch_locs[i - 1 - k]) &
+							 (nt->cap - 1)], 1);
 		}
 		pr->path_locs[d] = l;
 		pr->path_nodes[d] = node;

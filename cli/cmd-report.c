@@ -257,8 +257,21 @@ static void phase(const char *name, double *t0)
 	if (on && name) {
 		struct rusage ru;
 		getrusage(RUSAGE_SELF, &ru);
-		fprintf(stderr, "proff: timing: %-8s %.3f s cpu, %.3f s wall, peak RSS %ld MB\n", name, t - *t0,
-			w - w0, ru.ru_maxrss / 1024);
+		/* the anonymous part is what fresh pages cost; the mapped file is
+		 * in the page cache already */
+		long anon = -1, file = -1;
+		FILE *st = fopen("/proc/self/status", "r");
+		char line[128];
+		while (st && fgets(line, sizeof(line), st)) {
+			if (!strncmp(line, "RssAnon:", 8))
+				anon = atol(line + 8) / 1024;
+			else if (!strncmp(line, "RssFile:", 8))
+				file = atol(line + 8) / 1024;
+		}
+		if (st)
+			fclose(st);
+		fprintf(stderr, "proff: timing: %-8s %.3f s cpu, %.3f s wall, peak RSS %ld MB (now anon %ld, file %ld)\n",
+			name, t - *t0, w - w0, ru.ru_maxrss / 1024, anon, file);
 	}
 	*t0 = t;
 	w0 = w;

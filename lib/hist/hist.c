@@ -32,6 +32,19 @@ struct hot_ent {
 	uint32_t depth;          /* longest callchain */
 };
 
+/* Callchain tree nodes and the index of large child lists: (node, key) ->
+ * child. The hist's trees are built in one pool (published as h->cc_nodes
+ * when built); the tree-mode rows' trees may be built in a second one on
+ * another thread at the same time, then appended (cc_pool_append). */
+struct cc_pool {
+	const pf_profile *prof;
+	hist_cc_node *nodes;
+	size_t n, cap;
+	pair_table child;
+	uint32_t *roots;         /* the rows whose tree root this pool made */
+	size_t nr_roots, cap_roots;
+};
+
 struct hist_priv {
 	uint64_t *keyw;          /* n * kw words */
 	size_t kw;               /* words per entry */
@@ -41,7 +54,7 @@ struct hist_priv {
 	regex_t parent_re;
 	bool has_parent_re;
 	uint32_t other_id;       /* "[other]" */
-	pair_table cc_child;     /* callchain tree: (node, loc) -> child node */
+	struct cc_pool cc;       /* the callchain trees' nodes while they are built */
 	/* the row cache (loc_entry): per location the slot of its key — its
 	 * symbol's when the keys see no more of it, else its own — and per
 	 * slot (comm + 1) << 32 | row */
@@ -704,27 +717,27 @@ static bool u32_in(const uint32_t *a, size_t n, uint32_t v)
 
 /* perf matches callchain entries by symbol, unresolved ones by location:
  * symbol id | 1<<31, or the location id (both below 2^31). */
-static inline uint32_t cc_key(const hist *h, uint32_t loc)
+static inline uint32_t cc_key(const pf_profile *prof, uint32_t loc)
 {
-	const pf_loc *l = &h->prof->locs[loc];
+	const pf_loc *l = &prof->locs[loc];
 	return l->sym != PF_NONE ? (l->sym | 0x80000000u) : (loc & 0x7fffffffu);
 }
 
-static uint32_t cc_new_node(hist *h, uint32_t parent, uint32_t loc)
+static uint32_t cc_new_node(struct cc_pool *cp, uint32_t parent, uint32_t loc)
 {
-	if (PF_GROW(h->cc_nodes, h->cap_cc_nodes, h->nr_cc_nodes + 1) < 0)
+	if (PF_GROW(cp->nodes, cp->cap, cp->n + 1) < 0)
 		return PF_NONE;
-	uint32_t id = (uint32_t)h->nr_cc_nodes++;
-	hist_cc_node *n = &h->cc_nodes[id];
+	uint32_t id = (uint32_t)cp->n++;
+	hist_cc_node *n = &cp->nodes[id];
 	memset(n, 0, sizeof(*n));
 	n->first_child = n->next_sibling = PF_NONE;
 	n->parent = parent;
 	n->nr_children = 0;
 	n->loc = loc;
-	n->key = loc != PF_NONE ? cc_key(h, loc) : UINT32_MAX;
+	n->key = loc != PF_NONE ? cc_key(cp->prof, loc) : UINT32_MAX;
 	if (parent != PF_NONE) {
 		/* prepended; cc_finish restores insertion order */
-		hist_cc_node *pn = &h->cc_nodes[parent];
+		hist_cc_node *pn = &cp->nodes[parent];
 		n->next_sibling = pn->first_child;
 		pn->first_child = id;
 		pn->nr_children++;
@@ -737,21 +750,20 @@ static uint32_t cc_new_node(hist *h, uint32_t parent, uint32_t loc)
  * child is keyed by symbol id or by location. */
 #define CC_LIST_MAX 8      /* children searched by a list scan up to this many */
 
-static uint32_t cc_child(hist *h, uint32_t cur, uint32_t loc)
+static uint32_t cc_child(struct cc_pool *cp, uint32_t cur, uint32_t loc)
 {
-	struct hist_priv *pv = h->priv;
-	uint32_t key = cc_key(h, loc);
-	if (h->cc_nodes[cur].nr_children <= CC_LIST_MAX) {
-		for (uint32_t c = h->cc_nodes[cur].first_child; c != PF_NONE; c = h->cc_nodes[c].next_sibling)
-			if (h->cc_nodes[c].key == key)
+	uint32_t key = cc_key(cp->prof, loc);
+	if (cp->nodes[cur].nr_children <= CC_LIST_MAX) {
+		for (uint32_t c = cp->nodes[cur].first_child; c != PF_NONE; c = cp->nodes[c].next_sibling)
+			if (cp->nodes[c].key == key)
 				return c;
-		uint32_t nn = cc_new_node(h, cur, loc);
+		uint32_t nn = cc_new_node(cp, cur, loc);
 		if (nn == PF_NONE)
 			return PF_NONE;
-		if (h->cc_nodes[cur].nr_children == CC_LIST_MAX + 1) {
+		if (cp->nodes[cur].nr_children == CC_LIST_MAX + 1) {
 			/* many children: index them all */
-			for (uint32_t c = h->cc_nodes[cur].first_child; c != PF_NONE; c = h->cc_nodes[c].next_sibling) {
-				uint32_t *slot = pair_table_find(&pv->cc_child, cur, h->cc_nodes[c].key, 1, NULL);
+			for (uint32_t c = cp->nodes[cur].first_child; c != PF_NONE; c = cp->nodes[c].next_sibling) {
+				uint32_t *slot = pair_table_find(&cp->child, cur, cp->nodes[c].key, 1, NULL);
 				if (!slot)
 					return PF_NONE;
 				*slot = c;
@@ -760,23 +772,27 @@ static uint32_t cc_child(hist *h, uint32_t cur, uint32_t loc)
 		return nn;
 	}
 	int inserted;
-	uint32_t *slot = pair_table_find(&pv->cc_child, cur, key, 1, &inserted);
+	uint32_t *slot = pair_table_find(&cp->child, cur, key, 1, &inserted);
 	if (!slot)
 		return PF_NONE;
 	if (!inserted)
 		return *slot;
-	uint32_t nn = cc_new_node(h, cur, loc);
+	uint32_t nn = cc_new_node(cp, cur, loc);
 	if (nn == PF_NONE)
 		return PF_NONE;
-	slot = pair_table_find(&pv->cc_child, cur, key, 0, NULL);
+	slot = pair_table_find(&cp->child, cur, key, 0, NULL);
 	*slot = nn;
 	return nn;
 }
 
-static uint32_t cc_root_of(hist *h, hist_entry *e)
+static uint32_t cc_root_of(struct cc_pool *cp, hist_entry *e, uint32_t row)
 {
-	if (e->cc_root == PF_NONE)
-		e->cc_root = cc_new_node(h, PF_NONE, PF_NONE);
+	if (e->cc_root == PF_NONE) {
+		if (PF_GROW(cp->roots, cp->cap_roots, cp->nr_roots + 1) < 0)
+			return PF_NONE;
+		e->cc_root = cc_new_node(cp, PF_NONE, PF_NONE);
+		cp->roots[cp->nr_roots++] = row;
+	}
 	return e->cc_root;
 }
 
@@ -784,38 +800,66 @@ static uint32_t cc_root_of(hist *h, hist_entry *e)
  * to the entry's callchain tree. The tree keeps one location per node; the
  * printer merges single-child runs, which is what perf's graph shows.
  * children_hit is filled in once at the end (cc_finish). */
-static int cc_add(hist *h, hist_entry *e, const uint32_t *locs, size_t n, uint64_t period, uint64_t count)
+static int cc_add(hist *h, struct cc_pool *cp, uint32_t row, const uint32_t *locs, size_t n, uint64_t period,
+		  uint64_t count)
 {
-	uint32_t cur = cc_root_of(h, e);
+	uint32_t cur = cc_root_of(cp, &h->entries[row], row);
 	if (cur == PF_NONE)
 		return -1;
 	for (size_t i = 0; i < n; i++) {
-		cur = cc_child(h, cur, locs[i]);
+		cur = cc_child(cp, cur, locs[i]);
 		if (cur == PF_NONE)
 			return -1;
 	}
-	h->cc_nodes[cur].hit += period;
-	h->cc_nodes[cur].count += count;
+	cp->nodes[cur].hit += period;
+	cp->nodes[cur].count += count;
+	return 0;
+}
+
+/* Pool b's nodes after a's (its ids moved by a's count: parents still
+ * before children, siblings in their order) and its rows' roots with
+ * them; b is emptied. Its child index is dropped: nothing is added to
+ * the trees after (a's own stays whole). -1: out of memory. */
+static int cc_pool_append(hist *h, struct cc_pool *a, struct cc_pool *b)
+{
+	if (PF_GROW(a->nodes, a->cap, a->n + b->n) < 0)
+		return -1;
+	uint32_t off = (uint32_t)a->n;
+#define CC_MOVE(x) ((x) == PF_NONE ? PF_NONE : (x) + off)
+	for (size_t i = 0; i < b->n; i++) {
+		hist_cc_node n = b->nodes[i];
+		n.first_child = CC_MOVE(n.first_child);
+		n.next_sibling = CC_MOVE(n.next_sibling);
+		n.parent = CC_MOVE(n.parent);
+		a->nodes[a->n++] = n;
+	}
+	for (size_t i = 0; i < b->nr_roots; i++)
+		h->entries[b->roots[i]].cc_root = CC_MOVE(h->entries[b->roots[i]].cc_root);
+#undef CC_MOVE
+	free(b->nodes);
+	free(b->roots);
+	pair_table_free(&b->child);
+	*b = (struct cc_pool){ a->prof, NULL, 0, 0, { 0 }, NULL, 0, 0 };
 	return 0;
 }
 
 /* Sum children_hit bottom-up (children are created after their parents),
  * unlink nodes no chain reached (hit and children_hit both 0) and turn the
  * prepended sibling lists back into insertion order. */
-static void cc_finish(hist *h)
+static void cc_finish(struct cc_pool *cp)
 {
-	for (size_t i = h->nr_cc_nodes; i-- > 0;) {
-		hist_cc_node *n = &h->cc_nodes[i];
+	for (size_t i = cp->n; i-- > 0;) {
+		hist_cc_node *n = &cp->nodes[i];
 		if (n->parent != PF_NONE)
-			h->cc_nodes[n->parent].children_hit += n->hit + n->children_hit;
+			cp->nodes[n->parent].children_hit += n->hit + n->children_hit;
 	}
-	for (size_t i = 0; i < h->nr_cc_nodes; i++) {
-		hist_cc_node *n = &h->cc_nodes[i];
+	for (size_t i = 0; i < cp->n; i++) {
+		hist_cc_node *n = &cp->nodes[i];
 		uint32_t c = n->first_child, head = PF_NONE;
 		while (c != PF_NONE) {
-			uint32_t next = h->cc_nodes[c].next_sibling;
-			if (h->cc_nodes[c].hit + h->cc_nodes[c].children_hit) {
-				h->cc_nodes[c].next_sibling = head;    /* reversing: newest was first */
+			uint32_t next = cp->nodes[c].next_sibling;
+			if (cp->nodes[c].hit + cp->nodes[c].children_hit) {
+				cp->nodes[c].next_sibling = head;    /* reversing: newest was first */
 				head = c;
 			}
 			c = next;
@@ -926,7 +970,7 @@ static void radix_sort_u32(uint32_t *v, uint32_t *tmp, size_t n, uint32_t bound)
 		memcpy(v, src, n * sizeof(*v));
 }
 
-static int cc_children_caller(hist *h, const uint32_t *idx, size_t nidx, const uint32_t *self_of,
+static int cc_children_caller(hist *h, struct cc_pool *cp, const uint32_t *idx, size_t nidx, const uint32_t *self_of,
 			      const uint32_t *parent_of, uint64_t min_keep, proff_error *err)
 {
 	const pf_profile *p = h->prof;
@@ -1033,7 +1077,7 @@ static int cc_children_caller(hist *h, const uint32_t *idx, size_t nidx, const u
 			}
 			size_t w = to;
 			for (size_t r = from; r < to; r++) {
-				uint32_t nc = cc_child(h, recs[r].cur, loc);
+				uint32_t nc = cc_child(cp, recs[r].cur, loc);
 				if (nc == PF_NONE)
 					goto nomem;
 				recs[w++] = (cc_rec){ recs[r].entry, nc };
@@ -1046,8 +1090,8 @@ static int cc_children_caller(hist *h, const uint32_t *idx, size_t nidx, const u
 				onpath[eid] = (uint32_t)d + 1;
 				dintro[d + 1] = (uint32_t)eid;
 			} else if (!onpath[eid]) {
-				uint32_t root = cc_root_of(h, &h->entries[eid]);
-				uint32_t nc = root == PF_NONE ? PF_NONE : cc_child(h, root, loc);
+				uint32_t root = cc_root_of(cp, &h->entries[eid], (uint32_t)eid);
+				uint32_t nc = root == PF_NONE ? PF_NONE : cc_child(cp, root, loc);
 				if (nc == PF_NONE)
 					goto nomem;
 				recs[w++] = (cc_rec){ (uint32_t)eid, nc };
@@ -1063,11 +1107,11 @@ static int cc_children_caller(hist *h, const uint32_t *idx, size_t nidx, const u
 					for (size_t r = to; r < w; r++) {
 						if (recs[r].entry == self)
 							continue;
-						h->cc_nodes[recs[r].cur].hit += s->period;
-						h->cc_nodes[recs[r].cur].count += s->count;
+						cp->nodes[recs[r].cur].hit += s->period;
+						cp->nodes[recs[r].cur].count += s->count;
 					}
 					if (hot[self].acc >= min_keep && !tree &&
-					    cc_add(h, &h->entries[self], path, d + 1, s->period, s->count) < 0)
+					    cc_add(h, cp, self, path, d + 1, s->period, s->count) < 0)
 						goto nomem;
 				}
 			}
@@ -1503,7 +1547,7 @@ static int again_sample(pass_state *ps, size_t it, size_t si, const pf_sample *s
 		e->nr_events += s->count;
 		if (!children) {
 			e->period_acc += s->period;
-			if (cursor && nk && cc_add(h, e, cursor, nk, s->period, s->count) < 0)
+			if (cursor && nk && cc_add(h, &pv->cc, (uint32_t)self, cursor, nk, s->period, s->count) < 0)
 				return proff_err_set(err, PROFF_ENOMEM, NULL, PROFF_NO_OFFSET, "out of memory");
 			return 0;
 		}
@@ -1513,7 +1557,7 @@ static int again_sample(pass_state *ps, size_t it, size_t si, const pf_sample *s
 		he->acc += s->period;
 		if (nk > he->depth)
 			he->depth = (uint32_t)nk;
-		if (cursor && nk && cc_add(h, e, cursor, nk, s->period, s->count) < 0)
+		if (cursor && nk && cc_add(h, &pv->cc, (uint32_t)self, cursor, nk, s->period, s->count) < 0)
 			return proff_err_set(err, PROFF_ENOMEM, NULL, PROFF_NO_OFFSET, "out of memory");
 		if (want_cc && fast_cc && nk && tree_chain_add(pv, si, (uint32_t)self, 0, s) < 0)
 			return proff_err_set(err, PROFF_ENOMEM, NULL, PROFF_NO_OFFSET, "out of memory");
@@ -1537,7 +1581,7 @@ static int again_sample(pass_state *ps, size_t it, size_t si, const pf_sample *s
 			he->depth = (uint32_t)(nk - tf->k);
 		if (ps->filters)
 			h->entries[id].filtered &= entry_filter(h, c, tf->loc);
-		if (cursor && cc_add(h, &h->entries[id], cursor + tf->k, nk - tf->k, s->period, s->count) < 0)
+		if (cursor && cc_add(h, &pv->cc, (uint32_t)id, cursor + tf->k, nk - tf->k, s->period, s->count) < 0)
 			return proff_err_set(err, PROFF_ENOMEM, NULL, PROFF_NO_OFFSET, "out of memory");
 		if (want_cc && fast_cc && tree_chain_add(pv, si, (uint32_t)id, tf->k, s) < 0)
 			return proff_err_set(err, PROFF_ENOMEM, NULL, PROFF_NO_OFFSET, "out of memory");
@@ -1655,7 +1699,7 @@ static int pass_one(pass_state *ps, size_t it, size_t si, proff_error *err)
 	if (!opts->children) {
 		if (es) {
 			e->period_acc += es->period;
-			if (want_cc && nk && cc_add(h, e, cursor, nk, es->period, es->count) < 0)
+			if (want_cc && nk && cc_add(h, &pv->cc, (uint32_t)self, cursor, nk, es->period, es->count) < 0)
 				return proff_err_set(err, PROFF_ENOMEM, NULL, PROFF_NO_OFFSET, "out of memory");
 		}
 		return 0;
@@ -1672,7 +1716,7 @@ static int pass_one(pass_state *ps, size_t it, size_t si, proff_error *err)
 		if (nk > he->depth)
 			he->depth = (uint32_t)nk;
 		/* the callchain-tree pass leaves tree-mode rows to this one */
-		if (want_cc && !fast_cc && nk && cc_add(h, e, cursor, nk, es->period, es->count) < 0)
+		if (want_cc && !fast_cc && nk && cc_add(h, &pv->cc, (uint32_t)self, cursor, nk, es->period, es->count) < 0)
 			return proff_err_set(err, PROFF_ENOMEM, NULL, PROFF_NO_OFFSET, "out of memory");
 		if (want_cc && fast_cc && self_tree && nk && tree_chain_add(pv, si, (uint32_t)self, 0, s) < 0)
 			return proff_err_set(err, PROFF_ENOMEM, NULL, PROFF_NO_OFFSET, "out of memory");
@@ -1713,7 +1757,7 @@ static int pass_one(pass_state *ps, size_t it, size_t si, proff_error *err)
 		if (filters)
 			h->entries[id].filtered &= entry_filter(h, &c, loc);
 		if (want_cc && !fast_cc &&
-		    cc_add(h, &h->entries[id], cursor + k, nk - k, rs->period, rs->count) < 0)
+		    cc_add(h, &pv->cc, (uint32_t)id, cursor + k, nk - k, rs->period, rs->count) < 0)
 			return proff_err_set(err, PROFF_ENOMEM, NULL, PROFF_NO_OFFSET, "out of memory");
 		if (want_cc && fast_cc && tree && tree_chain_add(pv, si, (uint32_t)id, (uint32_t)k, s) < 0)
 			return proff_err_set(err, PROFF_ENOMEM, NULL, PROFF_NO_OFFSET, "out of memory");
@@ -2207,6 +2251,7 @@ static int hist_new(pf_profile *prof, uint32_t evsel, const hist_opts *opts, his
 	h->evsel = evsel;
 	h->opts = *opts;
 	h->priv = pv;
+	pv->cc.prof = prof;
 	int rc = hist_parse_sort(opts->sort, h->keys, HIST_MAX_KEYS, err);
 	if (rc < 0) {
 		hist_free(h);
@@ -2262,19 +2307,19 @@ static int hist_new(pf_profile *prof, uint32_t evsel, const hist_opts *opts, his
  * that ends chains, with its period), in the order the chains were added;
  * before cc_finish. perf's collapse merges the trees of the rows it
  * merges so. */
-static int cc_merge(hist *h, uint32_t dst, uint32_t src)
+static int cc_merge(hist *h, struct cc_pool *cp, uint32_t dst, uint32_t src)
 {
 	uint32_t root = h->entries[src].cc_root;
 	if (root == PF_NONE)
 		return 0;
-	size_t cap = 64, sp = 0;
-	uint32_t *stack = malloc(cap * sizeof(uint32_t)), *path = malloc(cap * sizeof(uint32_t));
+	size_t cap = 64, cap_path = 64, sp = 0;
+	uint32_t *stack = malloc(cap * sizeof(uint32_t)), *path = malloc(cap_path * sizeof(uint32_t));
 	if (!stack || !path)
 		goto nomem;
 	/* depth-first; a node's children are prepended until cc_finish, so
 	 * pushing the list in its order pops the first added first */
 	for (uint32_t cur = root;;) {
-		for (uint32_t k = h->cc_nodes[cur].first_child; k != PF_NONE; k = h->cc_nodes[k].next_sibling) {
+		for (uint32_t k = cp->nodes[cur].first_child; k != PF_NONE; k = cp->nodes[k].next_sibling) {
 			if (sp == cap) {
 				uint32_t *a = realloc(stack, 2 * cap * sizeof(uint32_t));
 				if (!a)
@@ -2288,17 +2333,20 @@ static int cc_merge(hist *h, uint32_t dst, uint32_t src)
 			break;
 		cur = stack[--sp];
 		size_t depth = 0;
-		for (uint32_t x = cur; x != root; x = h->cc_nodes[x].parent)
+		for (uint32_t x = cur; x != root; x = cp->nodes[x].parent)
 			depth++;
-		uint32_t *np = depth > cap ? realloc(path, depth * sizeof(uint32_t)) : path;
-		if (!np)
-			goto nomem;
-		path = np;
+		if (depth > cap_path) {
+			uint32_t *np = realloc(path, depth * sizeof(uint32_t));
+			if (!np)
+				goto nomem;
+			path = np;
+			cap_path = depth;
+		}
 		size_t d = depth;
-		for (uint32_t x = cur; x != root; x = h->cc_nodes[x].parent)
-			path[--d] = h->cc_nodes[x].loc;
-		uint64_t hit = h->cc_nodes[cur].hit, count = h->cc_nodes[cur].count;
-		if (hit && cc_add(h, &h->entries[dst], path, depth, hit, count) < 0)
+		for (uint32_t x = cur; x != root; x = cp->nodes[x].parent)
+			path[--d] = cp->nodes[x].loc;
+		uint64_t hit = cp->nodes[cur].hit, count = cp->nodes[cur].count;
+		if (hit && cc_add(h, cp, dst, path, depth, hit, count) < 0)
 			goto nomem;
 	}
 	free(stack);
@@ -2340,7 +2388,7 @@ static int collapse_merge(hist *h, bool trees, proff_error *err)
 		d->period += e->period;
 		d->nr_events += e->nr_events;
 		pv->hot[s].acc += pv->hot[r].acc;
-		if (trees && cc_merge(h, s, (uint32_t)r) < 0) {
+		if (trees && cc_merge(h, &pv->cc, s, (uint32_t)r) < 0) {
 			free(into);
 			return proff_err_set(err, PROFF_ENOMEM, NULL, PROFF_NO_OFFSET, "out of memory");
 		}
@@ -2353,8 +2401,21 @@ static int collapse_merge(hist *h, bool trees, proff_error *err)
  * that pass leaves to them), for the rows whose Children reach min_keep,
  * in the order perf appended them; then the merged rows' trees into the
  * rows they were merged into. */
-static int tree_chains_build(hist *h, uint64_t min_keep, uint32_t **chain, size_t *cap_chain, proff_error *err)
+/* The tree-mode rows' chains (pv->tchains) into their trees, in pool cp:
+ * on another thread beside cc_children_caller (which builds the other
+ * rows' trees in the hist's pool), its own chain buffer. */
+typedef struct tchains_job {
+	hist *h;
+	struct cc_pool cp;
+	uint64_t min_keep;
+	uint32_t *chain;
+	size_t cap_chain;
+	int rc;
+} tchains_job;
+
+static int tree_chains_build(tchains_job *j)
 {
+	hist *h = j->h;
 	struct hist_priv *pv = h->priv;
 	const pf_profile *prof = h->prof;
 	uint32_t last = UINT32_MAX, *cursor = NULL;
@@ -2362,22 +2423,25 @@ static int tree_chains_build(hist *h, uint64_t min_keep, uint32_t **chain, size_
 	for (size_t i = 0; i < pv->nr_tchains; i++) {
 		const struct tree_chain *t = &pv->tchains[i];
 		uint32_t keep = h->merged_into && h->merged_into[t->row] != PF_NONE ? h->merged_into[t->row] : t->row;
-		if (h->entries[keep].period_acc < min_keep)
+		if (h->entries[keep].period_acc < j->min_keep)
 			continue;
 		if (t->si != last) {
-			cursor = sample_cursor(h, &prof->samples[t->si], chain, cap_chain, &nk);
+			cursor = sample_cursor(h, &prof->samples[t->si], &j->chain, &j->cap_chain, &nk);
 			if (!cursor && nk)
-				return proff_err_set(err, PROFF_ENOMEM, NULL, PROFF_NO_OFFSET, "out of memory");
+				return -1;
 			last = t->si;
 		}
-		if (t->k < nk && cc_add(h, &h->entries[t->row], cursor + t->k, nk - t->k, t->period, t->count) < 0)
-			return proff_err_set(err, PROFF_ENOMEM, NULL, PROFF_NO_OFFSET, "out of memory");
+		if (t->k < nk && cc_add(h, &j->cp, t->row, cursor + t->k, nk - t->k, t->period, t->count) < 0)
+			return -1;
 	}
-	if (h->merged_into)
-		for (size_t r = 0; r < h->n; r++)
-			if (h->merged_into[r] != PF_NONE && cc_merge(h, h->merged_into[r], (uint32_t)r) < 0)
-				return proff_err_set(err, PROFF_ENOMEM, NULL, PROFF_NO_OFFSET, "out of memory");
 	return 0;
+}
+
+static void *tchains_run(void *arg)
+{
+	tchains_job *j = arg;
+	j->rc = tree_chains_build(j);
+	return NULL;
 }
 
 int hist_build(pf_profile *prof, uint32_t evsel, const hist_opts *opts, hist **out, proff_error *err)
@@ -2581,9 +2645,26 @@ int hist_build(pf_profile *prof, uint32_t evsel, const hist_opts *opts, hist **o
 			hist_order_stream_end(h);
 			hist_order_start(h);    /* unless streamed */
 		}
-		rc = cc_children_caller(h, idx, nidx, self_of, parent_of, min_keep, err);
-		if (rc == 0 && pv->nr_tchains)
-			rc = tree_chains_build(h, min_keep, &chain, &cap_chain, err);
+		/* the tree-mode rows' trees in a pool of their own beside */
+		tchains_job tj = { h, { prof, NULL, 0, 0, { 0 }, NULL, 0, 0 }, min_keep, NULL, 0, 0 };
+		pthread_t th;
+		bool threaded = pv->nr_tchains && pthread_create(&th, NULL, tchains_run, &tj) == 0;
+		rc = cc_children_caller(h, &pv->cc, idx, nidx, self_of, parent_of, min_keep, err);
+		if (threaded)
+			pthread_join(th, NULL);
+		else if (rc == 0 && pv->nr_tchains)
+			tchains_run(&tj);
+		if (rc == 0 && (tj.rc < 0 || cc_pool_append(h, &pv->cc, &tj.cp) < 0))
+			rc = proff_err_set(err, PROFF_ENOMEM, NULL, PROFF_NO_OFFSET, "out of memory");
+		free(tj.chain);
+		free(tj.cp.nodes);
+		free(tj.cp.roots);
+		pair_table_free(&tj.cp.child);
+		/* the rows perf's collapse merged: their chains into the kept row */
+		if (rc == 0 && pv->nr_tchains && h->merged_into)
+			for (size_t r = 0; r < h->n && rc == 0; r++)
+				if (h->merged_into[r] != PF_NONE && cc_merge(h, &pv->cc, h->merged_into[r], (uint32_t)r) < 0)
+					rc = proff_err_set(err, PROFF_ENOMEM, NULL, PROFF_NO_OFFSET, "out of memory");
 		if (rc < 0)
 			goto fail;
 	}
@@ -2601,14 +2682,18 @@ int hist_build(pf_profile *prof, uint32_t evsel, const hist_opts *opts, hist **o
 			const pf_sample *s = &prof->samples[si];
 			size_t nk = 0;
 			uint32_t *cursor = sample_cursor(h, s, &chain, &cap_chain, &nk);
-			if ((!cursor && nk) || (nk && cc_add(h, e, cursor, nk, s->period, s->count) < 0)) {
+			if ((!cursor && nk) || (nk && cc_add(h, &pv->cc, self_of[si], cursor, nk, s->period, s->count) < 0)) {
 				rc = proff_err_set(err, PROFF_ENOMEM, NULL, PROFF_NO_OFFSET, "out of memory");
 				goto fail;
 			}
 		}
 	}
 	if (want_cc)
-		cc_finish(h);
+		cc_finish(&pv->cc);
+	/* the trees are built: published */
+	h->cc_nodes = pv->cc.nodes;
+	h->nr_cc_nodes = pv->cc.n;
+	h->cap_cc_nodes = pv->cc.cap;
 	free(chain);
 	free(lb);
 	free(self_of); free(parent_of); free(idx);
@@ -2631,7 +2716,10 @@ void hist_free(hist *h)
 		free(h->priv->keyw);
 		id_table_free(&h->priv->tab);
 		free(h->priv->hot);
-		pair_table_free(&h->priv->cc_child);
+		pair_table_free(&h->priv->cc.child);
+		free(h->priv->cc.roots);
+		if (h->priv->cc.nodes != h->cc_nodes)
+			free(h->priv->cc.nodes);
 		free(h->priv->slot_of);
 		free(h->priv->row_cache);
 		hist_itree_free(h->priv->itree);

@@ -817,9 +817,9 @@ static int cc_add(hist *h, struct cc_pool *cp, uint32_t row, const uint32_t *loc
 }
 
 /* Pool b's nodes after a's (its ids moved by a's count: parents still
- * before children, siblings in their order) and its rows' roots with
- * them; b is emptied. Its child index is dropped: nothing is added to
- * the trees after (a's own stays whole). -1: out of memory. */
+ * before children, siblings in their order), its rows' roots with them
+ * and its large child lists indexed in a's table (cc_merge adds to the
+ * trees after); b is emptied. -1: out of memory. */
 static int cc_pool_append(hist *h, struct cc_pool *a, struct cc_pool *b)
 {
 	if (PF_GROW(a->nodes, a->cap, a->n + b->n) < 0)
@@ -836,6 +836,16 @@ static int cc_pool_append(hist *h, struct cc_pool *a, struct cc_pool *b)
 	for (size_t i = 0; i < b->nr_roots; i++)
 		h->entries[b->roots[i]].cc_root = CC_MOVE(h->entries[b->roots[i]].cc_root);
 #undef CC_MOVE
+	for (size_t i = off; i < a->n; i++) {
+		if (a->nodes[i].nr_children <= CC_LIST_MAX)
+			continue;
+		for (uint32_t c = a->nodes[i].first_child; c != PF_NONE; c = a->nodes[c].next_sibling) {
+			uint32_t *slot = pair_table_find(&a->child, (uint32_t)i, a->nodes[c].key, 1, NULL);
+			if (!slot)
+				return -1;
+			*slot = c;
+		}
+	}
 	free(b->nodes);
 	free(b->roots);
 	pair_table_free(&b->child);
@@ -970,167 +980,367 @@ static void radix_sort_u32(uint32_t *v, uint32_t *tmp, size_t n, uint32_t bound)
 		memcpy(v, src, n * sizeof(*v));
 }
 
-static int cc_children_caller(hist *h, struct cc_pool *cp, const uint32_t *idx, size_t nidx, const uint32_t *self_of,
-			      const uint32_t *parent_of, uint64_t min_keep, proff_error *err)
+/* The tree-mode rows' trees (tree_chains_build): built in a pool of their
+ * own by the second worker of cc_children_caller, its own chain buffer */
+typedef struct tchains_job {
+	hist *h;
+	struct cc_pool cp;
+	uint64_t min_keep;
+	uint32_t *chain;
+	size_t cap_chain;
+	int rc;
+} tchains_job;
+static int tree_chains_build(tchains_job *j, struct cc_pool *cp);
+
+/* A callchain frame's row for the context c, read only (two workers build
+ * trees at once): the row cache as the pass left it, else the hash table.
+ * -2: no such row (the pass made every one; the caller then builds the
+ * trees on one thread). */
+static int64_t chain_row_ro(hist *h, const ctx *c, uint32_t loc)
 {
-	const pf_profile *p = h->prof;
-	size_t N = p->nr_nodes;
-	int rc = 0;
-	/* per context: the marked nodes (sorted), and each marked node's
-	 * marked children in index order (gfirst valid where gstamp is the
-	 * context's stamp) */
-	uint32_t *tfirst = malloc(N * sizeof(uint32_t)), *tnext = malloc(N * sizeof(uint32_t));
-	uint32_t *marked = malloc(N * sizeof(uint32_t)), *mtmp = malloc(N * sizeof(uint32_t));
-	uint32_t *gstamp = calloc(N, sizeof(uint32_t));
-	uint32_t *vis = calloc(N, sizeof(uint32_t)), *end_head = malloc(N * sizeof(uint32_t));
-	uint32_t *end_stamp = calloc(N, sizeof(uint32_t)), *end_next = malloc((nidx + 1) * sizeof(uint32_t));
-	uint32_t *onpath = calloc(h->n + 1, sizeof(uint32_t));
-	uint32_t *order = malloc((nidx + 1) * sizeof(uint32_t));
-	size_t maxd = 1;
-	for (size_t i = 0; i < N; i++)
-		if (p->nodes[i].depth + 2 > maxd)
-			maxd = p->nodes[i].depth + 2;
-	uint32_t *dnode = malloc(maxd * sizeof(uint32_t)), *dchild = malloc(maxd * sizeof(uint32_t));
-	uint32_t *dintro = malloc(maxd * sizeof(uint32_t)), *path = malloc(maxd * sizeof(uint32_t));
-	size_t *seg = malloc((maxd + 1) * sizeof(size_t));
-	cc_rec *recs = NULL;
-	size_t cap_recs = 0;
-	if (!tfirst || !tnext || !marked || !mtmp || !gstamp || !vis || !end_head || !end_stamp || !end_next || !onpath || !order ||
-	    !dnode || !dchild || !dintro || !path || !seg) {
-		rc = proff_err_set(err, PROFF_ENOMEM, NULL, PROFF_NO_OFFSET, "out of memory");
-		goto out;
+	const struct hist_priv *pv = h->priv;
+	if (loc < pv->nr_slot_of) {
+		uint64_t v = pv->row_cache[pv->slot_of[loc]];
+		if (v >> 32 == (uint64_t)c->s->comm + 1)
+			return (int64_t)(uint32_t)v;
 	}
+	uint64_t w[HIST_MAX_KEYS * KW_PER_KEY];
+	key_words(h, c, loc, true, w);
+	size_t j;
+	uint32_t id = row_probe(pv, w, pf_hash_bytes(w, pv->kw * 8, 0x5eed), &j);
+	return id == PF_NONE ? -2 : (int64_t)id;
+}
+
+/* One worker's scratch over the stack trie's nodes: per context the
+ * marked nodes (sorted), and each marked node's marked children in index
+ * order (tfirst valid where gstamp is the context's stamp) */
+typedef struct cc_scratch {
+	uint32_t *tfirst, *tnext, *marked, *mtmp, *gstamp, *vis, *end_head, *end_stamp, *onpath;
+	uint32_t *dnode, *dchild, *dintro, *path;
+	size_t *seg;
+	cc_rec *recs;
+	size_t cap_recs;
+	uint32_t stamp;
+} cc_scratch;
+
+static void cc_scratch_free(cc_scratch *sc)
+{
+	free(sc->tfirst); free(sc->tnext); free(sc->marked); free(sc->mtmp); free(sc->gstamp);
+	free(sc->vis); free(sc->end_head); free(sc->end_stamp); free(sc->onpath);
+	free(sc->dnode); free(sc->dchild); free(sc->dintro); free(sc->path); free(sc->seg);
+	free(sc->recs);
+}
+
+static int cc_scratch_init(cc_scratch *sc, const hist *h, size_t maxd)
+{
+	size_t N = h->prof->nr_nodes;
+	*sc = (cc_scratch){ 0 };
+	sc->tfirst = malloc(N * sizeof(uint32_t));
+	sc->tnext = malloc(N * sizeof(uint32_t));
+	sc->marked = malloc(N * sizeof(uint32_t));
+	sc->mtmp = malloc(N * sizeof(uint32_t));
+	sc->gstamp = calloc(N, sizeof(uint32_t));
+	sc->vis = calloc(N, sizeof(uint32_t));
+	sc->end_head = malloc(N * sizeof(uint32_t));
+	sc->end_stamp = calloc(N, sizeof(uint32_t));
+	sc->onpath = calloc(h->n + 1, sizeof(uint32_t));
+	sc->dnode = malloc(maxd * sizeof(uint32_t));
+	sc->dchild = malloc(maxd * sizeof(uint32_t));
+	sc->dintro = malloc(maxd * sizeof(uint32_t));
+	sc->path = malloc(maxd * sizeof(uint32_t));
+	sc->seg = malloc((maxd + 1) * sizeof(size_t));
+	return sc->tfirst && sc->tnext && sc->marked && sc->mtmp && sc->gstamp && sc->vis && sc->end_head &&
+	       sc->end_stamp && sc->onpath && sc->dnode && sc->dchild && sc->dintro && sc->path && sc->seg ? 0 : -1;
+}
+
+/* The callchain trees' work: the sample contexts (order[gstart[g],
+ * gstart[g+1]) is context g), taken heaviest first by the workers (each
+ * context's rows are its own: the context keys are row keys), each into
+ * its own pool; the second worker first builds the tree-mode rows' trees
+ * (tj). */
+typedef struct cc_work {
+	hist *h;
+	const uint32_t *order, *self_of, *parent_of;
+	uint32_t *end_next;            /* per order position: written by its context's worker */
+	const size_t *gstart;
+	const uint32_t *gorder;        /* contexts, heaviest first */
+	size_t ngroups;
+	atomic_size_t next;            /* the next of gorder to take */
+	uint64_t min_keep;
+	size_t maxd;
+	bool ro;                       /* two workers: read-only row lookups */
+	const uint8_t *tree_row;       /* with ro: the rows of tree-mode chains (another pool's) */
+} cc_work;
+
+typedef struct cc_worker {
+	cc_work *w;
+	struct cc_pool *cp;
+	tchains_job *tj;               /* run first, or NULL */
+	int rc;                        /* 0, -1 out of memory, -2 a row not found (ro) */
+	proff_error err;
+} cc_worker;
+
+/* One context's trees: mark its samples' paths, then one DFS of the
+ * marked trie from the root */
+static int cc_context(cc_worker *wk, cc_scratch *sc, size_t g0, size_t g1)
+{
+	cc_work *w = wk->w;
+	hist *h = w->h;
+	struct cc_pool *cp = wk->cp;
+	const pf_profile *p = h->prof;
+	const uint32_t *order = w->order, *self_of = w->self_of;
+	uint32_t *end_next = w->end_next;
+	uint32_t *tfirst = sc->tfirst, *tnext = sc->tnext, *marked = sc->marked, *gstamp = sc->gstamp;
+	uint32_t *vis = sc->vis, *end_head = sc->end_head, *end_stamp = sc->end_stamp, *onpath = sc->onpath;
+	uint32_t *dnode = sc->dnode, *dchild = sc->dchild, *dintro = sc->dintro, *path = sc->path;
+	size_t *seg = sc->seg;
 	const struct hot_ent *hot = h->priv->hot;   /* the rows' Children (period_acc) */
 	const uint8_t *suspect = h->priv->suspect;
+	uint64_t min_keep = w->min_keep;
+	uint32_t stamp = ++sc->stamp;
+	/* mark this context's paths and the samples ending at each node */
+	size_t nm = 0;
+	for (size_t k = g0; k < g1; k++) {
+		const pf_sample *s = &p->samples[order[k]];
+		for (uint32_t n = s->stack; n && vis[n] != stamp; n = p->nodes[n].parent) {
+			vis[n] = stamp;
+			marked[nm++] = n;
+		}
+		if (end_stamp[s->stack] != stamp) {
+			end_stamp[s->stack] = stamp;
+			end_head[s->stack] = PF_NONE;
+		}
+		end_next[k] = end_head[s->stack];
+		end_head[s->stack] = (uint32_t)k;
+	}
+	/* the marked children of every marked node, in index order (the DFS
+	 * visits siblings in the trie's order; a full child list would be
+	 * scanned once per context: the root's holds every outermost frame
+	 * of the file) */
+	radix_sort_u32(marked, sc->mtmp, nm, (uint32_t)p->nr_nodes);
+	for (size_t i = nm; i-- > 0;) {
+		uint32_t n = marked[i], par = p->nodes[n].parent;
+		if (gstamp[par] != stamp) {
+			gstamp[par] = stamp;
+			tfirst[par] = PF_NONE;
+		}
+		tnext[n] = tfirst[par];
+		tfirst[par] = n;
+	}
+	ctx c = { &p->samples[order[g0]], w->parent_of[order[g0]], 0, '.' };
+	const uint8_t *gw = suspect ? group_row(h->priv, c.s->comm) : NULL;
+	/* iterative DFS from the root over marked nodes */
+	size_t d = 0;
+	dnode[0] = 0;
+	dchild[0] = gstamp[0] == stamp ? tfirst[0] : PF_NONE;
+	dintro[0] = PF_NONE;
+	seg[0] = 0;
+	seg[1] = 0;
+	for (;;) {
+		uint32_t ch = dchild[d];
+		/* a node without callchain is no frame of any chain */
+		while (ch != PF_NONE && pf_node_nochain(p, ch))
+			ch = tnext[ch];
+		if (ch == PF_NONE) {
+			if (dintro[d] != PF_NONE)
+				onpath[dintro[d]] = 0;
+			if (d == 0)
+				break;
+			d--;
+			continue;
+		}
+		dchild[d] = tnext[ch];
+		uint32_t loc = p->nodes[ch].loc;
+		/* tree mode's rows got their chains in the first pass */
+		bool tree = suspect && tree_loc(suspect, gw, loc);
+		int64_t eid = tree ? 0 : w->ro ? chain_row_ro(h, &c, loc) : chain_entry(h, &c, loc, &wk->err);
+		if (eid < 0)
+			return (int)eid == -2 ? -2 : -1;
+		if (!tree && w->tree_row && w->tree_row[eid])
+			return -2;     /* a row with tree-mode chains too: one pool, alone */
+		/* level d+1: advance every active row, maybe start one */
+		size_t from = seg[d], to = seg[d + 1], nrec = to - from;
+		if (PF_GROW(sc->recs, sc->cap_recs, to + nrec + 1) < 0)
+			return -1;
+		cc_rec *recs = sc->recs;
+		size_t wr = to;
+		for (size_t r = from; r < to; r++) {
+			uint32_t nc = cc_child(cp, recs[r].cur, loc);
+			if (nc == PF_NONE)
+				return -1;
+			recs[wr++] = (cc_rec){ recs[r].entry, nc };
+		}
+		dintro[d + 1] = PF_NONE;
+		if (tree) {
+			/* no record */
+		} else if (!onpath[eid] && hot[eid].acc < min_keep) {
+			/* a row too small to show a chain: no tree */
+			onpath[eid] = (uint32_t)d + 1;
+			dintro[d + 1] = (uint32_t)eid;
+		} else if (!onpath[eid]) {
+			uint32_t root = cc_root_of(cp, &h->entries[eid], (uint32_t)eid);
+			uint32_t nc = root == PF_NONE ? PF_NONE : cc_child(cp, root, loc);
+			if (nc == PF_NONE)
+				return -1;
+			recs[wr++] = (cc_rec){ (uint32_t)eid, nc };
+			onpath[eid] = (uint32_t)d + 1;
+			dintro[d + 1] = (uint32_t)eid;
+		}
+		path[d] = loc;
+		/* samples ending here */
+		if (end_stamp[ch] == stamp) {
+			for (uint32_t k = end_head[ch]; k != PF_NONE; k = end_next[k]) {
+				const pf_sample *s = &p->samples[order[k]];
+				uint32_t self = self_of[order[k]];
+				for (size_t r = to; r < wr; r++) {
+					if (recs[r].entry == self)
+						continue;
+					cp->nodes[recs[r].cur].hit += s->period;
+					cp->nodes[recs[r].cur].count += s->count;
+				}
+				if (hot[self].acc >= min_keep && !tree && w->tree_row && w->tree_row[self])
+					return -2;
+				if (hot[self].acc >= min_keep && !tree &&
+				    cc_add(h, cp, self, path, d + 1, s->period, s->count) < 0)
+					return -1;
+			}
+		}
+		d++;
+		dnode[d] = ch;
+		dchild[d] = gstamp[ch] == stamp ? tfirst[ch] : PF_NONE;
+		seg[d] = to;
+		seg[d + 1] = wr;
+	}
+	return 0;
+}
+
+static void *cc_worker_run(void *arg)
+{
+	cc_worker *wk = arg;
+	cc_work *w = wk->w;
+	if (wk->tj && (wk->tj->rc = tree_chains_build(wk->tj, wk->cp)) < 0) {
+		wk->rc = -1;
+		return NULL;
+	}
+	cc_scratch sc;
+	if (w->ngroups && cc_scratch_init(&sc, w->h, w->maxd) < 0) {
+		cc_scratch_free(&sc);
+		wk->rc = -1;
+		return NULL;
+	}
+	for (size_t g; w->ngroups && (g = atomic_fetch_add_explicit(&w->next, 1, memory_order_relaxed)) < w->ngroups;) {
+		uint32_t x = w->gorder[g];
+		if ((wk->rc = cc_context(wk, &sc, w->gstart[x], w->gstart[x + 1])) < 0)
+			break;
+	}
+	if (w->ngroups)
+		cc_scratch_free(&sc);
+	return NULL;
+}
+
+/* Children mode, caller order, no --max-stack: every row's callchain
+ * tree (see above) in the hist's pool, and with tj the tree-mode rows'
+ * trees in tj's pool. With two: the contexts shared by two workers, the
+ * second one's pool tj's. The caller appends tj's pool. */
+static int cc_children_caller(hist *h, const uint32_t *idx, size_t nidx, const uint32_t *self_of,
+			      const uint32_t *parent_of, uint64_t min_keep, tchains_job *tj, bool two, bool alone,
+			      proff_error *err)
+{
+	const pf_profile *p = h->prof;
+	struct hist_priv *pv = h->priv;
+	int rc = 0;
+	uint32_t *end_next = malloc((nidx + 1) * sizeof(uint32_t));
+	uint32_t *order = malloc((nidx + 1) * sizeof(uint32_t));
+	size_t *gstart = malloc((nidx + 2) * sizeof(size_t));
+	uint32_t *gorder = NULL;
+	uint64_t *gweight = NULL;
+	if (!end_next || !order || !gstart)
+		goto nomem;
+	size_t maxd = 1;
+	for (size_t i = 0; i < p->nr_nodes; i++)
+		if (p->nodes[i].depth + 2 > maxd)
+			maxd = p->nodes[i].depth + 2;
 	ctx_order(h, parent_of, idx, nidx, order);
-	uint32_t stamp = 0;
-	for (size_t g0 = 0; g0 < nidx;) {
+	size_t ng = 0;
+	for (size_t g0 = 0; g0 < nidx; ng++) {
+		gstart[ng] = g0;
 		size_t g1 = g0 + 1;
 		while (g1 < nidx && same_ctx(h, parent_of, order[g0], order[g1]))
 			g1++;
-		stamp++;
-		/* mark this context's paths and the samples ending at each node */
-		size_t nm = 0;
-		for (size_t k = g0; k < g1; k++) {
-			const pf_sample *s = &p->samples[order[k]];
-			for (uint32_t n = s->stack; n && vis[n] != stamp; n = p->nodes[n].parent) {
-				vis[n] = stamp;
-				marked[nm++] = n;
-			}
-			if (end_stamp[s->stack] != stamp) {
-				end_stamp[s->stack] = stamp;
-				end_head[s->stack] = PF_NONE;
-			}
-			end_next[k] = end_head[s->stack];
-			end_head[s->stack] = (uint32_t)k;
-		}
-		/* the marked children of every marked node, in index order (the
-		 * DFS visits siblings in the trie's order; a full child list
-		 * would be scanned once per context: the root's holds every
-		 * outermost frame of the file) */
-		radix_sort_u32(marked, mtmp, nm, (uint32_t)N);
-		for (size_t i = nm; i-- > 0;) {
-			uint32_t n = marked[i], par = p->nodes[n].parent;
-			if (gstamp[par] != stamp) {
-				gstamp[par] = stamp;
-				tfirst[par] = PF_NONE;
-			}
-			tnext[n] = tfirst[par];
-			tfirst[par] = n;
-		}
-		ctx c = { &p->samples[order[g0]], parent_of[order[g0]], 0, '.' };
-		const uint8_t *gw = suspect ? group_row(h->priv, c.s->comm) : NULL;
-		/* iterative DFS from the root over marked nodes */
-		size_t d = 0;
-		dnode[0] = 0;
-		dchild[0] = gstamp[0] == stamp ? tfirst[0] : PF_NONE;
-		dintro[0] = PF_NONE;
-		seg[0] = 0;
-		seg[1] = 0;
-		for (;;) {
-			uint32_t ch = dchild[d];
-			/* a node without callchain is no frame of any chain */
-			while (ch != PF_NONE && pf_node_nochain(p, ch))
-				ch = tnext[ch];
-			if (ch == PF_NONE) {
-				if (dintro[d] != PF_NONE)
-					onpath[dintro[d]] = 0;
-				if (d == 0)
-					break;
-				d--;
-				continue;
-			}
-			dchild[d] = tnext[ch];
-			uint32_t loc = p->nodes[ch].loc;
-			/* tree mode's rows got their chains in the first pass */
-			bool tree = suspect && tree_loc(suspect, gw, loc);
-			int64_t eid = tree ? 0 : chain_entry(h, &c, loc, err);
-			if (eid < 0) {
-				rc = (int)eid;
-				goto out;
-			}
-			/* level d+1: advance every active row, maybe start one */
-			size_t from = seg[d], to = seg[d + 1], nrec = to - from;
-			if (PF_GROW(recs, cap_recs, to + nrec + 1) < 0) {
-				rc = proff_err_set(err, PROFF_ENOMEM, NULL, PROFF_NO_OFFSET, "out of memory");
-				goto out;
-			}
-			size_t w = to;
-			for (size_t r = from; r < to; r++) {
-				uint32_t nc = cc_child(cp, recs[r].cur, loc);
-				if (nc == PF_NONE)
-					goto nomem;
-				recs[w++] = (cc_rec){ recs[r].entry, nc };
-			}
-			dintro[d + 1] = PF_NONE;
-			if (tree) {
-				/* no record */
-			} else if (!onpath[eid] && hot[eid].acc < min_keep) {
-				/* a row too small to show a chain: no tree */
-				onpath[eid] = (uint32_t)d + 1;
-				dintro[d + 1] = (uint32_t)eid;
-			} else if (!onpath[eid]) {
-				uint32_t root = cc_root_of(cp, &h->entries[eid], (uint32_t)eid);
-				uint32_t nc = root == PF_NONE ? PF_NONE : cc_child(cp, root, loc);
-				if (nc == PF_NONE)
-					goto nomem;
-				recs[w++] = (cc_rec){ (uint32_t)eid, nc };
-				onpath[eid] = (uint32_t)d + 1;
-				dintro[d + 1] = (uint32_t)eid;
-			}
-			path[d] = loc;
-			/* samples ending here */
-			if (end_stamp[ch] == stamp) {
-				for (uint32_t k = end_head[ch]; k != PF_NONE; k = end_next[k]) {
-					const pf_sample *s = &p->samples[order[k]];
-					uint32_t self = self_of[order[k]];
-					for (size_t r = to; r < w; r++) {
-						if (recs[r].entry == self)
-							continue;
-						cp->nodes[recs[r].cur].hit += s->period;
-						cp->nodes[recs[r].cur].count += s->count;
-					}
-					if (hot[self].acc >= min_keep && !tree &&
-					    cc_add(h, cp, self, path, d + 1, s->period, s->count) < 0)
-						goto nomem;
-				}
-			}
-			d++;
-			dnode[d] = ch;
-			dchild[d] = gstamp[ch] == stamp ? tfirst[ch] : PF_NONE;
-			seg[d] = to;
-			seg[d + 1] = w;
-		}
 		g0 = g1;
 	}
+	gstart[ng] = nidx;
+	/* two workers where the contexts are several, the trees start empty
+	 * (a fallback starts them again) and a row lookup reads only */
+	two = two && !alone && ng >= 2 && pv->cc.n == 0 && !h->opts.diff_mode && !key_has(h, HK_SRCLINE);
+	/* beside another thread, row lookups read only (the tree-mode trees
+	 * read the rows); one that fails starts over alone */
+	bool run_other = two || pv->nr_tchains, ro = run_other && !alone && pv->cc.n == 0;
+	gorder = malloc((ng + 1) * sizeof(uint32_t));
+	gweight = malloc((ng + 1) * sizeof(uint64_t));
+	if (!gorder || !gweight)
+		goto nomem;
+	/* heaviest first (the frames its samples bring), in order on one */
+	for (size_t g = 0; g < ng; g++) {
+		gorder[g] = (uint32_t)g;
+		gweight[g] = 0;
+		for (size_t k = gstart[g]; two && k < gstart[g + 1]; k++)
+			gweight[g] += p->nodes[p->samples[order[k]].stack].depth;
+	}
+	if (two)
+		for (size_t a = 1; a < ng; a++)
+			for (size_t b = a; b > 0 && gweight[gorder[b - 1]] < gweight[gorder[b]]; b--) {
+				uint32_t t = gorder[b - 1];
+				gorder[b - 1] = gorder[b];
+				gorder[b] = t;
+			}
+	/* the rows of the tree-mode chains: a tree of both kinds of rows is
+	 * built in one pool (alone), the tree-mode chains after */
+	uint8_t *tree_row = ro && pv->nr_tchains ? calloc(h->n + 1, 1) : NULL;
+	if (ro && pv->nr_tchains && !tree_row)
+		goto nomem;
+	for (size_t i = 0; tree_row && i < pv->nr_tchains; i++)
+		tree_row[pv->tchains[i].row] = 1;
+	cc_work w = { h, order, self_of, parent_of, end_next, gstart, gorder, ng, 0, min_keep, maxd, ro, tree_row };
+	/* without two: the other worker builds the tree-mode trees only */
+	cc_work w2 = { h, order, self_of, parent_of, end_next, gstart, gorder, 0, 0, min_keep, maxd, false, NULL };
+	atomic_init(&w.next, 0);
+	atomic_init(&w2.next, 0);
+	cc_worker one = { &w, &pv->cc, NULL, 0, { 0 } };
+	cc_worker other = { two ? &w : &w2, alone ? &pv->cc : &tj->cp, tj, 0, { 0 } };
+	pthread_t th;
+	bool threaded = ro && pthread_create(&th, NULL, cc_worker_run, &other) == 0;
+	cc_worker_run(&one);
+	if (threaded)
+		pthread_join(th, NULL);
+	else if (run_other)
+		cc_worker_run(&other);
+	free(tree_row);
+	if (one.rc == -2 || other.rc == -2) {
+		/* a row not found read only: all trees again, on one thread */
+		for (int k = 0; k < 2; k++) {
+			struct cc_pool *cp = k ? &tj->cp : &pv->cc;
+			for (size_t r = 0; r < cp->nr_roots; r++)
+				h->entries[cp->roots[r]].cc_root = PF_NONE;
+			free(cp->nodes);
+			free(cp->roots);
+			pair_table_free(&cp->child);
+			*cp = (struct cc_pool){ p, NULL, 0, 0, { 0 }, NULL, 0, 0 };
+		}
+		free(order); free(end_next); free(gstart); free(gorder); free(gweight);
+		tj->rc = 0;
+		return cc_children_caller(h, idx, nidx, self_of, parent_of, min_keep, tj, false, true, err);
+	}
+	if (one.rc == -1 && one.err.code)
+		*err = one.err;
+	else if (one.rc < 0 || other.rc < 0)
+		goto nomem;
+	rc = one.rc;
 	goto out;
 nomem:
 	rc = proff_err_set(err, PROFF_ENOMEM, NULL, PROFF_NO_OFFSET, "out of memory");
 out:
-	free(tfirst); free(tnext); free(marked); free(mtmp); free(gstamp);
-	free(vis); free(end_head); free(end_stamp); free(end_next);
-	free(onpath); free(order); free(dnode); free(dchild); free(dintro); free(path); free(seg);
-	free(recs);
+	free(order); free(end_next); free(gstart); free(gorder); free(gweight);
 	return rc;
 }
 
@@ -2401,19 +2611,10 @@ static int collapse_merge(hist *h, bool trees, proff_error *err)
  * that pass leaves to them), for the rows whose Children reach min_keep,
  * in the order perf appended them; then the merged rows' trees into the
  * rows they were merged into. */
-/* The tree-mode rows' chains (pv->tchains) into their trees, in pool cp:
- * on another thread beside cc_children_caller (which builds the other
- * rows' trees in the hist's pool), its own chain buffer. */
-typedef struct tchains_job {
-	hist *h;
-	struct cc_pool cp;
-	uint64_t min_keep;
-	uint32_t *chain;
-	size_t cap_chain;
-	int rc;
-} tchains_job;
 
-static int tree_chains_build(tchains_job *j)
+/* The tree-mode rows' chains (pv->tchains) into their trees, in pool cp
+ * (tj's, or the hist's when alone) with tj's chain buffer (cc_worker_run). */
+static int tree_chains_build(tchains_job *j, struct cc_pool *cp)
 {
 	hist *h = j->h;
 	struct hist_priv *pv = h->priv;
@@ -2431,17 +2632,10 @@ static int tree_chains_build(tchains_job *j)
 				return -1;
 			last = t->si;
 		}
-		if (t->k < nk && cc_add(h, &j->cp, t->row, cursor + t->k, nk - t->k, t->period, t->count) < 0)
+		if (t->k < nk && cc_add(h, cp, t->row, cursor + t->k, nk - t->k, t->period, t->count) < 0)
 			return -1;
 	}
 	return 0;
-}
-
-static void *tchains_run(void *arg)
-{
-	tchains_job *j = arg;
-	j->rc = tree_chains_build(j);
-	return NULL;
 }
 
 int hist_build(pf_profile *prof, uint32_t evsel, const hist_opts *opts, hist **out, proff_error *err)
@@ -2645,16 +2839,11 @@ int hist_build(pf_profile *prof, uint32_t evsel, const hist_opts *opts, hist **o
 			hist_order_stream_end(h);
 			hist_order_start(h);    /* unless streamed */
 		}
-		/* the tree-mode rows' trees in a pool of their own beside */
+		/* the tree-mode rows' trees in a pool of their own, built beside
+		 * the others (and the contexts shared on two threads) */
 		tchains_job tj = { h, { prof, NULL, 0, 0, { 0 }, NULL, 0, 0 }, min_keep, NULL, 0, 0 };
-		pthread_t th;
-		bool threaded = pv->nr_tchains && pthread_create(&th, NULL, tchains_run, &tj) == 0;
-		rc = cc_children_caller(h, &pv->cc, idx, nidx, self_of, parent_of, min_keep, err);
-		if (threaded)
-			pthread_join(th, NULL);
-		else if (rc == 0 && pv->nr_tchains)
-			tchains_run(&tj);
-		if (rc == 0 && (tj.rc < 0 || cc_pool_append(h, &pv->cc, &tj.cp) < 0))
+		rc = cc_children_caller(h, idx, nidx, self_of, parent_of, min_keep, &tj, nidx >= split_min, false, err);
+		if (rc == 0 && cc_pool_append(h, &pv->cc, &tj.cp) < 0)
 			rc = proff_err_set(err, PROFF_ENOMEM, NULL, PROFF_NO_OFFSET, "out of memory");
 		free(tj.chain);
 		free(tj.cp.nodes);

@@ -534,7 +534,9 @@ static void test_tree_mode(void **state)
 		random_profile(&raw, seed, true);
 		/* and chains ending in garbage, as a broken frame-pointer chain
 		 * gives: 1500 unmapped addresses anywhere in 64 bits, three deep
-		 * below a resolved frame, in 400 stacks of comm alpha */
+		 * below a resolved frame (every 20th stack 80 deep: a merged
+		 * row's tree deeper than the first buffers), in 400 stacks of
+		 * comm alpha */
 		size_t g0 = raw.nr_locs;
 		raw.locs = realloc(raw.locs, (g0 + 1500) * sizeof(pf_loc));
 		for (size_t i = 0; i < 1500; i++) {
@@ -548,7 +550,7 @@ static void test_tree_mode(void **state)
 		memcpy(pool, raw.samples, 80 * sizeof(*pool));
 		for (size_t k = 80; k < npool; k++) {
 			uint32_t cur = node(&raw, 0, (uint32_t)(rand() % 60));
-			for (int d = 0; d < 3; d++)
+			for (int d = 0, depth = k % 20 ? 3 : 80; d < depth; d++)
 				cur = node(&raw, cur, (uint32_t)(g0 + (size_t)rand() % 1500));
 			pool[k] = raw.samples[0];
 			pool[k].thread = 0;
@@ -589,8 +591,11 @@ static void test_tree_mode(void **state)
 			for (int mode = 0; mode < 2; mode++) {
 				/* the raw samples one by one, on one thread; the
 				 * aggregates on one thread, and on two (the pass
-				 * split where it applies: caller order) */
-				enum { NV = 4 };
+				 * split where it applies: caller order); and the raw
+				 * samples with every chain added in the pass (a
+				 * --max-stack above every depth: callchain trees
+				 * without the trie walk, the pools, the workers) */
+				enum { NV = 5 };
 				hist *hv[NV];
 				char *buf[NV] = { NULL };
 				size_t len[NV] = { 0 };
@@ -602,9 +607,10 @@ static void test_tree_mode(void **state)
 					o.callchain = true;
 					o.caller_order = mode == 0;     /* 1: callee order, chains added in the pass */
 					o.order_early = true;
-					o.split_min = k < 2 ? SIZE_MAX : 1;
+					o.split_min = k < 2 || k == 4 ? SIZE_MAX : 1;
+					o.max_stack = k == 4 ? 1000000 : 0;
 					proff_error err;
-					assert_int_equal(hist_build(k & 1 ? &agg : &raw, 0, &o, &hv[k], &err), 0);
+					assert_int_equal(hist_build(k & 1 && k < 4 ? &agg : &raw, 0, &o, &hv[k], &err), 0);
 					hist_sort_report(hv[k]);
 					buf[k] = report_text(hv[k], true, true, &len[k]);
 				}

@@ -1198,9 +1198,9 @@ static int cc_context(cc_worker *wk, cc_scratch *sc, size_t g0, size_t g1)
 					cp->nodes[recs[r].cur].hit += s->period;
 					cp->nodes[recs[r].cur].count += s->count;
 				}
-				if (hot[self].acc >= min_keep && !tree && w->tree_row && w->tree_row[self])
+				if (!tree && w->tree_row && w->tree_row[self])
 					return -2;
-				if (hot[self].acc >= min_keep && !tree &&
+				if (!tree && hot[self].acc >= min_keep &&
 				    cc_add(h, cp, self, path, d + 1, s->period, s->count) < 0)
 					return -1;
 			}
@@ -1239,108 +1239,182 @@ static void *cc_worker_run(void *arg)
 }
 
 /* Children mode, caller order, no --max-stack: every row's callchain
- * tree (see above) in the hist's pool, and with tj the tree-mode rows'
- * trees in tj's pool. With two: the contexts shared by two workers, the
- * second one's pool tj's. The caller appends tj's pool. */
-static int cc_children_caller(hist *h, const uint32_t *idx, size_t nidx, const uint32_t *self_of,
-			      const uint32_t *parent_of, uint64_t min_keep, tchains_job *tj, bool two, bool alone,
-			      proff_error *err)
+ * tree (see above). cc_begin sets the work up and, with two (several
+ * contexts), starts the second worker on the contexts at once, into a pool
+ * of its own: the rows perf's collapse merges are tree-mode rows, whose
+ * trees wait for it (tj), so the collapse runs beside. cc_end builds the
+ * tree-mode rows' trees into tj's pool, then takes contexts into the
+ * hist's pool (without two, the tree-mode trees on another thread beside),
+ * and appends the second worker's pool; the caller appends tj's. */
+typedef struct cc_run {
+	hist *h;
+	const uint32_t *idx, *self_of, *parent_of;
+	size_t nidx;
+	uint64_t min_keep;
+	tchains_job *tj;
+	bool two, alone, ro, threaded;
+	uint32_t *order, *end_next, *gorder;
+	size_t *gstart;
+	uint64_t *gweight;
+	uint8_t *tree_row;
+	struct cc_pool p2;             /* the second worker's (two) */
+	cc_work w;
+	cc_worker one, other;
+	pthread_t th;
+} cc_run;
+
+static void cc_run_free(cc_run *r)
+{
+	free(r->order); free(r->end_next); free(r->gstart); free(r->gorder); free(r->gweight); free(r->tree_row);
+	r->order = r->end_next = r->gorder = NULL;
+	r->gstart = NULL;
+	r->gweight = NULL;
+	r->tree_row = NULL;
+}
+
+static int cc_begin(cc_run *r, hist *h, const uint32_t *idx, size_t nidx, const uint32_t *self_of,
+		    const uint32_t *parent_of, uint64_t min_keep, tchains_job *tj, bool two, bool alone)
 {
 	const pf_profile *p = h->prof;
 	struct hist_priv *pv = h->priv;
-	int rc = 0;
-	uint32_t *end_next = malloc((nidx + 1) * sizeof(uint32_t));
-	uint32_t *order = malloc((nidx + 1) * sizeof(uint32_t));
-	size_t *gstart = malloc((nidx + 2) * sizeof(size_t));
-	uint32_t *gorder = NULL;
-	uint64_t *gweight = NULL;
-	if (!end_next || !order || !gstart)
-		goto nomem;
+	*r = (cc_run){ .h = h, .idx = idx, .self_of = self_of, .parent_of = parent_of, .nidx = nidx,
+		       .min_keep = min_keep, .tj = tj, .alone = alone };
+	r->p2.prof = p;
+	r->end_next = malloc((nidx + 1) * sizeof(uint32_t));
+	r->order = malloc((nidx + 1) * sizeof(uint32_t));
+	r->gstart = malloc((nidx + 2) * sizeof(size_t));
+	if (!r->end_next || !r->order || !r->gstart)
+		return -1;
 	size_t maxd = 1;
 	for (size_t i = 0; i < p->nr_nodes; i++)
 		if (p->nodes[i].depth + 2 > maxd)
 			maxd = p->nodes[i].depth + 2;
-	ctx_order(h, parent_of, idx, nidx, order);
+	ctx_order(h, parent_of, idx, nidx, r->order);
 	size_t ng = 0;
 	for (size_t g0 = 0; g0 < nidx; ng++) {
-		gstart[ng] = g0;
+		r->gstart[ng] = g0;
 		size_t g1 = g0 + 1;
-		while (g1 < nidx && same_ctx(h, parent_of, order[g0], order[g1]))
+		while (g1 < nidx && same_ctx(h, parent_of, r->order[g0], r->order[g1]))
 			g1++;
 		g0 = g1;
 	}
-	gstart[ng] = nidx;
+	r->gstart[ng] = nidx;
 	/* two workers where the contexts are several, the trees start empty
 	 * (a fallback starts them again) and a row lookup reads only */
-	two = two && !alone && ng >= 2 && pv->cc.n == 0 && !h->opts.diff_mode && !key_has(h, HK_SRCLINE);
+	r->two = two && !alone && ng >= 2 && pv->cc.n == 0 && !h->opts.diff_mode && !key_has(h, HK_SRCLINE);
 	/* beside another thread, row lookups read only (the tree-mode trees
 	 * read the rows); one that fails starts over alone */
-	bool run_other = two || pv->nr_tchains, ro = run_other && !alone && pv->cc.n == 0;
-	gorder = malloc((ng + 1) * sizeof(uint32_t));
-	gweight = malloc((ng + 1) * sizeof(uint64_t));
-	if (!gorder || !gweight)
-		goto nomem;
+	r->ro = (r->two || pv->nr_tchains) && !alone && pv->cc.n == 0;
+	r->gorder = malloc((ng + 1) * sizeof(uint32_t));
+	r->gweight = malloc((ng + 1) * sizeof(uint64_t));
+	if (!r->gorder || !r->gweight)
+		return -1;
 	/* heaviest first (the frames its samples bring), in order on one */
 	for (size_t g = 0; g < ng; g++) {
-		gorder[g] = (uint32_t)g;
-		gweight[g] = 0;
-		for (size_t k = gstart[g]; two && k < gstart[g + 1]; k++)
-			gweight[g] += p->nodes[p->samples[order[k]].stack].depth;
+		r->gorder[g] = (uint32_t)g;
+		r->gweight[g] = 0;
+		for (size_t k = r->gstart[g]; r->two && k < r->gstart[g + 1]; k++)
+			r->gweight[g] += p->nodes[p->samples[r->order[k]].stack].depth;
 	}
-	if (two)
+	if (r->two)
 		for (size_t a = 1; a < ng; a++)
-			for (size_t b = a; b > 0 && gweight[gorder[b - 1]] < gweight[gorder[b]]; b--) {
-				uint32_t t = gorder[b - 1];
-				gorder[b - 1] = gorder[b];
-				gorder[b] = t;
+			for (size_t b = a; b > 0 && r->gweight[r->gorder[b - 1]] < r->gweight[r->gorder[b]]; b--) {
+				uint32_t t = r->gorder[b - 1];
+				r->gorder[b - 1] = r->gorder[b];
+				r->gorder[b] = t;
 			}
 	/* the rows of the tree-mode chains: a tree of both kinds of rows is
 	 * built in one pool (alone), the tree-mode chains after */
-	uint8_t *tree_row = ro && pv->nr_tchains ? calloc(h->n + 1, 1) : NULL;
-	if (ro && pv->nr_tchains && !tree_row)
-		goto nomem;
-	for (size_t i = 0; tree_row && i < pv->nr_tchains; i++)
-		tree_row[pv->tchains[i].row] = 1;
-	cc_work w = { h, order, self_of, parent_of, end_next, gstart, gorder, ng, 0, min_keep, maxd, ro, tree_row };
-	/* without two: the other worker builds the tree-mode trees only */
-	cc_work w2 = { h, order, self_of, parent_of, end_next, gstart, gorder, 0, 0, min_keep, maxd, false, NULL };
-	atomic_init(&w.next, 0);
-	atomic_init(&w2.next, 0);
-	cc_worker one = { &w, &pv->cc, NULL, 0, { 0 } };
-	cc_worker other = { two ? &w : &w2, alone ? &pv->cc : &tj->cp, tj, 0, { 0 } };
-	pthread_t th;
-	bool threaded = ro && pthread_create(&th, NULL, cc_worker_run, &other) == 0;
-	cc_worker_run(&one);
-	if (threaded)
-		pthread_join(th, NULL);
-	else if (run_other)
-		cc_worker_run(&other);
-	free(tree_row);
-	if (one.rc == -2 || other.rc == -2) {
-		/* a row not found read only: all trees again, on one thread */
-		for (int k = 0; k < 2; k++) {
-			struct cc_pool *cp = k ? &tj->cp : &pv->cc;
-			for (size_t r = 0; r < cp->nr_roots; r++)
-				h->entries[cp->roots[r]].cc_root = PF_NONE;
-			free(cp->nodes);
-			free(cp->roots);
-			pair_table_free(&cp->child);
-			*cp = (struct cc_pool){ p, NULL, 0, 0, { 0 }, NULL, 0, 0 };
-		}
-		free(order); free(end_next); free(gstart); free(gorder); free(gweight);
-		tj->rc = 0;
-		return cc_children_caller(h, idx, nidx, self_of, parent_of, min_keep, tj, false, true, err);
+	if (r->ro && pv->nr_tchains) {
+		if (!(r->tree_row = calloc(h->n + 1, 1)))
+			return -1;
+		for (size_t i = 0; i < pv->nr_tchains; i++)
+			r->tree_row[pv->tchains[i].row] = 1;
 	}
-	if (one.rc == -1 && one.err.code)
-		*err = one.err;
-	else if (one.rc < 0 || other.rc < 0)
-		goto nomem;
-	rc = one.rc;
-	goto out;
-nomem:
-	rc = proff_err_set(err, PROFF_ENOMEM, NULL, PROFF_NO_OFFSET, "out of memory");
-out:
-	free(order); free(end_next); free(gstart); free(gorder); free(gweight);
+	r->w = (cc_work){ h, r->order, self_of, parent_of, r->end_next, r->gstart, r->gorder, ng, 0, min_keep, maxd,
+			  r->ro, r->tree_row };
+	atomic_init(&r->w.next, 0);
+	r->one = (cc_worker){ &r->w, &pv->cc, NULL, 0, { 0 } };
+	r->other = (cc_worker){ &r->w, &r->p2, NULL, 0, { 0 } };
+	if (r->two)
+		r->threaded = pthread_create(&r->th, NULL, cc_worker_run, &r->other) == 0;
+	return 0;
+}
+
+static void cc_pool_reset(hist *h, struct cc_pool *cp)
+{
+	for (size_t r = 0; r < cp->nr_roots; r++)
+		h->entries[cp->roots[r]].cc_root = PF_NONE;
+	free(cp->nodes);
+	free(cp->roots);
+	pair_table_free(&cp->child);
+	*cp = (struct cc_pool){ h->prof, NULL, 0, 0, { 0 }, NULL, 0, 0 };
+}
+
+/* Stop a begun run on a failure elsewhere: its worker takes no more
+ * contexts and is joined; what it made is freed. */
+static void cc_abort(cc_run *r)
+{
+	atomic_store(&r->w.next, r->w.ngroups);
+	if (r->threaded)
+		pthread_join(r->th, NULL);
+	free(r->p2.nodes);
+	free(r->p2.roots);
+	pair_table_free(&r->p2.child);
+	cc_run_free(r);
+}
+
+static int cc_end(cc_run *r, proff_error *err)
+{
+	hist *h = r->h;
+	struct hist_priv *pv = h->priv;
+	tchains_job *tj = r->tj;
+	int rc = 0;
+	/* the tree-mode trees: first here beside the second worker, or on
+	 * another thread beside this one's contexts; alone: after them, in
+	 * the hist's pool */
+	cc_work wt = { h, r->order, r->self_of, r->parent_of, r->end_next, r->gstart, r->gorder, 0, 0, r->min_keep, 0,
+		       false, NULL };
+	atomic_init(&wt.next, 0);
+	cc_worker tw = { &wt, r->alone ? &pv->cc : &tj->cp, tj, 0, { 0 } };
+	pthread_t th;
+	bool beside = !r->two && r->ro && pv->nr_tchains && pthread_create(&th, NULL, cc_worker_run, &tw) == 0;
+	if (r->two && pv->nr_tchains)
+		cc_worker_run(&tw);
+	cc_worker_run(&r->one);
+	if (r->threaded)
+		pthread_join(r->th, NULL);
+	else if (r->two)
+		cc_worker_run(&r->other);      /* no thread: what is left */
+	if (beside)
+		pthread_join(th, NULL);
+	else if (!r->two && pv->nr_tchains)
+		cc_worker_run(&tw);
+	if (r->one.rc == -2 || r->other.rc == -2) {
+		/* a row not found read only: all trees again, on one thread */
+		cc_pool_reset(h, &pv->cc);
+		cc_pool_reset(h, &r->p2);
+		cc_pool_reset(h, &tj->cp);
+		tj->rc = 0;
+		const uint32_t *idx = r->idx, *self_of = r->self_of, *parent_of = r->parent_of;
+		size_t nidx = r->nidx;
+		uint64_t min_keep = r->min_keep;
+		cc_run_free(r);
+		if (cc_begin(r, h, idx, nidx, self_of, parent_of, min_keep, tj, false, true) < 0) {
+			cc_run_free(r);
+			return proff_err_set(err, PROFF_ENOMEM, NULL, PROFF_NO_OFFSET, "out of memory");
+		}
+		return cc_end(r, err);
+	}
+	if (r->one.rc == -1 && r->one.err.code) {
+		*err = r->one.err;
+		rc = r->one.err.code;
+	} else if (r->one.rc < 0 || r->other.rc < 0 || tw.rc < 0 || cc_pool_append(h, &pv->cc, &r->p2) < 0)
+		rc = proff_err_set(err, PROFF_ENOMEM, NULL, PROFF_NO_OFFSET, "out of memory");
+	free(r->p2.nodes);
+	free(r->p2.roots);
+	pair_table_free(&r->p2.child);
+	cc_run_free(r);
 	return rc;
 }
 
@@ -2807,16 +2881,41 @@ int hist_build(pf_profile *prof, uint32_t evsel, const hist_opts *opts, hist **o
 	cap_chain = ps.cap_chain;
 	free(ps.whole);
 	tree_pass_free(pv);
+	/* the callchain trees begun: with several sample contexts their
+	 * second worker starts now, beside perf's collapse */
+	cc_run ccr;
+	tchains_job tj = { h, { prof, NULL, 0, 0, { 0 }, NULL, 0, 0 }, 0, NULL, 0, 0 };
+	bool cc_started = false;
+	uint64_t min_keep = 0;
+	if (rc == 0 && fast_cc) {
+		for (size_t si = 0; si < prof->nr_samples; si++)
+			if (prof->samples[si].evsel == evsel)
+				idx[nidx++] = (uint32_t)si;
+		/* perf's threshold: (u64)(total * percent / 100), for either total */
+		uint64_t tot = h->total_period < h->total_non_filtered_period ? h->total_period
+									       : h->total_non_filtered_period;
+		min_keep = opts->cc_min_percent > 0 ? (uint64_t)((double)tot * (opts->cc_min_percent / 100.0)) : 0;
+		tj.min_keep = min_keep;
+		if (cc_begin(&ccr, h, idx, nidx, self_of, parent_of, min_keep, &tj, nidx >= split_min, false) < 0) {
+			cc_run_free(&ccr);
+			rc = proff_err_set(err, PROFF_ENOMEM, NULL, PROFF_NO_OFFSET, "out of memory");
+		} else {
+			cc_started = true;
+		}
+	}
 	if (rc == 0 && pv->itree)
 		rc = collapse_merge(h, !fast_cc, err);
 	hist_itree_free(pv->itree);
 	pv->itree = NULL;
-	if (rc < 0)
+	if (rc < 0) {
+		if (cc_started)
+			cc_abort(&ccr);
+		free(tj.chain);
+		free(tj.cp.nodes);
+		free(tj.cp.roots);
+		pair_table_free(&tj.cp.child);
 		goto fail;
-	if (fast_cc)
-		for (size_t si = 0; si < prof->nr_samples; si++)
-			if (prof->samples[si].evsel == evsel)
-				idx[nidx++] = (uint32_t)si;
+	}
 	/* every row is there: perf's input and collapse trees are finished
 	 * on the other thread while the totals are written */
 	if (fast_cc && opts->order_early)
@@ -2829,10 +2928,6 @@ int hist_build(pf_profile *prof, uint32_t evsel, const hist_opts *opts, hist **o
 		}
 	}
 	if (fast_cc) {
-		/* perf's threshold: (u64)(total * percent / 100), for either total */
-		uint64_t tot = h->total_period < h->total_non_filtered_period ? h->total_period
-									       : h->total_non_filtered_period;
-		uint64_t min_keep = opts->cc_min_percent > 0 ? (uint64_t)((double)tot * (opts->cc_min_percent / 100.0)) : 0;
 		/* the rows and their totals are final: perf's row order on the
 		 * other core while this one builds the trees */
 		if (opts->order_early) {
@@ -2841,8 +2936,7 @@ int hist_build(pf_profile *prof, uint32_t evsel, const hist_opts *opts, hist **o
 		}
 		/* the tree-mode rows' trees in a pool of their own, built beside
 		 * the others (and the contexts shared on two threads) */
-		tchains_job tj = { h, { prof, NULL, 0, 0, { 0 }, NULL, 0, 0 }, min_keep, NULL, 0, 0 };
-		rc = cc_children_caller(h, idx, nidx, self_of, parent_of, min_keep, &tj, nidx >= split_min, false, err);
+		rc = cc_end(&ccr, err);
 		if (rc == 0 && cc_pool_append(h, &pv->cc, &tj.cp) < 0)
 			rc = proff_err_set(err, PROFF_ENOMEM, NULL, PROFF_NO_OFFSET, "out of memory");
 		free(tj.chain);

@@ -1054,10 +1054,10 @@ static int cc_scratch_init(cc_scratch *sc, const hist *h, size_t maxd)
 }
 
 /* The callchain trees' work: the sample contexts (order[gstart[g],
- * gstart[g+1]) is context g), taken heaviest first by the workers (each
- * context's rows are its own: the context keys are row keys), each into
- * its own pool; the second worker first builds the tree-mode rows' trees
- * (tj). */
+ * gstart[g+1]) is context g), heaviest first, taken by the workers from
+ * either end (each context's rows are its own: the context keys are row
+ * keys), each into its own pool; a worker with tj builds the tree-mode
+ * rows' trees first. */
 typedef struct cc_work {
 	hist *h;
 	const uint32_t *order, *self_of, *parent_of;
@@ -1065,7 +1065,9 @@ typedef struct cc_work {
 	const size_t *gstart;
 	const uint32_t *gorder;        /* contexts, heaviest first */
 	size_t ngroups;
-	atomic_size_t next;            /* the next of gorder to take */
+	/* contexts taken: from the heavy end (low 32 bits) and from the
+	 * light end (high 32 bits); a worker that finds them meeting stops */
+	atomic_ullong taken;
 	uint64_t min_keep;
 	size_t maxd;
 	bool ro;                       /* two workers: read-only row lookups */
@@ -1076,6 +1078,7 @@ typedef struct cc_worker {
 	cc_work *w;
 	struct cc_pool *cp;
 	tchains_job *tj;               /* run first, or NULL */
+	bool light;                    /* takes contexts from the light end */
 	int rc;                        /* 0, -1 out of memory, -2 a row not found (ro) */
 	proff_error err;
 } cc_worker;
@@ -1228,8 +1231,12 @@ static void *cc_worker_run(void *arg)
 		wk->rc = -1;
 		return NULL;
 	}
-	for (size_t g; w->ngroups && (g = atomic_fetch_add_explicit(&w->next, 1, memory_order_relaxed)) < w->ngroups;) {
-		uint32_t x = w->gorder[g];
+	for (size_t ng = w->ngroups; ng;) {
+		unsigned long long v = atomic_fetch_add_explicit(&w->taken, wk->light ? 1ULL << 32 : 1, memory_order_relaxed);
+		size_t lo = (size_t)(v & 0xffffffffu), hi = (size_t)(v >> 32);
+		if (lo + hi >= ng)
+			break;
+		uint32_t x = w->gorder[wk->light ? ng - 1 - hi : lo];
 		if ((wk->rc = cc_context(wk, &sc, w->gstart[x], w->gstart[x + 1])) < 0)
 			break;
 	}
@@ -1333,9 +1340,11 @@ static int cc_begin(cc_run *r, hist *h, const uint32_t *idx, size_t nidx, const 
 	}
 	r->w = (cc_work){ h, r->order, self_of, parent_of, r->end_next, r->gstart, r->gorder, ng, 0, min_keep, maxd,
 			  r->ro, r->tree_row };
-	atomic_init(&r->w.next, 0);
-	r->one = (cc_worker){ &r->w, &pv->cc, NULL, 0, { 0 } };
-	r->other = (cc_worker){ &r->w, &r->p2, NULL, 0, { 0 } };
+	atomic_init(&r->w.taken, 0);
+	/* with two, the second worker (started first) from the heavy end,
+	 * this one (later, after the collapse) from the light end */
+	r->one = (cc_worker){ &r->w, &pv->cc, NULL, r->two, 0, { 0 } };
+	r->other = (cc_worker){ &r->w, &r->p2, NULL, false, 0, { 0 } };
 	if (r->two)
 		r->threaded = pthread_create(&r->th, NULL, cc_worker_run, &r->other) == 0;
 	return 0;
@@ -1355,7 +1364,7 @@ static void cc_pool_reset(hist *h, struct cc_pool *cp)
  * contexts and is joined; what it made is freed. */
 static void cc_abort(cc_run *r)
 {
-	atomic_store(&r->w.next, r->w.ngroups);
+	atomic_store(&r->w.taken, (unsigned long long)r->w.ngroups);
 	if (r->threaded)
 		pthread_join(r->th, NULL);
 	free(r->p2.nodes);
@@ -1375,8 +1384,8 @@ static int cc_end(cc_run *r, proff_error *err)
 	 * the hist's pool */
 	cc_work wt = { h, r->order, r->self_of, r->parent_of, r->end_next, r->gstart, r->gorder, 0, 0, r->min_keep, 0,
 		       false, NULL };
-	atomic_init(&wt.next, 0);
-	cc_worker tw = { &wt, r->alone ? &pv->cc : &tj->cp, tj, 0, { 0 } };
+	atomic_init(&wt.taken, 0);
+	cc_worker tw = { &wt, r->alone ? &pv->cc : &tj->cp, tj, false, 0, { 0 } };
 	pthread_t th;
 	bool beside = !r->two && r->ro && pv->nr_tchains && pthread_create(&th, NULL, cc_worker_run, &tw) == 0;
 	if (r->two && pv->nr_tchains)

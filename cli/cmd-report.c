@@ -593,16 +593,15 @@ int cmd_report(int argc, char **argv)
 		if (getenv("PROFF_TIMING"))
 			fprintf(stderr, "proff: timing: %zu aggregated samples, %zu stack nodes, %zu locations, %zu symbols\n",
 				prof->nr_samples, prof->nr_nodes, prof->nr_locs, prof->nr_syms);
+		bool more = false;     /* another event's report to come */
+		for (size_t k = ev + 1; k < prof->nr_events && !more; k++)
+			more = prof->events[k].nr_samples || !kept;
+		o.drop_sequence = !more;   /* the last report that reads it */
 		if (hist_build(prof, (uint32_t)ev, &o, &h, &err) < 0) {
 			cli_error(&err);
 			rc = 1;
 			break;
 		}
-		bool more = false;     /* another event's report to come */
-		for (size_t k = ev + 1; k < prof->nr_events && !more; k++)
-			more = prof->events[k].nr_samples || !kept;
-		if (!more)
-			pf_profile_drop_sequence(prof);
 		phase("hist", &t0);
 		if (getenv("PROFF_TIMING"))
 			fprintf(stderr, "proff: timing: %zu rows\n", h->n);

@@ -80,6 +80,10 @@ typedef struct hist_opts {
 	 * samples (0: the default, 20,000; SIZE_MAX: never; tests force it
 	 * to check the two-thread pass gives the rows of one) */
 	size_t split_min;
+	/* The caller needs the profile's raw-sample sequence no more: it is
+	 * freed (pf_profile_drop_sequence) as soon as the pass is done, so
+	 * what comes after reuses its memory. */
+	bool drop_sequence;
 	const char *parent_regex;  /* --parent, default "^sys_|^do_page_fault" */
 	pf_strlist comms, dsos, symbols;   /* filters (empty = none) */
 	uint32_t *pids; size_t nr_pids;

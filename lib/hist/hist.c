@@ -2890,6 +2890,8 @@ int hist_build(pf_profile *prof, uint32_t evsel, const hist_opts *opts, hist **o
 	cap_chain = ps.cap_chain;
 	free(ps.whole);
 	tree_pass_free(pv);
+	if (opts->drop_sequence)
+		pf_profile_drop_sequence(prof);
 	/* the callchain trees begun: with several sample contexts their
 	 * second worker starts now, beside perf's collapse */
 	cc_run ccr;

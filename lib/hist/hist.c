@@ -1024,10 +1024,11 @@ static int64_t chain_row_ro(hist *h, const ctx *c, uint32_t loc)
 }
 
 /* One worker's scratch over the stack trie's nodes: per context the
- * marked nodes (sorted), and each marked node's marked children in index
- * order (tfirst valid where gstamp is the context's stamp) */
+ * marked nodes (sorted; vis is the context's stamp), each marked node's
+ * marked children in index order and the samples ending at it (tfirst and
+ * end_head set when the node is marked) */
 typedef struct cc_scratch {
-	uint32_t *tfirst, *tnext, *marked, *mtmp, *gstamp, *vis, *end_head, *end_stamp, *onpath;
+	uint32_t *tfirst, *tnext, *marked, *mtmp, *vis, *end_head, *onpath;
 	uint32_t *dnode, *dchild, *dintro, *path;
 	size_t *seg;
 	cc_rec *recs;
@@ -1037,8 +1038,8 @@ typedef struct cc_scratch {
 
 static void cc_scratch_free(cc_scratch *sc)
 {
-	free(sc->tfirst); free(sc->tnext); free(sc->marked); free(sc->mtmp); free(sc->gstamp);
-	free(sc->vis); free(sc->end_head); free(sc->end_stamp); free(sc->onpath);
+	free(sc->tfirst); free(sc->tnext); free(sc->marked); free(sc->mtmp);
+	free(sc->vis); free(sc->end_head); free(sc->onpath);
 	free(sc->dnode); free(sc->dchild); free(sc->dintro); free(sc->path); free(sc->seg);
 	free(sc->recs);
 }
@@ -1051,18 +1052,16 @@ static int cc_scratch_init(cc_scratch *sc, const hist *h, size_t maxd)
 	sc->tnext = malloc(N * sizeof(uint32_t));
 	sc->marked = malloc(N * sizeof(uint32_t));
 	sc->mtmp = malloc(N * sizeof(uint32_t));
-	sc->gstamp = calloc(N, sizeof(uint32_t));
-	sc->vis = calloc(N, sizeof(uint32_t));
-	sc->end_head = malloc(N * sizeof(uint32_t));
-	sc->end_stamp = calloc(N, sizeof(uint32_t));
+	sc->vis = calloc(N ? N : 1, sizeof(uint32_t));
+	sc->end_head = malloc((N ? N : 1) * sizeof(uint32_t));
 	sc->onpath = calloc(h->n + 1, sizeof(uint32_t));
 	sc->dnode = malloc(maxd * sizeof(uint32_t));
 	sc->dchild = malloc(maxd * sizeof(uint32_t));
 	sc->dintro = malloc(maxd * sizeof(uint32_t));
 	sc->path = malloc(maxd * sizeof(uint32_t));
 	sc->seg = malloc((maxd + 1) * sizeof(size_t));
-	return sc->tfirst && sc->tnext && sc->marked && sc->mtmp && sc->gstamp && sc->vis && sc->end_head &&
-	       sc->end_stamp && sc->onpath && sc->dnode && sc->dchild && sc->dintro && sc->path && sc->seg ? 0 : -1;
+	return sc->tfirst && sc->tnext && sc->marked && sc->mtmp && sc->vis && sc->end_head &&
+	       sc->onpath && sc->dnode && sc->dchild && sc->dintro && sc->path && sc->seg ? 0 : -1;
 }
 
 /* The callchain trees' work: the sample contexts (order[gstart[g],
@@ -1105,8 +1104,8 @@ static int cc_context(cc_worker *wk, cc_scratch *sc, size_t g0, size_t g1)
 	const pf_profile *p = h->prof;
 	const uint32_t *order = w->order, *self_of = w->self_of;
 	uint32_t *end_next = w->end_next;
-	uint32_t *tfirst = sc->tfirst, *tnext = sc->tnext, *marked = sc->marked, *gstamp = sc->gstamp;
-	uint32_t *vis = sc->vis, *end_head = sc->end_head, *end_stamp = sc->end_stamp, *onpath = sc->onpath;
+	uint32_t *tfirst = sc->tfirst, *tnext = sc->tnext, *marked = sc->marked;
+	uint32_t *vis = sc->vis, *end_head = sc->end_head, *onpath = sc->onpath;
 	uint32_t *dnode = sc->dnode, *dchild = sc->dchild, *dintro = sc->dintro, *path = sc->path;
 	size_t *seg = sc->seg;
 	const struct hot_ent *hot = h->priv->hot;   /* the rows' Children (period_acc) */
@@ -1115,15 +1114,13 @@ static int cc_context(cc_worker *wk, cc_scratch *sc, size_t g0, size_t g1)
 	uint32_t stamp = ++sc->stamp;
 	/* mark this context's paths and the samples ending at each node */
 	size_t nm = 0;
+	tfirst[0] = end_head[0] = PF_NONE;
 	for (size_t k = g0; k < g1; k++) {
 		const pf_sample *s = &p->samples[order[k]];
 		for (uint32_t n = s->stack; n && vis[n] != stamp; n = p->nodes[n].parent) {
 			vis[n] = stamp;
+			tfirst[n] = end_head[n] = PF_NONE;
 			marked[nm++] = n;
-		}
-		if (end_stamp[s->stack] != stamp) {
-			end_stamp[s->stack] = stamp;
-			end_head[s->stack] = PF_NONE;
 		}
 		end_next[k] = end_head[s->stack];
 		end_head[s->stack] = (uint32_t)k;
@@ -1135,10 +1132,6 @@ static int cc_context(cc_worker *wk, cc_scratch *sc, size_t g0, size_t g1)
 	radix_sort_u32(marked, sc->mtmp, nm, (uint32_t)p->nr_nodes);
 	for (size_t i = nm; i-- > 0;) {
 		uint32_t n = marked[i], par = p->nodes[n].parent;
-		if (gstamp[par] != stamp) {
-			gstamp[par] = stamp;
-			tfirst[par] = PF_NONE;
-		}
 		tnext[n] = tfirst[par];
 		tfirst[par] = n;
 	}
@@ -1147,7 +1140,7 @@ static int cc_context(cc_worker *wk, cc_scratch *sc, size_t g0, size_t g1)
 	/* iterative DFS from the root over marked nodes */
 	size_t d = 0;
 	dnode[0] = 0;
-	dchild[0] = gstamp[0] == stamp ? tfirst[0] : PF_NONE;
+	dchild[0] = tfirst[0];
 	dintro[0] = PF_NONE;
 	seg[0] = 0;
 	seg[1] = 0;
@@ -1203,26 +1196,24 @@ static int cc_context(cc_worker *wk, cc_scratch *sc, size_t g0, size_t g1)
 		}
 		path[d] = loc;
 		/* samples ending here */
-		if (end_stamp[ch] == stamp) {
-			for (uint32_t k = end_head[ch]; k != PF_NONE; k = end_next[k]) {
-				const pf_sample *s = &p->samples[order[k]];
-				uint32_t self = self_of[order[k]];
-				for (size_t r = to; r < wr; r++) {
-					if (recs[r].entry == self)
-						continue;
-					cp->nodes[recs[r].cur].hit += s->period;
-					cp->nodes[recs[r].cur].count += s->count;
-				}
-				if (!tree && w->tree_row && w->tree_row[self])
-					return -2;
-				if (!tree && hot[self].acc >= min_keep &&
-				    cc_add(h, cp, self, path, d + 1, s->period, s->count) < 0)
-					return -1;
+		for (uint32_t k = end_head[ch]; k != PF_NONE; k = end_next[k]) {
+			const pf_sample *s = &p->samples[order[k]];
+			uint32_t self = self_of[order[k]];
+			for (size_t r = to; r < wr; r++) {
+				if (recs[r].entry == self)
+					continue;
+				cp->nodes[recs[r].cur].hit += s->period;
+				cp->nodes[recs[r].cur].count += s->count;
 			}
+			if (!tree && w->tree_row && w->tree_row[self])
+				return -2;
+			if (!tree && hot[self].acc >= min_keep &&
+			    cc_add(h, cp, self, path, d + 1, s->period, s->count) < 0)
+				return -1;
 		}
 		d++;
 		dnode[d] = ch;
-		dchild[d] = gstamp[ch] == stamp ? tfirst[ch] : PF_NONE;
+		dchild[d] = tfirst[ch];
 		seg[d] = to;
 		seg[d + 1] = wr;
 	}

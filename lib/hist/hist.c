@@ -519,6 +519,15 @@ static int reserve_rows(hist *h, size_t n)
 	return 0;
 }
 
+/* Key words equal (a few words: no library call) */
+static inline bool same_words(const uint64_t *a, const uint64_t *b, size_t n)
+{
+	uint64_t d = 0;
+	for (size_t i = 0; i < n; i++)
+		d |= a[i] ^ b[i];
+	return !d;
+}
+
 /* The row whose key words are w (hash theirs), or PF_NONE; *slot: its
  * table slot, or the empty one a new row would take. */
 static inline __attribute__((always_inline)) uint32_t row_probe(const struct hist_priv *pv, const uint64_t *w, uint64_t hash, size_t *slot)
@@ -526,7 +535,7 @@ static inline __attribute__((always_inline)) uint32_t row_probe(const struct his
 	const id_table *t = &pv->tab;
 	size_t j = hash & (t->cap - 1);
 	for (; t->s[j].id; j = (j + 1) & (t->cap - 1))
-		if (t->s[j].hash == hash && !memcmp(pv->keyw + (size_t)(t->s[j].id - 1) * pv->kw, w, pv->kw * 8))
+		if (t->s[j].hash == hash && same_words(pv->keyw + (size_t)(t->s[j].id - 1) * pv->kw, w, pv->kw))
 			break;
 	*slot = j;
 	return t->s[j].id ? t->s[j].id - 1 : PF_NONE;

@@ -836,6 +836,15 @@ static int cc_add(hist *h, struct cc_pool *cp, uint32_t row, const uint32_t *loc
 	return 0;
 }
 
+/* A pool's memory freed; the pool left empty (for prof's locations) */
+static void cc_pool_free(struct cc_pool *cp, const pf_profile *prof)
+{
+	free(cp->nodes);
+	free(cp->roots);
+	pair_table_free(&cp->child);
+	*cp = (struct cc_pool){ prof, NULL, 0, 0, { 0 }, NULL, 0, 0 };
+}
+
 /* Pool b's nodes after a's (its ids moved by a's count: parents still
  * before children, siblings in their order), its rows' roots with them
  * and its large child lists indexed in a's table (cc_merge adds to the
@@ -866,10 +875,7 @@ static int cc_pool_append(hist *h, struct cc_pool *a, struct cc_pool *b)
 			*slot = c;
 		}
 	}
-	free(b->nodes);
-	free(b->roots);
-	pair_table_free(&b->child);
-	*b = (struct cc_pool){ a->prof, NULL, 0, 0, { 0 }, NULL, 0, 0 };
+	cc_pool_free(b, a->prof);
 	return 0;
 }
 
@@ -1008,7 +1014,6 @@ typedef struct tchains_job {
 	uint64_t min_keep;
 	uint32_t *chain;
 	size_t cap_chain;
-	int rc;
 } tchains_job;
 static int tree_chains_build(tchains_job *j, struct cc_pool *cp);
 
@@ -1233,7 +1238,7 @@ static void *cc_worker_run(void *arg)
 {
 	cc_worker *wk = arg;
 	cc_work *w = wk->w;
-	if (wk->tj && (wk->tj->rc = tree_chains_build(wk->tj, wk->cp)) < 0) {
+	if (wk->tj && tree_chains_build(wk->tj, wk->cp) < 0) {
 		wk->rc = -1;
 		return NULL;
 	}
@@ -1366,10 +1371,7 @@ static void cc_pool_reset(hist *h, struct cc_pool *cp)
 {
 	for (size_t r = 0; r < cp->nr_roots; r++)
 		h->entries[cp->roots[r]].cc_root = PF_NONE;
-	free(cp->nodes);
-	free(cp->roots);
-	pair_table_free(&cp->child);
-	*cp = (struct cc_pool){ h->prof, NULL, 0, 0, { 0 }, NULL, 0, 0 };
+	cc_pool_free(cp, h->prof);
 }
 
 /* Stop a begun run on a failure elsewhere: its worker takes no more
@@ -1379,9 +1381,7 @@ static void cc_abort(cc_run *r)
 	atomic_store(&r->w.taken, (unsigned long long)r->w.ngroups);
 	if (r->threaded)
 		pthread_join(r->th, NULL);
-	free(r->p2.nodes);
-	free(r->p2.roots);
-	pair_table_free(&r->p2.child);
+	cc_pool_free(&r->p2, r->h->prof);
 	cc_run_free(r);
 }
 
@@ -1416,7 +1416,6 @@ static int cc_end(cc_run *r, proff_error *err)
 		cc_pool_reset(h, &pv->cc);
 		cc_pool_reset(h, &r->p2);
 		cc_pool_reset(h, &tj->cp);
-		tj->rc = 0;
 		const uint32_t *idx = r->idx, *self_of = r->self_of, *parent_of = r->parent_of;
 		size_t nidx = r->nidx;
 		uint64_t min_keep = r->min_keep;
@@ -1432,9 +1431,7 @@ static int cc_end(cc_run *r, proff_error *err)
 		rc = r->one.err.code;
 	} else if (r->one.rc < 0 || r->other.rc < 0 || tw.rc < 0 || cc_pool_append(h, &pv->cc, &r->p2) < 0)
 		rc = proff_err_set(err, PROFF_ENOMEM, NULL, PROFF_NO_OFFSET, "out of memory");
-	free(r->p2.nodes);
-	free(r->p2.roots);
-	pair_table_free(&r->p2.child);
+	cc_pool_free(&r->p2, h->prof);
 	cc_run_free(r);
 	return rc;
 }
@@ -2907,7 +2904,7 @@ int hist_build(pf_profile *prof, uint32_t evsel, const hist_opts *opts, hist **o
 	/* the callchain trees begun: with several sample contexts their
 	 * second worker starts now, beside perf's collapse */
 	cc_run ccr;
-	tchains_job tj = { h, { prof, NULL, 0, 0, { 0 }, NULL, 0, 0 }, 0, NULL, 0, 0 };
+	tchains_job tj = { h, { prof, NULL, 0, 0, { 0 }, NULL, 0, 0 }, 0, NULL, 0 };
 	bool cc_started = false;
 	uint64_t min_keep = 0;
 	if (rc == 0 && fast_cc) {
@@ -2934,9 +2931,7 @@ int hist_build(pf_profile *prof, uint32_t evsel, const hist_opts *opts, hist **o
 		if (cc_started)
 			cc_abort(&ccr);
 		free(tj.chain);
-		free(tj.cp.nodes);
-		free(tj.cp.roots);
-		pair_table_free(&tj.cp.child);
+		cc_pool_free(&tj.cp, prof);
 		goto fail;
 	}
 	/* every row is there: perf's input and collapse trees are finished
@@ -2963,9 +2958,7 @@ int hist_build(pf_profile *prof, uint32_t evsel, const hist_opts *opts, hist **o
 		if (rc == 0 && cc_pool_append(h, &pv->cc, &tj.cp) < 0)
 			rc = proff_err_set(err, PROFF_ENOMEM, NULL, PROFF_NO_OFFSET, "out of memory");
 		free(tj.chain);
-		free(tj.cp.nodes);
-		free(tj.cp.roots);
-		pair_table_free(&tj.cp.child);
+		cc_pool_free(&tj.cp, prof);
 		/* the rows perf's collapse merged: their chains into the kept row */
 		if (rc == 0 && pv->nr_tchains && h->merged_into)
 			for (size_t r = 0; r < h->n && rc == 0; r++)

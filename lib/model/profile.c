@@ -531,8 +531,10 @@ static uint32_t nochain_node(pf_profile *p, uint32_t loc)
 	return id;
 }
 
-/* Build the leaf node for a sample from its callchain (or its ip alone). */
+/* deeper frames of a new stack whose node-table slots are fetched ahead */
 #define PREFETCH_NEW 64
+
+/* Build the leaf node for a sample from its callchain (or its ip alone). */
 static uint32_t build_stack(pf_profile *p, const pthread_ *t, const pd_sample *s, bool use_cc)
 {
 	struct pf_profile_priv *pr = p->priv;

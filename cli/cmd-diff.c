@@ -703,7 +703,7 @@ int cmd_diff(int argc, char **argv)
 			for (size_t f = 0; f < nfiles; f++)
 				jobs[f].lo.shared_syms = shared_syms;
 	}
-	cli_fast_heap();
+	cli_fast_heap(false);   /* its RSS target leaves no room to fault ahead */
 	phase("start");
 	run_jobs(jobs, sizeof(*jobs), nfiles, par, load_thread);
 	for (size_t f = 0; f < nfiles; f++)

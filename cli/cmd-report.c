@@ -496,7 +496,7 @@ int cmd_report(int argc, char **argv)
 	pf_profile *prof;
 	double t0;
 	if (a.children_set ? a.children : pf_config_bool("report.children", true))
-		cli_fast_heap();
+		cli_fast_heap(true);
 	phase(NULL, &t0);
 	if (pf_profile_load(a.input, &lo, &prof, &err) < 0) {
 		cli_error(&err);
@@ -615,6 +615,7 @@ int cmd_report(int argc, char **argv)
 		phase("print", &t0);
 		hist_free(h);
 	}
+	cli_fast_heap_done();
 	if (a.json)
 		printf("\n]}\n");
 	else if (!a.quiet)

@@ -148,14 +148,14 @@ int cli_find_runtime(const char *given, char *out, size_t len)
  * warm; small pages come from fragments the host never took back, 0.5 ms
  * per 2 MB). Whether the pages at hand are warm changes within a run (the
  * blocks a previous run freed are handed back over about a second), so one
- * probe at the start does not tell. With fault_ahead, a thread of its own
- * faults the reservation in, a step ahead of the allocator, one huge page
+ * probe at the start does not tell. With ahead_mb, a thread of its own
+ * faults the reservation in, that many MB ahead of the allocator, one huge page
  * at a time, each one timed: from the second slow one of four on, the rest
  * is left to small pages (which the thread goes on faulting in ahead). A
  * children report of the bench profile 6 s after the last: 1.7-1.8 s with
  * huge pages throughout, 0.94-1.15 s so; back-to-back runs the same. */
 #define AHEAD_HUGE ((uintptr_t)2 << 20)
-#define AHEAD_STEP ((uintptr_t)8 << 20)   /* faulted in past the allocator */
+#define AHEAD_MAX_STEP ((uintptr_t)8 << 20)
 #define AHEAD_SLOW_MS 1.0
 
 static struct {
@@ -163,7 +163,8 @@ static struct {
 	bool running;
 	atomic_bool stop;
 	uintptr_t lo, hi;    /* the reservation, huge-page aligned */
-	unsigned char vec[AHEAD_STEP / 4096];
+	uintptr_t step;       /* faulted in past the allocator */
+	unsigned char vec[AHEAD_MAX_STEP / 4096];
 } ahead;
 
 static double ms_between(const struct timespec *a, const struct timespec *b)
@@ -175,7 +176,7 @@ static void *ahead_main(void *arg)
 {
 	(void)arg;
 	uintptr_t p = ahead.lo;                /* faulted in below p */
-	uintptr_t want = ahead.lo + AHEAD_STEP;
+	uintptr_t want = ahead.lo + ahead.step;
 	bool small = false;
 	unsigned slow = 0;   /* the last pages faulted in, one bit each: slow */
 	long page = sysconf(_SC_PAGESIZE);
@@ -186,11 +187,11 @@ static void *ahead_main(void *arg)
 		 * in the step above p, plus a step (a touch further up, such
 		 * as a large block's end, is left alone: the allocator may
 		 * never touch the gap below it) */
-		uintptr_t len = ahead.hi - p < AHEAD_STEP ? ahead.hi - p : AHEAD_STEP;
+		uintptr_t len = ahead.hi - p < ahead.step ? ahead.hi - p : ahead.step;
 		if (want <= p && len && mincore((void *)p, len, ahead.vec) == 0)
 			for (uintptr_t i = len / (uintptr_t)page; i-- > 0;)
 				if (ahead.vec[i] & 1) {
-					want = p + (i + 1) * (uintptr_t)page + AHEAD_STEP;
+					want = p + (i + 1) * (uintptr_t)page + ahead.step;
 					break;
 				}
 		if (want > ahead.hi)
@@ -230,7 +231,7 @@ void cli_fast_heap_done(void)
 #endif
 }
 
-void cli_fast_heap(bool fault_ahead)
+void cli_fast_heap(unsigned ahead_mb)
 {
 #ifdef __GLIBC__
 	const size_t reserve = (size_t)1 << 30, pad = (size_t)64 << 20, huge = (size_t)2 << 20;
@@ -249,10 +250,13 @@ void cli_fast_heap(bool fault_ahead)
 		return;
 	uintptr_t a = ((uintptr_t)lo + huge - 1) & ~(uintptr_t)(huge - 1);
 	uintptr_t b = (uintptr_t)hi & ~(uintptr_t)(huge - 1);
-	if (b <= a || madvise((void *)a, b - a, MADV_HUGEPAGE) != 0 || !fault_ahead || ahead.running)
+	if (b <= a || madvise((void *)a, b - a, MADV_HUGEPAGE) != 0 || !ahead_mb || ahead.running)
 		return;
 	ahead.lo = a;
 	ahead.hi = b;
+	ahead.step = (((uintptr_t)ahead_mb << 20) + huge - 1) & ~(uintptr_t)(huge - 1);
+	if (ahead.step > AHEAD_MAX_STEP)
+		ahead.step = AHEAD_MAX_STEP;
 	atomic_store(&ahead.stop, false);
 	ahead.running = pthread_create(&ahead.th, NULL, ahead_main, NULL) == 0;
 #endif

@@ -703,7 +703,7 @@ int cmd_diff(int argc, char **argv)
 			for (size_t f = 0; f < nfiles; f++)
 				jobs[f].lo.shared_syms = shared_syms;
 	}
-	cli_fast_heap(false);   /* its RSS target leaves no room to fault ahead */
+	cli_fast_heap(2);   /* its RSS target: no more ahead */
 	phase("start");
 	run_jobs(jobs, sizeof(*jobs), nfiles, par, load_thread);
 	for (size_t f = 0; f < nfiles; f++)
@@ -793,6 +793,7 @@ int cmd_diff(int argc, char **argv)
 	if (c.json && !rc)
 		diff_json_end(stdout);
 	free(hs);
+	cli_fast_heap_done();
 	phase("printed");
 out_jobs:
 	for (size_t f = 0; f < nfiles; f++) {

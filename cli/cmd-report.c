@@ -496,7 +496,7 @@ int cmd_report(int argc, char **argv)
 	pf_profile *prof;
 	double t0;
 	if (a.children_set ? a.children : pf_config_bool("report.children", true))
-		cli_fast_heap(true);
+		cli_fast_heap(8);
 	phase(NULL, &t0);
 	if (pf_profile_load(a.input, &lo, &prof, &err) < 0) {
 		cli_error(&err);

@@ -50,9 +50,9 @@ int cli_parse_opt(int argc, char **argv, int *i, const struct cli_opt *opts, siz
 int cli_find_runtime(const char *given, char *out, size_t len);
 
 /* Before a large read: the heap set up for it (see cli-util.c); with
- * fault_ahead, a thread faults the heap in ahead of the allocator until
- * cli_fast_heap_done (about 8 MB more resident). */
-void cli_fast_heap(bool fault_ahead);
+ * ahead_mb (2-8), a thread faults the heap in that far ahead of the
+ * allocator until cli_fast_heap_done (more resident by about as much). */
+void cli_fast_heap(unsigned ahead_mb);
 void cli_fast_heap_done(void);
 /* Before any output of a command whose report is megabytes written by one
  * thread: stdout without stdio's per-call locking, and a 64 KB buffer when

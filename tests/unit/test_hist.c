@@ -535,8 +535,10 @@ static void test_tree_mode(void **state)
 		/* and chains ending in garbage, as a broken frame-pointer chain
 		 * gives: 1500 unmapped addresses anywhere in 64 bits, three deep
 		 * below a resolved frame (every 20th stack 80 deep: a merged
-		 * row's tree deeper than the first buffers), in 400 stacks of
-		 * comm alpha */
+		 * row's tree deeper than the first buffers; every third drawn
+		 * from 25 of the addresses only: merged rows' trees with nodes
+		 * of more children than a list holds, looked up in the index
+		 * of an appended pool), in 400 stacks of comm alpha */
 		size_t g0 = raw.nr_locs;
 		raw.locs = realloc(raw.locs, (g0 + 1500) * sizeof(pf_loc));
 		for (size_t i = 0; i < 1500; i++) {
@@ -551,7 +553,7 @@ static void test_tree_mode(void **state)
 		for (size_t k = 80; k < npool; k++) {
 			uint32_t cur = node(&raw, 0, (uint32_t)(rand() % 60));
 			for (int d = 0, depth = k % 20 ? 3 : 80; d < depth; d++)
-				cur = node(&raw, cur, (uint32_t)(g0 + (size_t)rand() % 1500));
+				cur = node(&raw, cur, (uint32_t)(g0 + (k % 3 == 0 ? (size_t)rand() % 25 : (size_t)rand() % 1500)));
 			pool[k] = raw.samples[0];
 			pool[k].thread = 0;
 			pool[k].pid = pool[k].tid = 100;

@@ -149,9 +149,9 @@ int cli_find_runtime(const char *given, char *out, size_t len)
  * per 2 MB). Whether the pages at hand are warm changes within a run (the
  * blocks a previous run freed are handed back over about a second), so one
  * probe at the start does not tell. With ahead_mb, a thread of its own
- * faults the reservation in, that many MB ahead of the allocator, one huge page
- * at a time, each one timed: from the second slow one of four on, the rest
- * is left to small pages (which the thread goes on faulting in ahead). A
+ * faults the reservation in, that many MB ahead of the allocator, one huge
+ * page at a time, each one timed: from the second slow one of four on, the
+ * rest is left to small pages (which the thread goes on faulting in ahead). A
  * children report of the bench profile 6 s after the last: 1.7-1.8 s with
  * huge pages throughout, 0.94-1.15 s so; back-to-back runs the same. */
 #define AHEAD_HUGE ((uintptr_t)2 << 20)

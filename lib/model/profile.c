@@ -1759,6 +1759,26 @@ static int sample_import(pf_profile *p, const pf_sample *k, uint32_t *at)
 	return 1;
 }
 
+/* Room in p for so many more locations, nodes, samples and raw samples,
+ * at once (growing by doubling would copy p's arrays again), and in its
+ * location table for as many more keys: the merge then fetches the slots a
+ * few locations ahead (each lookup is a cache miss, one after another). */
+static int merge_room(pf_profile *p, size_t locs, size_t nodes, size_t samples, size_t seq)
+{
+	struct pf_profile_priv *pr = p->priv;
+	size_t cap_next = p->cap_samples;
+	if (PF_GROW(p->locs, p->cap_locs, p->nr_locs + locs) < 0 ||
+	    PF_GROW(p->nodes, p->cap_nodes, p->nr_nodes + nodes) < 0 ||
+	    PF_GROW(p->samples, p->cap_samples, p->nr_samples + samples) < 0 ||
+	    PF_GROW(pr->sample_next, cap_next, p->nr_samples + samples) < 0 ||
+	    (seq && PF_GROW(p->seq, p->cap_seq, p->nr_seq + seq) < 0))
+		return -1;
+	while ((pr->loc_tab.len + locs + 1) * 4 > pr->loc_tab.cap * 3)
+		if (pair_table_rehash(&pr->loc_tab, pr->loc_tab.cap ? pr->loc_tab.cap * 2 : 256) < 0)
+			return -1;
+	return 0;
+}
+
 static int merge_half(pf_profile *p, pf_profile *q)
 {
 	struct pf_profile_priv *pr = p->priv, *qr = q->priv;
@@ -1812,21 +1832,11 @@ static int merge_half(pf_profile *p, pf_profile *q)
 		}
 		ymap[i] = *ss;
 	}
-	/* room for all of q at once (growing by doubling would copy p's
-	 * arrays again) */
-	size_t cap_next = p->cap_samples;
-	if (PF_GROW(p->locs, p->cap_locs, p->nr_locs + q->nr_locs) < 0 ||
-	    PF_GROW(p->nodes, p->cap_nodes, p->nr_nodes + q->nr_nodes) < 0 ||
-	    PF_GROW(p->samples, p->cap_samples, p->nr_samples + q->nr_samples) < 0 ||
-	    PF_GROW(pr->sample_next, cap_next, p->nr_samples + q->nr_samples) < 0)
+	/* room for all of q at once (merge_room; mostly made already by
+	 * merge_room_early) */
+	if (merge_room(p, q->nr_locs, q->nr_nodes, q->nr_samples, q->nr_seq) < 0)
 		goto out;
 	size_t p_locs = p->nr_locs;
-	/* the location table's room for every location of q at once: its
-	 * slots are then fetched a few locations ahead (each lookup is a
-	 * cache miss, one after another) */
-	while ((pr->loc_tab.len + q->nr_locs + 1) * 4 > pr->loc_tab.cap * 3)
-		if (pair_table_rehash(&pr->loc_tab, pr->loc_tab.cap ? pr->loc_tab.cap * 2 : 256) < 0)
-			goto out;
 	enum { AHEAD = 8 };
 	for (size_t i = 0; i < q->nr_locs; i++) {
 		if (i + AHEAD < q->nr_locs) {
@@ -1941,18 +1951,7 @@ out:
  * 35-70 ms merge, when the first half ends first). */
 static int merge_room_early(pf_profile *p)
 {
-	struct pf_profile_priv *pr = p->priv;
-	size_t cap_next = p->cap_samples;
-	if (PF_GROW(p->locs, p->cap_locs, 2 * p->nr_locs) < 0 ||
-	    PF_GROW(p->nodes, p->cap_nodes, 2 * p->nr_nodes) < 0 ||
-	    PF_GROW(p->samples, p->cap_samples, 2 * p->nr_samples) < 0 ||
-	    PF_GROW(pr->sample_next, cap_next, 2 * p->nr_samples) < 0 ||
-	    (p->nr_seq && PF_GROW(p->seq, p->cap_seq, 2 * p->nr_seq) < 0))
-		return -1;
-	while ((2 * pr->loc_tab.len + 1) * 4 > pr->loc_tab.cap * 3)
-		if (pair_table_rehash(&pr->loc_tab, pr->loc_tab.cap ? pr->loc_tab.cap * 2 : 256) < 0)
-			return -1;
-	return 0;
+	return merge_room(p, p->nr_locs, p->nr_nodes, p->nr_samples, p->nr_seq);
 }
 
 static int load_split(pf_profile *p, pd_reader *rd, uint64_t t, proff_error *err)

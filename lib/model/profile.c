@@ -1905,10 +1905,9 @@ static int merge_half(pf_profile *p, pf_profile *q)
 		}
 		qn += noted;
 	}
-	/* the raw samples' order: the second half's after the first's */
+	/* the raw samples' order: the second half's after the first's (room
+	 * made by merge_room) */
 	if (q->nr_seq) {
-		if (PF_GROW(p->seq, p->cap_seq, p->nr_seq + q->nr_seq) < 0)
-			goto out;
 		for (size_t i = 0; i < q->nr_seq; i++)
 			p->seq[p->nr_seq++] = (pf_seq){ qsid[q->seq[i].sample], q->seq[i].thread, q->seq[i].period };
 	}

@@ -76,7 +76,8 @@ struct pf_profile_priv {
 	/* interning */
 	pair_table loc_tab;      /* (dso, addr) -> loc; dso PF_NONE for no map */
 	pair_table sym_tab;      /* (dso, start) -> sym */
-	u32x2_table node_tab;    /* (parent, loc) -> node */
+	u32x2_table node_tab;    /* (parent, loc) -> node, hashed by path (trie_hash) */
+	uint32_t *phash; size_t cap_phash;   /* node -> its hash in node_tab */
 	struct raw_slot *raw_s; size_t raw_cap, raw_len;   /* raw stacks: hash table of record refs */
 	uint8_t **raw_chunks; size_t nraw_chunks, cap_raw_chunks;   /* raw-stack records (stack_of) */
 	size_t raw_used;                            /* bytes used in the last chunk */
@@ -99,7 +100,7 @@ struct pf_profile_priv {
 	/* scratch */
 	uint32_t *scratch_locs; size_t cap_scratch;
 	/* the last stack built, root first: its locations and nodes (build_stack) */
-	uint32_t *path_locs, *path_nodes; size_t path_len, cap_path, cap_path_nodes;
+	uint32_t *path_locs, *path_nodes, *path_hash; size_t path_len, cap_path, cap_path_nodes, cap_path_hash;
 	const pd_reader *rd;
 	uint64_t lost;
 };
@@ -490,20 +491,47 @@ static uint32_t resolve_loc(pf_profile *p, const pthread_ *t, int cpumode, uint6
 	return l;
 }
 
-static uint32_t node_child(pf_profile *p, uint32_t parent, uint32_t loc)
+/* The stack trie's table is keyed by (parent, location) but hashed by the
+ * whole path: a node's hash is trie_hash(its parent's, its location), the
+ * root's 0. A path's hashes follow from its locations alone, so the slots
+ * of all its frames can be fetched before the first is found (with the
+ * parent's id in the hash, each lookup waited for the one before: a chain
+ * of cache misses per stack). pr->phash[node]: the node's hash. */
+static inline uint32_t trie_hash(uint32_t parent_hash, uint32_t loc)
 {
+	return (uint32_t)u32x2_hash(parent_hash, loc);
+}
+
+static inline void trie_prefetch(const struct pf_profile_priv *pr, uint32_t hash)
+{
+	if (pr->node_tab.cap)
+		__builtin_prefetch(&pr->node_tab.s[hash & (pr->node_tab.cap - 1)], 1);
+}
+
+/* The child of parent at loc, made if new; h = its hash */
+static uint32_t node_child_h(pf_profile *p, uint32_t parent, uint32_t loc, uint32_t h)
+{
+	struct pf_profile_priv *pr = p->priv;
+	/* room first: every slot's node has its hash when the table grows */
+	if (PF_GROW(p->nodes, p->cap_nodes, p->nr_nodes + 1) < 0 ||
+	    PF_GROW(pr->phash, pr->cap_phash, p->nr_nodes + 1) < 0)
+		return PF_NONE;
 	int inserted;
-	uint32_t *slot = u32x2_table_find(&p->priv->node_tab, parent, loc, 1, &inserted);
+	uint32_t *slot = u32x2_table_find_h(&pr->node_tab, parent, loc, h, pr->phash, 1, &inserted);
 	if (!slot)
 		return PF_NONE;
 	if (!inserted)
 		return *slot;
-	if (PF_GROW(p->nodes, p->cap_nodes, p->nr_nodes + 1) < 0)
-		return PF_NONE;
 	uint32_t id = (uint32_t)p->nr_nodes++;
 	p->nodes[id] = (pf_node){ parent, loc, p->nodes[parent].depth + 1 };
+	pr->phash[id] = h;
 	*slot = id;
 	return id;
+}
+
+static uint32_t node_child(pf_profile *p, uint32_t parent, uint32_t loc)
+{
+	return node_child_h(p, parent, loc, trie_hash(parent ? p->priv->phash[parent] : 0, loc));
 }
 
 /* The node of a sample ip whose callchain was discarded: a child of the
@@ -512,27 +540,30 @@ static uint32_t node_child(pf_profile *p, uint32_t parent, uint32_t loc)
 #define NOCHAIN_KEY 0xfffffffeu
 static uint32_t nochain_node(pf_profile *p, uint32_t loc)
 {
+	struct pf_profile_priv *pr = p->priv;
+	uint32_t id = (uint32_t)p->nr_nodes, h = trie_hash(NOCHAIN_KEY, loc);
+	size_t old = p->cap_nochain;
+	if (PF_GROW(p->nodes, p->cap_nodes, p->nr_nodes + 1) < 0 ||
+	    PF_GROW(pr->phash, pr->cap_phash, p->nr_nodes + 1) < 0 ||
+	    PF_GROW(p->nochain, p->cap_nochain, (size_t)id + 1) < 0)
+		return PF_NONE;
+	memset(p->nochain + old, 0, p->cap_nochain - old);
 	int inserted;
-	uint32_t *slot = u32x2_table_find(&p->priv->node_tab, NOCHAIN_KEY, loc, 1, &inserted);
+	uint32_t *slot = u32x2_table_find_h(&pr->node_tab, NOCHAIN_KEY, loc, h, pr->phash, 1, &inserted);
 	if (!slot)
 		return PF_NONE;
 	if (!inserted)
 		return *slot;
-	uint32_t id = (uint32_t)p->nr_nodes;
-	size_t old = p->cap_nochain;
-	if (PF_GROW(p->nodes, p->cap_nodes, p->nr_nodes + 1) < 0 ||
-	    PF_GROW(p->nochain, p->cap_nochain, (size_t)id + 1) < 0)
-		return PF_NONE;
-	memset(p->nochain + old, 0, p->cap_nochain - old);
 	p->nodes[id] = (pf_node){ 0, loc, 1 };
 	p->nochain[id] = 1;
+	pr->phash[id] = h;
 	p->nr_nodes++;
 	*slot = id;
 	return id;
 }
 
-/* deeper frames of a new stack whose node-table slots are fetched ahead */
-#define PREFETCH_NEW 64
+/* a stack's frames whose trie slots are fetched ahead of the lookups */
+#define TRIE_AHEAD 16
 
 /* Build the leaf node for a sample from its callchain (or its ip alone). */
 static uint32_t build_stack(pf_profile *p, const pthread_ *t, const pd_sample *s, bool use_cc)
@@ -591,39 +622,37 @@ static uint32_t build_stack(pf_profile *p, const pthread_ *t, const pd_sample *s
 		pr->scratch_locs[n++] = l;
 	}
 	/* insert root-first; the root side shared with the previous stack
-	 * built (the same process, mostly) needs no trie lookups */
+	 * built (the same process, mostly) needs no trie lookups, and the
+	 * rest's slots are fetched TRIE_AHEAD frames ahead (trie_hash) */
 	if (PF_GROW(pr->path_locs, pr->cap_path, n) < 0 ||
-	    PF_GROW(pr->path_nodes, pr->cap_path_nodes, n) < 0)
+	    PF_GROW(pr->path_nodes, pr->cap_path_nodes, n) < 0 ||
+	    PF_GROW(pr->path_hash, pr->cap_path_hash, n) < 0)
 		return PF_NONE;
-	uint32_t node = 0;
+	uint32_t node = 0, h = 0;
 	size_t d = 0;
-	bool fetched = false;
-	for (size_t i = n; i-- > 0; d++) {
-		uint32_t l = pr->scratch_locs[i];
-		if (d < pr->path_len && pr->path_locs[d] == l) {
-			node = pr->path_nodes[d];
-			continue;
-		}
-		size_t before = p->nr_nodes;
-		node = node_child(p, node, l);
+	for (; d < n && d < pr->path_len && pr->path_locs[d] == pr->scratch_locs[n - 1 - d]; d++) {
+		node = pr->path_nodes[d];
+		h = pr->path_hash[d];
+	}
+	pr->path_len = d;         /* deeper entries belong to another path */
+	for (size_t k = d; k < n; k++) {
+		h = trie_hash(h, pr->scratch_locs[n - 1 - k]);
+		pr->path_hash[k] = h;
+		if (k < d + TRIE_AHEAD)
+			trie_prefetch(pr, h);
+	}
+	for (; d < n; d++) {
+		if (d + TRIE_AHEAD < n)
+			trie_prefetch(pr, pr->path_hash[d + TRIE_AHEAD]);
+		uint32_t l = pr->scratch_locs[n - 1 - d];
+		node = node_child_h(p, node, l, pr->path_hash[d]);
 		if (node == PF_NONE) {
 			pr->path_len = 0;
 			return PF_NONE;
 		}
-		if (p->nr_nodes > before && i && !fetched) {
-			fetched = true;
-			/* a new node: every deeper frame is a new node too, the
-			 * next ids in order, so their table slots are known now
-			 * (fetched ahead of the insertions, which are then no
-			 * chain of cache misses) */
-			const u32x2_table *nt = &pr->node_tab;
-			for (size_t k = 0; k < i && k < PREFETCH_NEW; k++)
-				__builtin_prefetch(&nt->s[u32x2_hash(node + (uint32_t)k, pr->scratch_locs[i - 1 - k]) &
-							 (nt->cap - 1)], 1);
-		}
 		pr->path_locs[d] = l;
 		pr->path_nodes[d] = node;
-		pr->path_len = d + 1;     /* deeper entries belong to another path */
+		pr->path_len = d + 1;
 	}
 	pr->path_len = n;
 	return node;
@@ -1861,8 +1890,8 @@ static int merge_half(pf_profile *p, pf_profile *q)
 			/* an existing node's slot, when its parent is mapped */
 			const pf_node *na = &q->nodes[i + AHEAD];
 			if (na->parent < i && nmap[na->parent] < p_nodes && lmap[na->loc] < p_locs)
-				__builtin_prefetch(&pr->node_tab.s[u32x2_hash(nmap[na->parent], lmap[na->loc]) &
-								   (pr->node_tab.cap - 1)]);
+				trie_prefetch(pr, trie_hash(nmap[na->parent] ? pr->phash[nmap[na->parent]] : 0,
+							    lmap[na->loc]));
 		}
 		const pf_node *n = &q->nodes[i];
 		uint32_t par = nmap[n->parent], loc = lmap[n->loc];
@@ -2158,8 +2187,9 @@ static void release_read_state(struct pf_profile_priv *pr)
 	pr->cap_scratch = 0;
 	free(pr->path_locs);
 	free(pr->path_nodes);
-	pr->path_locs = pr->path_nodes = NULL;
-	pr->path_len = pr->cap_path = pr->cap_path_nodes = 0;
+	free(pr->path_hash);
+	pr->path_locs = pr->path_nodes = pr->path_hash = NULL;
+	pr->path_len = pr->cap_path = pr->cap_path_nodes = pr->cap_path_hash = 0;
 	free(pr->loc_leaf);
 	pr->loc_leaf = NULL;
 	pr->cap_loc_leaf = 0;
@@ -2176,6 +2206,9 @@ static void release_tables(struct pf_profile_priv *pr)
 	pair_table_free(&pr->loc_tab);
 	pair_table_free(&pr->sym_tab);
 	u32x2_table_free(&pr->node_tab);
+	free(pr->phash);
+	pr->phash = NULL;
+	pr->cap_phash = 0;
 	free(pr->node_sample);
 	pr->node_sample = NULL;
 	pr->cap_node_sample = 0;

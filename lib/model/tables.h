@@ -168,6 +168,62 @@ static inline uint32_t *u32x2_table_find(u32x2_table *t, uint32_t a, uint32_t b,
 	return &t->s[j].val;
 }
 
+/* The same slots with a hash of the caller's (the stack trie's: a hash of
+ * the whole path, known before the parent's node is, so the slots of a
+ * path's frames can be fetched together). hash_of[val] is the hash an
+ * entry was inserted with (its own array: a rehash reads it). */
+static inline int u32x2_table_rehash_by(u32x2_table *t, size_t ncap, const uint32_t *hash_of)
+{
+	u32x2_slot *s = pf_realloc_array(NULL, ncap, sizeof(*s));
+	if (!s)
+		return -1;
+	for (size_t i = 0; i < ncap; i++)
+		s[i].a = UINT32_MAX;
+	for (size_t i = 0; i < t->cap; i++) {
+		if (t->s[i].a == UINT32_MAX)
+			continue;
+		size_t j = hash_of[t->s[i].val] & (ncap - 1);
+		while (s[j].a != UINT32_MAX)
+			j = (j + 1) & (ncap - 1);
+		s[j] = t->s[i];
+	}
+	free(t->s);
+	t->s = s;
+	t->cap = ncap;
+	return 0;
+}
+
+/* As u32x2_table_find with the caller's hash (every entry's value is
+ * filled, and its hash_of[] set, before the next insertion). */
+static inline uint32_t *u32x2_table_find_h(u32x2_table *t, uint32_t a, uint32_t b, uint32_t hash,
+					   const uint32_t *hash_of, int insert, int *inserted)
+{
+	if (a == UINT32_MAX)
+		return NULL;
+	if (insert && (t->len + 1) * 4 > t->cap * 3)
+		if (u32x2_table_rehash_by(t, t->cap ? t->cap * 2 : 256, hash_of) < 0)
+			return NULL;
+	if (!t->cap)
+		return NULL;
+	size_t j = hash & (t->cap - 1);
+	for (;;) {
+		u32x2_slot *x = &t->s[j];
+		if (x->a == a && x->b == b) {
+			if (inserted) *inserted = 0;
+			return &x->val;
+		}
+		if (x->a == UINT32_MAX)
+			break;
+		j = (j + 1) & (t->cap - 1);
+	}
+	if (!insert)
+		return NULL;
+	t->s[j].a = a; t->s[j].b = b; t->s[j].val = UINT32_MAX;
+	t->len++;
+	if (inserted) *inserted = 1;
+	return &t->s[j].val;
+}
+
 /* Generic id table: stores ids with their hash in one 16-byte slot;
  * equality is decided by the caller against the owner's arrays. */
 typedef struct id_slot {

@@ -1014,6 +1014,11 @@ typedef struct tchains_job {
 	uint64_t min_keep;
 	uint32_t *chain;
 	size_t cap_chain;
+	/* built beside perf's collapse, before the totals: a row's Children
+	 * read from the pass's sums, no row merged (else built again after);
+	 * done set when built */
+	bool early;
+	atomic_int done;
 } tchains_job;
 static int tree_chains_build(tchains_job *j, struct cc_pool *cp);
 
@@ -1047,6 +1052,7 @@ typedef struct cc_scratch {
 	size_t *seg;
 	cc_rec *recs;
 	size_t cap_recs;
+	size_t nrows;                  /* onpath's rows */
 	uint32_t stamp;
 } cc_scratch;
 
@@ -1056,6 +1062,22 @@ static void cc_scratch_free(cc_scratch *sc)
 	free(sc->vis); free(sc->end_head); free(sc->onpath);
 	free(sc->dnode); free(sc->dchild); free(sc->dintro); free(sc->path); free(sc->seg);
 	free(sc->recs);
+	*sc = (cc_scratch){ 0 };
+}
+
+/* A kept scratch for a hist with more rows than when it was made (onpath
+ * is zero between contexts) */
+static int cc_scratch_rows(cc_scratch *sc, const hist *h)
+{
+	if (h->n + 1 <= sc->nrows)
+		return 0;
+	uint32_t *o = realloc(sc->onpath, (h->n + 1) * sizeof(uint32_t));
+	if (!o)
+		return -1;
+	memset(o + sc->nrows, 0, (h->n + 1 - sc->nrows) * sizeof(uint32_t));
+	sc->onpath = o;
+	sc->nrows = h->n + 1;
+	return 0;
 }
 
 static int cc_scratch_init(cc_scratch *sc, const hist *h, size_t maxd)
@@ -1069,6 +1091,7 @@ static int cc_scratch_init(cc_scratch *sc, const hist *h, size_t maxd)
 	sc->vis = calloc(N ? N : 1, sizeof(uint32_t));
 	sc->end_head = malloc((N ? N : 1) * sizeof(uint32_t));
 	sc->onpath = calloc(h->n + 1, sizeof(uint32_t));
+	sc->nrows = h->n + 1;
 	sc->dnode = malloc(maxd * sizeof(uint32_t));
 	sc->dchild = malloc(maxd * sizeof(uint32_t));
 	sc->dintro = malloc(maxd * sizeof(uint32_t));
@@ -1097,6 +1120,11 @@ typedef struct cc_work {
 	size_t maxd;
 	bool ro;                       /* two workers: read-only row lookups */
 	const uint8_t *tree_row;       /* with ro: the rows of tree-mode chains (another pool's) */
+	/* begun early, while the pass's other thread still runs (cc_begin):
+	 * no context is taken once *pause is set, and the rows met are
+	 * marked in touched (tree_row is known only after that thread) */
+	const atomic_int *pause;
+	uint8_t *touched;
 } cc_work;
 
 typedef struct cc_worker {
@@ -1106,6 +1134,8 @@ typedef struct cc_worker {
 	bool light;                    /* takes contexts from the light end */
 	int rc;                        /* 0, -1 out of memory, -2 a row not found (ro) */
 	proff_error err;
+	cc_scratch *sc;                /* kept across runs (NULL: the run's own) */
+	struct cc_pool *tj_cp;         /* tj's trees' pool (NULL: cp) */
 } cc_worker;
 
 /* One context's trees: mark its samples' paths, then one DFS of the
@@ -1180,6 +1210,8 @@ static int cc_context(cc_worker *wk, cc_scratch *sc, size_t g0, size_t g1)
 			return (int)eid == -2 ? -2 : -1;
 		if (!tree && w->tree_row && w->tree_row[eid])
 			return -2;     /* a row with tree-mode chains too: one pool, alone */
+		if (!tree && w->touched)
+			w->touched[eid] = 1;
 		/* level d+1: advance every active row, maybe start one */
 		size_t from = seg[d], to = seg[d + 1], nrec = to - from;
 		if (PF_GROW(sc->recs, sc->cap_recs, to + nrec + 1) < 0)
@@ -1212,7 +1244,10 @@ static int cc_context(cc_worker *wk, cc_scratch *sc, size_t g0, size_t g1)
 		/* samples ending here */
 		for (uint32_t k = end_head[ch]; k != PF_NONE; k = end_next[k]) {
 			const pf_sample *s = &p->samples[order[k]];
-			uint32_t self = self_of[order[k]];
+			/* a tree-mode leaf's Self row is a tree-mode one, none of
+			 * the rows here (and written by the pass's other thread
+			 * while an early run reads) */
+			uint32_t self = tree ? PF_NONE : self_of[order[k]];
 			for (size_t r = to; r < wr; r++) {
 				if (recs[r].entry == self)
 					continue;
@@ -1221,6 +1256,8 @@ static int cc_context(cc_worker *wk, cc_scratch *sc, size_t g0, size_t g1)
 			}
 			if (!tree && w->tree_row && w->tree_row[self])
 				return -2;
+			if (!tree && w->touched)
+				w->touched[self] = 1;
 			if (!tree && hot[self].acc >= min_keep &&
 			    cc_add(h, cp, self, path, d + 1, s->period, s->count) < 0)
 				return -1;
@@ -1238,27 +1275,34 @@ static void *cc_worker_run(void *arg)
 {
 	cc_worker *wk = arg;
 	cc_work *w = wk->w;
-	if (wk->tj && tree_chains_build(wk->tj, wk->cp) < 0) {
-		wk->rc = -1;
-		return NULL;
+	if (wk->tj) {
+		int trc = tree_chains_build(wk->tj, wk->tj_cp ? wk->tj_cp : wk->cp);
+		if (wk->tj->early)
+			atomic_store_explicit(&wk->tj->done, 1, memory_order_release);
+		if (trc < 0) {
+			wk->rc = -1;
+			return NULL;
+		}
 	}
-	cc_scratch sc;
-	if (w->ngroups && cc_scratch_init(&sc, w->h, w->maxd) < 0) {
-		cc_scratch_free(&sc);
+	cc_scratch own, *sc = wk->sc ? wk->sc : &own;
+	if (w->ngroups && (wk->sc && sc->tfirst ? cc_scratch_rows(sc, w->h) : cc_scratch_init(sc, w->h, w->maxd)) < 0) {
+		cc_scratch_free(sc);
 		wk->rc = -1;
 		return NULL;
 	}
 	for (size_t ng = w->ngroups; ng;) {
+		if (w->pause && atomic_load_explicit(w->pause, memory_order_acquire))
+			break;
 		unsigned long long v = atomic_fetch_add_explicit(&w->taken, wk->light ? 1ULL << 32 : 1, memory_order_relaxed);
 		size_t lo = (size_t)(v & 0xffffffffu), hi = (size_t)(v >> 32);
 		if (lo + hi >= ng)
 			break;
 		uint32_t x = w->gorder[wk->light ? ng - 1 - hi : lo];
-		if ((wk->rc = cc_context(wk, &sc, w->gstart[x], w->gstart[x + 1])) < 0)
+		if ((wk->rc = cc_context(wk, sc, w->gstart[x], w->gstart[x + 1])) < 0)
 			break;
 	}
-	if (w->ngroups)
-		cc_scratch_free(&sc);
+	if (w->ngroups && !wk->sc)
+		cc_scratch_free(sc);
 	return NULL;
 }
 
@@ -1269,7 +1313,13 @@ static void *cc_worker_run(void *arg)
  * trees wait for it (tj), so the collapse runs beside. cc_end builds the
  * tree-mode rows' trees into tj's pool, then takes contexts into the
  * hist's pool (without two, the tree-mode trees on another thread beside),
- * and appends the second worker's pool; the caller appends tj's. */
+ * and appends the second worker's pool; the caller appends tj's.
+ *
+ * Begun early (tree mode on two threads, cc_begin's pause): this thread
+ * takes the heaviest contexts while the pass's other one finishes (their
+ * rows and sums are this one's: no row met in a context is a tree-mode
+ * one), and cc_resume, once that thread is joined, checks the rows met
+ * against the tree-mode chains' and starts the second worker. */
 typedef struct cc_run {
 	hist *h;
 	const uint32_t *idx, *self_of, *parent_of;
@@ -1285,10 +1335,16 @@ typedef struct cc_run {
 	cc_work w;
 	cc_worker one, other;
 	pthread_t th;
+	cc_scratch sc;                 /* this thread's (one's), kept from an early run */
+	uint8_t *touched;              /* begun early: the rows met then */
+	size_t ntouched;
 } cc_run;
 
 static void cc_run_free(cc_run *r)
 {
+	cc_scratch_free(&r->sc);
+	free(r->touched);
+	r->touched = NULL;
 	free(r->order); free(r->end_next); free(r->gstart); free(r->gorder); free(r->gweight); free(r->tree_row);
 	r->order = r->end_next = r->gorder = NULL;
 	r->gstart = NULL;
@@ -1297,7 +1353,8 @@ static void cc_run_free(cc_run *r)
 }
 
 static int cc_begin(cc_run *r, hist *h, const uint32_t *idx, size_t nidx, const uint32_t *self_of,
-		    const uint32_t *parent_of, uint64_t min_keep, tchains_job *tj, bool two, bool alone)
+		    const uint32_t *parent_of, uint64_t min_keep, tchains_job *tj, bool two, bool alone,
+		    const atomic_int *pause)
 {
 	const pf_profile *p = h->prof;
 	struct hist_priv *pv = h->priv;
@@ -1327,8 +1384,10 @@ static int cc_begin(cc_run *r, hist *h, const uint32_t *idx, size_t nidx, const 
 	 * (a fallback starts them again) and a row lookup reads only */
 	r->two = two && !alone && ng >= 2 && pv->cc.n == 0 && !h->opts.diff_mode && !key_has(h, HK_SRCLINE);
 	/* beside another thread, row lookups read only (the tree-mode trees
-	 * read the rows); one that fails starts over alone */
-	r->ro = (r->two || pv->nr_tchains) && !alone && pv->cc.n == 0;
+	 * read the rows); one that fails starts over alone (begun early, the
+	 * tree-mode chains are still being added: cc_resume) */
+	size_t ntc = pause ? 0 : pv->nr_tchains;
+	r->ro = (r->two || ntc) && !alone && pv->cc.n == 0;
 	r->gorder = malloc((ng + 1) * sizeof(uint32_t));
 	r->gweight = malloc((ng + 1) * sizeof(uint64_t));
 	if (!r->gorder || !r->gweight)
@@ -1348,22 +1407,80 @@ static int cc_begin(cc_run *r, hist *h, const uint32_t *idx, size_t nidx, const 
 				r->gorder[b] = t;
 			}
 	/* the rows of the tree-mode chains: a tree of both kinds of rows is
-	 * built in one pool (alone), the tree-mode chains after */
-	if (r->ro && pv->nr_tchains) {
+	 * built in one pool (alone), the tree-mode chains after (begun
+	 * early: known in cc_resume; the rows met till then are marked) */
+	if (r->ro && ntc) {
 		if (!(r->tree_row = calloc(h->n + 1, 1)))
 			return -1;
 		for (size_t i = 0; i < pv->nr_tchains; i++)
 			r->tree_row[pv->tchains[i].row] = 1;
 	}
+	if (pause && r->two && r->ro) {
+		if (!(r->touched = calloc(h->n + 1, 1)))
+			return -1;
+		r->ntouched = h->n + 1;
+	}
 	r->w = (cc_work){ h, r->order, self_of, parent_of, r->end_next, r->gstart, r->gorder, ng, 0, min_keep, maxd,
-			  r->ro, r->tree_row };
+			  r->ro, r->tree_row, pause, r->touched };
 	atomic_init(&r->w.taken, 0);
 	/* with two, the second worker (started first) from the heavy end,
 	 * this one (later, after the collapse) from the light end */
-	r->one = (cc_worker){ &r->w, &pv->cc, NULL, r->two, 0, { 0 } };
-	r->other = (cc_worker){ &r->w, &r->p2, NULL, false, 0, { 0 } };
-	if (r->two)
+	r->one = (cc_worker){ &r->w, &pv->cc, NULL, r->two, 0, { 0 }, &r->sc, NULL };
+	r->other = (cc_worker){ &r->w, &r->p2, NULL, false, 0, { 0 }, NULL, NULL };
+	if (r->two && !pause)
 		r->threaded = pthread_create(&r->th, NULL, cc_worker_run, &r->other) == 0;
+	if (r->touched) {
+		/* the heaviest contexts here until *pause */
+		cc_worker early = { &r->w, &pv->cc, NULL, false, 0, { 0 }, &r->sc, NULL };
+		cc_worker_run(&early);
+		if (early.rc < 0) {
+			/* no more contexts: cc_end reports it (-1) or starts
+			 * over alone (-2) */
+			r->one.rc = early.rc;
+			r->one.err = early.err;
+			atomic_store(&r->w.taken, (unsigned long long)ng);
+		}
+	}
+	return 0;
+}
+
+/* A run begun early, the pass's other thread joined: the tree-mode
+ * chains' rows known, checked against the rows met (one of both kinds:
+ * all again, alone, in cc_end), and the second worker started. */
+static int cc_resume(cc_run *r)
+{
+	hist *h = r->h;
+	struct hist_priv *pv = h->priv;
+	r->w.pause = NULL;
+	r->w.touched = NULL;
+	if (!r->ro && pv->nr_tchains && !r->alone && pv->cc.n == 0)
+		r->ro = r->w.ro = true;
+	if (r->ro && pv->nr_tchains) {
+		if (!(r->tree_row = calloc(h->n + 1, 1)))
+			return -1;
+		for (size_t i = 0; i < pv->nr_tchains; i++) {
+			uint32_t row = pv->tchains[i].row;
+			r->tree_row[row] = 1;
+			if (r->touched && row < r->ntouched && r->touched[row] && r->one.rc == 0) {
+				r->one.rc = -2;
+				atomic_store(&r->w.taken, (unsigned long long)r->w.ngroups);
+			}
+		}
+		r->w.tree_row = r->tree_row;
+	}
+	/* the second worker builds the tree-mode rows' trees first, beside
+	 * perf's collapse on this thread (tj->early) */
+	if (r->two && pv->nr_tchains && r->one.rc == 0) {
+		r->tj->early = true;
+		r->other.tj = r->tj;
+		r->other.tj_cp = &r->tj->cp;
+	}
+	if (r->two && !r->threaded)
+		r->threaded = pthread_create(&r->th, NULL, cc_worker_run, &r->other) == 0;
+	if (r->two && !r->threaded && r->other.tj) {
+		r->tj->early = false;       /* no thread: after the collapse, here */
+		r->other.tj = NULL;
+	}
 	return 0;
 }
 
@@ -1395,12 +1512,12 @@ static int cc_end(cc_run *r, proff_error *err)
 	 * another thread beside this one's contexts; alone: after them, in
 	 * the hist's pool */
 	cc_work wt = { h, r->order, r->self_of, r->parent_of, r->end_next, r->gstart, r->gorder, 0, 0, r->min_keep, 0,
-		       false, NULL };
+		       false, NULL, NULL, NULL };
 	atomic_init(&wt.taken, 0);
-	cc_worker tw = { &wt, r->alone ? &pv->cc : &tj->cp, tj, false, 0, { 0 } };
+	cc_worker tw = { &wt, r->alone ? &pv->cc : &tj->cp, tj, false, 0, { 0 }, NULL, NULL };
 	pthread_t th;
 	bool beside = !r->two && r->ro && pv->nr_tchains && pthread_create(&th, NULL, cc_worker_run, &tw) == 0;
-	if (r->two && pv->nr_tchains)
+	if (r->two && pv->nr_tchains && !r->other.tj)
 		cc_worker_run(&tw);
 	cc_worker_run(&r->one);
 	if (r->threaded)
@@ -1411,6 +1528,14 @@ static int cc_end(cc_run *r, proff_error *err)
 		pthread_join(th, NULL);
 	else if (!r->two && pv->nr_tchains)
 		cc_worker_run(&tw);
+	if (r->other.tj) {
+		/* built before the collapse: again, if it merged rows */
+		tj->early = false;
+		if (h->merged_into && r->other.rc == 0) {
+			cc_pool_reset(h, &tj->cp);
+			cc_worker_run(&tw);
+		}
+	}
 	if (r->one.rc == -2 || r->other.rc == -2) {
 		/* a row not found read only: all trees again, on one thread */
 		cc_pool_reset(h, &pv->cc);
@@ -1420,7 +1545,7 @@ static int cc_end(cc_run *r, proff_error *err)
 		size_t nidx = r->nidx;
 		uint64_t min_keep = r->min_keep;
 		cc_run_free(r);
-		if (cc_begin(r, h, idx, nidx, self_of, parent_of, min_keep, tj, false, true) < 0) {
+		if (cc_begin(r, h, idx, nidx, self_of, parent_of, min_keep, tj, false, true, NULL) < 0) {
 			cc_run_free(r);
 			return proff_err_set(err, PROFF_ENOMEM, NULL, PROFF_NO_OFFSET, "out of memory");
 		}
@@ -2101,6 +2226,7 @@ struct tree_dup {
 struct tree_pipe {
 	_Atomic size_t done;       /* aggregates A has passed, in first-raw order */
 	_Atomic int stop;          /* a thread failed */
+	atomic_int b_done;         /* B has ended (cc_begin's pause) */
 	pass_state *ps;
 	uint8_t *met_a, *met_b;    /* per aggregate: met by A, by B */
 	uint8_t *whole;            /* B's sample_whole() */
@@ -2331,6 +2457,7 @@ static void *pipe_b(void *arg)
 	tp->rc = pipe_b_run(tp, &tp->err);
 	if (tp->rc < 0)
 		atomic_store_explicit(&tp->stop, 1, memory_order_relaxed);
+	atomic_store_explicit(&tp->b_done, 1, memory_order_release);
 	return NULL;
 }
 
@@ -2663,7 +2790,7 @@ nomem:
 /* Tree mode: rows perf's collapse merges into an equal row (two rows of one
  * key that its collapse tree, fed in the input tree's order, finds equal):
  * their sums and chains into that row; perf's order leaves them out. */
-static int collapse_merge(hist *h, bool trees, proff_error *err)
+static int collapse_merge(hist *h, bool trees, const atomic_int *wait, proff_error *err)
 {
 	struct hist_priv *pv = h->priv;
 	uint32_t *into = malloc((h->n ? h->n : 1) * sizeof(uint32_t));
@@ -2681,6 +2808,10 @@ static int collapse_merge(hist *h, bool trees, proff_error *err)
 		free(into);
 		return 0;
 	}
+	/* the tree-mode trees built beside read the sums merged here: done
+	 * first (and built again, cc_end) */
+	while (wait && !atomic_load_explicit(wait, memory_order_acquire))
+		sched_yield();
 	for (size_t r = 0; r < h->n; r++) {
 		uint32_t s = into[r];
 		if (s == PF_NONE)
@@ -2715,8 +2846,11 @@ static int tree_chains_build(tchains_job *j, struct cc_pool *cp)
 	size_t nk = 0;
 	for (size_t i = 0; i < pv->nr_tchains; i++) {
 		const struct tree_chain *t = &pv->tchains[i];
-		uint32_t keep = h->merged_into && h->merged_into[t->row] != PF_NONE ? h->merged_into[t->row] : t->row;
-		if (h->entries[keep].period_acc < j->min_keep)
+		if (j->early ? pv->hot[t->row].acc < j->min_keep : 0)
+			continue;
+		uint32_t keep = !j->early && h->merged_into && h->merged_into[t->row] != PF_NONE ? h->merged_into[t->row]
+												  : t->row;
+		if (!j->early && h->entries[keep].period_acc < j->min_keep)
 			continue;
 		if (t->si != last) {
 			cursor = sample_cursor(h, &prof->samples[t->si], &j->chain, &j->cap_chain, &nk);
@@ -2727,6 +2861,29 @@ static int tree_chains_build(tchains_job *j, struct cc_pool *cp)
 		if (t->k < nk && cc_add(h, cp, t->row, cursor + t->k, nk - t->k, t->period, t->count) < 0)
 			return -1;
 	}
+	return 0;
+}
+
+/* The callchain trees' run begun (cc_begin) over the samples of the
+ * hist's event, with perf's threshold: (u64)(total * percent / 100), for
+ * either total (both known once every aggregate is passed) */
+static int cc_start(hist *h, cc_run *ccr, uint32_t *idx, size_t *nidx, const uint32_t *self_of,
+		    const uint32_t *parent_of, tchains_job *tj, uint64_t *min_keep, size_t split_min,
+		    const atomic_int *pause, bool *started, proff_error *err)
+{
+	const pf_profile *prof = h->prof;
+	*nidx = 0;
+	for (size_t si = 0; si < prof->nr_samples; si++)
+		if (prof->samples[si].evsel == h->evsel)
+			idx[(*nidx)++] = (uint32_t)si;
+	uint64_t tot = h->total_period < h->total_non_filtered_period ? h->total_period : h->total_non_filtered_period;
+	*min_keep = h->opts.cc_min_percent > 0 ? (uint64_t)((double)tot * (h->opts.cc_min_percent / 100.0)) : 0;
+	tj->min_keep = *min_keep;
+	if (cc_begin(ccr, h, idx, *nidx, self_of, parent_of, *min_keep, tj, *nidx >= split_min, false, pause) < 0) {
+		cc_run_free(ccr);
+		return proff_err_set(err, PROFF_ENOMEM, NULL, PROFF_NO_OFFSET, "out of memory");
+	}
+	*started = true;
 	return 0;
 }
 
@@ -2814,6 +2971,12 @@ int hist_build(pf_profile *prof, uint32_t evsel, const hist_opts *opts, hist **o
 	 * (srcline keys compute and cache strings in the profile: not) */
 	hist *h2 = NULL;
 	struct tree_pipe *tp = NULL;
+	/* the callchain trees' run (cc_begin), begun after the pass or, in
+	 * tree mode on two threads, as soon as A is done */
+	cc_run ccr;
+	tchains_job tj = { h, { prof, NULL, 0, 0, { 0 }, NULL, 0, 0 }, 0, NULL, 0, false, 0 };
+	bool cc_started = false;
+	uint64_t min_keep = 0;
 	if (pipe && (tp = calloc(1, sizeof(*tp)))) {
 		tp->met_a = calloc(prof->nr_samples ? prof->nr_samples : 1, 1);
 		tp->met_b = calloc(prof->nr_samples ? prof->nr_samples : 1, 1);
@@ -2880,6 +3043,11 @@ int hist_build(pf_profile *prof, uint32_t evsel, const hist_opts *opts, hist **o
 		pthread_t th;
 		bool threaded = pthread_create(&th, NULL, pipe_b, tp) == 0;
 		rc = sample_pass(&ps, err);
+		/* A is done, B maybe not: the callchain trees begun here, their
+		 * heaviest contexts taken till B ends */
+		if (rc == 0 && fast_cc && threaded && !atomic_load_explicit(&tp->b_done, memory_order_acquire))
+			rc = cc_start(h, &ccr, idx, &nidx, self_of, parent_of, &tj, &min_keep, split_min, &tp->b_done,
+				      &cc_started, err);
 		if (threaded)
 			pthread_join(th, NULL);
 		else if (rc == 0)
@@ -2903,28 +3071,12 @@ int hist_build(pf_profile *prof, uint32_t evsel, const hist_opts *opts, hist **o
 		pf_profile_drop_sequence(prof);
 	/* the callchain trees begun: with several sample contexts their
 	 * second worker starts now, beside perf's collapse */
-	cc_run ccr;
-	tchains_job tj = { h, { prof, NULL, 0, 0, { 0 }, NULL, 0, 0 }, 0, NULL, 0 };
-	bool cc_started = false;
-	uint64_t min_keep = 0;
-	if (rc == 0 && fast_cc) {
-		for (size_t si = 0; si < prof->nr_samples; si++)
-			if (prof->samples[si].evsel == evsel)
-				idx[nidx++] = (uint32_t)si;
-		/* perf's threshold: (u64)(total * percent / 100), for either total */
-		uint64_t tot = h->total_period < h->total_non_filtered_period ? h->total_period
-									       : h->total_non_filtered_period;
-		min_keep = opts->cc_min_percent > 0 ? (uint64_t)((double)tot * (opts->cc_min_percent / 100.0)) : 0;
-		tj.min_keep = min_keep;
-		if (cc_begin(&ccr, h, idx, nidx, self_of, parent_of, min_keep, &tj, nidx >= split_min, false) < 0) {
-			cc_run_free(&ccr);
-			rc = proff_err_set(err, PROFF_ENOMEM, NULL, PROFF_NO_OFFSET, "out of memory");
-		} else {
-			cc_started = true;
-		}
-	}
+	if (rc == 0 && fast_cc && !cc_started)
+		rc = cc_start(h, &ccr, idx, &nidx, self_of, parent_of, &tj, &min_keep, split_min, NULL, &cc_started, err);
+	else if (rc == 0 && cc_started && cc_resume(&ccr) < 0)
+		rc = proff_err_set(err, PROFF_ENOMEM, NULL, PROFF_NO_OFFSET, "out of memory");
 	if (rc == 0 && pv->itree)
-		rc = collapse_merge(h, !fast_cc, err);
+		rc = collapse_merge(h, !fast_cc, cc_started && tj.early ? &tj.done : NULL, err);
 	hist_itree_free(pv->itree);
 	pv->itree = NULL;
 	if (rc < 0) {

@@ -139,17 +139,11 @@ static inline int u32x2_table_rehash(u32x2_table *t, size_t ncap)
 	return 0;
 }
 
-/* As pair_table_find; a must not be UINT32_MAX. */
-static inline uint32_t *u32x2_table_find(u32x2_table *t, uint32_t a, uint32_t b, int insert, int *inserted)
+/* (a,b) from its hash's slot on (the table has room): its value, or with
+ * insert a new entry's (UINT32_MAX, the caller fills it) */
+static inline uint32_t *u32x2_probe(u32x2_table *t, uint32_t a, uint32_t b, uint64_t hash, int insert, int *inserted)
 {
-	if (a == UINT32_MAX)
-		return NULL;
-	if (insert && (t->len + 1) * 4 > t->cap * 3)
-		if (u32x2_table_rehash(t, t->cap ? t->cap * 2 : 256) < 0)
-			return NULL;
-	if (!t->cap)
-		return NULL;
-	size_t j = u32x2_hash(a, b) & (t->cap - 1);
+	size_t j = hash & (t->cap - 1);
 	for (;;) {
 		u32x2_slot *x = &t->s[j];
 		if (x->a == a && x->b == b) {
@@ -166,6 +160,19 @@ static inline uint32_t *u32x2_table_find(u32x2_table *t, uint32_t a, uint32_t b,
 	t->len++;
 	if (inserted) *inserted = 1;
 	return &t->s[j].val;
+}
+
+/* As pair_table_find; a must not be UINT32_MAX. */
+static inline uint32_t *u32x2_table_find(u32x2_table *t, uint32_t a, uint32_t b, int insert, int *inserted)
+{
+	if (a == UINT32_MAX)
+		return NULL;
+	if (insert && (t->len + 1) * 4 > t->cap * 3)
+		if (u32x2_table_rehash(t, t->cap ? t->cap * 2 : 256) < 0)
+			return NULL;
+	if (!t->cap)
+		return NULL;
+	return u32x2_probe(t, a, b, u32x2_hash(a, b), insert, inserted);
 }
 
 /* The same slots with a hash of the caller's (the stack trie's: a hash of
@@ -205,23 +212,7 @@ static inline uint32_t *u32x2_table_find_h(u32x2_table *t, uint32_t a, uint32_t 
 			return NULL;
 	if (!t->cap)
 		return NULL;
-	size_t j = hash & (t->cap - 1);
-	for (;;) {
-		u32x2_slot *x = &t->s[j];
-		if (x->a == a && x->b == b) {
-			if (inserted) *inserted = 0;
-			return &x->val;
-		}
-		if (x->a == UINT32_MAX)
-			break;
-		j = (j + 1) & (t->cap - 1);
-	}
-	if (!insert)
-		return NULL;
-	t->s[j].a = a; t->s[j].b = b; t->s[j].val = UINT32_MAX;
-	t->len++;
-	if (inserted) *inserted = 1;
-	return &t->s[j].val;
+	return u32x2_probe(t, a, b, hash, insert, inserted);
 }
 
 /* Generic id table: stores ids with their hash in one 16-byte slot;

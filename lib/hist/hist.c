@@ -1352,6 +1352,17 @@ static void cc_run_free(cc_run *r)
 	r->tree_row = NULL;
 }
 
+/* The rows of the tree-mode chains, flagged in r->tree_row */
+static int cc_tree_rows(cc_run *r)
+{
+	const struct hist_priv *pv = r->h->priv;
+	if (!(r->tree_row = calloc(r->h->n + 1, 1)))
+		return -1;
+	for (size_t i = 0; i < pv->nr_tchains; i++)
+		r->tree_row[pv->tchains[i].row] = 1;
+	return 0;
+}
+
 static int cc_begin(cc_run *r, hist *h, const uint32_t *idx, size_t nidx, const uint32_t *self_of,
 		    const uint32_t *parent_of, uint64_t min_keep, tchains_job *tj, bool two, bool alone,
 		    const atomic_int *pause)
@@ -1409,12 +1420,8 @@ static int cc_begin(cc_run *r, hist *h, const uint32_t *idx, size_t nidx, const 
 	/* the rows of the tree-mode chains: a tree of both kinds of rows is
 	 * built in one pool (alone), the tree-mode chains after (begun
 	 * early: known in cc_resume; the rows met till then are marked) */
-	if (r->ro && ntc) {
-		if (!(r->tree_row = calloc(h->n + 1, 1)))
-			return -1;
-		for (size_t i = 0; i < pv->nr_tchains; i++)
-			r->tree_row[pv->tchains[i].row] = 1;
-	}
+	if (r->ro && ntc && cc_tree_rows(r) < 0)
+		return -1;
 	if (pause && r->two && r->ro) {
 		if (!(r->touched = calloc(h->n + 1, 1)))
 			return -1;
@@ -1456,12 +1463,11 @@ static int cc_resume(cc_run *r)
 	if (!r->ro && pv->nr_tchains && !r->alone && pv->cc.n == 0)
 		r->ro = r->w.ro = true;
 	if (r->ro && pv->nr_tchains) {
-		if (!(r->tree_row = calloc(h->n + 1, 1)))
+		if (cc_tree_rows(r) < 0)
 			return -1;
-		for (size_t i = 0; i < pv->nr_tchains; i++) {
+		for (size_t i = 0; i < pv->nr_tchains && r->touched && r->one.rc == 0; i++) {
 			uint32_t row = pv->tchains[i].row;
-			r->tree_row[row] = 1;
-			if (r->touched && row < r->ntouched && r->touched[row] && r->one.rc == 0) {
+			if (row < r->ntouched && r->touched[row]) {
 				r->one.rc = -2;
 				atomic_store(&r->w.taken, (unsigned long long)r->w.ngroups);
 			}
@@ -2846,11 +2852,9 @@ static int tree_chains_build(tchains_job *j, struct cc_pool *cp)
 	size_t nk = 0;
 	for (size_t i = 0; i < pv->nr_tchains; i++) {
 		const struct tree_chain *t = &pv->tchains[i];
-		if (j->early ? pv->hot[t->row].acc < j->min_keep : 0)
-			continue;
 		uint32_t keep = !j->early && h->merged_into && h->merged_into[t->row] != PF_NONE ? h->merged_into[t->row]
 												  : t->row;
-		if (!j->early && h->entries[keep].period_acc < j->min_keep)
+		if ((j->early ? pv->hot[keep].acc : h->entries[keep].period_acc) < j->min_keep)
 			continue;
 		if (t->si != last) {
 			cursor = sample_cursor(h, &prof->samples[t->si], &j->chain, &j->cap_chain, &nk);

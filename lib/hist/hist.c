@@ -519,6 +519,35 @@ static int reserve_rows(hist *h, size_t n)
 	return 0;
 }
 
+/* The rows' arrays cut to the rows made, once no more are added: doubling
+ * left up to half of each unused, and the callchain trees built next take
+ * that room instead of fresh pages (each first touch a page fault; the
+ * room is touched anyway, by the allocator's page-ahead, once the heap
+ * grows past it). A failed shrink leaves an array as it is. */
+static void fit_rows(hist *h)
+{
+	struct hist_priv *pv = h->priv;
+	size_t n = h->n ? h->n : 1;
+	if (h->cap > n && (h->cap - n) * sizeof(hist_entry) >= ((size_t)64 << 10)) {
+		hist_entry *e = pf_realloc_array(h->entries, n, sizeof(*e));
+		if (e) {
+			h->entries = e;
+			h->cap = n;
+			/* key words beyond cap are harmless (reserve_rows sizes them anew) */
+			uint64_t *k = pf_realloc_array(pv->keyw, n * pv->kw, 8);
+			if (k)
+				pv->keyw = k;
+		}
+	}
+	if (pv->cap_hot > n) {
+		struct hot_ent *t = pf_realloc_array(pv->hot, n, sizeof(*t));
+		if (t) {
+			pv->hot = t;
+			pv->cap_hot = n;
+		}
+	}
+}
+
 /* Key words equal (a few words: no library call) */
 static inline bool same_words(const uint64_t *a, const uint64_t *b, size_t n)
 {
@@ -3064,6 +3093,8 @@ int hist_build(pf_profile *prof, uint32_t evsel, const hist_opts *opts, hist **o
 		if (rc == 0)
 			rc = pipe_merge(h, tp, err);
 		tree_pipe_free(tp);
+		if (rc == 0)
+			fit_rows(h);     /* no other thread: the rows are all there */
 	} else {
 		rc = sample_pass(&ps, err);
 	}

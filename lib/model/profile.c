@@ -114,6 +114,7 @@ void pf_load_opts_init(pf_load_opts *o)
 static void release_load_state(struct pf_profile_priv *pr);
 static void release_read_state(struct pf_profile_priv *pr);
 static void release_tables(struct pf_profile_priv *pr);
+static void fit_arrays(pf_profile *p);
 
 static int oom(pf_profile *p)
 {
@@ -2130,6 +2131,7 @@ threads:
 		p->threads[i] = (pf_thread){ pr->threads[i].pid, pr->threads[i].tid, pr->threads[i].comm };
 	p->nr_threads = pr->nthreads;
 	release_load_state(pr);
+	fit_arrays(p);
 	*out = p;
 	return 0;
 fail_rd:
@@ -2214,6 +2216,31 @@ static void release_tables(struct pf_profile_priv *pr)
 	pr->cap_node_sample = 0;
 	free(pr->sample_next);
 	pr->sample_next = NULL;
+}
+
+/* An array's room beyond n handed back (realloc shrinks in place): the
+ * arrays grow by doubling, and the slack of the largest is tens of MB,
+ * which the reports' own arrays reuse instead of fresh pages (each first
+ * touch a page fault). Left as it is when the shrink fails. */
+static void fit_array(void **arr, size_t *cap, size_t n, size_t esz)
+{
+	if (!*arr || n >= *cap || (*cap - n) * esz < ((size_t)64 << 10))
+		return;
+	void *q = pf_realloc_array(*arr, n ? n : 1, esz);
+	if (q) {
+		*arr = q;
+		*cap = n ? n : 1;
+	}
+}
+
+static void fit_arrays(pf_profile *p)
+{
+	fit_array((void **)&p->locs, &p->cap_locs, p->nr_locs, sizeof(*p->locs));
+	fit_array((void **)&p->nodes, &p->cap_nodes, p->nr_nodes, sizeof(*p->nodes));
+	fit_array((void **)&p->samples, &p->cap_samples, p->nr_samples, sizeof(*p->samples));
+	fit_array((void **)&p->seq, &p->cap_seq, p->nr_seq, sizeof(*p->seq));
+	fit_array((void **)&p->syms, &p->cap_syms, p->nr_syms, sizeof(*p->syms));
+	fit_array((void **)&p->level_notes, &p->cap_level_notes, p->nr_level_notes, sizeof(*p->level_notes));
 }
 
 static void release_load_state(struct pf_profile_priv *pr)

@@ -110,11 +110,15 @@ typedef struct pf_exact {
  * them): its aggregated sample, its own thread (merge_by_comm keeps the
  * first sample's in the aggregate) and period. Kept with
  * pf_load_opts.keep_sequence, for perf's input tree where its walks depend
- * on the order (lib/hist, tree mode). */
+ * on the order (lib/hist, tree mode). 12 bytes a raw sample: a period of
+ * PF_SEQ_BIG or more is PF_SEQ_BIG here and in full in pf_profile.seq_big
+ * (pf_seq_period reads either). */
 typedef struct pf_seq {
 	uint32_t sample, thread;
-	uint64_t period;
+	uint32_t period;
 } pf_seq;
+#define PF_SEQ_BIG UINT32_MAX
+typedef struct pf_seq_big { uint64_t at, period; } pf_seq_big;   /* ascending by at */
 
 typedef struct pf_time_range { uint64_t start, end; } pf_time_range;   /* ns, end 0 = open */
 
@@ -175,6 +179,7 @@ typedef struct pf_profile {
 	pf_sample *samples; size_t nr_samples, cap_samples;
 	pf_level_note *level_notes; size_t nr_level_notes, cap_level_notes;   /* ascending by sample */
 	pf_seq *seq; size_t nr_seq, cap_seq;   /* pf_load_opts.keep_sequence */
+	pf_seq_big *seq_big; size_t nr_seq_big, cap_seq_big;   /* the periods seq does not hold */
 	pf_exact *exact;           /* exact trace: parallel to samples; NULL for sampled profiles */
 	size_t cap_exact;
 	pf_event *events; size_t nr_events;
@@ -198,6 +203,17 @@ void pf_profile_free(pf_profile *p);
 void pf_profile_drop_sequence(pf_profile *p);
 
 static inline const char *pf_str(const pf_profile *p, uint32_t id) { return p->strs.strs[id]; }
+
+/* The period of raw sample i (p->seq[i]) */
+uint64_t pf_seq_period_big(const pf_profile *p, size_t i);
+static inline uint64_t pf_seq_period(const pf_profile *p, size_t i)
+{
+	uint32_t v = p->seq[i].period;
+	return v != PF_SEQ_BIG ? v : pf_seq_period_big(p, i);
+}
+/* Raw sample (sample, thread, period) appended to p->seq, whose room is
+ * made (cap_seq); the period's overflow entry grown as needed. */
+int pf_seq_push(pf_profile *p, uint32_t sample, uint32_t thread, uint64_t period);
 static inline bool pf_node_nochain(const pf_profile *p, uint32_t node)
 {
 	return p->nochain && node < p->cap_nochain && p->nochain[node];

@@ -1914,13 +1914,14 @@ nomem:
 }
 
 /* Raw sample q of aggregate agg as a sample of its own */
-static void raw_sample(const pf_profile *prof, const pf_seq *q, const pf_sample *agg, pf_sample *one)
+static void raw_sample(const pf_profile *prof, size_t it, const pf_sample *agg, pf_sample *one)
 {
+	const pf_seq *q = &prof->seq[it];
 	*one = *agg;
 	one->thread = q->thread;
 	one->pid = prof->threads[q->thread].pid;
 	one->tid = prof->threads[q->thread].tid;
-	one->period = q->period;
+	one->period = pf_seq_period(prof, it);
 	one->count = 1;
 }
 
@@ -2079,7 +2080,7 @@ static int pass_one(pass_state *ps, size_t it, size_t si, proff_error *err)
 	} else if (raw) {
 		again = whole[si] == 3;
 		whole[si] = 3;
-		raw_sample(prof, &prof->seq[it], s, &one);
+		raw_sample(prof, it, s, &one);
 		s = &one;
 	}
 	uint32_t leaf_loc = prof->nodes[s->stack].loc;
@@ -2431,7 +2432,7 @@ static int pipe_b_run(struct tree_pipe *tp, proff_error *err)
 		}
 		const struct tree_agg *ta = &pv->taggs[si];
 		pf_sample one;
-		raw_sample(prof, q, agg, &one);
+		raw_sample(prof, it, agg, &one);
 		const pf_sample *s = &one;
 		/* (what the first raw sample's pass found of the aggregate) */
 		ctx c = sample_ctx(h, s, ta->level);

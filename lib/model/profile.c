@@ -1149,9 +1149,9 @@ static int sample_add(pf_profile *p, const pd_sample *s, uint32_t thread, uint32
 				    cpu, stack, period, hint);
 		fresh = id < 0 ? -1 : p->nr_samples > before ? 2 : 0;
 		if (id >= 0 && pr->opts.keep_sequence) {
-			if (PF_GROW(p->seq, p->cap_seq, p->nr_seq + 1) < 0)
+			if (PF_GROW(p->seq, p->cap_seq, p->nr_seq + 1) < 0 ||
+			    pf_seq_push(p, (uint32_t)id, thread, period) < 0)
 				return oom(p);
-			p->seq[p->nr_seq++] = (pf_seq){ (uint32_t)id, thread, period };
 		}
 	}
 	if (fresh < 0)
@@ -1938,8 +1938,14 @@ static int merge_half(pf_profile *p, pf_profile *q)
 	/* the raw samples' order: the second half's after the first's (room
 	 * made by merge_room) */
 	if (q->nr_seq) {
-		for (size_t i = 0; i < q->nr_seq; i++)
-			p->seq[p->nr_seq++] = (pf_seq){ qsid[q->seq[i].sample], q->seq[i].thread, q->seq[i].period };
+		size_t b = 0;
+		for (size_t i = 0; i < q->nr_seq; i++) {
+			uint64_t period = q->seq[i].period;
+			if (period == PF_SEQ_BIG)
+				period = q->seq_big[b++].period;   /* q's in order */
+			if (pf_seq_push(p, qsid[q->seq[i].sample], q->seq[i].thread, period) < 0)
+				goto out;
+		}
 	}
 	/* the second half replayed every thread: its list is the whole file's */
 	free(pr->threads);
@@ -2252,11 +2258,39 @@ static void release_load_state(struct pf_profile_priv *pr)
 	pr->nthreads = pr->capthreads = 0;
 }
 
+uint64_t pf_seq_period_big(const pf_profile *p, size_t i)
+{
+	size_t lo = 0, hi = p->nr_seq_big;
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		if (p->seq_big[mid].at < i)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo < p->nr_seq_big && p->seq_big[lo].at == i ? p->seq_big[lo].period : PF_SEQ_BIG;
+}
+
+int pf_seq_push(pf_profile *p, uint32_t sample, uint32_t thread, uint64_t period)
+{
+	if (period >= PF_SEQ_BIG) {
+		if (PF_GROW(p->seq_big, p->cap_seq_big, p->nr_seq_big + 1) < 0)
+			return -1;
+		p->seq_big[p->nr_seq_big++] = (pf_seq_big){ p->nr_seq, period };
+		period = PF_SEQ_BIG;
+	}
+	p->seq[p->nr_seq++] = (pf_seq){ sample, thread, (uint32_t)period };
+	return 0;
+}
+
 void pf_profile_drop_sequence(pf_profile *p)
 {
 	free(p->seq);
 	p->seq = NULL;
 	p->nr_seq = p->cap_seq = 0;
+	free(p->seq_big);
+	p->seq_big = NULL;
+	p->nr_seq_big = p->cap_seq_big = 0;
 }
 
 void pf_profile_free(pf_profile *p)
@@ -2280,6 +2314,7 @@ void pf_profile_free(pf_profile *p)
 	free(p->level_notes);
 	free(p->exact);
 	free(p->seq);
+	free(p->seq_big);
 	free(p->threads);
 	for (size_t i = 0; i < p->nr_warnings; i++)
 		free(p->warnings[i]);

@@ -263,6 +263,21 @@ void symtab_finish(sym_symtab *t, bool is_kallsyms)
 {
 	(void)is_kallsyms;
 	symtab_sort(t);
+	/* the room doubling left handed back (a large report reuses it) */
+	if (t->cap > t->n && t->n) {
+		sym_ent *v = pf_realloc_array(t->v, t->n, sizeof(*v));
+		if (v) {
+			t->v = v;
+			t->cap = t->n;
+		}
+	}
+	if (t->names_cap > t->names_len && t->names_len) {
+		char *nm = realloc(t->names, t->names_len);
+		if (nm) {
+			t->names = nm;
+			t->names_cap = t->names_len;
+		}
+	}
 	for (size_t i = 0; i < t->n; i++)
 		t->v[i].name.ptr = t->names + t->v[i].name.off;
 	if (t->track && symtree_prepare(t) < 0) {

@@ -566,17 +566,29 @@ static void test_tree_mode(void **state)
 		for (int k = 0; k < 8000; k++) {
 			(void)PF_GROW(raw.samples, raw.cap_samples, raw.nr_samples + 1);
 			raw.samples[raw.nr_samples++] = pool[(size_t)rand() % npool];
+			if (k % 97 == 0)   /* periods the sequence keeps aside (PF_SEQ_BIG) */
+				raw.samples[raw.nr_samples - 1].period += (uint64_t)5 << 30;
 			raw.events[0].total_period += raw.samples[raw.nr_samples - 1].period;
 		}
 		raw.seq = malloc(raw.nr_samples * sizeof(pf_seq));
+		raw.cap_seq = raw.nr_samples;
+		raw.nr_seq = 0;
+		raw.seq_big = NULL;
+		raw.nr_seq_big = raw.cap_seq_big = 0;
 		for (size_t i = 0; i < raw.nr_samples; i++)
-			raw.seq[i] = (pf_seq){ (uint32_t)i, raw.samples[i].thread, raw.samples[i].period };
-		raw.nr_seq = raw.nr_samples;
+			assert_int_equal(pf_seq_push(&raw, (uint32_t)i, raw.samples[i].thread, raw.samples[i].period), 0);
+		assert_true(raw.nr_seq_big > 50);
+		for (size_t i = 0; i < raw.nr_seq; i++)
+			assert_true(pf_seq_period(&raw, i) == raw.samples[i].period);
 		/* the same raw samples aggregated by (thread, stack), first seen first */
 		pf_profile agg = raw;
 		agg.samples = malloc(raw.nr_samples * sizeof(pf_sample));
 		agg.nr_samples = 0;
 		agg.seq = malloc(raw.nr_seq * sizeof(pf_seq));
+		agg.cap_seq = raw.nr_seq;
+		agg.nr_seq = 0;
+		agg.seq_big = NULL;
+		agg.nr_seq_big = agg.cap_seq_big = 0;
 		for (size_t i = 0; i < raw.nr_samples; i++) {
 			const pf_sample *r = &raw.samples[i];
 			size_t a = 0;
@@ -586,7 +598,7 @@ static void test_tree_mode(void **state)
 				agg.samples[agg.nr_samples++] = *r;
 			else
 				agg.samples[a].period += r->period, agg.samples[a].count++;
-			agg.seq[i] = (pf_seq){ (uint32_t)a, r->thread, r->period };
+			assert_int_equal(pf_seq_push(&agg, (uint32_t)a, r->thread, r->period), 0);
 		}
 		assert_true(agg.nr_samples < raw.nr_samples / 4);
 		for (size_t si = 0; si < sizeof(sorts) / sizeof(sorts[0]); si++) {
@@ -645,7 +657,9 @@ static void test_tree_mode(void **state)
 		}
 		free(agg.samples);
 		free(agg.seq);
+		free(agg.seq_big);
 		free(raw.seq);
+		free(raw.seq_big);
 		free(pool);
 		free_profile(&raw);
 	}

@@ -100,6 +100,9 @@ static void same_profile(const pf_profile *a, const pf_profile *b)
 	assert_int_equal(a->nr_seq, b->nr_seq);
 	for (size_t i = 0; i < a->nr_seq; i++)
 		assert_memory_equal(&a->seq[i], &b->seq[i], sizeof(pf_seq));
+	assert_int_equal(a->nr_seq_big, b->nr_seq_big);
+	for (size_t i = 0; i < a->nr_seq_big; i++)
+		assert_memory_equal(&a->seq_big[i], &b->seq_big[i], sizeof(pf_seq_big));
 	if (a->nr_seq) {
 		uint64_t count = 0, period = 0, per_seq = 0;
 		for (size_t i = 0; i < a->nr_samples; i++) {
@@ -108,7 +111,7 @@ static void same_profile(const pf_profile *a, const pf_profile *b)
 		}
 		for (size_t i = 0; i < a->nr_seq; i++) {
 			assert_true(a->seq[i].sample < a->nr_samples);
-			per_seq += a->seq[i].period;
+			per_seq += pf_seq_period(a, i);
 		}
 		assert_int_equal(count, a->nr_seq);
 		assert_int_equal(period, per_seq);

@@ -1072,11 +1072,15 @@ static int64_t chain_row_ro(hist *h, const ctx *c, uint32_t loc)
 }
 
 /* One worker's scratch over the stack trie's nodes: per context the
- * marked nodes (sorted; vis is the context's stamp), each marked node's
- * marked children in index order and the samples ending at it (tfirst and
- * end_head set when the node is marked) */
+ * marked nodes (sorted), and per node (cc_nd) the context's stamp, its
+ * first marked child and next marked sibling (children in index order) and
+ * the first sample ending there, set when the node is marked: one cache
+ * line holds a node's four, which the marking and the walk touch together */
+typedef struct cc_nd { uint32_t vis, first, next, end; } cc_nd;
+
 typedef struct cc_scratch {
-	uint32_t *tfirst, *tnext, *marked, *mtmp, *vis, *end_head, *onpath;
+	cc_nd *nd;
+	uint32_t *marked, *mtmp, *onpath;
 	uint32_t *dnode, *dchild, *dintro, *path;
 	size_t *seg;
 	cc_rec *recs;
@@ -1087,8 +1091,7 @@ typedef struct cc_scratch {
 
 static void cc_scratch_free(cc_scratch *sc)
 {
-	free(sc->tfirst); free(sc->tnext); free(sc->marked); free(sc->mtmp);
-	free(sc->vis); free(sc->end_head); free(sc->onpath);
+	free(sc->nd); free(sc->marked); free(sc->mtmp); free(sc->onpath);
 	free(sc->dnode); free(sc->dchild); free(sc->dintro); free(sc->path); free(sc->seg);
 	free(sc->recs);
 	*sc = (cc_scratch){ 0 };
@@ -1113,12 +1116,9 @@ static int cc_scratch_init(cc_scratch *sc, const hist *h, size_t maxd)
 {
 	size_t N = h->prof->nr_nodes;
 	*sc = (cc_scratch){ 0 };
-	sc->tfirst = malloc(N * sizeof(uint32_t));
-	sc->tnext = malloc(N * sizeof(uint32_t));
-	sc->marked = malloc(N * sizeof(uint32_t));
-	sc->mtmp = malloc(N * sizeof(uint32_t));
-	sc->vis = calloc(N ? N : 1, sizeof(uint32_t));
-	sc->end_head = malloc((N ? N : 1) * sizeof(uint32_t));
+	sc->nd = calloc(N ? N : 1, sizeof(cc_nd));
+	sc->marked = malloc((N ? N : 1) * sizeof(uint32_t));
+	sc->mtmp = malloc((N ? N : 1) * sizeof(uint32_t));
 	sc->onpath = calloc(h->n + 1, sizeof(uint32_t));
 	sc->nrows = h->n + 1;
 	sc->dnode = malloc(maxd * sizeof(uint32_t));
@@ -1126,7 +1126,7 @@ static int cc_scratch_init(cc_scratch *sc, const hist *h, size_t maxd)
 	sc->dintro = malloc(maxd * sizeof(uint32_t));
 	sc->path = malloc(maxd * sizeof(uint32_t));
 	sc->seg = malloc((maxd + 1) * sizeof(size_t));
-	return sc->tfirst && sc->tnext && sc->marked && sc->mtmp && sc->vis && sc->end_head &&
+	return sc->nd && sc->marked && sc->mtmp &&
 	       sc->onpath && sc->dnode && sc->dchild && sc->dintro && sc->path && sc->seg ? 0 : -1;
 }
 
@@ -1177,8 +1177,8 @@ static int cc_context(cc_worker *wk, cc_scratch *sc, size_t g0, size_t g1)
 	const pf_profile *p = h->prof;
 	const uint32_t *order = w->order, *self_of = w->self_of;
 	uint32_t *end_next = w->end_next;
-	uint32_t *tfirst = sc->tfirst, *tnext = sc->tnext, *marked = sc->marked;
-	uint32_t *vis = sc->vis, *end_head = sc->end_head, *onpath = sc->onpath;
+	cc_nd *nd = sc->nd;
+	uint32_t *marked = sc->marked, *onpath = sc->onpath;
 	uint32_t *dnode = sc->dnode, *dchild = sc->dchild, *dintro = sc->dintro, *path = sc->path;
 	size_t *seg = sc->seg;
 	const struct hot_ent *hot = h->priv->hot;   /* the rows' Children (period_acc) */
@@ -1187,16 +1187,16 @@ static int cc_context(cc_worker *wk, cc_scratch *sc, size_t g0, size_t g1)
 	uint32_t stamp = ++sc->stamp;
 	/* mark this context's paths and the samples ending at each node */
 	size_t nm = 0;
-	tfirst[0] = end_head[0] = PF_NONE;
+	nd[0].first = nd[0].end = PF_NONE;
 	for (size_t k = g0; k < g1; k++) {
 		const pf_sample *s = &p->samples[order[k]];
-		for (uint32_t n = s->stack; n && vis[n] != stamp; n = p->nodes[n].parent) {
-			vis[n] = stamp;
-			tfirst[n] = end_head[n] = PF_NONE;
+		for (uint32_t n = s->stack; n && nd[n].vis != stamp; n = p->nodes[n].parent) {
+			nd[n].vis = stamp;
+			nd[n].first = nd[n].end = PF_NONE;
 			marked[nm++] = n;
 		}
-		end_next[k] = end_head[s->stack];
-		end_head[s->stack] = (uint32_t)k;
+		end_next[k] = nd[s->stack].end;
+		nd[s->stack].end = (uint32_t)k;
 	}
 	/* the marked children of every marked node, in index order (the DFS
 	 * visits siblings in the trie's order; a full child list would be
@@ -1205,15 +1205,15 @@ static int cc_context(cc_worker *wk, cc_scratch *sc, size_t g0, size_t g1)
 	radix_sort_u32(marked, sc->mtmp, nm, (uint32_t)p->nr_nodes);
 	for (size_t i = nm; i-- > 0;) {
 		uint32_t n = marked[i], par = p->nodes[n].parent;
-		tnext[n] = tfirst[par];
-		tfirst[par] = n;
+		nd[n].next = nd[par].first;
+		nd[par].first = n;
 	}
 	ctx c = { &p->samples[order[g0]], w->parent_of[order[g0]], 0, '.' };
 	const uint8_t *gw = suspect ? group_row(h->priv, c.s->comm) : NULL;
 	/* iterative DFS from the root over marked nodes */
 	size_t d = 0;
 	dnode[0] = 0;
-	dchild[0] = tfirst[0];
+	dchild[0] = nd[0].first;
 	dintro[0] = PF_NONE;
 	seg[0] = 0;
 	seg[1] = 0;
@@ -1221,7 +1221,7 @@ static int cc_context(cc_worker *wk, cc_scratch *sc, size_t g0, size_t g1)
 		uint32_t ch = dchild[d];
 		/* a node without callchain is no frame of any chain */
 		while (ch != PF_NONE && pf_node_nochain(p, ch))
-			ch = tnext[ch];
+			ch = nd[ch].next;
 		if (ch == PF_NONE) {
 			if (dintro[d] != PF_NONE)
 				onpath[dintro[d]] = 0;
@@ -1230,7 +1230,7 @@ static int cc_context(cc_worker *wk, cc_scratch *sc, size_t g0, size_t g1)
 			d--;
 			continue;
 		}
-		dchild[d] = tnext[ch];
+		dchild[d] = nd[ch].next;
 		uint32_t loc = p->nodes[ch].loc;
 		/* tree mode's rows got their chains in the first pass */
 		bool tree = suspect && tree_loc(suspect, gw, loc);
@@ -1271,7 +1271,7 @@ static int cc_context(cc_worker *wk, cc_scratch *sc, size_t g0, size_t g1)
 		}
 		path[d] = loc;
 		/* samples ending here */
-		for (uint32_t k = end_head[ch]; k != PF_NONE; k = end_next[k]) {
+		for (uint32_t k = nd[ch].end; k != PF_NONE; k = end_next[k]) {
 			const pf_sample *s = &p->samples[order[k]];
 			/* a tree-mode leaf's Self row is a tree-mode one, none of
 			 * the rows here (and written by the pass's other thread
@@ -1293,7 +1293,7 @@ static int cc_context(cc_worker *wk, cc_scratch *sc, size_t g0, size_t g1)
 		}
 		d++;
 		dnode[d] = ch;
-		dchild[d] = tfirst[ch];
+		dchild[d] = nd[ch].first;
 		seg[d] = to;
 		seg[d + 1] = wr;
 	}
@@ -1314,7 +1314,7 @@ static void *cc_worker_run(void *arg)
 		}
 	}
 	cc_scratch own, *sc = wk->sc ? wk->sc : &own;
-	if (w->ngroups && (wk->sc && sc->tfirst ? cc_scratch_rows(sc, w->h) : cc_scratch_init(sc, w->h, w->maxd)) < 0) {
+	if (w->ngroups && (wk->sc && sc->nd ? cc_scratch_rows(sc, w->h) : cc_scratch_init(sc, w->h, w->maxd)) < 0) {
 		cc_scratch_free(sc);
 		wk->rc = -1;
 		return NULL;

@@ -1050,6 +1050,7 @@ typedef struct tchains_job {
 	atomic_int done;
 } tchains_job;
 static int tree_chains_build(tchains_job *j, struct cc_pool *cp);
+static bool tree_chains_stale(const hist *h, uint64_t min_keep);
 
 /* A callchain frame's row for the context c, read only (two workers build
  * trees at once): the row cache as the pass left it, else the hash table.
@@ -1564,9 +1565,10 @@ static int cc_end(cc_run *r, proff_error *err)
 	else if (!r->two && pv->nr_tchains)
 		cc_worker_run(&tw);
 	if (r->other.tj) {
-		/* built before the collapse: again, if it merged rows */
+		/* built before the collapse: again, if the rows it merged
+		 * change which chains pass the threshold */
 		tj->early = false;
-		if (h->merged_into && r->other.rc == 0) {
+		if (h->merged_into && r->other.rc == 0 && tree_chains_stale(h, tj->min_keep)) {
 			cc_pool_reset(h, &tj->cp);
 			cc_worker_run(&tw);
 		}
@@ -2870,6 +2872,42 @@ static int collapse_merge(hist *h, bool trees, const atomic_int *wait, proff_err
  * that pass leaves to them), for the rows whose Children reach min_keep,
  * in the order perf appended them; then the merged rows' trees into the
  * rows they were merged into. */
+
+/* Would the tree-mode trees built before perf's collapse (tj early) come
+ * out otherwise after it? A tree-mode chain is added where its row's
+ * Children reach the threshold: before, by the row's own pass sum; after,
+ * by the total of the row it was merged into. Where no merged row, nor the
+ * row it went into, changes sides, tree_chains_build adds the same chains in
+ * the same order: the same trees. (Many merged rows: built again, unchecked.) */
+#define STALE_CHECK_MAX 4096
+static bool tree_chains_stale(const hist *h, uint64_t min_keep)
+{
+	const struct hist_priv *pv = h->priv;
+	uint32_t m[STALE_CHECK_MAX];
+	size_t nm = 0;
+	for (size_t r = 0; r < h->n; r++) {
+		uint32_t s = h->merged_into[r];
+		if (s == PF_NONE)
+			continue;
+		if (nm == STALE_CHECK_MAX || h->merged_into[s] != PF_NONE)
+			return true;
+		m[nm++] = (uint32_t)r;
+	}
+	for (size_t i = 0; i < nm; i++) {
+		uint32_t r = m[i], s = h->merged_into[r];
+		bool after = h->entries[s].period_acc >= min_keep;
+		if ((pv->hot[r].acc >= min_keep) != after)
+			return true;
+		/* the row merged into, by its own sum (the merge added the others') */
+		uint64_t own = pv->hot[s].acc;
+		for (size_t k = 0; k < nm; k++)
+			if (h->merged_into[m[k]] == s)
+				own -= pv->hot[m[k]].acc;
+		if ((own >= min_keep) != after)
+			return true;
+	}
+	return false;
+}
 
 /* The tree-mode rows' chains (pv->tchains) into their trees, in pool cp
  * (tj's, or the hist's when alone) with tj's chain buffer (cc_worker_run). */

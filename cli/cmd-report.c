@@ -31,6 +31,9 @@ struct report_args {
 	const char *sort;
 	const char *parent;
 	double percent_limit;
+	/* the order the two were given in: perf's --percent-limit sets the
+	 * callchain threshold too, and the last of it and -g's number counts */
+	int percent_limit_at, callgraph_at;
 	const char *percentage;
 	const char *comms, *dsos, *symbols, *pids, *tids, *cpus, *time;
 	bool quiet, json, dump, header, header_only, force, show_nr_samples, no_compensate;
@@ -323,12 +326,13 @@ int cmd_report(int argc, char **argv)
 			if (!optarg && optind < argc && argv[optind][0] != '-')
 				optarg = argv[optind++];
 			a.callgraph = optarg ? optarg : "graph";
+			a.callgraph_at = optind;
 			break;
 		case 'G': a.inverted = true; break;
 		case O_MAX_STACK: a.max_stack = atoi(optarg); break;
 		case 's': a.sort = optarg; break;
 		case 'p': a.parent = optarg; break;
-		case O_PERCENT_LIMIT: a.percent_limit = strtod(optarg, NULL); break;
+		case O_PERCENT_LIMIT: a.percent_limit = strtod(optarg, NULL); a.percent_limit_at = optind; break;
 		case O_PERCENTAGE: a.percentage = optarg; break;
 		case 'c': case O_COMMS: a.comms = optarg; break;
 		case 'd': a.dsos = optarg; break;
@@ -414,10 +418,16 @@ int cmd_report(int argc, char **argv)
 	}
 	bool caller_set = false, caller = false, cc_none = false;
 	fmt.cc_mode = CC_GRAPH;
+	double thr = fmt.cc_threshold;
+	fmt.cc_threshold = -1;      /* set: -g gave a threshold */
 	if (a.callgraph && parse_callgraph(a.callgraph, &fmt, &caller_set, &caller, &cc_none) < 0) {
 		cli_errorf("invalid --call-graph '%s'", a.callgraph);
 		return EXIT_USAGE;
 	}
+	if (a.percent_limit_at && (fmt.cc_threshold < 0 || a.percent_limit_at > a.callgraph_at))
+		fmt.cc_threshold = a.percent_limit;
+	else if (fmt.cc_threshold < 0)
+		fmt.cc_threshold = thr;
 	if (a.inverted) {
 		caller_set = true;
 		caller = true;

@@ -87,6 +87,12 @@ cmp_report "symbol filter" "$F" --no-children -g none -S leaf_hot,leaf_cold
 cmp_report "symbol filter relative" "$F" --no-children -g none -S leaf_hot,leaf_cold --percentage relative
 cmp_report "percent limit" "$F" --no-children -g none --percent-limit 2
 cmp_report "percent limit children" "$F" -g none --percent-limit 5
+# --percent-limit sets the callchain threshold too; of it and -g's number,
+# the one given last counts (perf's option parsers)
+cmp_report "percent limit, graph" "$F" --no-children --percent-limit 0.2
+cmp_report "percent limit, then -g threshold" "$F" --no-children --percent-limit 0.2 -g graph,0.5,callee
+cmp_report "-g threshold, then percent limit" "$F" --no-children -g graph,0.5,callee --percent-limit 0.2
+cmp_report "percent limit, then -g without threshold" "$F" --percent-limit 0.2 -g caller
 cmp_report "quiet" "$F" --no-children -g none -q
 cmp_report "max-stack" "$F" --children -g none --max-stack 3
 cmp_report "time 20%-60%" "$F" --no-children -g none --time 20%-60%
@@ -135,6 +141,7 @@ if [ "$(uname -m)" = x86_64 ] && cc -O1 -g -fno-omit-frame-pointer -o "$W/garbag
 	cmp_report "garbage callchains, no graph" "$W/garbage.data" -g none
 	cmp_report "garbage callchains by sym" "$W/garbage.data" -g none -s sym
 	cmp_report "garbage callchains, callee graph" "$W/garbage.data" -g callee --percent-limit 1
+	cmp_report "garbage callchains, percent limit 0.1 (graph threshold)" "$W/garbage.data" --percent-limit 0.1
 	cmp_report "garbage callchains, self" "$W/garbage.data" --no-children
 else
 	not_ok "build and record tests/data/report/garbage.c"; sed 's/^/#   /' "$TMP/cc.err"

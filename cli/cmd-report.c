@@ -401,6 +401,13 @@ int cmd_report(int argc, char **argv)
 		return 0;
 	}
 
+	/* perf's config key report.percent-limit: as the option, given before
+	 * the command line's */
+	const char *cfg_limit = a.percent_limit_at ? NULL : pf_config_get("report.percent-limit");
+	if (cfg_limit) {
+		a.percent_limit = strtod(cfg_limit, NULL);
+		a.percent_limit_at = -1;
+	}
 	report_fmt fmt;
 	report_fmt_init(&fmt);
 	fmt.quiet = a.quiet;

@@ -93,6 +93,9 @@ cmp_report "percent limit, graph" "$F" --no-children --percent-limit 0.2
 cmp_report "percent limit, then -g threshold" "$F" --no-children --percent-limit 0.2 -g graph,0.5,callee
 cmp_report "-g threshold, then percent limit" "$F" --no-children -g graph,0.5,callee --percent-limit 0.2
 cmp_report "percent limit, then -g without threshold" "$F" --percent-limit 0.2 -g caller
+printf '[report]\n\tpercent-limit = 0.2\n' > "$TMP/limit.cfg"
+PERF_CONFIG="$TMP/limit.cfg" PROFF_CONFIG="$TMP/limit.cfg" cmp_report "config report.percent-limit" "$F" --no-children
+PERF_CONFIG="$TMP/limit.cfg" PROFF_CONFIG="$TMP/limit.cfg" cmp_report "config report.percent-limit, -g threshold" "$F" --no-children -g graph,0.5,callee
 cmp_report "quiet" "$F" --no-children -g none -q
 cmp_report "max-stack" "$F" --children -g none --max-stack 3
 cmp_report "time 20%-60%" "$F" --no-children -g none --time 20%-60%

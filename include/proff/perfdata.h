@@ -241,6 +241,16 @@ const char *pd_warning(const pd_reader *r, size_t i);
  * from pd_process, with err untouched). */
 typedef int (*pd_event_cb)(void *ctx, const pd_event *ev);
 
+/* A look at a sample before pd_process queues it (ordered mode), in file
+ * order: returning true drops it, undelivered. Only samples of the common
+ * layout (one event, fixed 8-byte fields, the file's own buffer) are
+ * shown; the others are always queued. For a reader that wants a file's
+ * side-band records from its start but its samples only from a point on
+ * (lib/model's second half): before that point a sample matters only
+ * through the thread it names. */
+typedef bool (*pd_sample_peek_cb)(void *ctx, uint64_t time, uint32_t pid, uint32_t tid);
+void pd_set_sample_peek(pd_reader *r, pd_sample_peek_cb cb, void *ctx);
+
 /* Deliver every data record. ordered=true: samples and side-band records in
  * time order (records without a time keep file order relative to each other,
  * as perf's ordered_events queue does). Samples with PERF_SAMPLE_READ and ids

@@ -87,6 +87,7 @@ struct pf_profile_priv {
 	int split_role;
 	uint64_t split_t;
 	bool split_on;           /* half 2: the split point has been met */
+	bool split_read;         /* half 2: a sample at or after split_t was read (prefix_peek) */
 	uint32_t *node_sample; size_t cap_node_sample;   /* node -> last sample with that stack */
 	uint32_t *sample_next;   /* sample -> next sample with the same stack (cap: cap_samples) */
 	struct node_acc *acc; size_t cap_acc;             /* merge_threads: sums per node */
@@ -1714,6 +1715,30 @@ static bool split_time(const pf_profile *p, const pd_reader *rd, uint64_t *t)
 	return true;
 }
 
+/* Half 2's look at a sample as it is read (pd_set_sample_peek): before the
+ * split point a sample only makes its thread, if none of that (pid, tid)
+ * is there yet (sample_arrive), so one whose thread is known needs neither
+ * the ordered queue nor decoding. Every sample read before the first one
+ * at or after split_t is delivered before any of those (the queue delivers
+ * in time order what it holds), so all of them are the prefix's. A thread
+ * made by a record still queued is not known yet: that sample goes through. */
+static bool prefix_peek(void *ctx, uint64_t time, uint32_t pid, uint32_t tid)
+{
+	pf_profile *q = ctx;
+	struct pf_profile_priv *pr = q->priv;
+	if (pr->split_read)
+		return false;
+	if (time >= pr->split_t) {
+		pr->split_read = true;
+		return false;
+	}
+	uint64_t v;
+	for (int i = 0; i < 2; i++)
+		if (pr->last_thread[i] != PF_NONE && pr->last_tid[i] == tid)
+			return pr->threads[pr->last_thread[i]].pid == pid || pid == (uint32_t)-1;
+	return pf_map64_get(&pr->tid2thread, tid, &v) && (pr->threads[v].pid == pid || pid == (uint32_t)-1);
+}
+
 typedef struct half_job {
 	pf_profile *q;
 	pd_reader *rd;
@@ -2015,6 +2040,7 @@ static int load_split(pf_profile *p, pd_reader *rd, uint64_t t, proff_error *err
 		goto out;
 	}
 	q->syms_ctx = p->syms_ctx;      /* shared (thread-safe) */
+	pd_set_sample_peek(j.rd, prefix_peek, q);
 	pr->split_role = 1;
 	qr->split_role = 2;
 	pr->split_t = qr->split_t = t;

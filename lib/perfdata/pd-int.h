@@ -52,6 +52,8 @@ struct pd_reader {
 	size_t map_len;
 	bool mapped;                /* map came from mmap (munmap on close) */
 	const uint8_t *cur_rec;     /* record being processed (file mode) */
+	pd_sample_peek_cb peek;     /* pd_set_sample_peek */
+	void *peek_ctx;
 	size_t released;            /* map bytes [0, released) handed back (MADV_DONTNEED) */
 	bool stream;                /* pipe format read from a non-seekable fd */
 	bool swap;

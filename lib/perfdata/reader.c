@@ -1002,6 +1002,12 @@ static int handle_record(pd_reader *r, const uint8_t *raw, uint16_t size, uint64
 }
 
 
+void pd_set_sample_peek(pd_reader *r, pd_sample_peek_cb cb, void *ctx)
+{
+	r->peek = cb;
+	r->peek_ctx = ctx;
+}
+
 /* process_records' inline path applies (the attr), or NULL */
 static inline const pd_attr *fast_attr(const pd_reader *r, bool comp)
 {
@@ -1031,6 +1037,14 @@ static int process_records(pd_reader *r, const uint8_t *buf, size_t len, uint64_
 			if (pd_ld32(p) == PD_SAMPLE && fs >= fa->fixed_size && fs <= len - pos &&
 			    ((uintptr_t)p & 7) == 0 && r->qlen < r->qcap) {
 				uint64_t t = pd_ld64(p + fa->o_time);
+				if (t != 0 && t != UINT64_MAX && r->peek && fa->o_tid >= 0 &&
+				    r->peek(r->peek_ctx, t, pd_ld32(p + fa->o_tid), pd_ld32(p + fa->o_tid + 4))) {
+					/* dropped: the queue's flush point moves as if queued */
+					if (t > r->max_time)
+						r->max_time = t;
+					pos += fs;
+					continue;
+				}
 				if (t != 0 && t != UINT64_MAX) {
 					pd_qent *e = &r->q[r->qlen++];
 					e->time = t;

@@ -1043,16 +1043,9 @@ static int add_note(pf_level_note **v, size_t *n, size_t *cap, uint32_t id, char
 
 char pf_sample_level(const pf_profile *p, size_t si)
 {
-	size_t lo = 0, hi = p->nr_level_notes;
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-		if (p->level_notes[mid].sample < si)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	if (lo < p->nr_level_notes && p->level_notes[lo].sample == si)
-		return p->level_notes[lo].level;
+	size_t k = PF_COUNT_LE(p->level_notes, p->nr_level_notes, sample, si);
+	if (k && p->level_notes[k - 1].sample == si)
+		return p->level_notes[k - 1].level;
 	return p->locs[p->nodes[p->samples[si].stack].loc].level;
 }
 
@@ -2286,15 +2279,8 @@ static void release_load_state(struct pf_profile_priv *pr)
 
 uint64_t pf_seq_period_big(const pf_profile *p, size_t i)
 {
-	size_t lo = 0, hi = p->nr_seq_big;
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-		if (p->seq_big[mid].at < i)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	return lo < p->nr_seq_big && p->seq_big[lo].at == i ? p->seq_big[lo].period : PF_SEQ_BIG;
+	size_t k = PF_COUNT_LE(p->seq_big, p->nr_seq_big, at, i);
+	return k && p->seq_big[k - 1].at == i ? p->seq_big[k - 1].period : PF_SEQ_BIG;
 }
 
 int pf_seq_push(pf_profile *p, uint32_t sample, uint32_t thread, uint64_t period)

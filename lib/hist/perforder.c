@@ -510,6 +510,27 @@ static size_t tree_walk(const rbtree *t, const uint32_t *items, uint32_t *out)
 	return k;
 }
 
+/* tree_walk for a tree whose nodes are their own items, each node copied
+ * to copy[k] as it is visited: the in-order nodes in one pass (a second,
+ * out-of-order one over the nodes would fetch them all again) */
+static size_t tree_walk_copy(const rbtree *t, uint32_t *out, rbn *copy)
+{
+	size_t k = 0, sp = 0;
+	uint32_t stack[128];
+	uint32_t cur = t->root;
+	while (cur != NIL || sp) {
+		while (cur != NIL) {
+			stack[sp++] = cur;
+			cur = t->n[cur].left;
+		}
+		cur = stack[--sp];
+		copy[k] = t->n[cur];
+		out[k++] = cur;
+		cur = t->n[cur].right;
+	}
+	return k;
+}
+
 /* Stable merge sort of the node indices 0..n-1 by `left` (a sorts before b
  * when left(a, b)): what the tree gives when the comparator is a total
  * preorder (stage_is_sort) — a row goes right of its equals, so equal
@@ -561,6 +582,11 @@ static int replay(const hist *h, const uint32_t *items, size_t n, int stage, uin
 		return -1;
 	bool out_stage = stage == 2;
 	for (size_t i = 0; i < n; i++) {
+		if (i + 8 < n) {
+			/* the items are the rows in another order: fetched ahead */
+			__builtin_prefetch(&pk[items[i + 8]]);
+			__builtin_prefetch((const char *)&pk[items[i + 8]] + 64);
+		}
 		node_fill(&t.n[i], &pk[items[i]], out_stage);
 	}
 	tn = t.n;
@@ -1487,24 +1513,24 @@ int hist_itree_collapse(hist_itree *it, const hist *h, uint32_t *into, uint32_t 
 	if (!n)
 		return 0;
 	/* the nodes in order (their keys are keys[node]), then as rows */
-	if (tree_walk(&it->t, it->ident, out) != n)
-		return -1;
-	*nout = n;
 	if (!needs_collapse(h)) {
+		if (tree_walk(&it->t, it->ident, out) != n)
+			return -1;
+		*nout = n;
 		for (size_t i = 0; i < n; i++)
 			out[i] = it->row_of[out[i]];
 		return 0;       /* the output tree takes the input tree's order */
 	}
 	uint32_t *seq = malloc(n * sizeof(uint32_t));
 	rbtree c = { aligned_alloc(64, n * sizeof(rbn)), NIL, NIL, { NIL, NIL, NIL } };
-	if (!seq || !c.n) {
+	/* the collapse tree's nodes: the input tree's, in its order (a node
+	 * is its own identity there: ident[x] = x) */
+	if (!seq || !c.n || tree_walk_copy(&it->t, seq, c.n) != n) {
 		free(seq);
 		free(c.n);
 		return -1;
 	}
-	memcpy(seq, out, n * sizeof(uint32_t));
-	for (size_t i = 0; i < n; i++)
-		c.n[i] = it->t.n[seq[i]];
+	*nout = n;
 	/* comm,dso,sym: the sequence is sorted by (comm, dso), and within a
 	 * group whose comparisons are transitive, by the comparator (replay's
 	 * stage 1): a row of such a group goes after the last one, and only

@@ -491,8 +491,10 @@ static void tree_insert(const hist *h, rbtree *t, uint32_t x, int stage, bool cd
 	rb_insert_color(t, x);
 }
 
-/* The tree's in-order sequence as rows (node i is items[i]); the count. */
-static size_t tree_walk(const rbtree *t, const uint32_t *items, uint32_t *out)
+/* The tree's in-order sequence as rows (node i is items[i], or i itself
+ * when items is NULL); the count. With copy, each node is also copied to
+ * copy[k] as it is visited (one pass over the nodes, not two). */
+static size_t tree_walk_nodes(const rbtree *t, const uint32_t *items, uint32_t *out, rbn *copy)
 {
 	/* an rb-tree of n < 2^32 nodes is at most 64 deep */
 	size_t k = 0, sp = 0;
@@ -504,31 +506,17 @@ static size_t tree_walk(const rbtree *t, const uint32_t *items, uint32_t *out)
 			cur = t->n[cur].left;
 		}
 		cur = stack[--sp];
-		out[k++] = items[cur];
+		if (copy)
+			copy[k] = t->n[cur];
+		out[k++] = items ? items[cur] : cur;
 		cur = t->n[cur].right;
 	}
 	return k;
 }
 
-/* tree_walk for a tree whose nodes are their own items, each node copied
- * to copy[k] as it is visited: the in-order nodes in one pass (a second,
- * out-of-order one over the nodes would fetch them all again) */
-static size_t tree_walk_copy(const rbtree *t, uint32_t *out, rbn *copy)
+static size_t tree_walk(const rbtree *t, const uint32_t *items, uint32_t *out)
 {
-	size_t k = 0, sp = 0;
-	uint32_t stack[128];
-	uint32_t cur = t->root;
-	while (cur != NIL || sp) {
-		while (cur != NIL) {
-			stack[sp++] = cur;
-			cur = t->n[cur].left;
-		}
-		cur = stack[--sp];
-		copy[k] = t->n[cur];
-		out[k++] = cur;
-		cur = t->n[cur].right;
-	}
-	return k;
+	return tree_walk_nodes(t, items, out, NULL);
 }
 
 /* Stable merge sort of the node indices 0..n-1 by `left` (a sorts before b
@@ -1525,7 +1513,7 @@ int hist_itree_collapse(hist_itree *it, const hist *h, uint32_t *into, uint32_t 
 	rbtree c = { aligned_alloc(64, n * sizeof(rbn)), NIL, NIL, { NIL, NIL, NIL } };
 	/* the collapse tree's nodes: the input tree's, in its order (a node
 	 * is its own identity there: ident[x] = x) */
-	if (!seq || !c.n || tree_walk_copy(&it->t, seq, c.n) != n) {
+	if (!seq || !c.n || tree_walk_nodes(&it->t, NULL, seq, c.n) != n) {
 		free(seq);
 		free(c.n);
 		return -1;

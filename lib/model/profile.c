@@ -100,6 +100,7 @@ struct pf_profile_priv {
 	leaf_cache_ent *leaf_cache;                 /* LEAF_CACHE_N entries, or NULL (merged_ip_sample) */
 	/* scratch */
 	uint32_t *scratch_locs; size_t cap_scratch;
+	struct frame_miss *scratch_miss; size_t cap_miss;   /* build_stack */
 	/* the last stack built, root first: its locations and nodes (build_stack) */
 	uint32_t *path_locs, *path_nodes, *path_hash; size_t path_len, cap_path, cap_path_nodes, cap_path_hash;
 	const pd_reader *rd;
@@ -567,14 +568,75 @@ static uint32_t nochain_node(pf_profile *p, uint32_t loc)
 /* a stack's frames whose trie slots are fetched ahead of the lookups */
 #define TRIE_AHEAD 16
 
+/* A frame of a stack being built whose location the cache did not hold:
+ * its map's (dso, address), found first so the location table's slots of
+ * all such frames are fetched before the first is looked up (a stack of a
+ * process new to the loader misses the cache in most frames, and each
+ * lookup in a table of 10^5 locations is a cache miss of its own). */
+typedef struct frame_miss {
+	uint64_t ip, addr;
+	uint32_t at, dso, g, cpumode;
+} frame_miss;
+
+/* The location cache's entry for (ip, cpumode) in the thread's maps, or, on
+ * a miss, the frame's map looked up into *fm and its table slot fetched. */
+static uint32_t loc_cached(pf_profile *p, const pthread_ *t, int cpumode, uint64_t ip, frame_miss *fm)
+{
+	struct pf_profile_priv *pr = p->priv;
+	uint32_t g = mg_for(pr, t, cpumode);
+	uint32_t gen = g != PF_NONE ? pr->mgs[g].gen : 0;
+	const loc_cache_ent *c = &pr->loc_cache[loc_cache_slot(ip, g)];
+	if (c->ip == ip && c->mg == g && c->gen == gen && c->cpumode == (uint32_t)cpumode && c->loc != PF_NONE)
+		return c->loc;
+	const pmap *m = g != PF_NONE ? mg_find(&pr->mgs[g], ip) : NULL;
+	uint32_t dso = PF_NONE;
+	uint64_t addr = ip;
+	if (m) {
+		dso = m->dso;
+		if (p->dsos[dso].kind != SYM_DSO_KERNEL && p->dsos[dso].kind != SYM_DSO_MODULE)
+			addr = ip - m->start + m->pgoff;
+	}
+	*fm = (frame_miss){ ip, addr, 0, dso, g, (uint32_t)cpumode };
+	if (pr->loc_tab.cap)
+		__builtin_prefetch(&pr->loc_tab.s[pair_hash(dso, addr) & (pr->loc_tab.cap - 1)]);
+	return PF_NONE;
+}
+
+/* The missed frames' locations, in frame order (new ones are numbered as a
+ * frame-by-frame resolution numbers them), into the cache and the stack's
+ * scratch. -1: out of memory. */
+static int locs_missed(pf_profile *p, const frame_miss *miss, size_t nmiss)
+{
+	struct pf_profile_priv *pr = p->priv;
+	for (size_t i = 0; i < nmiss; i++) {
+		const frame_miss *fm = &miss[i];
+		uint32_t l = loc_get(p, fm->dso, fm->addr, fm->ip, level_of((int)fm->cpumode));
+		if (l == PF_NONE)
+			return -1;
+		uint32_t gen = fm->g != PF_NONE ? pr->mgs[fm->g].gen : 0;
+		pr->loc_cache[loc_cache_slot(fm->ip, fm->g)] = (loc_cache_ent){ fm->ip, fm->g, gen, l, fm->cpumode };
+		pr->scratch_locs[fm->at] = l;
+	}
+	return 0;
+}
+
 /* Build the leaf node for a sample from its callchain (or its ip alone). */
 static uint32_t build_stack(pf_profile *p, const pthread_ *t, const pd_sample *s, bool use_cc)
 {
 	struct pf_profile_priv *pr = p->priv;
-	size_t n = 0;
+	size_t n = 0, nmiss = 0;
 	uint64_t nr = use_cc ? s->nr_callchain : 0;
-	if (PF_GROW(pr->scratch_locs, pr->cap_scratch, (size_t)nr + 2) < 0)
+	if (PF_GROW(pr->scratch_locs, pr->cap_scratch, (size_t)nr + 2) < 0 ||
+	    PF_GROW(pr->scratch_miss, pr->cap_miss, (size_t)nr + 2) < 0)
 		return PF_NONE;
+	frame_miss *miss = pr->scratch_miss;
+	/* a frame: its location from the cache, else a miss to look up below */
+#define FRAME(mode, fip) do { \
+		uint32_t l_ = loc_cached(p, t, (mode), (fip), &miss[nmiss]); \
+		if (l_ == PF_NONE) \
+			miss[nmiss++].at = (uint32_t)n; \
+		pr->scratch_locs[n++] = l_; \
+	} while (0)
 	int max = pr->opts.max_stack;
 	if (nr) {
 		int cpumode = PD_CPUMODE_USER;
@@ -595,34 +657,29 @@ static uint32_t build_stack(pf_profile *p, const pthread_ *t, const pd_sample *s
 					/* an unknown context value (seen: -1 after a user
 					 * frame): the chain is corrupt, and perf discards all
 					 * of it; the sample keeps its own ip, in a node of its
-					 * own marked as having no callchain */
+					 * own marked as having no callchain (after the
+					 * locations of the frames before, as perf makes them) */
+					if (locs_missed(p, miss, nmiss) < 0)
+						return PF_NONE;
 					uint32_t l = resolve_loc(p, t, s->cpumode, s->ip);
 					return l == PF_NONE ? PF_NONE : nochain_node(p, l);
 				}
 				continue;
 			}
-			if (first && ip != s->ip) {
+			if (first && ip != s->ip)
 				/* chain does not start at the sample ip: keep the ip as leaf */
-				uint32_t l = resolve_loc(p, t, s->cpumode, s->ip);
-				if (l == PF_NONE)
-					return PF_NONE;
-				pr->scratch_locs[n++] = l;
-			}
+				FRAME(s->cpumode, s->ip);
 			first = false;
 			if (max > 0 && (int)n >= max)
 				break;
-			uint32_t l = resolve_loc(p, t, cpumode, ip);
-			if (l == PF_NONE)
-				return PF_NONE;
-			pr->scratch_locs[n++] = l;
+			FRAME(cpumode, ip);
 		}
 	}
-	if (n == 0) {
-		uint32_t l = resolve_loc(p, t, s->cpumode, s->ip);
-		if (l == PF_NONE)
-			return PF_NONE;
-		pr->scratch_locs[n++] = l;
-	}
+	if (n == 0)
+		FRAME(s->cpumode, s->ip);
+#undef FRAME
+	if (locs_missed(p, miss, nmiss) < 0)
+		return PF_NONE;
 	/* insert root-first; the root side shared with the previous stack
 	 * built (the same process, mostly) needs no trie lookups, and the
 	 * rest's slots are fetched TRIE_AHEAD frames ahead (trie_hash) */
@@ -2211,7 +2268,9 @@ static void release_read_state(struct pf_profile_priv *pr)
 	pr->nranges = 0;
 	free(pr->scratch_locs);
 	pr->scratch_locs = NULL;
-	pr->cap_scratch = 0;
+	free(pr->scratch_miss);
+	pr->scratch_miss = NULL;
+	pr->cap_scratch = pr->cap_miss = 0;
 	free(pr->path_locs);
 	free(pr->path_nodes);
 	free(pr->path_hash);

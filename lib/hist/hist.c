@@ -179,8 +179,10 @@ static int put_name(char *buf, size_t len, const char *s, int maxw, char sep)
 		n = (size_t)maxw;
 	if (n >= len)
 		n = len - 1;
-	for (size_t i = 0; i < n; i++)
-		buf[i] = (sep && s[i] == sep) ? '.' : s[i];
+	memcpy(buf, s, n);
+	if (sep)
+		for (char *c = memchr(buf, sep, n); c; c = memchr(c + 1, sep, n - (size_t)(c + 1 - buf)))
+			*c = '.';
 	buf[n] = '\0';
 	return (int)n;
 }
@@ -189,8 +191,11 @@ static int pad_to(char *buf, size_t len, int n, int width, bool pad)
 {
 	if (!pad)
 		return n;
-	while (n < width && (size_t)n + 1 < len)
-		buf[n++] = ' ';
+	int upto = width < 0 ? 0 : (size_t)width + 1 < len ? width : (int)len - 1;
+	if (n < upto) {
+		memset(buf + n, ' ', (size_t)(upto - n));
+		n = upto;
+	}
 	buf[n] = '\0';
 	return n;
 }

@@ -448,31 +448,33 @@ static bool row_shown(const hist_entry *e, const report_fmt *f, uint64_t total)
 	return !(f->percent_limit > 0 && total && (double)v * 100.0 / (double)total < f->percent_limit);
 }
 
-/* "%*.2f%%" of v/total. Rows are many (10^5 in a children report): the
- * digits are made here unless the value lies within 1e-6 of a rounding
- * tie in its third decimal, where printf's exact rounding decides. */
-static void print_pct(FILE *out, uint64_t v, uint64_t total, int width)
+/* "%*.2f%%" of v/total into b (room for width + 32 bytes); its length.
+ * Rows are many (10^5 in a children report): the digits are made here
+ * unless the value lies within 1e-6 of a rounding tie in its third
+ * decimal, where printf's exact rounding decides. */
+static size_t fmt_pct(char *b, uint64_t v, uint64_t total, int width)
 {
 	double pct = total ? (double)v * 100.0 / (double)total : 0.0;
 	double x = pct * 100.0, fl = floor(x);
 	if (pct < 1e9 && fabs(x - fl - 0.5) > 1e-6) {
 		uint64_t c = (uint64_t)fl + (x - fl > 0.5);
-		char tmp[32], *e = tmp + sizeof(tmp), *b = e;
-		*--b = '%';
-		*--b = (char)('0' + c % 10);
-		*--b = (char)('0' + c / 10 % 10);
-		*--b = '.';
+		char tmp[32], *e = tmp + sizeof(tmp), *d = e;
+		*--d = '%';
+		*--d = (char)('0' + c % 10);
+		*--d = (char)('0' + c / 10 % 10);
+		*--d = '.';
 		uint64_t ip = c / 100;
 		do {
-			*--b = (char)('0' + ip % 10);
+			*--d = (char)('0' + ip % 10);
 			ip /= 10;
 		} while (ip);
-		for (int pad = width - (int)(e - b); pad > 0; pad--)
-			fputc(' ', out);
-		fwrite(b, 1, (size_t)(e - b), out);
-		return;
+		size_t k = (size_t)(e - d), pad = width > (int)k ? (size_t)width - k : 0;
+		memset(b, ' ', pad);
+		memcpy(b + pad, d, k);
+		return pad + k;
 	}
-	fprintf(out, "%*.2f%%", width - 1, pct);
+	int n = snprintf(b, (size_t)width + 32, "%*.2f%%", width - 1, pct);
+	return n < 0 ? 0 : n < width + 32 ? (size_t)n : (size_t)width + 31;
 }
 
 /* With a calibration file: what taking the samples cost the profiled
@@ -498,48 +500,70 @@ static void print_recorder_cost(FILE *out, const hist *h, const report_fmt *f)
 	fputc('\n', out);
 }
 
-/* The rows from..to-1 with their call graphs. */
+/* The rows from..to-1 with their call graphs. The rows' lines are put
+ * together in a buffer of this function's and written a buffer at a time
+ * (a call graph's lines go to out directly, after the buffer). */
+#define ROWS_BUF ((size_t)64 << 10)
+#define ROWS_PIECE ((size_t)4096 + 64)     /* the most one column adds */
+
 static void print_rows(FILE *out, hist *h, const report_fmt *f, const col *cols, size_t ncols,
 		       uint64_t total, size_t from, size_t to)
 {
 	gctx g = { out, h, f, total };
-	char buf[4096];
+	char buf[4096], line[ROWS_BUF];
+	size_t ln = 0;
+#define ROOM() do { if (ln + ROWS_PIECE > ROWS_BUF) { fwrite(line, 1, ln, out); ln = 0; } } while (0)
+#define PUT(str, k) do { size_t k_ = (k); memcpy(line + ln, (str), k_); ln += k_; } while (0)
 	for (size_t i = from; i < to; i++) {
 		hist_entry *e = &h->entries[i];
 		if (!row_shown(e, f, total))
 			continue;
-		fputs("  ", out);
+		ROOM();
+		PUT("  ", 2);
 		for (size_t c = 0; c < ncols; c++) {
-			if (c)
-				fputs("  ", out);
+			if (c) {
+				ROOM();
+				PUT("  ", 2);
+			}
+			int w = cols[c].width < 2048 ? cols[c].width : 2048;
+			int n = 0;
 			switch (cols[c].key) {
-			case COL_CHILDREN: print_pct(out, e->period_acc, total, cols[c].width); break;
-			case COL_SELF: print_pct(out, e->period, total, cols[c].width); break;
-			case COL_SAMPLES: fprintf(out, "%*" PRIu64, cols[c].width, e->nr_events); break;
-			case COL_CALLS: fprintf(out, "%*" PRIu64, cols[c].width, e->nr_events); break;
-			case COL_TOTAL_T: report_fmt_time(buf, sizeof(buf), (double)e->period_acc); fputs(buf, out); break;
-			case COL_SELF_T: report_fmt_time(buf, sizeof(buf), (double)e->period); fputs(buf, out); break;
+			case COL_CHILDREN: ln += fmt_pct(line + ln, e->period_acc, total, w); continue;
+			case COL_SELF: ln += fmt_pct(line + ln, e->period, total, w); continue;
+			case COL_SAMPLES:
+			case COL_CALLS: n = snprintf(buf, sizeof(buf), "%*" PRIu64, w, e->nr_events); break;
+			case COL_TOTAL_T: report_fmt_time(buf, sizeof(buf), (double)e->period_acc); n = -1; break;
+			case COL_SELF_T: report_fmt_time(buf, sizeof(buf), (double)e->period); n = -1; break;
 			case COL_AVG_T:
 				report_fmt_time(buf, sizeof(buf), e->nr_events ? (double)e->ex_incl / (double)e->nr_events : 0);
-				fputs(buf, out);
+				n = -1;
 				break;
-			case COL_MIN_T: report_fmt_time(buf, sizeof(buf), (double)e->ex_min); fputs(buf, out); break;
-			case COL_MAX_T: report_fmt_time(buf, sizeof(buf), (double)e->ex_max); fputs(buf, out); break;
+			case COL_MIN_T: report_fmt_time(buf, sizeof(buf), (double)e->ex_min); n = -1; break;
+			case COL_MAX_T: report_fmt_time(buf, sizeof(buf), (double)e->ex_max); n = -1; break;
 			default: {
 				bool last = c + 1 == ncols;
-				hist_keys[cols[c].key].print(h, e, buf, sizeof(buf), cols[c].width, !last, 0);
-				fputs(buf, out);
+				n = hist_keys[cols[c].key].print(h, e, buf, sizeof(buf), cols[c].width, !last, 0);
 			}
 			}
+			/* a key's length as printed (a printf-style count may say
+			 * more than the buffer held) */
+			if (n < 0 || (size_t)n >= sizeof(buf) || buf[n] != '\0')
+				n = (int)strlen(buf);
+			PUT(buf, (size_t)n);
 		}
-		fputc('\n', out);
+		line[ln++] = '\n';
 		if (f->cc_mode != CC_NONE && e->cc_root != PF_NONE) {
+			fwrite(line, 1, ln, out);
+			ln = 0;
 			if (f->cc_mode == CC_GRAPH || f->cc_mode == CC_FRACTAL)
 				print_graph(&g, e);
 			else
 				print_flat(&g, e, f->cc_mode == CC_FOLDED);
 		}
 	}
+#undef PUT
+#undef ROOM
+	fwrite(line, 1, ln, out);
 }
 
 /* A children report prints some 10^5 rows: the second half is formatted

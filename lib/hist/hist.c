@@ -2271,7 +2271,7 @@ struct tree_pipe {
 	_Atomic int stop;          /* a thread failed */
 	atomic_int b_done;         /* B has ended (cc_begin's pause) */
 	pass_state *ps;
-	uint8_t *met_a, *met_b;    /* per aggregate: met by A, by B */
+	uint8_t *met_a, *met_b;    /* per aggregate: met by A; B's state (pipe_b_run) */
 	uint8_t *whole;            /* B's sample_whole() */
 	/* B's */
 	struct tree_sum *sum;      /* per row of A's */
@@ -2398,7 +2398,17 @@ static int pipe_b_run(struct tree_pipe *tp, proff_error *err)
 	const uint8_t *whole = tp->whole = sample_whole(h);
 	if (!whole)
 		return proff_err_set(err, PROFF_ENOMEM, NULL, PROFF_NO_OFFSET, "out of memory");
-	uint8_t *met = tp->met_b;
+	/* per aggregate, one byte: B_MET once met, B_SKIP when B has nothing
+	 * to do for its raw samples (passed whole by A, or another event's);
+	 * about half the raw samples are skipped, touching this byte only */
+	enum { B_MET = 1, B_SKIP = 2 };
+	uint8_t *st = tp->met_b;
+	if (prof->nr_events == 1)
+		for (size_t si = 0; si < prof->nr_samples; si++)
+			st[si] = whole[si] ? B_SKIP : 0;
+	else
+		for (size_t si = 0; si < prof->nr_samples; si++)
+			st[si] = whole[si] || prof->samples[si].evsel != h->evsel ? B_SKIP : 0;
 	bool chains = ps->want_cc && ps->fast_cc;
 	/* pos: aggregates met; lim: A's rows made before the raw sample at
 	 * hand (from the last aggregate met first: pend, when not read yet) */
@@ -2409,24 +2419,25 @@ static int pipe_b_run(struct tree_pipe *tp, proff_error *err)
 		size_t si = q->sample;
 		if (it + 8 < end) {
 			uint32_t ahead = prof->seq[it + 8].sample;
-			__builtin_prefetch(&whole[ahead]);
-			__builtin_prefetch(&met[ahead]);
-			__builtin_prefetch(&prof->samples[ahead]);
-			__builtin_prefetch(&pv->taggs[ahead]);
+			if (!(st[ahead] & B_SKIP)) {
+				__builtin_prefetch(&prof->samples[ahead]);
+				__builtin_prefetch(&pv->taggs[ahead]);
+			}
 		}
-		bool first = !met[si];
+		uint8_t sb = st[si];
+		bool first = !(sb & B_MET);
 		if (first) {
-			met[si] = 1;
+			st[si] = sb | B_MET;
 			pos++;
 		}
-		const pf_sample *agg = &prof->samples[si];
-		if (whole[si] || agg->evsel != h->evsel) {
+		if (sb & B_SKIP) {
 			if (first) {
 				pend_pos = pos;
 				pend = (uint32_t)si;
 			}
 			continue;
 		}
+		const pf_sample *agg = &prof->samples[si];
 		if (first) {
 			if (!pipe_wait(tp, pos))
 				return 0;       /* A failed: its error is the one */

@@ -156,6 +156,9 @@ typedef struct pf_load_opts {
 	 * has at least split_min_bytes (0: 16 MiB). */
 	bool split_load;
 	uint64_t split_min_bytes;
+	/* The split read's merge runs on two threads from so many nodes of
+	 * the second half (0: 65536); the profile is the same either way. */
+	size_t split_merge_min;
 	/* Keep every raw sample's place in the order of reading (pf_seq);
 	 * not with merge_threads */
 	bool keep_sequence;

@@ -2077,7 +2077,6 @@ static int merge_half(pf_profile *p, pf_profile *q)
 	uint8_t *lchg = calloc(q->nr_locs + 1, 1), *nchg = calloc(q->nr_nodes + 1, 1);
 	uint32_t *qsid = q->nr_seq ? malloc(q->nr_samples * sizeof(uint32_t)) : NULL;   /* p's sample of q's */
 	size_t qn = 0;    /* q's level notes passed */
-	merge_job mj = { 0 };
 	if (!smap || !dmap || !ymap || !lmap || !nmap || !lchg || !nchg || (q->nr_seq && !qsid))
 		goto out;
 	for (size_t i = 0; i < q->strs.n; i++) {
@@ -2121,18 +2120,8 @@ static int merge_half(pf_profile *p, pf_profile *q)
 	 * merge_room_early) */
 	if (merge_room(p, q->nr_locs, q->nr_nodes, q->nr_samples, q->nr_seq) < 0)
 		goto out;
-	mj.p = p;
-	mj.q = q;
-	mj.smap = smap;
-	mj.dmap = dmap;
-	mj.ymap = ymap;
-	mj.lmap = lmap;
-	mj.lchg = lchg;
-	mj.nmap = nmap;
-	mj.nchg = nchg;
-	mj.qsid = qsid;
-	mj.p_locs = p->nr_locs;
-	mj.p_nodes = p->nr_nodes;
+	merge_job mj = { .p = p, .q = q, .smap = smap, .dmap = dmap, .ymap = ymap, .lmap = lmap, .nmap = nmap,
+			 .qsid = qsid, .lchg = lchg, .nchg = nchg, .p_locs = p->nr_locs, .p_nodes = p->nr_nodes };
 	/* the nodes and the raw samples' order on another thread, each a step
 	 * behind the locations and the samples made here */
 	pthread_t th;

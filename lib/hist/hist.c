@@ -1879,6 +1879,40 @@ static uint8_t *sample_whole(const hist *h)
 {
 	const pf_profile *p = h->prof;
 	const struct hist_priv *pv = h->priv;
+	if (!pv->gwrap || pv->ncol <= 32) {
+		/* A location's column does not depend on the comm, only whether
+		 * it wraps does: each node's columns on its path in one pass
+		 * over the nodes (parents first), then per sample against its
+		 * comm's wrapping columns (without gwrap every suspect location
+		 * is a tree-mode one: one column). No walk per comm. */
+		uint32_t *cols = malloc((p->nr_nodes ? p->nr_nodes : 1) * sizeof(uint32_t));
+		uint8_t *w = malloc(p->nr_samples ? p->nr_samples : 1);
+		if (!cols || !w) {
+			free(cols);
+			free(w);
+			return NULL;
+		}
+		cols[0] = 0;
+		for (size_t n = 1; n < p->nr_nodes; n++) {
+			const pf_node *x = &p->nodes[n];
+			uint8_t v = pv->suspect[x->loc];
+			cols[n] = cols[x->parent] | (v ? (pv->gwrap ? 1u << (v - 1) : 1u) : 0);
+		}
+		uint32_t cm = UINT32_MAX, wm = pv->gwrap ? 0 : 1;   /* the last comm's wrapping columns */
+		for (size_t si = 0; si < p->nr_samples; si++) {
+			const pf_sample *s = &p->samples[si];
+			if (pv->gwrap && s->comm != cm) {
+				const uint8_t *gw = group_row(pv, s->comm);
+				wm = 0;
+				for (size_t c = 0; c < pv->ncol; c++)
+					wm |= (uint32_t)(gw[c] != 0) << c;
+				cm = s->comm;
+			}
+			w[si] = !(cols[s->stack] & wm);
+		}
+		free(cols);
+		return w;
+	}
 	/* per node, for the comm that last reached it (vis: its column + 1),
 	 * whether its path to the root holds a tree-mode location */
 	uint32_t *vis = calloc(p->nr_nodes ? p->nr_nodes : 1, sizeof(uint32_t));

@@ -19,10 +19,43 @@ measure() {
 		times+=("$t")
 		[ "$r" -gt "$rss" ] && rss=$r
 	done
-	MED_S=$(printf '%s\n' "${times[@]}" | sort -g | awk '{a[NR]=$1} END {print (NR%2) ? a[(NR+1)/2] : (a[NR/2]+a[NR/2+1])/2}')
+	MED_S=$(median "${times[@]}")
 	RSS_MB=$(awk -v k="$rss" 'BEGIN {printf "%.1f", k/1024}')
 	printf '  %-44s median %7.3f s  peak RSS %8s MB  (%d runs)\n' "$name" "$MED_S" "$RSS_MB" "$RUNS"
 }
+
+# measure_pair NAME_A NAME_B N_A CMD_A... CMD_B... -> MED_A, RSS_A, MED_B,
+# RSS_B: the two commands in turn, each measured run right after a
+# warm-up run of its own (A A' B B' A A' ...; the primed runs count). On
+# this VM memory freed a second or two ago is handed back to the host, so a
+# run that follows another program's (or a pause) starts on cold memory;
+# the warm-up gives each measured run the warm memory of a run just before,
+# and taking the runs in turn spreads both commands' samples over the same
+# minutes of a host whose speed drifts (one command's few seconds after the
+# other's minute sampled one moment of the host). N_A: how many of the
+# arguments after the names are CMD_A.
+measure_pair() {
+	local na=$1 nb=$2 n=$3; shift 3
+	local -a ca=("${@:1:n}") cb=("${@:n+1}")
+	local ta=() tb=() ra=0 rb=0 i t r side
+	for ((i = 0; i < RUNS; i++)); do
+		for side in a b; do
+			if [ $side = a ]; then set -- "${ca[@]}"; else set -- "${cb[@]}"; fi
+			"$@" >/dev/null 2>&1     # warm-up, not measured
+			/usr/bin/time -f '%e %M' -o "$BENCH_DIR/.time" "$@" >/dev/null 2>"$BENCH_DIR/.err" || {
+				echo "bench: '$([ $side = a ] && echo "$na" || echo "$nb")' failed:" >&2; tail -3 "$BENCH_DIR/.err" >&2
+				MED_A=nan; MED_B=nan; RSS_A=nan; RSS_B=nan; return 1; }
+			read -r t r < <(tail -1 "$BENCH_DIR/.time")
+			if [ $side = a ]; then ta+=("$t"); [ "$r" -gt "$ra" ] && ra=$r; else tb+=("$t"); [ "$r" -gt "$rb" ] && rb=$r; fi
+		done
+	done
+	MED_A=$(median "${ta[@]}"); MED_B=$(median "${tb[@]}")
+	RSS_A=$(awk -v k="$ra" 'BEGIN {printf "%.1f", k/1024}'); RSS_B=$(awk -v k="$rb" 'BEGIN {printf "%.1f", k/1024}')
+	printf '  %-44s median %7.3f s  peak RSS %8s MB  (%d runs, each after a warm-up, in turn with the next)\n' "$na" "$MED_A" "$RSS_A" "$RUNS"
+	printf '  %-44s median %7.3f s  peak RSS %8s MB  (%d runs, each after a warm-up, in turn with the one above)\n' "$nb" "$MED_B" "$RSS_B" "$RUNS"
+}
+
+median() { printf '%s\n' "$@" | sort -g | awk '{a[NR]=$1} END {print (NR%2) ? a[(NR+1)/2] : (a[NR/2]+a[NR/2+1])/2}'; }
 
 ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (b > 0) printf "%.1f", a / b; else print "inf" }'; }
 

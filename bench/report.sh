@@ -36,8 +36,9 @@ bench_pair() {   # bench_pair LABEL TARGET_RATIO OPTS...
 	perf report -i "$A" --stdio "$@" 2>/dev/null | grep -v '^# (Tip' > "$BENCH_DIR/perf.out"
 	"$PROFF" report -i "$A" "$@" 2>/dev/null | grep -v '^# (Tip' > "$BENCH_DIR/proff.out"
 	if cmp -s "$BENCH_DIR/perf.out" "$BENCH_DIR/proff.out"; then same="identical output"; else same="OUTPUT DIFFERS ($(diff "$BENCH_DIR/perf.out" "$BENCH_DIR/proff.out" | grep -c '^[<>]') lines)"; fi
-	measure "perf report --stdio $*" perf report -i "$A" --stdio "$@"; local pt=$MED_S pr=$RSS_MB
-	measure "proff report $*" "$PROFF" report -i "$A" "$@"; local ft=$MED_S fr=$RSS_MB
+	measure_pair "perf report --stdio $*" "proff report $*" $((5 + $#)) perf report -i "$A" --stdio "$@" \
+		"$PROFF" report -i "$A" "$@"
+	local pt=$MED_A pr=$RSS_A ft=$MED_B fr=$RSS_B
 	echo "  report $label: proff ${ft}s, perf ${pt}s, ratio $(ratio "$pt" "$ft")x (target ${target}x); RSS proff ${fr} MB, perf ${pr} MB (1/$(ratio "$pr" "$fr")); $same"
 }
 

@@ -1973,7 +1973,10 @@ static int merge_nodes(merge_job *mj)
 		if (pf_node_nochain(q, (uint32_t)i)) {
 			id = nochain_node(p, loc);
 		} else if (par >= p_nodes || loc >= p_locs) {
-			/* (room made by merge_room: the array does not move) */
+			/* room made by merge_room, one node per q's: the array must
+			 * not move while the other thread reads it */
+			if (p->nr_nodes >= p->cap_nodes)
+				return -1;
 			id = (uint32_t)p->nr_nodes;
 			p->nodes[p->nr_nodes++] = (pf_node){ par, loc, p->nodes[par].depth + 1 };
 		} else {

@@ -502,13 +502,8 @@ static size_t tree_walk_nodes(const rbtree *t, const uint32_t *items, uint32_t *
 	uint32_t cur = t->root;
 	while (cur != NIL || sp) {
 		while (cur != NIL) {
-			/* the walk comes back for the right child after the left
-			 * subtree: fetched now */
-			const rbn *x = &t->n[cur];
-			if (x->right != NIL)
-				__builtin_prefetch(&t->n[x->right]);
 			stack[sp++] = cur;
-			cur = x->left;
+			cur = t->n[cur].left;
 		}
 		cur = stack[--sp];
 		if (copy)

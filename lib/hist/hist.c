@@ -2437,12 +2437,9 @@ static int pipe_b_run(struct tree_pipe *tp, proff_error *err)
 	 * about half the raw samples are skipped, touching this byte only */
 	enum { B_MET = 1, B_SKIP = 2 };
 	uint8_t *st = tp->met_b;
-	if (prof->nr_events == 1)
-		for (size_t si = 0; si < prof->nr_samples; si++)
-			st[si] = whole[si] ? B_SKIP : 0;
-	else
-		for (size_t si = 0; si < prof->nr_samples; si++)
-			st[si] = whole[si] || prof->samples[si].evsel != h->evsel ? B_SKIP : 0;
+	bool one_event = prof->nr_events == 1;    /* (then no sample need be read) */
+	for (size_t si = 0; si < prof->nr_samples; si++)
+		st[si] = whole[si] || (!one_event && prof->samples[si].evsel != h->evsel) ? B_SKIP : 0;
 	bool chains = ps->want_cc && ps->fast_cc;
 	/* pos: aggregates met; lim: A's rows made before the raw sample at
 	 * hand (from the last aggregate met first: pend, when not read yet) */

@@ -469,33 +469,6 @@ static inline size_t loc_cache_slot(uint64_t ip, uint32_t g)
 	return pf_hash64(ip ^ ((uint64_t)g << 40)) & (LOC_CACHE_N - 1);
 }
 
-static uint32_t resolve_loc(pf_profile *p, const pthread_ *t, int cpumode, uint64_t ip)
-{
-	struct pf_profile_priv *pr = p->priv;
-	const pmap *m = NULL;
-	uint32_t g = mg_for(pr, t, cpumode);
-	uint32_t gen = g != PF_NONE ? pr->mgs[g].gen : 0;
-	/* hot ips repeat: a small direct-mapped cache of (maps, ip) -> location
-	 * before the map search and the location table */
-	loc_cache_ent *c = &pr->loc_cache[loc_cache_slot(ip, g)];
-	if (c->ip == ip && c->mg == g && c->gen == gen && c->cpumode == (uint32_t)cpumode && c->loc != PF_NONE)
-		return c->loc;
-	if (g != PF_NONE)
-		m = mg_find(&pr->mgs[g], ip);
-	uint32_t dso = PF_NONE;
-	uint64_t addr = ip;
-	if (m) {
-		dso = m->dso;
-		if (p->dsos[dso].kind == SYM_DSO_KERNEL || p->dsos[dso].kind == SYM_DSO_MODULE)
-			addr = ip;                     /* kernel maps use identity addresses */
-		else
-			addr = ip - m->start + m->pgoff;
-	}
-	uint32_t l = loc_get(p, dso, addr, ip, level_of(cpumode));
-	*c = (loc_cache_ent){ ip, g, gen, l, (uint32_t)cpumode };
-	return l;
-}
-
 /* The stack trie's table is keyed by (parent, location) but hashed by the
  * whole path: a node's hash is trie_hash(its parent's, its location), the
  * root's 0. A path's hashes follow from its locations alone, so the slots
@@ -580,8 +553,10 @@ typedef struct frame_miss {
 	uint32_t at, dso, g, cpumode;
 } frame_miss;
 
-/* The location cache's entry for (ip, cpumode) in the thread's maps, or, on
- * a miss, the frame's map looked up into *fm and its table slot fetched. */
+/* The location cache's entry for (ip, cpumode) in the thread's maps (hot
+ * ips repeat: a small direct-mapped cache of (maps, ip) -> location before
+ * the map search and the location table), or, on a miss, PF_NONE with the
+ * frame's map looked up into *fm and its table slot fetched. */
 static uint32_t loc_cached(pf_profile *p, const pthread_ *t, int cpumode, uint64_t ip, frame_miss *fm)
 {
 	struct pf_profile_priv *pr = p->priv;
@@ -604,20 +579,34 @@ static uint32_t loc_cached(pf_profile *p, const pthread_ *t, int cpumode, uint64
 	return PF_NONE;
 }
 
+/* A missed frame's location (made if new), into the cache */
+static uint32_t loc_missed(pf_profile *p, const frame_miss *fm)
+{
+	struct pf_profile_priv *pr = p->priv;
+	uint32_t l = loc_get(p, fm->dso, fm->addr, fm->ip, level_of((int)fm->cpumode));
+	uint32_t gen = fm->g != PF_NONE ? pr->mgs[fm->g].gen : 0;
+	pr->loc_cache[loc_cache_slot(fm->ip, fm->g)] = (loc_cache_ent){ fm->ip, fm->g, gen, l, fm->cpumode };
+	return l;
+}
+
+/* The location of ip in the thread's maps (PF_NONE: out of memory) */
+static uint32_t resolve_loc(pf_profile *p, const pthread_ *t, int cpumode, uint64_t ip)
+{
+	frame_miss fm;
+	uint32_t l = loc_cached(p, t, cpumode, ip, &fm);
+	return l != PF_NONE ? l : loc_missed(p, &fm);
+}
+
 /* The missed frames' locations, in frame order (new ones are numbered as a
  * frame-by-frame resolution numbers them), into the cache and the stack's
  * scratch. -1: out of memory. */
 static int locs_missed(pf_profile *p, const frame_miss *miss, size_t nmiss)
 {
-	struct pf_profile_priv *pr = p->priv;
 	for (size_t i = 0; i < nmiss; i++) {
-		const frame_miss *fm = &miss[i];
-		uint32_t l = loc_get(p, fm->dso, fm->addr, fm->ip, level_of((int)fm->cpumode));
+		uint32_t l = loc_missed(p, &miss[i]);
 		if (l == PF_NONE)
 			return -1;
-		uint32_t gen = fm->g != PF_NONE ? pr->mgs[fm->g].gen : 0;
-		pr->loc_cache[loc_cache_slot(fm->ip, fm->g)] = (loc_cache_ent){ fm->ip, fm->g, gen, l, fm->cpumode };
-		pr->scratch_locs[fm->at] = l;
+		p->priv->scratch_locs[miss[i].at] = l;
 	}
 	return 0;
 }

@@ -76,6 +76,61 @@ for l in lines:
         cur[1].append(l)
 flush()
 print("\n".join(out))'; }
+# tie_edge PERF PROFF (tie_norm's outputs that differ): exit 0 when they
+# differ only where perf's top-N slots took another of several chains of
+# equal hits at the edge (docs/compat/stream.md: which of them perf visits
+# first is not known yet): every line outside the chains the same, each
+# section the same number of chains with the same hits (both sides of a
+# pair), at most one chain per section in another's place, and its hits
+# the smallest kept on its side (the slot a tie there decides); prints what
+# differed
+tie_edge() { python3 - "$1" "$2" <<'PY'
+import re, sys
+def sections(path):
+    secs = [["", [], []]]      # head, lines before the first chain, chains
+    for l in open(path).read().split("\n"):
+        if l.startswith("["):
+            secs.append([l, [], []])
+        elif re.match(r"^hot chain( pair)? [0-9]+:$", l):
+            secs[-1][2].append([l])
+        elif secs[-1][2]:
+            secs[-1][2][-1].append(l)
+        else:
+            secs[-1][1].append(l)
+    return secs
+def hits(c):
+    return tuple(re.findall(r"hits: ([0-9.]+)%", c[1])) if len(c) > 1 else ()
+def side_hits(secs):   # per side (old, new): every kept chain's hits
+    old, new = [], []
+    for head, _, chains in secs:
+        for c in chains:
+            h = [float(x) for x in hits(c)]
+            if len(h) == 2:
+                old.append(h[0]); new.append(h[1])
+            elif h and "old perf data only" in head:
+                old.append(h[0])
+            elif h:
+                new.append(h[0])
+    return min(old, default=None), min(new, default=None)
+a, b = sections(sys.argv[1]), sections(sys.argv[2])
+if [(s[0], s[1]) for s in a] != [(s[0], s[1]) for s in b]:
+    sys.exit(1)
+edge = side_hits(a)
+for (head, _, ca), (_, _, cb) in zip(a, b):
+    if len(ca) != len(cb) or sorted(map(hits, ca)) != sorted(map(hits, cb)):
+        sys.exit(1)
+    ta, tb = ["\n".join(x[1:]) for x in ca], ["\n".join(x[1:]) for x in cb]
+    only_a = [x for x in ta if x not in tb]
+    only_b = [x for x in tb if x not in ta]
+    if len(only_a) > 1 or len(only_b) > 1:
+        sys.exit(1)
+    for x, y in zip(only_a, only_b):
+        h = [float(v) for v in re.findall(r"hits: ([0-9.]+)%", x.split("\n")[0])]
+        if not any(v in edge for v in h):
+            sys.exit(1)
+        print("%s perf: %s | proff: %s" % (head, " ".join(x.split("\n")[0].split()), " ".join(y.split("\n")[0].split())))
+PY
+}
 branch_suite() {   # branch_suite NAME: uses gen_a gen_a2 gen_b
 	local G=$1
 	if gen_a "$TMP/a.data" "$TMP/a_br.data" && gen_a2 "$TMP/a.data" "$TMP/a2_br.data" &&
@@ -97,6 +152,11 @@ branch_suite() {   # branch_suite NAME: uses gen_a gen_a2 gen_b
 			# compared as a set, all else line for line
 			tie_norm <"$TMP/perf.out" >"$TMP/perf.norm"
 			tie_norm <"$TMP/proff.out" >"$TMP/proff.norm"
+			if ! cmp -s "$TMP/perf.norm" "$TMP/proff.norm" && tie_edge "$TMP/perf.norm" "$TMP/proff.norm" >"$TMP/tie.why"; then
+				ok "[$G] --stream $1 $2 equals perf (hot chains as sets; a tied chain at the top-N edge)"
+				sed 's/^/# /' "$TMP/tie.why"
+				continue
+			fi
 			DIFF_LINES=300 check_same "[$G] --stream $1 $2 equals perf (hot chains as sets)" "$TMP/perf.norm" "$TMP/proff.norm"
 			cmp -s "$TMP/perf.out" "$TMP/proff.out" || ! cmp -s "$TMP/perf.norm" "$TMP/proff.norm" ||
 				echo "# [$G] --stream $1 $2: hot chains in other slots than perf's (tied entries visited in another order)"

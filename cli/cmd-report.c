@@ -622,6 +622,9 @@ int cmd_report(int argc, char **argv)
 		phase("hist", &t0);
 		if (getenv("PROFF_TIMING"))
 			fprintf(stderr, "proff: timing: %zu rows\n", h->n);
+		/* the columns' widths while perf's order is made on its thread */
+		if (!a.json)
+			hist_key_widths(h);
 		hist_sort_report(h);
 		phase("sort", &t0);
 		if (a.json)

@@ -112,6 +112,7 @@ typedef struct hist {
 	uint64_t total_non_filtered_period; /* samples not hidden by filters */
 	uint64_t nr_samples, nr_non_filtered_samples;
 	size_t srcline_width;               /* perf's srcline column width, set by hist_order_perf (0 = compute) */
+	size_t key_width[HIST_MAX_KEYS];    /* keys[i]'s column width once hist_key_widths ran (0: not yet) */
 	/* callchain storage */
 	hist_cc_node *cc_nodes; size_t nr_cc_nodes, cap_cc_nodes;
 	struct hist_priv *priv;
@@ -212,8 +213,14 @@ uint32_t hist_itree_leaf_version(const hist_itree *t, size_t row);
  * without a collapse the input tree's), *nout of them. Returns the number
  * merged, -1 out of memory. */
 int hist_itree_collapse(hist_itree *t, const hist *h, uint32_t *into, uint32_t *out, size_t *nout);
-/* Column width of key k over the non-filtered entries (perf's hists__calc_col_len). */
+/* Column width of key k over the non-filtered entries (perf's hists__calc_col_len);
+ * rows perf's collapse merged away do not count. */
 size_t hist_key_col_width(const hist *h, int key_id);
+/* The widths of every key but srcline (whose width perf's order sets),
+ * computed now and kept for hist_key_col_width: they do not depend on the
+ * rows' order, so a report computes them while perf's order is still being
+ * made on another thread (before hist_sort_report). */
+void hist_key_widths(hist *h);
 
 /* Display names */
 const char *hist_dso_name(const hist *h, const hist_entry *e);   /* short or long per verbose */

@@ -3360,16 +3360,14 @@ void hist_sort_report(hist *h)
 	h->priv->keyw = NULL;
 }
 
-size_t hist_key_col_width(const hist *h, int key_id)
+static size_t key_width_of(const hist *h, int key_id)
 {
 	const hist_key_def *k = &hist_keys[key_id];
-	if (key_id == HK_SRCLINE && h->srcline_width)
-		return h->srcline_width;
 	size_t w = strlen(k->header);
 	bool unresolved = false;
 	for (size_t i = 0; i < h->n; i++) {
 		const hist_entry *e = &h->entries[i];
-		if (e->filtered)
+		if (e->filtered || (h->merged_into && h->merged_into[i] != PF_NONE))
 			continue;
 		size_t x = k->width(h, e);
 		if (x > w)
@@ -3380,4 +3378,21 @@ size_t hist_key_col_width(const hist *h, int key_id)
 	if (key_id == HK_DSO && unresolved && !h->opts.dsos.n && w < 16)
 		w = 16;
 	return w;
+}
+
+size_t hist_key_col_width(const hist *h, int key_id)
+{
+	if (key_id == HK_SRCLINE && h->srcline_width)
+		return h->srcline_width;
+	for (int i = 0; i < h->nkeys; i++)
+		if (h->keys[i] == key_id && h->key_width[i])
+			return h->key_width[i];
+	return key_width_of(h, key_id);
+}
+
+void hist_key_widths(hist *h)
+{
+	for (int i = 0; i < h->nkeys; i++)
+		if (h->keys[i] != HK_SRCLINE)
+			h->key_width[i] = key_width_of(h, h->keys[i]);
 }

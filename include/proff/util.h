@@ -7,6 +7,8 @@
 #ifndef PROFF_UTIL_H
 #define PROFF_UTIL_H
 
+#include <sched.h>
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -139,5 +141,20 @@ typedef struct pf_strlist {
 int pf_strlist_parse(pf_strlist *l, const char *spec, char *errbuf, size_t errlen);
 bool pf_strlist_has(const pf_strlist *l, const char *s);
 void pf_strlist_free(pf_strlist *l);
+
+/* One thread waiting for another's progress (a pass or a merge split in
+ * two): spinning a little, then yielding, until *done passes need. Its
+ * value then, or 0 once *stop is set (the other side failed). */
+static inline size_t pf_wait_past(const atomic_size_t *done, size_t need, const atomic_int *stop)
+{
+	size_t d;
+	for (unsigned spin = 0; (d = atomic_load_explicit(done, memory_order_acquire)) <= need; spin++) {
+		if (atomic_load_explicit(stop, memory_order_relaxed))
+			return 0;
+		if (spin > 64)
+			sched_yield();
+	}
+	return d;
+}
 
 #endif

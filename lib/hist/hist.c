@@ -2332,15 +2332,11 @@ static void tree_pipe_free(struct tree_pipe *tp)
 	free(tp);
 }
 
+/* B waits until A has passed its first pos aggregates (pos >= 1); false:
+ * A failed */
 static bool pipe_wait(struct tree_pipe *tp, size_t pos)
 {
-	for (unsigned spin = 0; atomic_load_explicit(&tp->done, memory_order_acquire) < pos; spin++) {
-		if (atomic_load_explicit(&tp->stop, memory_order_relaxed))
-			return false;
-		if (spin > 64)
-			sched_yield();
-	}
-	return true;
+	return pf_wait_past(&tp->done, pos - 1, &tp->stop) != 0;
 }
 
 static struct tree_sum *pipe_sum(struct tree_pipe *tp, uint32_t ref)

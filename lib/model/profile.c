@@ -23,7 +23,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <pthread.h>
-#include <sched.h>
 #include <stdatomic.h>
 #include <unistd.h>
 
@@ -1898,19 +1897,6 @@ typedef struct merge_job {
 	int rc;                         /* the second thread's */
 } merge_job;
 
-/* Wait until *done passes need: its value, or 0 when the other side failed */
-static size_t merge_wait(const atomic_size_t *done, size_t need, const atomic_int *failed)
-{
-	size_t d;
-	for (unsigned spin = 0; (d = atomic_load_explicit(done, memory_order_acquire)) <= need; spin++) {
-		if (atomic_load_explicit(failed, memory_order_relaxed))
-			return 0;
-		if (spin > 64)
-			sched_yield();
-	}
-	return d;
-}
-
 enum { MERGE_AHEAD = 8 };
 
 static int merge_locs(merge_job *mj)
@@ -1956,7 +1942,7 @@ static int merge_nodes(merge_job *mj)
 							    lmap[na->loc]));
 		}
 		const pf_node *n = &q->nodes[i];
-		if (n->loc >= ld && !(ld = merge_wait(&mj->locs_done, n->loc, &mj->failed)))
+		if (n->loc >= ld && !(ld = pf_wait_past(&mj->locs_done, n->loc, &mj->failed)))
 			return -1;
 		uint32_t par = nmap[n->parent], loc = lmap[n->loc], id;
 		if (pf_node_nochain(q, (uint32_t)i)) {
@@ -1997,7 +1983,7 @@ static int merge_samples(merge_job *mj, size_t *qn_io)
 				__builtin_prefetch(&pr->node_sample[sa]);
 		}
 		uint32_t qstack = q->samples[i].stack;
-		if (qstack >= nd && !(nd = merge_wait(&mj->nodes_done, qstack, &mj->failed)))
+		if (qstack >= nd && !(nd = pf_wait_past(&mj->nodes_done, qstack, &mj->failed)))
 			return -1;
 		pf_sample k = q->samples[i];
 		k.comm = mj->smap[k.comm];
@@ -2033,7 +2019,7 @@ static int merge_seq(merge_job *mj)
 	size_t sd = atomic_load_explicit(&mj->samples_done, memory_order_acquire), b = 0;
 	for (size_t i = 0; i < q->nr_seq; i++) {
 		uint32_t qs = q->seq[i].sample;
-		if (qs >= sd && !(sd = merge_wait(&mj->samples_done, qs, &mj->failed)))
+		if (qs >= sd && !(sd = pf_wait_past(&mj->samples_done, qs, &mj->failed)))
 			return -1;
 		uint64_t period = q->seq[i].period;
 		if (period == PF_SEQ_BIG)

@@ -503,7 +503,15 @@ int cmd_report(int argc, char **argv)
 	/* the raw samples' order, for perf's input tree where its walks
 	 * depend on it (hist's tree mode: garbage callchain frames; the
 	 * samples' own addresses hardly ever need it) */
-	lo.keep_sequence = a.children_set ? a.children : pf_config_bool("report.children", true);
+	bool children_wanted = a.children_set ? a.children : pf_config_bool("report.children", true);
+	lo.keep_sequence = children_wanted;
+	/* no Children, no chains shown and no parent key: a row is a
+	 * sample's own ip, and perf resolves no callchain either (a profile
+	 * of leaves only: a fraction of the memory and the reading) */
+	bool parent_key = a.parent != NULL;
+	for (int k = 0; k < nkeys; k++)
+		parent_key |= keys[k] == HK_PARENT;
+	lo.use_callchain = children_wanted || !cc_none || parent_key;
 
 	if (a.header && print_header_lines(a.input, false) < 0) {
 		hist_opts_release(&ho);
@@ -512,7 +520,7 @@ int cmd_report(int argc, char **argv)
 
 	pf_profile *prof;
 	double t0;
-	if (a.children_set ? a.children : pf_config_bool("report.children", true))
+	if (children_wanted)
 		cli_fast_heap(8);
 	phase(NULL, &t0);
 	if (pf_profile_load(a.input, &lo, &prof, &err) < 0) {

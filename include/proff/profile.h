@@ -229,6 +229,12 @@ char pf_sample_level(const pf_profile *p, size_t si);
 /* perf's srcline text for a location ("file.c:42", or "sym+0x1f"-style
  * fallbacks as perf prints them); computed once and cached. */
 const char *pf_loc_srcline(pf_profile *p, uint32_t loc);
+/* pf_loc_srcline for every location whose byte in want is non-zero (want
+ * NULL: every location), made one binary at a time and each binary's DWARF
+ * data released after its last location: the memory of one binary's line
+ * tables at once rather than all of them. Locations made before are kept.
+ * 0, or -1 out of memory (then made one by one, nothing released). */
+int pf_locs_srclines(pf_profile *p, const uint8_t *want);
 
 /* Parse perf's --time syntax ("a%-b%", "10%/2", "start,stop", with ':'
  * separating per-file ranges when several files are given) for file index

@@ -103,6 +103,18 @@ uint64_t sym_objdump_addr(sym_dso *d, uint64_t addr);
  * Returns buf. */
 const char *sym_srcline_str(sym_dso *d, uint64_t addr, bool full_path, char *buf, size_t len);
 
+/* The DSO's DWARF data (libdw's parsed units and line tables, the debug
+ * file's mapping) released: a caller done with the DSO's source lines gives
+ * their memory back. Strings handed out stay valid; a later query opens the
+ * file again. */
+void sym_dso_release_dwarf(sym_dso *d);
+/* The same when the DWARF data holds the line tables of more than
+ * max_units compile units (counted as the queries go from one to another)
+ * and opening the file again costs little (its sections are not
+ * compressed): for a caller asking in address order, which seldom needs a
+ * released unit again. True when released. */
+bool sym_dso_trim_dwarf(sym_dso *d, size_t max_units);
+
 /* Inlined frames at addr, innermost first, as `addr2line -f -i`: frame 0 is
  * the innermost (inlined) function with addr's own line, each next frame the
  * function that contains the previous one with the call site, the last one the

@@ -3002,6 +3002,21 @@ static int cc_start(hist *h, cc_run *ccr, uint32_t *idx, size_t *nidx, const uin
 	return 0;
 }
 
+/* The srclines of the locations that can be rows (every one with
+ * children, the event's samples' own without), made before the pass by
+ * pf_locs_srclines. Out of memory, every location's: no error (they are
+ * made one by one then, as the pass would). */
+static void srclines_first(hist *h)
+{
+	pf_profile *p = h->prof;
+	uint8_t *want = h->opts.children ? NULL : calloc(p->nr_locs ? p->nr_locs : 1, 1);
+	for (size_t i = 0; want && i < p->nr_samples; i++)
+		if (p->samples[i].evsel == h->evsel && p->samples[i].stack)
+			want[p->nodes[p->samples[i].stack].loc] = 1;
+	pf_locs_srclines(p, want);
+	free(want);
+}
+
 int hist_build(pf_profile *prof, uint32_t evsel, const hist_opts *opts, hist **out, proff_error *err)
 {
 	*out = NULL;
@@ -3010,6 +3025,12 @@ int hist_build(pf_profile *prof, uint32_t evsel, const hist_opts *opts, hist **o
 	if (rc < 0)
 		return rc;
 	struct hist_priv *pv = h->priv;
+	/* srcline keys: the rows' srclines made first, one binary at a time,
+	 * its DWARF data released after it (before the pass's arrays, which
+	 * then take that memory); tree mode's input tree compares them by
+	 * rank, so every location's is made before it anyway */
+	if (key_has(h, HK_SRCLINE))
+		srclines_first(h);
 	uint32_t *chain = NULL;
 	size_t cap_chain = 0;
 	bool want_cc = opts->callchain;
@@ -3052,15 +3073,11 @@ int hist_build(pf_profile *prof, uint32_t evsel, const hist_opts *opts, hist **o
 			lb[i].level_self = (uint8_t)((l->level & 0x7f) | (self_key_is_chain_key(l) ? 0x80 : 0));
 		}
 	}
-	/* tree mode where perf's input tree can hold two rows of one key; its
-	 * nodes compare strings by rank, so the srclines a key may compare
-	 * are made first */
+	/* tree mode where perf's input tree can hold two rows of one key (its
+	 * nodes compare srclines by rank: made above) */
 	/* (with the raw samples' order only: over aggregates the walks would
 	 * be in another order than perf's — the hash is the better guess) */
 	rc = prof->nr_seq ? suspect_locs(h, &pv->suspect) : 0;
-	if (rc == 0 && pv->suspect && key_has(h, HK_SRCLINE))
-		for (size_t i = 0; i < prof->nr_locs; i++)
-			pf_loc_srcline(prof, (uint32_t)i);
 	if (rc < 0 || (pv->suspect && (!(pv->itree = hist_itree_new(h)) || reserve_rows(h, h->cap) < 0))) {
 		free(self_of); free(parent_of); free(idx); free(lb);
 		hist_free(h);

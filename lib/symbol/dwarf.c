@@ -219,6 +219,7 @@ static void dwarf_drop(sym_dso *d)
 	if (d->dwarf)
 		dwarf_end(d->dwarf);
 	d->dwarf = NULL;
+	d->line_units = 0;
 	if (d->cu_index) {
 		dwarf_index *ix = d->cu_index;
 		lazy_free(ix->lazy);
@@ -919,6 +920,11 @@ static bool sym_srcline_unlocked(sym_dso *d, uint64_t addr, const char **file, u
 	Dwarf_Die cu;
 	if (!dwarf_open(d) || !sym_map_to_vaddr(d, addr, &v) || !cu_of(d, v, &cu))
 		return false;
+	Dwarf_Off unit = dwarf_dieoffset(&cu);
+	if (!d->line_units || unit != d->line_unit) {
+		d->line_units++;
+		d->line_unit = unit;
+	}
 	Dwarf_Line *l = dwarf_getsrc_die(&cu, v);
 	if (!l)
 		return false;
@@ -1115,4 +1121,45 @@ const char *sym_srcline_str(sym_dso *d, uint64_t addr, bool full_path, char *buf
 	const char *r = sym_srcline_str_unlocked(d, addr, full_path, buf, len);
 	pthread_mutex_unlock(&d->lock);
 	return r;
+}
+
+void sym_dso_release_dwarf(sym_dso *d)
+{
+	pthread_mutex_lock(&d->lock);
+	sym_dwarf_close(d);
+	d->dwarf_tried = false;     /* a later query opens it again */
+	pthread_mutex_unlock(&d->lock);
+}
+
+/* Has the file compressed sections (SHF_COMPRESSED, or old-style .zdebug)? */
+static bool any_compressed(Elf *elf)
+{
+	size_t shstrndx;
+	if (!elf || elf_getshdrstrndx(elf, &shstrndx) != 0)
+		return true;
+	Elf_Scn *scn = NULL;
+	while ((scn = elf_nextscn(elf, scn)) != NULL) {
+		GElf_Shdr sh;
+		if (!gelf_getshdr(scn, &sh))
+			return true;
+		const char *n = elf_strptr(elf, shstrndx, sh.sh_name);
+		if ((sh.sh_flags & SHF_COMPRESSED) || (n && !strncmp(n, ".zdebug", 7)))
+			return true;
+	}
+	return false;
+}
+
+bool sym_dso_trim_dwarf(sym_dso *d, size_t max_units)
+{
+	pthread_mutex_lock(&d->lock);
+	bool trim = d->dwarf && d->line_units > max_units;
+	if (trim && !d->dwarf_packed)
+		d->dwarf_packed = any_compressed(d->dwarf_elf) ? 2 : 1;
+	trim = trim && d->dwarf_packed == 1;
+	if (trim) {
+		sym_dwarf_close(d);
+		d->dwarf_tried = false;
+	}
+	pthread_mutex_unlock(&d->lock);
+	return trim;
 }

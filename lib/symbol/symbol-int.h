@@ -111,6 +111,9 @@ struct sym_dso {
 	Elf *dwarf_elf;
 	Dwarf *dwarf;
 	void *cu_index;             /* dwarf.c's CU address ranges */
+	size_t line_units;          /* units whose lines were asked since the open (sym_dso_trim_dwarf) */
+	uint64_t line_unit;         /* the last one's DIE offset */
+	uint8_t dwarf_packed;       /* DWARF file compressed: 0 not known yet, 1 no, 2 yes */
 	bool a2l_tried;
 	void *a2l_index;            /* dwarf.c's addr2line function-symbol view */
 };

@@ -519,6 +519,51 @@ static void test_split_levels(void **state)
 	}
 }
 
+/* pf_locs_srclines (a binary at a time, each one's DWARF released after
+ * it) makes the wanted locations' srclines, and only those, the strings
+ * pf_loc_srcline makes one by one in the locations' order; the released
+ * binaries answer later queries the same. */
+static void test_locs_srclines(void **state)
+{
+	(void)state;
+	if (!g_have_perf)
+		skip();
+	pf_load_opts o;
+	pf_load_opts_init(&o);
+	pf_profile *one = load(&o), *grouped = load(&o);
+	assert_true(one->nr_locs > 100 && one->nr_dsos > 3);
+	for (size_t i = 0; i < one->nr_locs; i++)
+		pf_loc_srcline(one, (uint32_t)i);
+	uint8_t *want = calloc(grouped->nr_locs, 1);
+	assert_non_null(want);
+	for (size_t i = 0; i < grouped->nr_locs; i += 3)
+		want[i] = 1;
+	assert_int_equal(pf_locs_srclines(grouped, want), 0);
+	for (size_t i = 0; i < grouped->nr_locs; i++) {
+		if (!want[i]) {
+			assert_int_equal(grouped->locs[i].srcline, PF_NONE);
+			continue;
+		}
+		assert_int_not_equal(grouped->locs[i].srcline, PF_NONE);
+		assert_string_equal(pf_str(grouped, grouped->locs[i].srcline), pf_str(one, one->locs[i].srcline));
+	}
+	/* the rest, then each once more (cached), after the releases */
+	assert_int_equal(pf_locs_srclines(grouped, NULL), 0);
+	for (size_t i = 0; i < grouped->nr_locs; i++)
+		assert_string_equal(pf_loc_srcline(grouped, (uint32_t)i), pf_str(one, one->locs[i].srcline));
+	/* a location not made yet, made after its binary's release */
+	pf_profile *late = load(&o);
+	memset(want, 0, late->nr_locs);
+	want[0] = 1;
+	assert_int_equal(pf_locs_srclines(late, want), 0);
+	for (size_t i = late->nr_locs; i-- > 0;)
+		assert_string_equal(pf_loc_srcline(late, (uint32_t)i), pf_str(one, one->locs[i].srcline));
+	free(want);
+	pf_profile_free(one);
+	pf_profile_free(grouped);
+	pf_profile_free(late);
+}
+
 static void test_split_callchains(void **state) { (void)state; check(false, NULL, true); }
 static void test_split_no_callchains(void **state) { (void)state; check(false, NULL, false); }
 static void test_split_merged(void **state) { (void)state; check(true, NULL, true); }
@@ -539,6 +584,7 @@ int main(void)
 		cmocka_unit_test(test_stack_cache_flush),
 		cmocka_unit_test(test_merge_by_comm),
 		cmocka_unit_test(test_merged_ip_sums),
+		cmocka_unit_test(test_locs_srclines),
 	};
 	return cmocka_run_group_tests(tests, setup, teardown);
 }

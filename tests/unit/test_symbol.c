@@ -505,6 +505,21 @@ static void test_srcline_inlines(void **state)
 	assert_string_equal(a2l, "??:?\n");
 	free(a2l);
 	assert_string_equal(sym_srcline_str(d, vaddr_to_off(bin, nm_value(bin, "_init")), false, buf, sizeof(buf)), "??:0");
+
+	/* the DWARF data released (twice: a no-op the second time): the
+	 * strings handed out stay valid, and the next queries open it again */
+	sym_dso_release_dwarf(d);
+	sym_dso_release_dwarf(d);
+	assert_int_equal(strncmp(full, file, strlen(file)), 0);   /* file still valid (ASan) */
+	const char *file2;
+	unsigned line2;
+	assert_true(sym_srcline(d, a, &file2, &line2));
+	assert_string_equal(file2, file);
+	assert_int_equal(line2, line);
+	assert_string_equal(sym_srcline_str(d, a, false, buf, sizeof(buf)), want);
+	assert_string_equal(sym_srcline_str(d, vaddr_to_off(bin, nm_value(bin, "_init")), false, buf, sizeof(buf)), "??:0");
+	sym_dso_release_dwarf(d);
+	assert_true(sym_inlines(d, a, (sym_inline_frame[1]){ 0 }, 1) >= 1);
 	sym_ctx_free(c);
 
 	/* no DWARF (stripped), no symbol: dso[addr] */
@@ -528,6 +543,53 @@ static void test_srcline_inlines(void **state)
 	d = sym_dso_get(c, "[kernel.kallsyms]", NULL, 0, SYM_DSO_KERNEL);
 	assert_string_equal(sym_srcline_str(d, 0xffffffff81000146, false, buf, sizeof(buf)), "do_syscall_64+70");
 	sym_ctx_free(c);
+}
+
+/* sym_dso_trim_dwarf over a walk of the text in address order, the DWARF
+ * data released whenever it holds the lines of more than one compile unit:
+ * the answers of a walk that keeps it. A file with compressed debug
+ * sections is kept (opening it again would inflate them again). */
+static void trim_walk(const char *name, bool compressed)
+{
+	const char *bin = path_of(name);
+	sym_ctx *ck = new_ctx("/nonexistent"), *ct = new_ctx("/nonexistent");
+	sym_dso *kept = sym_dso_get(ck, bin, NULL, 0, SYM_DSO_USER);
+	sym_dso *trimmed = sym_dso_get(ct, bin, NULL, 0, SYM_DSO_USER);
+	uint64_t lo = UINT64_MAX, hi = 0;
+	const char *fns[] = { "main", "unit1", "unit2", "unit3", "unit4", "unit5", "unit6", "unit7", "unit8" };
+	for (size_t i = 0; i < sizeof(fns) / sizeof(*fns); i++) {
+		uint64_t a = vaddr_to_off(bin, nm_value(bin, fns[i]));
+		lo = a < lo ? a : lo;
+		hi = a > hi ? a : hi;
+	}
+	size_t trims = 0, lines = 0, n = 0;
+	for (uint64_t a = lo; a < hi + 64; a += 2, n++) {
+		const char *fk = NULL, *ft = NULL;
+		unsigned lk = 0, lt = 0;
+		bool rk = sym_srcline(kept, a, &fk, &lk);
+		bool rt = sym_srcline(trimmed, a, &ft, &lt);
+		assert_int_equal(rk, rt);
+		if (rk) {
+			assert_string_equal(fk, ft);
+			assert_int_equal(lk, lt);
+			lines++;
+		}
+		trims += sym_dso_trim_dwarf(trimmed, 1);
+		assert_false(sym_dso_trim_dwarf(kept, 1000));
+	}
+	assert_true(lines * 2 > n);
+	if (compressed)
+		assert_int_equal(trims, 0);
+	else
+		assert_true(trims >= 7);      /* at each next unit: 9 units */
+	sym_ctx_free(ck);
+	sym_ctx_free(ct);
+}
+
+static void test_trim_dwarf(void **state)
+{
+	trim_walk("units", false);
+	trim_walk("units.z", true);
 }
 
 /* A stripped system binary whose symbols and lines come from the separate
@@ -967,6 +1029,7 @@ int main(void)
 		cmocka_unit_test(test_build_id),
 		cmocka_unit_test(test_stripped_and_cache),
 		cmocka_unit_test(test_srcline_inlines),
+		cmocka_unit_test(test_trim_dwarf),
 		cmocka_unit_test(test_debug_file),
 		cmocka_unit_test(test_demangle),
 		cmocka_unit_test(test_demangle_rust),

@@ -47,7 +47,8 @@ bench_pair "--no-children" 5 --no-children
 # -s srcline on the large profile: perf runs addr2line for every address and
 # needs tens of minutes, so it is stopped at 20x proff's median time; if it
 # has not finished by then, the 20x target is met (a measured lower bound).
-# Output identity is checked on the smaller profile below.
+# Output identity is checked on the smaller profile below; bench/srcline-full.sh
+# lets perf finish (17-22 minutes) and compares outputs and peak memory.
 measure "proff report --no-children -g none -s srcline" "$PROFF" report -i "$A" --no-children -g none -s srcline; ft=$MED_S
 bounded "perf report -s srcline, limit 20x proff" 20 "$ft" perf report -i "$A" --stdio --no-children -g none -s srcline
 echo "  report -s srcline (large profile): proff ${ft}s, perf $BOUND (target 20x)"

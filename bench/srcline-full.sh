@@ -1,6 +1,6 @@
 #!/bin/bash
 # bench/srcline-full.sh — `-s srcline` on the large bench profile with perf
-# let run to completion (20-25 minutes here, hence not part of `make bench`,
+# let run to completion (17-22 minutes here, hence not part of `make bench`,
 # which stops perf at 20x proff's time): the time ratio, whether the
 # outputs agree, and the peak memory of each side. perf does its DWARF work
 # in addr2line child processes, so its side is sampled as a process group

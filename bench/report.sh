@@ -63,3 +63,5 @@ fi
 A="$S"
 echo "  profile: $S ($(du -h "$S" | cut -f1))"
 bench_pair "-s srcline (small profile)" 20 --no-children -g none -s srcline
+echo "  (the RSS target is the large profile's; on this one both sides are mostly start-up:"
+echo "   proff's kernel symbol table and libc's compressed debug info inflated up to the units asked)"

@@ -2568,6 +2568,11 @@ static int loc_at_cmp(const void *a, const void *b)
 	return x->loc < y->loc ? -1 : x->loc > y->loc;
 }
 
+static bool srcline_wanted(const pf_profile *p, const uint8_t *want, size_t i)
+{
+	return (!want || want[i]) && p->locs[i].srcline == PF_NONE;
+}
+
 int pf_locs_srclines(pf_profile *p, const uint8_t *want)
 {
 	/* the binaries' groups: dsos with one symbolizer handle are one */
@@ -2578,7 +2583,7 @@ int pf_locs_srclines(pf_profile *p, const uint8_t *want)
 	int rc = 0;
 	if (!group || !first || !order) {
 		for (size_t i = 0; i < nl; i++)
-			if ((!want || want[i]) && p->locs[i].srcline == PF_NONE)
+			if (srcline_wanted(p, want, i))
 				pf_loc_srcline(p, (uint32_t)i);
 		rc = -1;
 		goto out;
@@ -2594,17 +2599,15 @@ int pf_locs_srclines(pf_profile *p, const uint8_t *want)
 	}
 	group[nd] = (uint32_t)nd;              /* locations without a map */
 	/* the wanted locations by group */
-	for (size_t i = 0; i < nl; i++) {
-		const pf_loc *l = &p->locs[i];
-		if ((!want || want[i]) && l->srcline == PF_NONE)
-			first[group[l->dso == PF_NONE ? nd : l->dso] + 1]++;
-	}
+	for (size_t i = 0; i < nl; i++)
+		if (srcline_wanted(p, want, i))
+			first[group[p->locs[i].dso == PF_NONE ? nd : p->locs[i].dso] + 1]++;
 	for (size_t g = 0; g <= nd; g++)
 		first[g + 1] += first[g];
 	size_t n = first[nd + 1];
 	for (size_t i = 0; i < nl; i++) {
 		const pf_loc *l = &p->locs[i];
-		if ((!want || want[i]) && l->srcline == PF_NONE)
+		if (srcline_wanted(p, want, i))
 			order[first[group[l->dso == PF_NONE ? nd : l->dso]]++] = (loc_at){ l->addr, (uint32_t)i };
 	}
 	/* first[g] is now group g's end. Within a binary in address order:

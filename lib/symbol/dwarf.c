@@ -1123,11 +1123,17 @@ const char *sym_srcline_str(sym_dso *d, uint64_t addr, bool full_path, char *buf
 	return r;
 }
 
+/* closed, and opened again by the next query (under d->lock) */
+static void dwarf_release(sym_dso *d)
+{
+	sym_dwarf_close(d);
+	d->dwarf_tried = false;
+}
+
 void sym_dso_release_dwarf(sym_dso *d)
 {
 	pthread_mutex_lock(&d->lock);
-	sym_dwarf_close(d);
-	d->dwarf_tried = false;     /* a later query opens it again */
+	dwarf_release(d);
 	pthread_mutex_unlock(&d->lock);
 }
 
@@ -1156,10 +1162,8 @@ bool sym_dso_trim_dwarf(sym_dso *d, size_t max_units)
 	if (trim && !d->dwarf_packed)
 		d->dwarf_packed = any_compressed(d->dwarf_elf) ? 2 : 1;
 	trim = trim && d->dwarf_packed == 1;
-	if (trim) {
-		sym_dwarf_close(d);
-		d->dwarf_tried = false;
-	}
+	if (trim)
+		dwarf_release(d);
 	pthread_mutex_unlock(&d->lock);
 	return trim;
 }

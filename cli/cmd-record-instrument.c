@@ -262,6 +262,8 @@ static int do_stats(const struct ri_conf *c)
 	printf("# total %.6f s; synthetic exits %llu, synthetic entries %llu, clamped %llu\n", st.total,
 	       (unsigned long long)st.synthetic_exits, (unsigned long long)st.synthetic_entries,
 	       (unsigned long long)st.negative_clamped);
+	cli_trace_quality_print(stdout, &st.quality);
+	cli_trace_quality_warn(c->stats, &st.quality);
 	printf("#%11s %14s %14s %12s %12s  %s\n", "calls", "incl(ms)", "excl(ms)", "min(us)", "max(us)", "function");
 	for (size_t i = 0; i < st.nfuncs; i++) {
 		const proff_trace_func_stats *f = &st.funcs[i];
@@ -321,6 +323,11 @@ static int do_dprofpp(const struct ri_conf *c)
 	dprof_model *m;
 	proff_error err = { 0 };
 	int rc = proff_trace_to_dprof(t, &bo, c->compensate, &m, &err);
+	proff_trace_quality q;
+	if (rc == 0 && proff_trace_quality_get(t, &q, &err) == 0) {
+		cli_trace_quality_warn(c->dprofpp, &q);
+		proff_trace_quality_free(&q);
+	}
 	if (rc == 0 && m->norder == 0) {
 		cli_warnf("%s: no calls recorded", c->dprofpp);
 		dprof_model_free(m);

@@ -28,6 +28,7 @@
 #include <fcntl.h>
 #include <link.h>
 #include <pthread.h>
+#include <setjmp.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdatomic.h>
@@ -69,7 +70,9 @@ struct tbuf {
 	uint8_t *pos;           /* next free byte; the committed end of the record */
 	uint8_t *limit;         /* pos >= limit -> slow path; NULL while inside a hook */
 	uint64_t last_ts, last_fn, last_cfa;
+	uint64_t hook_cfa;      /* frame of the hook in progress (valid while limit is NULL) */
 	/* cold */
+	uint32_t dropped;       /* events dropped since the record began (re-entered hooks) */
 	uint8_t *buf;           /* record header at buf, events from buf + HDR_BYTES */
 	size_t size;
 	uint32_t tid, seq;
@@ -419,15 +422,18 @@ static inline NOINSTR void chunk_begin(struct tbuf *b, uint64_t pause)
 	h->base_cfa = b->last_cfa;
 	h->pause_ticks = pause;
 	h->seq = b->seq++;
-	h->reserved = 0;
+	h->dropped = 0;
+	b->dropped = 0;
 	b->pos = b->buf + HDR_BYTES;
 }
 
 /* Write the events buffered so far as one record. Caller holds b->lock. */
 static NOINSTR void chunk_write(struct tbuf *b, uint8_t *end)
 {
-	if (end <= b->buf + HDR_BYTES)
+	if (end <= b->buf + HDR_BYTES && !b->dropped)
 		return;
+	proff_trace_events_hdr *h = (proff_trace_events_hdr *)(b->buf + sizeof(proff_trace_rec));
+	h->dropped = b->dropped;
 	rec_init((proff_trace_rec *)b->buf, PTR_EVENTS, (size_t)(end - b->buf), b->tid);
 	int fd = trace_fd();
 	if (fd >= 0)
@@ -566,11 +572,22 @@ static NOINSTR __attribute__((noinline)) uint8_t *slow_path(struct tbuf *b)
 			return NULL;
 		return b->pos;
 	case TS_ACTIVE:
-		if (b->limit == NULL)
-			return NULL;            /* re-entered from a signal handler */
+		if (b->limit == NULL) {
+			b->dropped++;           /* re-entered from a signal handler: counted */
+			return NULL;
+		}
+		/* a signal handler's hooks while the buffer is written are
+		 * dropped (and counted), as inside a hook: flush_own holds the
+		 * buffer's lock, which they would wait for forever */
+		b->limit = NULL;
+		BARRIER();
 		flush_own(b);
+		BARRIER();
 		/* retired meanwhile by an exit/exec flush in another thread? */
-		return b->state == TS_ACTIVE && b->pos < b->limit ? b->pos : NULL;
+		if (b->state != TS_ACTIVE)
+			return NULL;
+		b->limit = b->buf + b->size - PROFF_TRACE_MAX_EVENT;
+		return b->pos < b->limit ? b->pos : NULL;
 	default:
 		return NULL;
 	}
@@ -599,6 +616,7 @@ void encode(struct tbuf *b, uint8_t *p, uint8_t *lim, uint64_t fn, uint64_t cfa,
 	    uint64_t is_exit, int clk)
 {
 	b->limit = NULL;                /* inside a hook: nested events are dropped */
+	b->hook_cfa = cfa;
 	BARRIER();
 	uint64_t t;
 #if HAVE_TSC
@@ -1179,4 +1197,89 @@ EXPORT NOINSTR void *dlopen(const char *file, int mode)
 		write_modules();
 	}
 	return h;
+}
+
+/* ---- longjmp: a jump marker, so the reader knows which frames it abandoned ---- */
+
+/* The frame address the hooks of the function that called setjmp have: the
+ * stack pointer saved in the jmp_buf (glibc x86-64: __jmpbuf[6], mangled
+ * with the thread's pointer guard at %fs:0x30, PTR_MANGLE: xor, then rotate
+ * left by 17) is that function's stack pointer at its call of setjmp, which
+ * is where it calls its hooks too (a fixed frame); a hook's frame address is
+ * 16 below its caller's stack pointer (return address, saved frame pointer).
+ * 0 when the value cannot be a stack pointer at a call (not 16-aligned, or
+ * not above this frame): unknown, and the reader falls back to its
+ * frame-address rule. */
+static NOINSTR uint64_t jump_landing(const void *env)
+{
+#if defined(__x86_64__) && defined(__GLIBC__)
+	uint64_t m, guard, sp;
+	memcpy(&m, (const uint8_t *)env + 6 * sizeof(uint64_t), sizeof(m));
+	__asm__("mov %%fs:0x30, %0" : "=r"(guard));
+	__asm__("mov %%rsp, %0" : "=r"(sp));
+	uint64_t v = ((m >> 17) | (m << 47)) ^ guard;
+	return (v & 15) == 0 && v > sp ? v - 16 : 0;
+#else
+	(void)env;
+	return 0;
+#endif
+}
+
+/* Called by the program before the jump: a marker event (function address
+ * 0, exit bit, landing frame). A hook this thread was in when a signal
+ * handler interrupted it is abandoned when the jump lands above its frame
+ * (siglongjmp out of the handler): its event is lost (counted as dropped)
+ * and the thread's record starts over from what is committed, so that the
+ * buffer, which that hook would otherwise hold forever, is usable again. */
+static NOINSTR void before_jump(const void *env)
+{
+	if (atomic_load(&P.state) != PS_READY)
+		return;
+	struct tbuf *b = &T;
+	uint64_t landing = jump_landing(env);
+	if (b->state == TS_ACTIVE && b->limit == NULL && landing && landing > b->hook_cfa) {
+		lock_buf(b, -1);
+		if (b->state == TS_ACTIVE) {
+			b->dropped++;
+			chunk_write(b, b->pos);
+			chunk_begin(b, 0);
+			b->limit = b->buf + b->size - PROFF_TRACE_MAX_EVENT;
+		}
+		unlock_buf(b);
+	}
+	record(0, landing, 1);
+}
+
+EXPORT NOINSTR void longjmp(jmp_buf env, int val)
+{
+	REAL(longjmp);
+	before_jump(env);
+	real_longjmp(env, val);
+	__builtin_unreachable();
+}
+
+EXPORT NOINSTR void _longjmp(jmp_buf env, int val)
+{
+	REAL(_longjmp);
+	before_jump(env);
+	real__longjmp(env, val);
+	__builtin_unreachable();
+}
+
+EXPORT NOINSTR void siglongjmp(sigjmp_buf env, int val)
+{
+	REAL(siglongjmp);
+	before_jump(env);
+	real_siglongjmp(env, val);
+	__builtin_unreachable();
+}
+
+/* _FORTIFY_SOURCE's longjmp */
+void __longjmp_chk(jmp_buf env, int val) __attribute__((noreturn));
+EXPORT NOINSTR void __longjmp_chk(jmp_buf env, int val)
+{
+	REAL(__longjmp_chk);
+	before_jump(env);
+	real___longjmp_chk(env, val);
+	__builtin_unreachable();
 }

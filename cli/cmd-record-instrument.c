@@ -369,6 +369,39 @@ static void summary(const char *path)
 	proff_trace_close(t);
 }
 
+/* A run that recorded no call: an error that says why (nothing loaded is
+ * built with -finstrument-functions, or what is did not run), and the trace
+ * is removed. False when calls were recorded, or when the trace cannot be
+ * read (the summary then says what is wrong with it). */
+static bool no_calls(const char *path, const char *prog)
+{
+	proff_trace *t;
+	proff_error err = { 0 };
+	struct stat st;
+	if (stat(path, &st) < 0 || st.st_size == 0) {
+		cli_errorf("%s: no trace was written: the runtime never started (a static executable, which "
+			   "LD_PRELOAD cannot reach, or killed at once); build it dynamically linked with "
+			   "-finstrument-functions", prog);
+		return true;
+	}
+	if (proff_trace_open(path, &t, &err) < 0)
+		return false;
+	proff_trace_info in;
+	proff_trace_get_info(t, &in);
+	bool none = in.nevents == 0;
+	if (none) {
+		const char *obj = proff_trace_instrumented_object(t);
+		if (obj)
+			cli_errorf("%s: no instrumented function ran (%s is built with -finstrument-functions, "
+				   "but none of its functions was called); no trace written", prog, obj);
+		else
+			cli_errorf("%s: no function is instrumented: build it (or the libraries it loads) with "
+				   "-finstrument-functions (gcc or clang); no trace written", prog);
+	}
+	proff_trace_close(t);
+	return none;
+}
+
 static int run(const struct ri_conf *c, char **cmd)
 {
 	char rt[PATH_MAX], out[PATH_MAX], cal[PATH_MAX] = "";
@@ -441,6 +474,12 @@ static int run(const struct ri_conf *c, char **cmd)
 		struct stat st;
 		if (stat(out, &st) == 0 && st.st_size == 0)
 			return 127;        /* exec failed, already reported */
+	}
+	if (no_calls(o, cmd[0])) {
+		unlink(o);
+		if (WIFSIGNALED(status))
+			return 128 + WTERMSIG(status);
+		return WIFEXITED(status) && WEXITSTATUS(status) ? WEXITSTATUS(status) : 1;
 	}
 	if (!c->quiet)
 		summary(o);

@@ -461,6 +461,12 @@ static NOINSTR void unlock_buf(struct tbuf *b)
  * writing is recorded as the next record's pause. */
 static NOINSTR void flush_own(struct tbuf *b)
 {
+	/* no signal handler runs meanwhile: one that left by siglongjmp would
+	 * abandon the flush with the buffer's lock held (and the record
+	 * perhaps written, perhaps not); two system calls per buffer */
+	sigset_t all, old;
+	sigfillset(&all);
+	pthread_sigmask(SIG_SETMASK, &all, &old);
 	uint64_t t0 = now();
 	lock_buf(b, -1);
 	if (b->state == TS_ACTIVE) {
@@ -468,6 +474,7 @@ static NOINSTR void flush_own(struct tbuf *b)
 		chunk_begin(b, P.no_clock ? 0 : now() - t0);
 	}
 	unlock_buf(b);
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
 }
 
 /* Any thread (exit, exec, fatal signal): write what b has committed. The
@@ -648,8 +655,11 @@ static NOINSTR __attribute__((noinline)) void record_slow(uint64_t fn, uint64_t 
 {
 	struct tbuf *b = &T;
 	uint8_t *p = b->pos;
-	if (p >= b->limit)
+	if (p >= b->limit) {
+		if (b->limit)
+			b->hook_cfa = cfa;      /* for a jump out of a handler that interrupts the slow path */
 		p = slow_path(b);
+	}
 	if (p)
 		encode(b, p, b->limit, fn, cfa, is_exit, P.use_tsc ? 1 : P.no_clock ? 2 : 0);
 }
@@ -960,6 +970,7 @@ static NOINSTR size_t parse_size(const char *s, size_t dflt)
 }
 
 static void rt_on_exit(int status, void *arg);
+static void jump_resolve(void);
 
 static NOINSTR void proc_init(void)
 {
@@ -1046,6 +1057,7 @@ static NOINSTR void proc_init(void)
 	}
 
 	on_exit(rt_on_exit, NULL);
+	jump_resolve();
 
 	/* the calling thread: calibrate through the real hooks (unless the
 	 * calibration file gave the overheads), then go */
@@ -1250,36 +1262,49 @@ static NOINSTR void before_jump(const void *env)
 	record(0, landing, 1);
 }
 
+/* The real functions, looked up at start-up (proc_init): a lookup at the
+ * first jump would be timed inside the calls it leaves. */
+enum { J_LONGJMP, J__LONGJMP, J_SIGLONGJMP, J_LONGJMP_CHK, J_COUNT };
+static const char *const jump_names[J_COUNT] = { "longjmp", "_longjmp", "siglongjmp", "__longjmp_chk" };
+typedef void (*jump_fn)(struct __jmp_buf_tag *, int);
+static jump_fn jump_real[J_COUNT];
+
+static NOINSTR void jump_resolve(void)
+{
+	for (int k = 0; k < J_COUNT; k++)
+		if (!jump_real[k])
+			jump_real[k] = (jump_fn)dlsym(RTLD_NEXT, jump_names[k]);
+}
+
+static NOINSTR __attribute__((noreturn)) void jump(int k, struct __jmp_buf_tag *env, int val)
+{
+	if (!jump_real[k])
+		jump_resolve();
+	before_jump(env);
+	if (!jump_real[k])
+		abort();                /* no libc longjmp: cannot happen with glibc */
+	jump_real[k](env, val);
+	__builtin_unreachable();
+}
+
 EXPORT NOINSTR void longjmp(jmp_buf env, int val)
 {
-	REAL(longjmp);
-	before_jump(env);
-	real_longjmp(env, val);
-	__builtin_unreachable();
+	jump(J_LONGJMP, env, val);
 }
 
 EXPORT NOINSTR void _longjmp(jmp_buf env, int val)
 {
-	REAL(_longjmp);
-	before_jump(env);
-	real__longjmp(env, val);
-	__builtin_unreachable();
+	jump(J__LONGJMP, env, val);
 }
 
 EXPORT NOINSTR void siglongjmp(sigjmp_buf env, int val)
 {
-	REAL(siglongjmp);
-	before_jump(env);
-	real_siglongjmp(env, val);
-	__builtin_unreachable();
+	jump(J_SIGLONGJMP, env, val);
 }
 
 /* _FORTIFY_SOURCE's longjmp */
 void __longjmp_chk(jmp_buf env, int val) __attribute__((noreturn));
 EXPORT NOINSTR void __longjmp_chk(jmp_buf env, int val)
 {
-	REAL(__longjmp_chk);
-	before_jump(env);
-	real___longjmp_chk(env, val);
-	__builtin_unreachable();
+	jump(J_LONGJMP_CHK, env, val);
 }

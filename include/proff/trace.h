@@ -253,6 +253,12 @@ void proff_trace_quality_free(proff_trace_quality *q);
  * fork child's trace are exact or expected and never warned about. */
 bool proff_trace_quality_warns(const proff_trace_quality *q, int anomaly);
 
+/* A loaded object of the trace's sessions (executables, and the libraries of
+ * their MODULES records, dlopen'ed ones included) that calls the
+ * -finstrument-functions hooks, or NULL: none does (nothing in the run was
+ * built with -finstrument-functions). Reads the objects' ELF symbols. */
+const char *proff_trace_instrumented_object(const proff_trace *t);
+
 size_t proff_trace_nfuncs(const proff_trace *t);
 const char *proff_trace_func_name(const proff_trace *t, uint32_t func);
 const char *proff_trace_func_dso(const proff_trace *t, uint32_t func);

@@ -60,11 +60,12 @@ $(BUILD)/proff: $(CLI_OBJ) $(BUILD)/libproff.a
 # The -finstrument-functions runtime: no dependency on the rest of proff, and
 # never itself instrumented, never sanitized (it runs inside the profiled program).
 RT_CFLAGS := -std=gnu17 -O2 -g -Wall -Wextra -Wno-unused-parameter -fPIC -fvisibility=hidden -Iinclude -D_GNU_SOURCE
-$(BUILD)/libproff-instrument.so: $(RT_SRC)
+RT_HDR := include/proff/trace.h lib/calibrate/calfile-parse.h
+$(BUILD)/libproff-instrument.so: $(RT_SRC) $(RT_HDR)
 	@mkdir -p $(dir $@)
 	$(if $(RT_SRC),$(CC) $(RT_CFLAGS) -shared -o $@ $(RT_SRC) -lpthread,touch $@)
 
-$(BUILD)/libproff-instrument.a: $(RT_SRC)
+$(BUILD)/libproff-instrument.a: $(RT_SRC) $(RT_HDR)
 	@mkdir -p $(BUILD)/rt
 	@rm -f $@
 	$(if $(RT_SRC),for f in $(RT_SRC); do $(CC) $(RT_CFLAGS) -c $$f -o $(BUILD)/rt/$$(basename $$f .c).o || exit 1; done; ar rcs $@ $(BUILD)/rt/*.o,ar rcs $@)

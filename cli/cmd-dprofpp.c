@@ -219,6 +219,11 @@ static int read_trace(const char *path, const dprof_build_opts *bo, dprof_model 
 		return rc;
 	}
 	rc = proff_trace_to_dprof(t, bo, true, m, err);
+	proff_trace_quality q;
+	if (rc == 0 && proff_trace_quality_get(t, &q, err) == 0) {
+		cli_trace_quality_warn(path, &q);
+		proff_trace_quality_free(&q);
+	}
 	proff_trace_close(t);
 	return rc;
 }

@@ -262,6 +262,8 @@ static int do_stats(const struct ri_conf *c)
 	printf("# total %.6f s; synthetic exits %llu, synthetic entries %llu, clamped %llu\n", st.total,
 	       (unsigned long long)st.synthetic_exits, (unsigned long long)st.synthetic_entries,
 	       (unsigned long long)st.negative_clamped);
+	cli_trace_quality_print(stdout, &st.quality);
+	cli_trace_quality_warn(c->stats, &st.quality);
 	printf("#%11s %14s %14s %12s %12s  %s\n", "calls", "incl(ms)", "excl(ms)", "min(us)", "max(us)", "function");
 	for (size_t i = 0; i < st.nfuncs; i++) {
 		const proff_trace_func_stats *f = &st.funcs[i];
@@ -321,6 +323,11 @@ static int do_dprofpp(const struct ri_conf *c)
 	dprof_model *m;
 	proff_error err = { 0 };
 	int rc = proff_trace_to_dprof(t, &bo, c->compensate, &m, &err);
+	proff_trace_quality q;
+	if (rc == 0 && proff_trace_quality_get(t, &q, &err) == 0) {
+		cli_trace_quality_warn(c->dprofpp, &q);
+		proff_trace_quality_free(&q);
+	}
 	if (rc == 0 && m->norder == 0) {
 		cli_warnf("%s: no calls recorded", c->dprofpp);
 		dprof_model_free(m);
@@ -360,6 +367,39 @@ static void summary(const char *path)
 		fprintf(stderr, "[ proff record: last %zu bytes incomplete (process killed while writing) ]\n",
 			in.truncated_bytes);
 	proff_trace_close(t);
+}
+
+/* A run that recorded no call: an error that says why (nothing loaded is
+ * built with -finstrument-functions, or what is did not run), and the trace
+ * is removed. False when calls were recorded, or when the trace cannot be
+ * read (the summary then says what is wrong with it). */
+static bool no_calls(const char *path, const char *prog)
+{
+	proff_trace *t;
+	proff_error err = { 0 };
+	struct stat st;
+	if (stat(path, &st) < 0 || st.st_size == 0) {
+		cli_errorf("%s: no trace was written: the runtime never started (a static executable, which "
+			   "LD_PRELOAD cannot reach, or killed at once); build it dynamically linked with "
+			   "-finstrument-functions", prog);
+		return true;
+	}
+	if (proff_trace_open(path, &t, &err) < 0)
+		return false;
+	proff_trace_info in;
+	proff_trace_get_info(t, &in);
+	bool none = in.nevents == 0;
+	if (none) {
+		const char *obj = proff_trace_instrumented_object(t);
+		if (obj)
+			cli_errorf("%s: no instrumented function ran (%s is built with -finstrument-functions, "
+				   "but none of its functions was called); no trace written", prog, obj);
+		else
+			cli_errorf("%s: no function is instrumented: build it (or the libraries it loads) with "
+				   "-finstrument-functions (gcc or clang); no trace written", prog);
+	}
+	proff_trace_close(t);
+	return none;
 }
 
 static int run(const struct ri_conf *c, char **cmd)
@@ -434,6 +474,12 @@ static int run(const struct ri_conf *c, char **cmd)
 		struct stat st;
 		if (stat(out, &st) == 0 && st.st_size == 0)
 			return 127;        /* exec failed, already reported */
+	}
+	if (no_calls(o, cmd[0])) {
+		unlink(o);
+		if (WIFSIGNALED(status))
+			return 128 + WTERMSIG(status);
+		return WIFEXITED(status) && WEXITSTATUS(status) ? WEXITSTATUS(status) : 1;
 	}
 	if (!c->quiet)
 		summary(o);

@@ -530,6 +530,7 @@ int cmd_report(int argc, char **argv)
 	}
 	for (size_t i = 0; i < prof->nr_warnings; i++)
 		cli_warnf("%s", prof->warnings[i]);   /* they name the file */
+	cli_trace_quality_warn(a.input, prof->trace_quality);
 	fmt.exact = prof->exact != NULL;
 	if (a.tree) {
 		if (report_print_tree(stdout, prof, a.percent_limit) < 0) {

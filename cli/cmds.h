@@ -59,4 +59,12 @@ void cli_fast_heap_done(void);
  * it is not a terminal. */
 void cli_stdout_bulk(void);
 
+/* Exact traces (cli/cli-trace.c): one warning line per kind of anomaly the
+ * library counted that is worth one (proff_trace_quality_warns); the full
+ * counts as "# anomalies" lines (--stats). */
+#include <stdio.h>
+struct proff_trace_quality;
+void cli_trace_quality_warn(const char *path, const struct proff_trace_quality *q);
+void cli_trace_quality_print(FILE *out, const struct proff_trace_quality *q);
+
 #endif

@@ -28,6 +28,7 @@
 #include <fcntl.h>
 #include <link.h>
 #include <pthread.h>
+#include <setjmp.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdatomic.h>
@@ -69,7 +70,9 @@ struct tbuf {
 	uint8_t *pos;           /* next free byte; the committed end of the record */
 	uint8_t *limit;         /* pos >= limit -> slow path; NULL while inside a hook */
 	uint64_t last_ts, last_fn, last_cfa;
+	uint64_t hook_cfa;      /* frame of the hook in progress (valid while limit is NULL) */
 	/* cold */
+	uint32_t dropped;       /* events dropped since the record began (re-entered hooks) */
 	uint8_t *buf;           /* record header at buf, events from buf + HDR_BYTES */
 	size_t size;
 	uint32_t tid, seq;
@@ -419,15 +422,18 @@ static inline NOINSTR void chunk_begin(struct tbuf *b, uint64_t pause)
 	h->base_cfa = b->last_cfa;
 	h->pause_ticks = pause;
 	h->seq = b->seq++;
-	h->reserved = 0;
+	h->dropped = 0;
+	b->dropped = 0;
 	b->pos = b->buf + HDR_BYTES;
 }
 
 /* Write the events buffered so far as one record. Caller holds b->lock. */
 static NOINSTR void chunk_write(struct tbuf *b, uint8_t *end)
 {
-	if (end <= b->buf + HDR_BYTES)
+	if (end <= b->buf + HDR_BYTES && !b->dropped)
 		return;
+	proff_trace_events_hdr *h = (proff_trace_events_hdr *)(b->buf + sizeof(proff_trace_rec));
+	h->dropped = b->dropped;
 	rec_init((proff_trace_rec *)b->buf, PTR_EVENTS, (size_t)(end - b->buf), b->tid);
 	int fd = trace_fd();
 	if (fd >= 0)
@@ -455,6 +461,12 @@ static NOINSTR void unlock_buf(struct tbuf *b)
  * writing is recorded as the next record's pause. */
 static NOINSTR void flush_own(struct tbuf *b)
 {
+	/* no signal handler runs meanwhile: one that left by siglongjmp would
+	 * abandon the flush with the buffer's lock held (and the record
+	 * perhaps written, perhaps not); two system calls per buffer */
+	sigset_t all, old;
+	sigfillset(&all);
+	pthread_sigmask(SIG_SETMASK, &all, &old);
 	uint64_t t0 = now();
 	lock_buf(b, -1);
 	if (b->state == TS_ACTIVE) {
@@ -462,6 +474,7 @@ static NOINSTR void flush_own(struct tbuf *b)
 		chunk_begin(b, P.no_clock ? 0 : now() - t0);
 	}
 	unlock_buf(b);
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
 }
 
 /* Any thread (exit, exec, fatal signal): write what b has committed. The
@@ -566,11 +579,22 @@ static NOINSTR __attribute__((noinline)) uint8_t *slow_path(struct tbuf *b)
 			return NULL;
 		return b->pos;
 	case TS_ACTIVE:
-		if (b->limit == NULL)
-			return NULL;            /* re-entered from a signal handler */
+		if (b->limit == NULL) {
+			b->dropped++;           /* re-entered from a signal handler: counted */
+			return NULL;
+		}
+		/* a signal handler's hooks while the buffer is written are
+		 * dropped (and counted), as inside a hook: flush_own holds the
+		 * buffer's lock, which they would wait for forever */
+		b->limit = NULL;
+		BARRIER();
 		flush_own(b);
+		BARRIER();
 		/* retired meanwhile by an exit/exec flush in another thread? */
-		return b->state == TS_ACTIVE && b->pos < b->limit ? b->pos : NULL;
+		if (b->state != TS_ACTIVE)
+			return NULL;
+		b->limit = b->buf + b->size - PROFF_TRACE_MAX_EVENT;
+		return b->pos < b->limit ? b->pos : NULL;
 	default:
 		return NULL;
 	}
@@ -599,6 +623,7 @@ void encode(struct tbuf *b, uint8_t *p, uint8_t *lim, uint64_t fn, uint64_t cfa,
 	    uint64_t is_exit, int clk)
 {
 	b->limit = NULL;                /* inside a hook: nested events are dropped */
+	b->hook_cfa = cfa;
 	BARRIER();
 	uint64_t t;
 #if HAVE_TSC
@@ -630,8 +655,11 @@ static NOINSTR __attribute__((noinline)) void record_slow(uint64_t fn, uint64_t 
 {
 	struct tbuf *b = &T;
 	uint8_t *p = b->pos;
-	if (p >= b->limit)
+	if (p >= b->limit) {
+		if (b->limit)
+			b->hook_cfa = cfa;      /* for a jump out of a handler that interrupts the slow path */
 		p = slow_path(b);
+	}
 	if (p)
 		encode(b, p, b->limit, fn, cfa, is_exit, P.use_tsc ? 1 : P.no_clock ? 2 : 0);
 }
@@ -942,6 +970,7 @@ static NOINSTR size_t parse_size(const char *s, size_t dflt)
 }
 
 static void rt_on_exit(int status, void *arg);
+static void jump_resolve(void);
 
 static NOINSTR void proc_init(void)
 {
@@ -1028,6 +1057,7 @@ static NOINSTR void proc_init(void)
 	}
 
 	on_exit(rt_on_exit, NULL);
+	jump_resolve();
 
 	/* the calling thread: calibrate through the real hooks (unless the
 	 * calibration file gave the overheads), then go */
@@ -1179,4 +1209,102 @@ EXPORT NOINSTR void *dlopen(const char *file, int mode)
 		write_modules();
 	}
 	return h;
+}
+
+/* ---- longjmp: a jump marker, so the reader knows which frames it abandoned ---- */
+
+/* The frame address the hooks of the function that called setjmp have: the
+ * stack pointer saved in the jmp_buf (glibc x86-64: __jmpbuf[6], mangled
+ * with the thread's pointer guard at %fs:0x30, PTR_MANGLE: xor, then rotate
+ * left by 17) is that function's stack pointer at its call of setjmp, which
+ * is where it calls its hooks too (a fixed frame); a hook's frame address is
+ * 16 below its caller's stack pointer (return address, saved frame pointer).
+ * 0 when the value cannot be a stack pointer at a call (not 16-aligned, or
+ * not above this frame): unknown, and the reader falls back to its
+ * frame-address rule. */
+static NOINSTR uint64_t jump_landing(const void *env)
+{
+#if defined(__x86_64__) && defined(__GLIBC__)
+	uint64_t m, guard, sp;
+	memcpy(&m, (const uint8_t *)env + 6 * sizeof(uint64_t), sizeof(m));
+	__asm__("mov %%fs:0x30, %0" : "=r"(guard));
+	__asm__("mov %%rsp, %0" : "=r"(sp));
+	uint64_t v = ((m >> 17) | (m << 47)) ^ guard;
+	return (v & 15) == 0 && v > sp ? v - 16 : 0;
+#else
+	(void)env;
+	return 0;
+#endif
+}
+
+/* Called by the program before the jump: a marker event (function address
+ * 0, exit bit, landing frame). A hook this thread was in when a signal
+ * handler interrupted it is abandoned when the jump lands above its frame
+ * (siglongjmp out of the handler): its event is lost (counted as dropped)
+ * and the thread's record starts over from what is committed, so that the
+ * buffer, which that hook would otherwise hold forever, is usable again. */
+static NOINSTR void before_jump(const void *env)
+{
+	if (atomic_load(&P.state) != PS_READY)
+		return;
+	struct tbuf *b = &T;
+	uint64_t landing = jump_landing(env);
+	if (b->state == TS_ACTIVE && b->limit == NULL && landing && landing > b->hook_cfa) {
+		lock_buf(b, -1);
+		if (b->state == TS_ACTIVE) {
+			b->dropped++;
+			chunk_write(b, b->pos);
+			chunk_begin(b, 0);
+			b->limit = b->buf + b->size - PROFF_TRACE_MAX_EVENT;
+		}
+		unlock_buf(b);
+	}
+	record(0, landing, 1);
+}
+
+/* The real functions, looked up at start-up (proc_init): a lookup at the
+ * first jump would be timed inside the calls it leaves. */
+enum { J_LONGJMP, J__LONGJMP, J_SIGLONGJMP, J_LONGJMP_CHK, J_COUNT };
+static const char *const jump_names[J_COUNT] = { "longjmp", "_longjmp", "siglongjmp", "__longjmp_chk" };
+typedef void (*jump_fn)(struct __jmp_buf_tag *, int);
+static jump_fn jump_real[J_COUNT];
+
+static NOINSTR void jump_resolve(void)
+{
+	for (int k = 0; k < J_COUNT; k++)
+		if (!jump_real[k])
+			jump_real[k] = (jump_fn)dlsym(RTLD_NEXT, jump_names[k]);
+}
+
+static NOINSTR __attribute__((noreturn)) void jump(int k, struct __jmp_buf_tag *env, int val)
+{
+	if (!jump_real[k])
+		jump_resolve();
+	before_jump(env);
+	if (!jump_real[k])
+		abort();                /* no libc longjmp: cannot happen with glibc */
+	jump_real[k](env, val);
+	__builtin_unreachable();
+}
+
+EXPORT NOINSTR void longjmp(jmp_buf env, int val)
+{
+	jump(J_LONGJMP, env, val);
+}
+
+EXPORT NOINSTR void _longjmp(jmp_buf env, int val)
+{
+	jump(J__LONGJMP, env, val);
+}
+
+EXPORT NOINSTR void siglongjmp(sigjmp_buf env, int val)
+{
+	jump(J_SIGLONGJMP, env, val);
+}
+
+/* _FORTIFY_SOURCE's longjmp */
+void __longjmp_chk(jmp_buf env, int val) __attribute__((noreturn));
+EXPORT NOINSTR void __longjmp_chk(jmp_buf env, int val)
+{
+	jump(J_LONGJMP_CHK, env, val);
 }

@@ -185,6 +185,10 @@ typedef struct pf_profile {
 	pf_seq_big *seq_big; size_t nr_seq_big, cap_seq_big;   /* the periods seq does not hold */
 	pf_exact *exact;           /* exact trace: parallel to samples; NULL for sampled profiles */
 	size_t cap_exact;
+	/* exact trace: what it could not tell exactly (synthetic exits, clamped
+	 * times ... per kind, with the functions most affected; include/proff/trace.h).
+	 * The CLI warns about it; NULL for sampled profiles */
+	struct proff_trace_quality *trace_quality;
 	pf_event *events; size_t nr_events;
 	pf_thread *threads; size_t nr_threads;
 	uint64_t nr_lost_samples;  /* "Total Lost Samples" */

@@ -22,7 +22,8 @@
 /* ===================== Part 1: on-disk format ============================= */
 
 #define PROFF_TRACE_MAGIC    0x52544650u   /* "PFTR" little-endian */
-#define PROFF_TRACE_VERSION  1
+#define PROFF_TRACE_VERSION  2   /* 2: jump markers, dropped-event counts; 1 still read */
+#define PROFF_TRACE_VERSION_MIN 1
 #define PROFF_TRACE_DEFAULT_FILE "proff.trace"
 
 enum proff_trace_rec_type {
@@ -96,7 +97,9 @@ typedef struct proff_trace_events_hdr {
 	uint64_t pause_ticks;      /* time spent writing the previous record:
 				      subtract from this and all later events */
 	uint32_t seq;              /* per-thread record sequence number, from 0 */
-	uint32_t reserved;
+	uint32_t dropped;          /* version 2: events the thread dropped since its
+				      previous record (a hook re-entered from a signal
+				      handler); 0 in version 1 */
 } proff_trace_events_hdr;
 
 /* Event encoding (after proff_trace_events_hdr), per event:
@@ -105,7 +108,14 @@ typedef struct proff_trace_events_hdr {
  *   zvarint cfa - prev_cfa      (zigzag; cfa = stack pointer of the instrumented
  *                                function at the hook call; deeper frames are lower)
  * varint: 7 bits per byte, low first, high bit = more; at most 10 bytes.
- * A typical call (entry + exit) takes 6-10 bytes. */
+ * A typical call (entry + exit) takes 6-10 bytes.
+ *
+ * Version 2: an event whose function address is 0 is a marker, not a call.
+ * With the exit bit set it is a jump: the thread called longjmp (or
+ * siglongjmp, _longjmp, __longjmp_chk) and execution continues in the frame
+ * whose hooks have frame address cfa; every frame with a lower frame address
+ * was abandoned at this time. cfa 0: the landing frame is not known. A marker
+ * with the exit bit clear is reserved (an error). */
 #define PROFF_TRACE_MAX_EVENT 30
 
 enum proff_trace_thread_kind { PROFF_THREAD_START = 1, PROFF_THREAD_END = 2 };
@@ -146,6 +156,7 @@ typedef struct proff_trace_info {
 	size_t nsessions, nthreads, nrecords;
 	uint64_t nevents;
 	size_t truncated_bytes;    /* bytes of an incomplete record at the end */
+	uint64_t dropped_events;   /* events the runtime dropped (hooks re-entered from signal handlers) */
 	uint32_t clock;            /* of the first session */
 	double ticks_per_sec;
 	double o_in_ns, o_full_ns; /* calibrated overhead of the first session */
@@ -174,6 +185,24 @@ void proff_trace_session_get(const proff_trace *t, size_t i, proff_trace_session
  * "0xADDR". symfs may be NULL. */
 int proff_trace_symbolize(proff_trace *t, const char *symfs, proff_error *err);
 
+/* What a trace could not tell exactly, by kind: the reason of a synthetic
+ * event, events the reader or the runtime could not use, and times the
+ * overhead compensation clamped at 0 (docs/formats/trace.md). */
+enum proff_trace_anomaly {
+	PROFF_TA_NONE = 0,
+	PROFF_TA_LONGJMP,          /* exit of a frame a longjmp abandoned, at the jump's time (exact) */
+	PROFF_TA_END,              /* exit of a frame still open when its thread's trace ended */
+	PROFF_TA_LOST_EXIT,        /* exit that never came, inferred from frame addresses at the next event */
+	PROFF_TA_PRE_TRACE,        /* entry of a call begun before the thread's trace (fork child) */
+	PROFF_TA_UNMATCHED,        /* exit whose entry was not found: dropped (no event) */
+	PROFF_TA_DROPPED,          /* events the runtime dropped: hook re-entered from a signal handler */
+	PROFF_TA_CLAMP_INCL,       /* a call's compensated inclusive time clamped at 0 */
+	PROFF_TA_CLAMP_EXCL,       /* a call's compensated exclusive time clamped at 0 */
+	PROFF_TA_COUNT
+};
+/* Short name of an anomaly ("lost exit", ...). */
+const char *proff_trace_anomaly_name(int a);
+
 /* Event iteration: per thread, in time order, after shadow-stack
  * resynchronisation (see below). */
 enum proff_tev_kind { PROFF_TEV_ENTER = 1, PROFF_TEV_EXIT = 2 };
@@ -183,8 +212,9 @@ typedef struct proff_trace_event {
 	uint64_t ticks;            /* time since the thread's session start, flush pauses removed */
 	uint32_t depth;            /* stack depth of the call (0 = outermost) */
 	bool synthetic;            /* exit invented by resynchronisation (longjmp,
-				      exception, end of trace) or entry invented for
+				      lost exit, end of trace) or entry invented for
 				      an exit whose entry precedes the trace (fork child) */
+	uint8_t reason;            /* enum proff_trace_anomaly of a synthetic event, else 0 */
 } proff_trace_event;
 
 typedef struct proff_trace_thread_info {
@@ -200,6 +230,34 @@ typedef struct proff_trace_thread_info {
 typedef int (*proff_trace_event_cb)(void *arg, const proff_trace_thread_info *th,
 				    const proff_trace_event *ev);
 int proff_trace_foreach(proff_trace *t, proff_trace_event_cb cb, void *arg, proff_error *err);
+
+/* The anomalies of the last proff_trace_foreach (or stats / dprof pass),
+ * counted per kind and per function. The decoder counts synthetic events,
+ * unmatched exits and dropped events; a consumer that compensates adds its
+ * clamps with proff_trace_note (per call). */
+void proff_trace_note(proff_trace *t, int anomaly, uint32_t func);
+
+#define PROFF_TRACE_QUALITY_TOP 3
+typedef struct proff_trace_quality {
+	uint64_t calls;                    /* calls decoded (synthetic entries included) */
+	uint64_t count[PROFF_TA_COUNT];    /* per enum proff_trace_anomaly */
+	/* per anomaly, the functions with the most of it, most first (name NULL: none) */
+	struct { char *name; uint32_t func; uint64_t count; } top[PROFF_TA_COUNT][PROFF_TRACE_QUALITY_TOP];
+} proff_trace_quality;
+/* A copy of the counts of the last pass (names copied). */
+int proff_trace_quality_get(const proff_trace *t, proff_trace_quality *q, proff_error *err);
+void proff_trace_quality_free(proff_trace_quality *q);
+/* Anomalies worth a warning: lost exits, unmatched exits, dropped events and
+ * clamped times, each when more than 0.1 % of the calls (a trace's noise).
+ * Synthetic exits of longjmp, of the end of a thread and entries before a
+ * fork child's trace are exact or expected and never warned about. */
+bool proff_trace_quality_warns(const proff_trace_quality *q, int anomaly);
+
+/* A loaded object of the trace's sessions (executables, and the libraries of
+ * their MODULES records, dlopen'ed ones included) that calls the
+ * -finstrument-functions hooks, or NULL: none does (nothing in the run was
+ * built with -finstrument-functions). Reads the objects' ELF symbols. */
+const char *proff_trace_instrumented_object(const proff_trace *t);
 
 size_t proff_trace_nfuncs(const proff_trace *t);
 const char *proff_trace_func_name(const proff_trace *t, uint32_t func);
@@ -228,6 +286,7 @@ typedef struct proff_trace_stats {
 	uint64_t synthetic_exits;  /* exits invented by resynchronisation */
 	uint64_t synthetic_entries;
 	uint64_t negative_clamped; /* compensated times clamped at 0 */
+	proff_trace_quality quality;   /* the same per reason, with the functions most affected */
 } proff_trace_stats;
 
 typedef struct proff_trace_stats_opts {

@@ -21,5 +21,6 @@ int pf__sample(pf_profile *p, uint32_t thread, uint32_t stack, uint64_t period);
 
 /* trace-model.c */
 int pf__load_trace(pf_profile *p, const char *path, const pf_load_opts *opts, proff_error *err);
+void pf__free_trace_quality(pf_profile *p);
 
 #endif

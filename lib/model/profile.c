@@ -2480,6 +2480,7 @@ void pf_profile_free(pf_profile *p)
 	free(p->samples);
 	free(p->level_notes);
 	free(p->exact);
+	pf__free_trace_quality(p);
 	free(p->seq);
 	free(p->seq_big);
 	free(p->threads);

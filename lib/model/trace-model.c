@@ -13,6 +13,10 @@
  * and o_full (clock ticks), a call with D descendants has
  *   incl' = incl - o_in - D*o_full,  excl' = incl' - sum of its children's incl'
  * each clamped at 0; pf_load_opts.no_compensate keeps raw times.
+ *
+ * What the trace could not tell exactly (synthetic exits by reason, unmatched
+ * exits, dropped events, the clamps above) is kept in p->trace_quality for
+ * the CLI's warnings.
  */
 #include "model-int.h"
 #include "proff/trace.h"
@@ -57,6 +61,7 @@ typedef struct tm_ctx {
 	uint64_t g;                /* calls started in this thread */
 	uint32_t thread;           /* profile thread index of the current thread */
 	double o_in, o_full;       /* current thread's session overheads, ticks */
+	bool comp;                 /* compensating (o_in, o_full may still be 0) */
 	double ns_per_tick;
 	double carry;              /* sub-nanosecond remainder of the thread's exclusive times */
 } tm_ctx;
@@ -130,7 +135,7 @@ static int tm_cb(void *arg, const proff_trace_thread_info *th, const proff_trace
 		c->thread = pf__thread(p, th->pid, th->tid, comm);
 		if (c->thread == PF_NONE)
 			return tm_oom(c);
-		bool comp = !c->opts->no_compensate;
+		bool comp = c->comp = !c->opts->no_compensate;
 		c->o_in = comp ? si.o_in_ticks : 0;
 		c->o_full = comp ? si.o_full_ticks : 0;
 		c->ns_per_tick = th->ticks_per_sec > 0 ? 1e9 / th->ticks_per_sec : 1;
@@ -154,11 +159,17 @@ static int tm_cb(void *arg, const proff_trace_thread_info *th, const proff_trace
 	double raw = ev->ticks > f->t0 ? (double)(ev->ticks - f->t0) : 0;
 	double D = (double)(c->g - f->g0 - 1);
 	double incl = raw - c->o_in - D * c->o_full;
-	if (incl < 0)
+	if (incl < 0) {
+		if (c->comp)
+			proff_trace_note(c->t, PROFF_TA_CLAMP_INCL, ev->func);
 		incl = 0;
+	}
 	double excl = incl - f->child_comp;
-	if (excl < 0)
+	if (excl < 0) {
+		if (c->comp)
+			proff_trace_note(c->t, PROFF_TA_CLAMP_EXCL, ev->func);
 		excl = 0;
+	}
 	if (c->n)
 		c->stk[c->n - 1].child_comp += incl;
 	/* whole nanoseconds, the remainders carried to the thread's next call:
@@ -189,6 +200,25 @@ static int tm_cb(void *arg, const proff_trace_thread_info *th, const proff_trace
 	return 0;
 }
 
+/* The functions the quality counts name, named as the profile names their
+ * locations (the trace itself is not symbolized here). */
+static int name_quality(tm_ctx *c, proff_trace_quality *q)
+{
+	for (int a = 0; a < PROFF_TA_COUNT; a++)
+		for (int k = 0; k < PROFF_TRACE_QUALITY_TOP && q->top[a][k].name; k++) {
+			uint32_t f = q->top[a][k].func;
+			uint32_t loc = f < c->nfunc_loc ? c->func_loc[f] : PF_NONE;
+			if (loc == PF_NONE || c->p->locs[loc].sym == PF_NONE)
+				continue;
+			char *nm = pf_strdup(pf_str(c->p, c->p->syms[c->p->locs[loc].sym].name));
+			if (!nm)
+				return tm_oom(c);
+			free(q->top[a][k].name);
+			q->top[a][k].name = nm;
+		}
+	return 0;
+}
+
 int pf__load_trace(pf_profile *p, const char *path, const pf_load_opts *opts, proff_error *err)
 {
 	proff_trace *t = NULL;
@@ -208,8 +238,24 @@ int pf__load_trace(pf_profile *p, const char *path, const pf_load_opts *opts, pr
 	rc = proff_trace_foreach(t, tm_cb, &c, err);
 	if (rc > 0)
 		rc = err && err->code ? err->code : PROFF_ENOMEM;
+	if (rc >= 0) {
+		p->trace_quality = calloc(1, sizeof(*p->trace_quality));
+		rc = p->trace_quality ? proff_trace_quality_get(t, p->trace_quality, err)
+				      : proff_err_set(err, PROFF_ENOMEM, path, PROFF_NO_OFFSET, "out of memory");
+	}
+	if (rc >= 0)
+		rc = name_quality(&c, p->trace_quality);
 	free(c.func_loc);
 	free(c.stk);
 	proff_trace_close(t);
 	return rc < 0 ? rc : 0;
+}
+
+void pf__free_trace_quality(pf_profile *p)
+{
+	if (!p->trace_quality)
+		return;
+	proff_trace_quality_free(p->trace_quality);
+	free(p->trace_quality);
+	p->trace_quality = NULL;
 }

@@ -44,6 +44,7 @@ typedef struct tthread {
 	uint64_t *recs;            /* offsets of its PTR_EVENTS records, in file order */
 	size_t nrecs, recs_cap;
 	uint64_t nevents;
+	uint64_t dropped;          /* events the runtime dropped (records' dropped counts) */
 } tthread;
 
 typedef struct tfunc {
@@ -71,11 +72,20 @@ struct proff_trace {
 	pf_strtab names;
 	void *sym;                 /* sym_ctx * when symbolizing */
 	bool symbolize;
+	/* anomalies of the last pass (proff_trace_quality_get) */
+	uint64_t qcalls;
+	uint64_t qcount[PROFF_TA_COUNT];
+	uint64_t (*qfunc)[PROFF_TA_COUNT];   /* per function id */
+	size_t nqfunc;
 };
 
 typedef struct trace_decode_stats {
 	uint64_t synth_exits, synth_entries, dropped;
 } trace_decode_stats;
+
+/* trace-quality.c: the anomaly counts of a pass */
+void trace_quality_reset(proff_trace *t);
+void trace_quality_free(proff_trace *t);
 
 int trace_decode_all(proff_trace *t, proff_trace_event_cb cb, void *arg, trace_decode_stats *st,
 		     proff_error *err);

@@ -3,9 +3,11 @@
  *
  * proff_trace_open maps the file and indexes it in one pass over the record
  * headers (sessions, threads, maps, modules); events are decoded per thread on
- * demand. Decoding resynchronises the shadow stack by frame address so that
- * exits skipped by longjmp or C++ unwinding never produce wrong or negative
- * times (see resync rules in decode_thread).
+ * demand. Decoding pairs every exit with its own entry by function address
+ * and uses the frames' addresses only to resynchronise where exits never came
+ * (longjmp, exceptions through code without exit hooks, the end of a thread):
+ * the rules are at on_event. What could not be decoded exactly is counted
+ * (trace-quality.c).
  */
 #include "proff/trace.h"
 #include "proff/symbol.h"
@@ -273,6 +275,9 @@ static int index_record(proff_trace *t, const proff_trace_rec *r, uint64_t off, 
 			terms += !(*e & 0x80);
 		th->nevents += terms / 3;
 		t->nevents += terms / 3;
+		proff_trace_events_hdr eh;
+		memcpy(&eh, pl, sizeof(eh));
+		th->dropped += eh.dropped;
 		break;
 	}
 	case PTR_THREAD: {
@@ -349,9 +354,10 @@ int proff_trace_open(const char *path, proff_trace **out, proff_error *err)
 					   r.magic);
 			goto fail;
 		}
-		if (r.version != PROFF_TRACE_VERSION) {
-			rc = proff_err_set(err, PROFF_ENOTSUP, path, off, "trace version %u not supported (this proff reads %u)",
-					   r.version, PROFF_TRACE_VERSION);
+		if (r.version < PROFF_TRACE_VERSION_MIN || r.version > PROFF_TRACE_VERSION) {
+			rc = proff_err_set(err, PROFF_ENOTSUP, path, off,
+					   "trace version %u not supported (this proff reads versions %u to %u)",
+					   r.version, PROFF_TRACE_VERSION_MIN, PROFF_TRACE_VERSION);
 			goto fail;
 		}
 		if (r.size < sizeof(r)) {
@@ -413,6 +419,7 @@ void proff_trace_close(proff_trace *t)
 	free(t->sessions);
 	free(t->threads);
 	free(t->funcs);
+	trace_quality_free(t);
 	pf_map64_free(&t->sess_by_id);
 	pf_map64_free(&t->thr_by_key);
 	pf_map64_free(&t->func_by_key);
@@ -432,6 +439,8 @@ void proff_trace_get_info(const proff_trace *t, proff_trace_info *info)
 	info->nrecords = t->nrecords;
 	info->nevents = t->nevents;
 	info->truncated_bytes = t->truncated;
+	for (size_t i = 0; i < t->nthreads; i++)
+		info->dropped_events += t->threads[i].dropped;
 	if (t->nsessions) {
 		const tsession *s = &t->sessions[0];
 		info->clock = s->hdr.clock;
@@ -578,49 +587,83 @@ typedef struct decoder {
 	void *arg;
 	proff_trace_thread_info ti;
 	uint64_t synth_exits, synth_entries, dropped;
+	bool jump_unknown;         /* a longjmp whose landing frame is not known came last */
 } decoder;
 
-static int emit(decoder *d, int kind, uint32_t func, uint64_t ticks, uint32_t depth, bool synth)
+static int emit(decoder *d, int kind, uint32_t func, uint64_t ticks, uint32_t depth, int reason)
 {
-	proff_trace_event ev = { .kind = kind, .func = func, .ticks = ticks, .depth = depth, .synthetic = synth };
-	if (synth) {
+	proff_trace_event ev = { .kind = kind, .func = func, .ticks = ticks, .depth = depth,
+				 .synthetic = reason != PROFF_TA_NONE, .reason = (uint8_t)reason };
+	if (reason != PROFF_TA_NONE) {
 		if (kind == PROFF_TEV_EXIT)
 			d->synth_exits++;
 		else
 			d->synth_entries++;
+		proff_trace_note(d->t, reason, func);
 	}
+	if (kind == PROFF_TEV_ENTER)
+		d->t->qcalls++;
 	return d->cb(d->arg, &d->ti, &ev);
 }
 
-static int pop_synth(decoder *d, uint64_t ticks)
+static int pop_synth(decoder *d, uint64_t ticks, int reason)
 {
 	d->n--;
-	return emit(d, PROFF_TEV_EXIT, d->stk[d->n].func, ticks, (uint32_t)d->n, true);
+	return emit(d, PROFF_TEV_EXIT, d->stk[d->n].func, ticks, (uint32_t)d->n, reason);
 }
 
-/* Resync rules. cfa = frame address of the hook; deeper frames are lower.
- * The entry hook is called inside the instrumented function's frame; the
- * exit hook is called either there too or, as a tail call, after the frame
- * is torn down. So an activation with entry cfa e, whose parent has entry cfa
- * p, exits with e <= c <= p.
- *  enter(fn, c): every frame at the top with cfa <= c is dead (a longjmp or an
- *     exception left it): it gets a synthetic exit now. Not applied when c is
- *     far above the stack bottom (a signal handler on an alternate stack).
- *  exit(fn, c): the frame exited is the topmost one with the same function
- *     and e <= c <= p (the top frame also matches when c < e: alloca);
- *     frames above it get synthetic exits first. If there is none, frames
- *     below c are dead; if the stack is then empty the call began before this
- *     thread's trace did (the child side of fork): a synthetic entry at the
- *     thread's first timestamp is emitted. Otherwise the exit is dropped (its
- *     entry was lost). */
+/* The shadow stack. cfa = frame address of the hook; deeper frames are
+ * lower. The entry hook runs in the instrumented function's frame, and so
+ * does the exit hook, or (tail-called) just after the frame was torn down:
+ * an activation with entry cfa e whose parent has entry cfa p exits with
+ * e <= c <= p. A function inlined into its caller keeps its hooks: they run
+ * in the caller's frame, so its e equals the caller's (e == p). A real
+ * callee's frame is strictly below its caller's.
+ *
+ *  exit(fn, c): paired with its own entry by function address first: the
+ *     top frame when it is fn's and e <= c <= p (also when c < e: alloca),
+ *     else the topmost frame of fn with e == c, else the topmost one of fn
+ *     with e <= c <= p, is the one exited; frames above it never got their exits
+ *     (lost: an exception through code without exit hooks) and are closed
+ *     first. With none, frames below c are dead (lost exits) and closed; if
+ *     the stack is then empty the call began before this thread's trace (the
+ *     child side of fork): an entry is synthesised at the thread's first
+ *     timestamp. Otherwise the exit is dropped (its entry was lost).
+ *  enter(fn, c): frames on top with a cfa strictly below c are dead (their
+ *     stack is being reused: their exits were lost) and are closed. A frame
+ *     at c itself stays: the new function may be inlined into it. Not
+ *     applied when c is far above the stack bottom (a handler on an
+ *     alternate signal stack).
+ *  jump marker (version 2, longjmp) landing at l: every frame below l was
+ *     abandoned at the jump's time and is closed then; the landing frame and
+ *     what is inlined into it (cfa == l) stay. A jump with an unknown landing
+ *     closes, at the next entry at c, the frames at or below c too (the
+ *     version-1 rule: a frame at c then is more likely abandoned than an
+ *     inlined caller). */
+static int on_jump(decoder *d, uint64_t landing, uint64_t ticks)
+{
+	int rc;
+	if (!landing) {
+		d->jump_unknown = true;
+		return 0;
+	}
+	while (d->n && d->stk[d->n - 1].cfa < landing)
+		if ((rc = pop_synth(d, ticks, PROFF_TA_LONGJMP)))
+			return rc;
+	return 0;
+}
+
 static int on_event(decoder *d, tsession *s, bool is_exit, uint64_t fn, uint64_t cfa, uint64_t ticks)
 {
 	int rc;
 	if (!is_exit) {
-		if (d->n && cfa <= d->stk[0].cfa + ALTSTACK_SLACK)
-			while (d->n && d->stk[d->n - 1].cfa <= cfa)
-				if ((rc = pop_synth(d, ticks)))
+		if (d->n && cfa <= d->stk[0].cfa + ALTSTACK_SLACK) {
+			bool jumped = d->jump_unknown;
+			while (d->n && (d->stk[d->n - 1].cfa < cfa || (jumped && d->stk[d->n - 1].cfa == cfa)))
+				if ((rc = pop_synth(d, ticks, jumped ? PROFF_TA_LONGJMP : PROFF_TA_LOST_EXIT)))
 					return rc;
+		}
+		d->jump_unknown = false;
 		int64_t f = func_of(d->t, s, fn);
 		if (f < 0)
 			return PROFF_ENOMEM;
@@ -628,13 +671,23 @@ static int on_event(decoder *d, tsession *s, bool is_exit, uint64_t fn, uint64_t
 			return PROFF_ENOMEM;
 		d->stk[d->n] = (sframe){ .func = (uint32_t)f, .fn = fn, .cfa = cfa };
 		d->n++;
-		return emit(d, PROFF_TEV_ENTER, (uint32_t)f, ticks, (uint32_t)(d->n - 1), false);
+		return emit(d, PROFF_TEV_ENTER, (uint32_t)f, ticks, (uint32_t)(d->n - 1), PROFF_TA_NONE);
 	}
+	d->jump_unknown = false;
 	size_t i = (size_t)-1;
 	if (d->n) {
 		const sframe *top = &d->stk[d->n - 1];
 		if (top->fn == fn && (cfa <= top->cfa || d->n == 1 || cfa <= d->stk[d->n - 2].cfa))
 			i = d->n - 1;
+		/* below the top, exits were lost: an activation exited from its
+		 * own frame (c == e) first, then one whose tail-called exit hook
+		 * lands at c */
+		for (size_t k = d->n - 1; i == (size_t)-1 && k-- > 0;) {
+			if (d->stk[k].cfa > cfa)
+				break;
+			if (d->stk[k].fn == fn && d->stk[k].cfa == cfa)
+				i = k;
+		}
 		for (size_t k = d->n - 1; i == (size_t)-1 && k-- > 0;) {
 			if (d->stk[k].cfa > cfa)
 				break;             /* this and all lower frames are above c */
@@ -644,24 +697,25 @@ static int on_event(decoder *d, tsession *s, bool is_exit, uint64_t fn, uint64_t
 	}
 	if (i != (size_t)-1) {
 		while (d->n > i + 1)
-			if ((rc = pop_synth(d, ticks)))
+			if ((rc = pop_synth(d, ticks, PROFF_TA_LOST_EXIT)))
 				return rc;
 		d->n--;
-		return emit(d, PROFF_TEV_EXIT, d->stk[i].func, ticks, (uint32_t)i, false);
+		return emit(d, PROFF_TEV_EXIT, d->stk[i].func, ticks, (uint32_t)i, PROFF_TA_NONE);
 	}
 	while (d->n && d->stk[d->n - 1].cfa < cfa)
-		if ((rc = pop_synth(d, ticks)))
+		if ((rc = pop_synth(d, ticks, PROFF_TA_LOST_EXIT)))
 			return rc;
-	if (d->n) {
-		d->dropped++;
-		return 0;
-	}
 	int64_t f = func_of(d->t, s, fn);
 	if (f < 0)
 		return PROFF_ENOMEM;
-	if ((rc = emit(d, PROFF_TEV_ENTER, (uint32_t)f, d->ti.first_ticks, 0, true)))
+	if (d->n) {
+		d->dropped++;
+		proff_trace_note(d->t, PROFF_TA_UNMATCHED, (uint32_t)f);
+		return 0;
+	}
+	if ((rc = emit(d, PROFF_TEV_ENTER, (uint32_t)f, d->ti.first_ticks, 0, PROFF_TA_PRE_TRACE)))
 		return rc;
-	return emit(d, PROFF_TEV_EXIT, (uint32_t)f, ticks, 0, false);
+	return emit(d, PROFF_TEV_EXIT, (uint32_t)f, ticks, 0, PROFF_TA_NONE);
 }
 
 /* Decode the events of one record (offset off) with the pause total that
@@ -764,6 +818,7 @@ static int decode_thread(proff_trace *t, tthread *th, decoder *d, proff_error *e
 		const uint8_t *p = t->data + off + sizeof(rh) + sizeof(eh), *end = t->data + off + rh.size;
 		uint64_t ts = eh.base_ts, fn = eh.base_fn, cfa = eh.base_cfa, v, fz, cz;
 		pause += eh.pause_ticks;
+		t->qcount[PROFF_TA_DROPPED] += eh.dropped;
 		while (p < end) {
 			size_t k1 = proff_trace_get_varint(p, end, &v);
 			size_t k2 = k1 ? proff_trace_get_varint(p + k1, end, &fz) : 0;
@@ -778,7 +833,14 @@ static int decode_thread(proff_trace *t, tthread *th, decoder *d, proff_error *e
 			if (adj < prev)
 				adj = prev;        /* never backwards */
 			prev = adj;
-			rc = on_event(d, s, v & 1, fn, cfa, adj);
+			if (!fn) {                 /* a marker (version 2) */
+				if (!(v & 1))
+					return proff_err_set(err, PROFF_EFORMAT, t->path, (uint64_t)(p - t->data),
+							     "reserved marker event (function address 0, entry)");
+				rc = on_jump(d, cfa, adj);
+			} else {
+				rc = on_event(d, s, v & 1, fn, cfa, adj);
+			}
 			if (rc > 0)
 				return rc;
 			if (rc < 0)
@@ -786,8 +848,9 @@ static int decode_thread(proff_trace *t, tthread *th, decoder *d, proff_error *e
 		}
 	}
 	/* frames still open at the end (exit() from inside, a kill): closed at the last time */
+	d->jump_unknown = false;
 	while (d->n)
-		if ((rc = pop_synth(d, prev)))
+		if ((rc = pop_synth(d, prev, PROFF_TA_END)))
 			return rc > 0 ? rc : proff_err_set(err, rc, t->path, PROFF_NO_OFFSET, "out of memory");
 	return 0;
 }
@@ -797,6 +860,7 @@ int trace_decode_all(proff_trace *t, proff_trace_event_cb cb, void *arg, trace_d
 {
 	decoder d = { .t = t, .cb = cb, .arg = arg };
 	int rc = 0;
+	trace_quality_reset(t);
 	for (size_t i = 0; i < t->nthreads && !rc; i++) {
 		rc = decode_thread(t, &t->threads[i], &d, err);
 		if (rc < 0 && err && !err->code)
@@ -814,195 +878,4 @@ int trace_decode_all(proff_trace *t, proff_trace_event_cb cb, void *arg, trace_d
 int proff_trace_foreach(proff_trace *t, proff_trace_event_cb cb, void *arg, proff_error *err)
 {
 	return trace_decode_all(t, cb, arg, NULL, err);
-}
-
-/* ---- statistics ----------------------------------------------------------------------------- */
-
-typedef struct aframe {
-	uint32_t func;
-	uint64_t t0, g0;
-	double child_raw, child_comp;
-} aframe;
-
-typedef struct faccum {
-	uint64_t calls, active, D, K;
-	double incl, excl, incl_raw, excl_raw, min, max;
-} faccum;
-
-typedef struct stats_ctx {
-	proff_trace *t;
-	const proff_trace_stats_opts *o;
-	faccum *f;
-	size_t nf;
-	aframe *stk;
-	size_t n, cap;
-	double o_in, o_full, scale;   /* ticks, ticks, seconds per tick */
-	uint64_t g;                   /* calls so far in this thread */
-	double root_raw, root_comp;   /* completed outermost frames of this thread */
-	uint64_t clamped;
-	double total;
-	uint64_t calls;
-	bool skip;
-} stats_ctx;
-
-static int stats_cb(void *arg, const proff_trace_thread_info *th, const proff_trace_event *ev)
-{
-	stats_ctx *c = arg;
-	if (!ev) {
-		c->skip = c->o->pid && (int)th->pid != c->o->pid;
-		c->n = 0;
-		c->g = 0;
-		c->root_raw = c->root_comp = 0;
-		const tsession *s = &c->t->sessions[c->t->threads[th->index].sess];
-		c->o_in = c->o->compensate ? s->o_in : 0;
-		c->o_full = c->o->compensate ? s->o_full : 0;
-		c->scale = 1.0 / s->tps;
-		if (!c->skip) {
-			/* total: the thread's span, less the overhead of all its calls */
-			double span = (double)(th->last_ticks - th->first_ticks);
-			double calls = (double)c->t->threads[th->index].nevents / 2;
-			double comp = span - calls * c->o_full;
-			c->total += (comp > 0 ? comp : 0) * c->scale;
-		}
-		return 0;
-	}
-	if (c->skip)
-		return 0;
-	if (ev->func >= c->nf) {
-		size_t nn = c->t->nfuncs;
-		faccum *nf = pf_realloc_array(c->f, nn, sizeof(*nf));
-		if (!nf)
-			return PROFF_ENOMEM;
-		memset(nf + c->nf, 0, (nn - c->nf) * sizeof(*nf));
-		c->f = nf;
-		c->nf = nn;
-	}
-	faccum *fa = &c->f[ev->func];
-	if (ev->kind == PROFF_TEV_ENTER) {
-		if (PF_GROW(c->stk, c->cap, c->n + 1) < 0)
-			return PROFF_ENOMEM;
-		c->g++;
-		aframe *a = &c->stk[c->n++];
-		*a = (aframe){ .func = ev->func, .t0 = ev->ticks, .g0 = c->g };
-		if (ev->synthetic && c->n == 1) {
-			/* entry invented at the thread start: the outermost frames
-			 * completed so far ran inside it */
-			a->child_raw = c->root_raw;
-			a->child_comp = c->root_comp;
-			c->root_raw = c->root_comp = 0;
-		}
-		fa->active++;
-		return 0;
-	}
-	if (!c->n)
-		return 0;
-	aframe *a = &c->stk[--c->n];
-	double raw = (double)(ev->ticks - a->t0);
-	uint64_t D = c->g - a->g0;
-	double comp = raw - c->o_in - (double)D * c->o_full;
-	if (comp < 0) {
-		if (c->o->compensate)
-			c->clamped++;
-		comp = 0;
-	}
-	double ex_raw = raw - a->child_raw, ex = comp - a->child_comp;
-	if (ex_raw < 0)
-		ex_raw = 0;
-	if (ex < 0) {
-		if (c->o->compensate)
-			c->clamped++;
-		ex = 0;
-	}
-	if (fa->active)
-		fa->active--;
-	double per = (c->o->compensate ? comp : raw) * c->scale;
-	if (!fa->calls || per < fa->min)
-		fa->min = per;
-	if (per > fa->max)
-		fa->max = per;
-	fa->calls++;
-	c->calls++;
-	fa->excl += ex * c->scale;
-	fa->excl_raw += ex_raw * c->scale;
-	fa->K += 0;
-	if (!fa->active) {          /* outermost activation of a recursion */
-		fa->incl += comp * c->scale;
-		fa->incl_raw += raw * c->scale;
-		fa->D += D;
-	}
-	if (c->n) {
-		aframe *p = &c->stk[c->n - 1];
-		p->child_raw += raw;
-		p->child_comp += comp;
-		c->f[p->func].K++;
-	} else {
-		c->root_raw += raw;
-		c->root_comp += comp;
-	}
-	return 0;
-}
-
-static int cmp_excl(const void *a, const void *b)
-{
-	const proff_trace_func_stats *x = a, *y = b;
-	if (x->excl != y->excl)
-		return x->excl < y->excl ? 1 : -1;
-	if (x->calls != y->calls)
-		return x->calls < y->calls ? 1 : -1;
-	return strcmp(x->name, y->name);
-}
-
-int proff_trace_stats_compute(proff_trace *t, const proff_trace_stats_opts *opts,
-			      proff_trace_stats *out, proff_error *err)
-{
-	proff_trace_stats_opts dflt = { .compensate = true };
-	stats_ctx c = { .t = t, .o = opts ? opts : &dflt };
-	memset(out, 0, sizeof(*out));
-	trace_decode_stats ds = { 0 };
-	int rc = trace_decode_all(t, stats_cb, &c, &ds, err);
-	if (rc < 0) {
-		if (err && !err->code)
-			proff_err_set(err, rc, t->path, PROFF_NO_OFFSET, "out of memory");
-		goto out;
-	}
-	size_t n = 0;
-	for (size_t i = 0; i < c.nf; i++)
-		n += c.f[i].calls > 0;
-	out->funcs = pf_calloc(n ? n : 1, sizeof(*out->funcs));
-	if (!out->funcs) {
-		rc = proff_err_set(err, PROFF_ENOMEM, t->path, PROFF_NO_OFFSET, "out of memory");
-		goto out;
-	}
-	for (size_t i = 0; i < c.nf; i++) {
-		faccum *fa = &c.f[i];
-		if (!fa->calls)
-			continue;
-		proff_trace_func_stats *fs = &out->funcs[out->nfuncs++];
-		fs->func = (uint32_t)i;
-		fs->name = proff_trace_func_name(t, (uint32_t)i);
-		fs->calls = fa->calls;
-		fs->incl = fa->incl;
-		fs->excl = fa->excl;
-		fs->min = fa->min;
-		fs->max = fa->max;
-		fs->descendants = fa->D;
-		fs->children = fa->K;
-		fs->overcorrected = c.o->compensate && fa->excl < 0.5 * fa->excl_raw;
-	}
-	qsort(out->funcs, out->nfuncs, sizeof(*out->funcs), cmp_excl);
-	out->total = c.total;
-	out->calls = c.calls;
-	out->synthetic_exits = ds.synth_exits;
-	out->synthetic_entries = ds.synth_entries;
-	out->negative_clamped = c.clamped;
-out:
-	free(c.f);
-	free(c.stk);
-	return rc;
-}
-
-void proff_trace_stats_free(proff_trace_stats *s)
-{
-	free(s->funcs);
-	memset(s, 0, sizeof(*s));
 }

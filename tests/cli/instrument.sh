@@ -2,8 +2,10 @@
 # tests/cli/instrument.sh — end-to-end tests of `proff record --instrument` and
 # the -finstrument-functions runtime: call counts known by construction of the
 # test programs in tests/data/instrument/, across threads, fork, exec,
-# longjmp, C++ exceptions, signals, exit paths, SIGKILL and deep recursion;
-# no negative times; readable traces; clear errors on damaged files.
+# longjmp (jump markers), siglongjmp out of signal handlers, C++ exceptions,
+# signals, exit paths, SIGKILL and deep recursion; no negative times;
+# readable traces; clear errors on damaged files and on programs with no
+# instrumented function (also when only a dlopen'ed library is).
 source "$(dirname "$0")/../lib.sh"
 
 SRC=$ROOT/tests/data/instrument
@@ -25,7 +27,7 @@ build() {  # build NAME -> $TMP/NAME
 		gcc $CFLAGS_I -o "$TMP/$f" "$SRC/$f.c" || return 1
 	fi
 }
-for p in fib threads fork exec longjmp exceptions deep paths; do
+for p in fib threads fork exec longjmp exceptions deep paths sigjmp; do
 	build $p || not_ok "build $p"
 done
 
@@ -136,7 +138,22 @@ expect_calls "longjmp" "$TMP/lj.trace" jump 100
 expect_calls "longjmp" "$TMP/lj.trace" after 1
 s=$("$PROFF" record --instrument --stats "$TMP/lj.trace" | sed -n 's/.*synthetic exits \([0-9]*\).*/\1/p')
 if [ "$s" = 1100 ]; then ok "longjmp: 1100 skipped exits resynchronised"; else not_ok "longjmp: $s synthetic exits, expected 1100"; fi
+# all of them at jump markers (exact), none found missing later
+check "longjmp: the 1100 closed by jump markers, no lost exit" grep -q "^# anomalies: longjmp 1100, open at end 0, lost exit 0," \
+	<("$PROFF" record --instrument --stats "$TMP/lj.trace" 2>/dev/null)
+# after() runs in main once the jumps are done: main's child, not rec's
+"$PROFF" report -i "$TMP/lj.trace" -T -q > "$TMP/lj.tree" 2>"$TMP/lj.err"
+check "longjmp: after is main's child" grep -q "^ .* 1  |  +- after$" "$TMP/lj.tree"
+check "longjmp: no warning" test ! -s "$TMP/lj.err" -o -z "$(grep -v clamped "$TMP/lj.err")"
 no_negative "longjmp" "$TMP/lj.trace"
+
+# siglongjmp out of a profiling-timer handler that often interrupts a hook:
+# the abandoned hook must not stop the thread's tracing
+timeout 60 "$PROFF" record --instrument -q -o "$TMP/sj.trace" -- "$TMP/sigjmp" >/dev/null 2>&1
+expect_calls "siglongjmp out of handlers" "$TMP/sj.trace" after 7
+expect_calls "siglongjmp out of handlers" "$TMP/sj.trace" spin 10
+check "siglongjmp out of handlers: no lost exit" grep -q "lost exit 0, before trace 0, unmatched exit 0" \
+	<("$PROFF" record --instrument --stats "$TMP/sj.trace" 2>/dev/null)
 
 rec "$TMP/exc.trace" "$TMP/exceptions"
 expect_calls "C++ exceptions" "$TMP/exc.trace" outer 100
@@ -175,6 +192,28 @@ if gcc -O2 -g -finstrument-functions -fPIC -shared -o "$TMP/plugin.so" "$SRC/plu
 	expect_calls "dlopen" "$TMP/dl.trace" plugin_leaf 6
 else
 	not_ok "build dlopen test"
+fi
+
+# ---- nothing instrumented: an error, no trace; only a dlopen'ed library instrumented: works ----
+printf '#include <stdio.h>\nint main(void) { puts("plain"); return 0; }\n' > "$TMP/plain.c"
+gcc -O2 -o "$TMP/plain" "$TMP/plain.c"
+expect_exit "not instrumented: non-zero exit" 1 "$PROFF" record --instrument -o "$TMP/plain.trace" -- "$TMP/plain"
+check "not instrumented: the error names the binary and -finstrument-functions" \
+	grep -q "proff: $TMP/plain: no function is instrumented: .*-finstrument-functions" "$TMP/ee.err"
+check "not instrumented: no trace left behind" test ! -e "$TMP/plain.trace"
+if gcc -O2 -g -o "$TMP/dlopen_plain" "$SRC/dlopen.c" -ldl; then
+	rec "$TMP/dlp.trace" "$TMP/dlopen_plain" "$TMP/plugin.so"
+	expect_calls "uninstrumented program, dlopen'ed instrumented library" "$TMP/dlp.trace" plugin_fn 3
+	expect_calls "uninstrumented program, dlopen'ed instrumented library" "$TMP/dlp.trace" plugin_leaf 6
+	printf '#include <dlfcn.h>\nint main(int c, char **v) { return !dlopen(v[1], RTLD_NOW); }\n' > "$TMP/dlonly.c"
+	gcc -O2 -o "$TMP/dlonly" "$TMP/dlonly.c" -ldl
+	expect_exit "instrumented library loaded, never called: non-zero exit" 1 \
+		"$PROFF" record --instrument -o "$TMP/dlonly.trace" -- "$TMP/dlonly" "$TMP/plugin.so"
+	check "instrumented library loaded, never called: the error names the library" \
+		grep -q "$TMP/dlonly: no instrumented function ran ($TMP/plugin.so is built with -finstrument-functions" "$TMP/ee.err"
+	check "instrumented library loaded, never called: no trace left behind" test ! -e "$TMP/dlonly.trace"
+else
+	not_ok "build the uninstrumented dlopen program"
 fi
 
 # ---- damaged files, usage -----------------------------------------------------------------------

@@ -80,7 +80,7 @@ f = rows['fib']; assert f['min_total_ns'] <= f['avg_total_ns'] <= f['max_total_n
 # CI: main 0, fib 32.6 us)
 m = rows['main']; assert m['calls'] == 1 and m['min_total_ns'] == m['max_total_ns'], m"
 	# the same compensated exclusive times as the trace statistics (record --stats)
-	st=$("$PROFF" record --instrument --stats "$T" | awk '$NF == "fib" || $(NF-1) == "fib" { print $3 * 1e6; exit }')
+	st=$("$PROFF" record --instrument --stats "$T" | awk '!/^#/ && ($NF == "fib" || $(NF-1) == "fib") { print $3 * 1e6; exit }')
 	rp=$(jq '.events[0].rows[] | select(.sym == "fib") | .self_ns' "$TMP/tj.json")
 	check "exact report: fib self time $rp ns = trace statistics $st ns (within 1%)" \
 		awk -v a="$rp" -v b="$st" 'BEGIN { exit !(b > 0 && a / b > 0.99 && a / b < 1.01) }'

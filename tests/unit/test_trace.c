@@ -3,8 +3,11 @@
  * Traces are built by hand here, record by record, with the encoding of
  * include/proff/trace.h, so every expected count and time is known by
  * construction: nesting with exact inclusive/exclusive times, TAU-style
- * compensation, a tail-called exit hook, longjmp resynchronisation, an exit
- * whose entry precedes the trace (fork child), flush pauses, and damaged files
+ * compensation, a tail-called exit hook, the shadow stack's rules as event
+ * strings (inlined functions in their caller's frame, longjmp markers with
+ * and without a landing frame, lost and unmatched exits, recursion, frames
+ * open at the end) with their anomaly counts, an exit whose entry precedes
+ * the trace (fork child), flush pauses, versions 1 and 2, and damaged files
  * (bad magic, bad sizes, truncation, malformed varints, missing session).
  */
 #include <setjmp.h>
@@ -217,8 +220,58 @@ static void test_nested_compensated(void **state)
 	stats_free(&st);
 }
 
-/* main { a { b <longjmp> } } c : the exits of a and b never come */
-static void test_longjmp_resync(void **state)
+static int open_err(const tw *w, size_t len, proff_error *err);
+
+/* ---- the shadow stack, as an event string ---- */
+
+/* "+main +f -f! ..." : + entry, - exit, ! synthetic with its reason's
+ * initial (j longjmp, e end, l lost exit, p before trace); names 0x100 ->
+ * main, 0x200 -> f, 0x300 -> g, 0x400 -> h, 0x500 -> i */
+typedef struct evstr { proff_trace *t; char s[1024]; size_t n; } evstr;
+
+static int evstr_cb(void *arg, const proff_trace_thread_info *th, const proff_trace_event *ev)
+{
+	(void)th;
+	evstr *e = arg;
+	if (!ev)
+		return 0;
+	const char *nm = proff_trace_func_name(e->t, ev->func);
+	static const char *const names[] = { "?", "main", "f", "g", "h", "i" };
+	unsigned long a = strtoul(nm, NULL, 16) >> 8;
+	char r = ev->reason == PROFF_TA_LONGJMP ? 'j' : ev->reason == PROFF_TA_END ? 'e' :
+		 ev->reason == PROFF_TA_LOST_EXIT ? 'l' : ev->reason == PROFF_TA_PRE_TRACE ? 'p' : '?';
+	e->n += (size_t)snprintf(e->s + e->n, sizeof(e->s) - e->n, "%s%c%s%s%.1s", e->n ? " " : "",
+				 ev->kind == PROFF_TEV_ENTER ? '+' : '-', a < 6 ? names[a] : nm,
+				 ev->synthetic ? "!" : "", ev->synthetic ? &r : "");
+	return 0;
+}
+
+/* The decoded events of w as a string; the anomalies of the pass in *q. */
+static void events_of(const tw *w, char *out, size_t len, proff_trace_quality *q)
+{
+	char *path = write_file(w, w->n);
+	proff_trace *t;
+	proff_error err = { 0 };
+	assert_int_equal(proff_trace_open(path, &t, &err), 0);
+	static evstr e;
+	memset(&e, 0, sizeof(e));
+	e.t = t;
+	assert_int_equal(proff_trace_foreach(t, evstr_cb, &e, &err), 0);
+	assert_true(strlen(e.s) < len);
+	memcpy(out, e.s, strlen(e.s) + 1);
+	if (q)
+		assert_int_equal(proff_trace_quality_get(t, q, &err), 0);
+	proff_trace_close(t);
+	unlink(path);
+	free(path);
+}
+
+#define I 0x500
+
+/* longjmp marker (version 2): main { f { g <jump to main's frame> } } h. f
+ * and g close at the jump's time; h, at f's depth (same frame address), is
+ * main's child. */
+static void test_longjmp_marker(void **state)
 {
 	(void)state;
 	static tw w;
@@ -228,20 +281,228 @@ static void test_longjmp_resync(void **state)
 	ev(&w, 0, 0, MAIN, 0x1000);
 	ev(&w, 0, 10, F, 0x0f00);
 	ev(&w, 0, 20, G, 0x0e00);
-	ev(&w, 0, 30, H, 0x0f00);      /* same depth as F: F and G are dead */
+	ev(&w, 1, 25, 0, 0x1000);      /* jump: lands in main's frame */
+	ev(&w, 0, 30, H, 0x0f00);      /* same frame address as f */
 	ev(&w, 1, 40, H, 0x0f00);
 	ev(&w, 1, 50, MAIN, 0x1000);
 	ev_end(&w);
+	char s[256];
+	proff_trace_quality q;
+	events_of(&w, s, sizeof(s), &q);
+	assert_string_equal(s, "+main +f +g -g!j -f!j +h -h -main");
+	assert_int_equal(q.count[PROFF_TA_LONGJMP], 2);
+	assert_int_equal(q.count[PROFF_TA_LOST_EXIT], 0);
+	assert_int_equal(q.calls, 4);
+	assert_false(proff_trace_quality_warns(&q, PROFF_TA_LONGJMP));   /* exact: no warning */
+	proff_trace_quality_free(&q);
 	proff_trace_stats st;
 	stats_of(&w, false, &st);
 	assert_int_equal(st.synthetic_exits, 2);
-	assert_int_equal(find(&st, F)->calls, 1);
-	assert_int_equal(find(&st, G)->calls, 1);
-	assert_int_equal(find(&st, H)->calls, 1);
-	assert_double_equal(find(&st, F)->incl, 20 * NS, EPS);
-	assert_double_equal(find(&st, G)->incl, 10 * NS, EPS);
-	assert_double_equal(find(&st, MAIN)->excl, 20 * NS, EPS);   /* 50 - 20 - 10 */
+	assert_double_equal(find(&st, F)->incl, 15 * NS, EPS);     /* 10 .. 25, the jump */
+	assert_double_equal(find(&st, G)->incl, 5 * NS, EPS);
+	assert_double_equal(find(&st, MAIN)->excl, 25 * NS, EPS);  /* 50 - 15 - 10 */
 	stats_free(&st);
+}
+
+/* A jump whose landing frame is unknown (marker cfa 0): the next entry
+ * closes the frames at or below its own frame address (the version-1 rule). */
+static void test_longjmp_unknown_landing(void **state)
+{
+	(void)state;
+	static tw w;
+	memset(&w, 0, sizeof(w));
+	session(&w, 7, 42, 0, 0);
+	ev_begin(&w, 7, 42, 0);
+	ev(&w, 0, 0, MAIN, 0x1000);
+	ev(&w, 0, 10, F, 0x0f00);
+	ev(&w, 0, 20, G, 0x0e00);
+	ev(&w, 1, 25, 0, 0);
+	ev(&w, 0, 30, H, 0x0f00);
+	ev(&w, 1, 40, H, 0x0f00);
+	ev(&w, 0, 42, I, 0x0f00);      /* after that entry the rule is off again */
+	ev(&w, 0, 44, F, 0x0f00);      /* f inlined into i: same frame */
+	ev(&w, 1, 46, F, 0x0f00);
+	ev(&w, 1, 48, I, 0x0f00);
+	ev(&w, 1, 50, MAIN, 0x1000);
+	ev_end(&w);
+	char s[256];
+	events_of(&w, s, sizeof(s), NULL);
+	assert_string_equal(s, "+main +f +g -g!j -f!j +h -h +i +f -f -i -main");
+}
+
+/* Functions inlined into their caller keep their hooks, which run in the
+ * caller's frame (same frame address): main { work { sq leaf sq leaf } }
+ * with sq inlined into work. Nothing is closed early (the issue: an entry
+ * at the caller's own frame address used to close the caller). */
+static void test_inlined_same_frame(void **state)
+{
+	(void)state;
+	static tw w;
+	memset(&w, 0, sizeof(w));
+	session(&w, 7, 42, 0, 0);
+	ev_begin(&w, 7, 42, 0);
+	ev(&w, 0, 0, MAIN, 0x1000);
+	ev(&w, 0, 10, F, 0x0f00);      /* work */
+	for (int k = 0; k < 2; k++) {
+		uint64_t t0 = 20 + 40 * (uint64_t)k;
+		ev(&w, 0, t0, G, 0x0f00);        /* sq, inlined: work's frame */
+		ev(&w, 1, t0 + 5, G, 0x0f00);
+		ev(&w, 0, t0 + 10, H, 0x0e00);   /* leaf: a real call */
+		ev(&w, 1, t0 + 20, H, 0x0e80);   /* its exit hook tail-called */
+	}
+	ev(&w, 0, 100, G, 0x0f00);      /* sq inlined again, calling leaf */
+	ev(&w, 0, 105, H, 0x0e00);
+	ev(&w, 1, 110, H, 0x0e00);
+	ev(&w, 1, 115, G, 0x0f00);
+	ev(&w, 1, 120, F, 0x0f00);
+	ev(&w, 1, 130, MAIN, 0x1000);
+	ev_end(&w);
+	char s[256];
+	proff_trace_quality q;
+	events_of(&w, s, sizeof(s), &q);
+	assert_string_equal(s, "+main +f +g -g +h -h +g -g +h -h +g +h -h -g -f -main");
+	for (int a = 1; a < PROFF_TA_COUNT; a++)
+		assert_int_equal(q.count[a], 0);
+	proff_trace_quality_free(&q);
+	proff_trace_stats st;
+	stats_of(&w, false, &st);
+	assert_int_equal(find(&st, F)->calls, 1);
+	assert_double_equal(find(&st, F)->incl, 110 * NS, EPS);
+	assert_double_equal(find(&st, F)->excl, (110 - 10 - 20 - 15) * NS, EPS);
+	assert_double_equal(find(&st, G)->incl, 25 * NS, EPS);
+	stats_free(&st);
+}
+
+/* Exits that never come without a marker (an exception through code
+ * without exit hooks): main { f { g } } then h's entry above f's frame
+ * closes g and f (lost exits); then an exit of main while i is still open
+ * closes i. Unmatched exits are dropped and counted. */
+static void test_lost_exits(void **state)
+{
+	(void)state;
+	static tw w;
+	memset(&w, 0, sizeof(w));
+	session(&w, 7, 42, 0, 0);
+	ev_begin(&w, 7, 42, 0);
+	ev(&w, 0, 0, MAIN, 0x1000);
+	ev(&w, 0, 10, F, 0x0e00);
+	ev(&w, 0, 20, G, 0x0d00);
+	ev(&w, 0, 30, H, 0x0f00);      /* above f and g: they are dead */
+	ev(&w, 1, 40, H, 0x0f00);
+	ev(&w, 0, 45, I, 0x0f00);
+	ev(&w, 1, 47, G, 0x0f00);      /* g's exit, with no g open: dropped */
+	ev(&w, 1, 50, MAIN, 0x1000);   /* i's exit never came */
+	ev_end(&w);
+	char s[256];
+	proff_trace_quality q;
+	events_of(&w, s, sizeof(s), &q);
+	assert_string_equal(s, "+main +f +g -g!l -f!l +h -h +i -i!l -main");
+	assert_int_equal(q.count[PROFF_TA_LOST_EXIT], 3);
+	assert_int_equal(q.count[PROFF_TA_UNMATCHED], 1);
+	assert_int_equal(q.calls, 5);
+	assert_true(proff_trace_quality_warns(&q, PROFF_TA_LOST_EXIT));
+	assert_true(proff_trace_quality_warns(&q, PROFF_TA_UNMATCHED));
+	/* the functions most affected: one each */
+	assert_non_null(q.top[PROFF_TA_UNMATCHED][0].name);
+	assert_string_equal(q.top[PROFF_TA_UNMATCHED][0].name, "0x300");
+	assert_int_equal(q.top[PROFF_TA_UNMATCHED][0].count, 1);
+	assert_null(q.top[PROFF_TA_UNMATCHED][1].name);
+	proff_trace_quality_free(&q);
+}
+
+/* Recursion with exits lost below a frame of the same function: the exit is
+ * paired with the activation whose frame it comes from. main { f1 { f2 { f3 } } }:
+ * exit of f at f1's frame closes f3 and f2 (lost) and then f1. */
+static void test_recursion_pairs_by_frame(void **state)
+{
+	(void)state;
+	static tw w;
+	memset(&w, 0, sizeof(w));
+	session(&w, 7, 42, 0, 0);
+	ev_begin(&w, 7, 42, 0);
+	ev(&w, 0, 0, MAIN, 0x1000);
+	ev(&w, 0, 10, F, 0x0f00);
+	ev(&w, 0, 20, F, 0x0e00);
+	ev(&w, 0, 30, F, 0x0d00);
+	ev(&w, 1, 40, F, 0x0d00);      /* f3 returns normally */
+	ev(&w, 0, 45, F, 0x0d00);      /* f3' */
+	ev(&w, 1, 50, F, 0x0f00);      /* f1's exit: f3' and f2 never returned */
+	ev(&w, 1, 60, MAIN, 0x1000);
+	ev_end(&w);
+	char s[256];
+	events_of(&w, s, sizeof(s), NULL);
+	assert_string_equal(s, "+main +f +f +f -f +f -f!l -f!l -f -main");
+}
+
+/* Frames open at the end of a thread (exit() from inside) close at its last
+ * event and are counted as such, not as lost; no warning. */
+static void test_open_at_end(void **state)
+{
+	(void)state;
+	static tw w;
+	memset(&w, 0, sizeof(w));
+	session(&w, 7, 42, 0, 0);
+	ev_begin(&w, 7, 42, 0);
+	ev(&w, 0, 0, MAIN, 0x1000);
+	ev(&w, 0, 10, F, 0x0f00);
+	ev(&w, 0, 20, G, 0x0e00);
+	ev(&w, 1, 30, G, 0x0e00);
+	ev_end(&w);
+	char s[256];
+	proff_trace_quality q;
+	events_of(&w, s, sizeof(s), &q);
+	assert_string_equal(s, "+main +f +g -g -f!e -main!e");
+	assert_int_equal(q.count[PROFF_TA_END], 2);
+	assert_false(proff_trace_quality_warns(&q, PROFF_TA_END));
+	proff_trace_quality_free(&q);
+}
+
+/* The runtime's dropped-event count (record header, version 2) is summed;
+ * version-1 records still read; version 3 is refused with a clear error. */
+static void test_dropped_and_versions(void **state)
+{
+	(void)state;
+	static tw w;
+	memset(&w, 0, sizeof(w));
+	build_nested(&w);
+	size_t ev_off = sizeof(proff_trace_rec) + sizeof(proff_trace_session) + 4;
+	uint32_t dropped = 3;
+	memcpy(w.buf + ev_off + sizeof(proff_trace_rec) + offsetof(proff_trace_events_hdr, dropped), &dropped, 4);
+	char s[256];
+	proff_trace_quality q;
+	events_of(&w, s, sizeof(s), &q);
+	assert_int_equal(q.count[PROFF_TA_DROPPED], 3);
+	assert_true(proff_trace_quality_warns(&q, PROFF_TA_DROPPED));
+	proff_trace_quality_free(&q);
+	/* every record as version 1 (dropped is 0 there) */
+	memset(w.buf + ev_off + sizeof(proff_trace_rec) + offsetof(proff_trace_events_hdr, dropped), 0, 4);
+	for (size_t off = 0; off < w.n;) {
+		proff_trace_rec r;
+		memcpy(&r, w.buf + off, sizeof(r));
+		r.version = 1;
+		memcpy(w.buf + off, &r, sizeof(r));
+		off += r.size;
+	}
+	char s1[256];
+	events_of(&w, s1, sizeof(s1), NULL);
+	assert_string_equal(s1, "+main +f +g -g -f +f -f -main");
+	proff_trace_rec r;
+	memcpy(&r, w.buf, sizeof(r));
+	r.version = 3;
+	memcpy(w.buf, &r, sizeof(r));
+	proff_error err;
+	assert_int_equal(open_err(&w, w.n, &err), PROFF_ENOTSUP);
+	assert_non_null(strstr(err.msg, "trace version 3 not supported"));
+	/* a marker with the entry bit is reserved: an error at its offset */
+	memset(&w, 0, sizeof(w));
+	session(&w, 7, 42, 0, 0);
+	ev_begin(&w, 7, 42, 0);
+	ev(&w, 0, 0, MAIN, 0x1000);
+	ev(&w, 0, 5, 0, 0x1000);
+	ev_end(&w);
+	assert_int_equal(open_err(&w, w.n, &err), PROFF_EFORMAT);
+	assert_non_null(strstr(err.msg, "reserved marker"));
+	assert_true(err.offset != PROFF_NO_OFFSET);
 }
 
 /* the child of a fork: main's exit comes without its entry */
@@ -615,7 +876,13 @@ int main(void)
 		cmocka_unit_test(test_fifo_not_opened),
 		cmocka_unit_test(test_nested_raw),
 		cmocka_unit_test(test_nested_compensated),
-		cmocka_unit_test(test_longjmp_resync),
+		cmocka_unit_test(test_longjmp_marker),
+		cmocka_unit_test(test_longjmp_unknown_landing),
+		cmocka_unit_test(test_inlined_same_frame),
+		cmocka_unit_test(test_lost_exits),
+		cmocka_unit_test(test_recursion_pairs_by_frame),
+		cmocka_unit_test(test_open_at_end),
+		cmocka_unit_test(test_dropped_and_versions),
 		cmocka_unit_test(test_orphan_exit),
 		cmocka_unit_test(test_pause),
 		cmocka_unit_test(test_bad_magic),

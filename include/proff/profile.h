@@ -181,6 +181,9 @@ typedef struct pf_load_opts {
 	/* pprof profiles (lib/formats): the sample type read, by name or
 	 * index (NULL: the default, the last one, as pprof does) */
 	const char *sample_type;
+	/* pprof profiles: only the samples whose label NAME has one of the
+	 * values ("NAME=VALUE[,VALUE...]", as pprof's -tagfocus; NULL: all) */
+	const char *label_filter;
 } pf_load_opts;
 
 typedef struct pf_profile {

@@ -269,6 +269,10 @@ int fmt_folded_read(const uint8_t *data, size_t len, const char *name, const pf_
 		rc = fmt_err_at(&c.b, PROFF_NO_OFFSET, "--time: folded stacks have no sample times");
 		goto fail;
 	}
+	if (opts && opts->label_filter) {
+		rc = proff_err_set(err, PROFF_EUSAGE, name, PROFF_NO_OFFSET, "--label: folded stacks have no labels");
+		goto fail;
+	}
 	if ((c.dso_unknown = fmt_dso(&c.b, "[unknown]", 9, NULL, 0)) == PF_NONE) {
 		rc = fmt_oom(&c.b);
 		goto fail;

@@ -173,6 +173,9 @@ typedef struct pp_ctx {
 	int64_t pid_key, tid_key, comm_key, cpu_key;   /* string indices of the thread labels (-1: none) */
 	uint32_t default_comm, no_frames_loc;
 	pf_label *lab; size_t cap_lab;
+	/* --label NAME=VALUE,...: NAME's string index (-1: no filter) and the values */
+	int64_t lf_key;
+	const char *lf_vals;
 	bool has_cpu;
 	uint64_t dropped_cpu;
 } pp_ctx;
@@ -673,6 +676,32 @@ static int64_t find_key(const pp_ctx *c, const char *k)
 	return -1;
 }
 
+/* Does label l's value equal one of --label's values? */
+static bool label_wanted(const pp_ctx *c, const Perftools__Profiles__Label *l)
+{
+	char num[64], numu[400];
+	const char *sv = NULL;
+	size_t sl = 0;
+	if (l->str) {
+		sv = (const char *)c->str[l->str];
+		sl = c->str_len[l->str];
+	} else {
+		snprintf(num, sizeof(num), "%lld", (long long)l->num);
+		snprintf(numu, sizeof(numu), "%lld %.*s", (long long)l->num,
+			 (int)(c->str_len[l->num_unit] > 300 ? 300 : c->str_len[l->num_unit]),
+			 (const char *)c->str[l->num_unit]);
+	}
+	for (const char *v = c->lf_vals;;) {
+		size_t n = strcspn(v, ",");
+		if (sv ? n == sl && !memcmp(v, sv, n)
+		       : (n == strlen(num) && !memcmp(v, num, n)) || (l->num_unit && n == strlen(numu) && !memcmp(v, numu, n)))
+			return true;
+		if (!v[n])
+			return false;
+		v += n + 1;
+	}
+}
+
 static int read_sample(pp_ctx *c, const pb_field *f)
 {
 	fmt_build *b = &c->b;
@@ -693,6 +722,17 @@ static int read_sample(pp_ctx *c, const pb_field *f)
 	}
 	if (!v)
 		goto out;
+	if (c->lf_key >= 0) {
+		bool keep = false;
+		for (size_t i = 0; i < s->n_label && !keep; i++) {
+			const Perftools__Profiles__Label *l = s->label[i];
+			if (l->key == c->lf_key && check_str(c, l->str, f->at, "a Label's value") == 0 &&
+			    check_str(c, l->num_unit, f->at, "a Label's unit") == 0)
+				keep = label_wanted(c, l);
+		}
+		if (!keep)
+			goto out;
+	}
 	/* labels: the thread's, and the others as the sample's label set */
 	uint32_t pid = PF_NONE, tid = PF_NONE, cpu = PF_NONE, comm = c->default_comm;
 	size_t nl = 0;
@@ -867,6 +907,20 @@ static int pp_read(pp_ctx *c, const pf_load_opts *opts)
 		return fmt_oom(b);
 	c->default_comm = (uint32_t)unknown;
 	c->no_frames_loc = PF_NONE;
+	c->lf_key = -1;
+	if (opts && opts->label_filter) {
+		const char *lf = opts->label_filter, *eq = strchr(lf, '=');
+		if (!eq || eq == lf)
+			return proff_err_set(b->err, PROFF_EUSAGE, b->p->path, PROFF_NO_OFFSET,
+					     "--label %s: NAME=VALUE[,VALUE...] expected", lf);
+		char key[256];
+		snprintf(key, sizeof(key), "%.*s", (int)(eq - lf), lf);
+		c->lf_key = find_key(c, key);
+		if (c->lf_key < 0)
+			return proff_err_set(b->err, PROFF_EUSAGE, b->p->path, PROFF_NO_OFFSET,
+					     "--label: the profile has no label %s", key);
+		c->lf_vals = eq + 1;
+	}
 	at = 0;
 	while ((r = next_field(c, &at, &f)) > 0)
 		if (f.num == 2 && f.wt == 2 && (r = read_sample(c, &f)) < 0)

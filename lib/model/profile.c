@@ -2226,6 +2226,8 @@ int pf_profile_load(const char *path, const pf_load_opts *opts, pf_profile **out
 	int rc = pf_formats_load(path, opts, out, err);
 	if (rc != 0)
 		return rc < 0 ? rc : 0;
+	if (opts && opts->label_filter)
+		return proff_err_set(err, PROFF_EUSAGE, path, PROFF_NO_OFFSET, "--label: only pprof profiles have labels");
 	pf_profile *p;
 	rc = profile_new(path, opts, &p, err);
 	if (rc < 0)

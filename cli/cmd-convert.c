@@ -102,7 +102,7 @@ int cmd_convert(int argc, char **argv)
 	optind = 1;
 	opterr = 0;
 	int c;
-	while ((c = getopt_long(argc, argv, "+h", longopts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
 		switch (c) {
 		case O_TO: to = optarg; break;
 		case O_SAMPLE_TYPE: lo.sample_type = optarg; break;

@@ -82,7 +82,6 @@ int fmt_build_init(fmt_build *b, const char *name, const char *event, const char
 	    PF_GROW(p->label_sets, b->cap_sets, 2) < 0)
 		return fmt_oom(b);
 	p->events[0].unit = (uint32_t)u;
-	p->events[0].has_callchain = true;
 	p->nodes[0] = (pf_node){ 0, PF_NONE, 0 };
 	p->nr_nodes = 1;
 	p->label_sets[0] = p->label_sets[1] = 0;
@@ -131,9 +130,13 @@ pf_profile *fmt_build_finish(fmt_build *b)
 	pf_event *e = &p->events[0];
 	e->total_period = 0;
 	e->nr_samples = 0;
+	/* callchains: a stack of more than one frame somewhere (a profile of
+	 * leaves only, as perf record without -g, has no Children) */
+	e->has_callchain = false;
 	for (size_t i = 0; i < p->nr_samples; i++) {
 		e->total_period += p->samples[i].period;
 		e->nr_samples += p->samples[i].count;
+		e->has_callchain |= p->nodes[p->samples[i].stack].depth > 1;
 	}
 	fit((void **)&p->samples, &p->cap_samples, p->nr_samples, sizeof(*p->samples));
 	fit((void **)&p->nodes, &p->cap_nodes, p->nr_nodes, sizeof(*p->nodes));
@@ -382,7 +385,7 @@ int fmt_sample(fmt_build *b, uint32_t thread, uint32_t cpu, uint32_t stack, uint
 	}
 	pf_sample *s = &p->samples[id];
 	if (period > UINT64_MAX - s->period)
-		return fmt_err_at(b, PROFF_NO_OFFSET, "the values of one stack add up to more than 2^64");
+		return FMT_OVERFLOW;     /* the caller says where */
 	s->period += period;
 	/* a full count is continued in another sample of the same key (the
 	 * model's rule: consumers sum) */

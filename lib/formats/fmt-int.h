@@ -74,7 +74,10 @@ uint32_t fmt_label_set(fmt_build *b, pf_label *labels, size_t n);
 /* The thread of (pid, tid, comm string id, label set) */
 uint32_t fmt_thread(fmt_build *b, uint32_t pid, uint32_t tid, uint32_t comm, uint32_t set);
 /* One raw sample (a record of the file): period and count added to the
- * aggregated sample of (thread, cpu, stack). 0 or a negative error. */
+ * aggregated sample of (thread, cpu, stack). 0, a negative error, or
+ * FMT_OVERFLOW (err not set: the caller names the place) when the
+ * stack's periods add up to more than 2^64 - 1. */
+#define FMT_OVERFLOW (-100)
 int fmt_sample(fmt_build *b, uint32_t thread, uint32_t cpu, uint32_t stack, uint64_t period, uint64_t count);
 
 /* ---- input ---------------------------------------------------------------------- */

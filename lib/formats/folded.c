@@ -250,7 +250,7 @@ static int folded_parse(folded_ctx *c, const uint8_t *data, size_t len)
 			f = semi + 1;
 		}
 		if (fl.count && (r = fmt_sample(b, thread, PF_NONE, node, fl.count, 1)) < 0)
-			return r;
+			return r == FMT_OVERFLOW ? fmt_err_line(b, lineno, "the counts of this stack add up to more than 2^64 - 1") : r;
 	}
 	return 0;
 }

@@ -420,36 +420,59 @@ static int hexval(int ch)
 	return -1;
 }
 
-/* Mappings as dsos (a hex build id kept as bytes) */
+static int make_dso(pp_ctx *c, struct pmap *m);
+
+static int map_id_cmp(const void *x, const void *y, void *arg)
+{
+	const struct pmap *m = arg;
+	uint64_t a = m[*(const uint32_t *)x].id, b = m[*(const uint32_t *)y].id;
+	return a < b ? -1 : a > b;
+}
+
+/* Mappings as dsos (a hex build id kept as bytes), made in the order of
+ * the mappings' ids (pf_pprof_write numbers them in its dsos' order) */
 static int make_dsos(pp_ctx *c)
 {
-	for (size_t i = 0; i < c->nmaps; i++) {
-		struct pmap *m = &c->maps[i];
-		if (check_str(c, m->filename, m->at, "a Mapping's file name") < 0 ||
-		    check_str(c, m->build_id, m->at, "a Mapping's build id") < 0)
-			return -1;
-		uint8_t bid[20];
-		size_t nb = 0, bl = c->str_len[m->build_id];
-		const uint8_t *bs = c->str[m->build_id];
-		if (bl && bl % 2 == 0 && bl <= 2 * sizeof(bid)) {
-			for (nb = 0; nb < bl / 2; nb++) {
-				int hi = hexval(bs[2 * nb]), lo = hexval(bs[2 * nb + 1]);
-				if (hi < 0 || lo < 0)
-					break;
-				bid[nb] = (uint8_t)(hi << 4 | lo);
-			}
-			if (nb != bl / 2)
-				nb = 0;
+	uint32_t *ord = malloc((c->nmaps ? c->nmaps : 1) * sizeof(*ord));
+	if (!ord)
+		return fmt_oom(&c->b);
+	for (size_t i = 0; i < c->nmaps; i++)
+		ord[i] = (uint32_t)i;
+	qsort_r(ord, c->nmaps, sizeof(*ord), map_id_cmp, c->maps);
+	int rc = 0;
+	for (size_t k = 0; k < c->nmaps && rc == 0; k++)
+		rc = make_dso(c, &c->maps[ord[k]]);
+	free(ord);
+	return rc;
+}
+
+/* One mapping's dso */
+static int make_dso(pp_ctx *c, struct pmap *m)
+{
+	if (check_str(c, m->filename, m->at, "a Mapping's file name") < 0 ||
+	    check_str(c, m->build_id, m->at, "a Mapping's build id") < 0)
+		return -1;
+	uint8_t bid[20];
+	size_t nb = 0, bl = c->str_len[m->build_id];
+	const uint8_t *bs = c->str[m->build_id];
+	if (bl && bl % 2 == 0 && bl <= 2 * sizeof(bid)) {
+		for (nb = 0; nb < bl / 2; nb++) {
+			int hi = hexval(bs[2 * nb]), lo = hexval(bs[2 * nb + 1]);
+			if (hi < 0 || lo < 0)
+				break;
+			bid[nb] = (uint8_t)(hi << 4 | lo);
 		}
-		const char *name = (const char *)c->str[m->filename];
-		size_t nl = c->str_len[m->filename];
-		if (!nl) {
-			name = "[unknown]";
-			nl = 9;
-		}
-		if ((m->dso = fmt_dso(&c->b, name, nl, bid, nb)) == PF_NONE)
-			return fmt_oom(&c->b);
+		if (nb != bl / 2)
+			nb = 0;
 	}
+	const char *name = (const char *)c->str[m->filename];
+	size_t nl = c->str_len[m->filename];
+	if (!nl) {
+		name = "[unknown]";
+		nl = 9;
+	}
+	if ((m->dso = fmt_dso(&c->b, name, nl, bid, nb)) == PF_NONE)
+		return fmt_oom(&c->b);
 	return 0;
 }
 
@@ -464,9 +487,11 @@ static uint64_t loc_addr(const pp_ctx *c, const struct ploc *l)
 
 typedef struct sym_span { uint32_t dso, func; uint64_t lo, hi; uint32_t sym; } sym_span;
 
-static int span_cmp(const void *x, const void *y)
+/* span indices by (dso, start, end, function) */
+static int span_cmp(const void *x, const void *y, void *arg)
 {
-	const sym_span *a = x, *b = y;
+	const sym_span *sp = arg;
+	const sym_span *a = &sp[*(const uint32_t *)x], *b = &sp[*(const uint32_t *)y];
 	if (a->dso != b->dso)
 		return a->dso < b->dso ? -1 : 1;
 	if (a->lo != b->lo)
@@ -538,24 +563,33 @@ static int make_locations(pp_ctx *c)
 		}
 	}
 	/* symbols: addresses the span's, made unique per dso (an inlined
-	 * function and the one it is in may share a span) */
+	 * function and the one it is in may share a span); made in the order
+	 * their first locations come (perf.data's loader makes them as it
+	 * resolves the locations: ties in perf's orders follow the ids) */
+	uint32_t *ord = rc == 0 ? malloc((nspans ? nspans : 1) * sizeof(*ord)) : NULL;
+	if (rc == 0 && !ord)
+		rc = fmt_oom(b);
 	if (rc == 0) {
-		qsort(spans, nspans, sizeof(*spans), span_cmp);
+		for (size_t i = 0; i < nspans; i++)
+			ord[i] = (uint32_t)i;
+		qsort_r(ord, nspans, sizeof(*ord), span_cmp, spans);
+		for (size_t k = 1; k < nspans; k++) {
+			const sym_span *p = &spans[ord[k - 1]];
+			sym_span *s = &spans[ord[k]];
+			if (s->dso == p->dso && s->lo == p->lo && s->hi <= p->hi)
+				s->hi = p->hi + 1;
+		}
 		for (size_t i = 0; i < nspans; i++) {
 			sym_span *s = &spans[i];
-			uint64_t end = s->hi + 1;
-			if (i && s->dso == spans[i - 1].dso && s->lo == spans[i - 1].lo && end <= spans[i - 1].hi + 1)
-				end = spans[i - 1].hi + 2;
-			s->hi = end - 1;
 			const struct pfunc *f = &c->funcs[s->func];
 			int64_t nm = str_of(c, c->str_len[f->name] ? f->name : f->system_name);
-			if (nm < 0 || (s->sym = fmt_sym(b, s->dso, s->func, (uint32_t)nm, s->lo, end, NULL)) == PF_NONE) {
+			if (nm < 0 || (s->sym = fmt_sym(b, s->dso, s->func, (uint32_t)nm, s->lo, s->hi + 1, NULL)) == PF_NONE) {
 				rc = fmt_oom(b);
 				break;
 			}
-			*pair_table_find(&span_of, s->dso, s->func, 0, NULL) = (uint32_t)i;
 		}
 	}
+	free(ord);
 	/* the locations' frames, leaf first */
 	c->frame0 = rc == 0 ? malloc((c->nlocs + 1) * sizeof(*c->frame0)) : NULL;
 	size_t nframes = 0;
@@ -829,6 +863,8 @@ static int read_sample(pp_ctx *c, const pb_field *f)
 		}
 	}
 	rc = fmt_sample(b, thread, cpu, node, (uint64_t)v, (uint64_t)n);
+	if (rc == FMT_OVERFLOW)
+		rc = pp_err(c, f->at, "the values of this Sample's stack add up to more than 2^64 - 1");
 out:
 	arena_reset(&c->arena);
 	return rc;

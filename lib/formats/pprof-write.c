@@ -45,6 +45,7 @@ typedef struct pw_ctx {
 	/* mappings: (dso, ip - addr) -> index */
 	pair_table map_tab;
 	pb_mapping **maps; size_t nmaps, cap_maps;
+	uint32_t *map_dso; size_t cap_map_dso;   /* mapping (in the order made) -> its dso */
 	/* functions: symbol -> index + 1 (0: none yet) */
 	uint32_t *func_of_sym;
 	pb_function **funcs; size_t nfuncs, cap_funcs;
@@ -117,7 +118,7 @@ static uint32_t mapping_of(pw_ctx *c, const pf_loc *l)
 		return (uint32_t)m->id;
 	}
 	pb_mapping *m = pw_alloc(c, sizeof(*m));
-	if (!m || PF_GROW(c->maps, c->cap_maps, c->nmaps + 1) < 0) {
+	if (!m || PF_GROW(c->maps, c->cap_maps, c->nmaps + 1) < 0 || PF_GROW(c->map_dso, c->cap_map_dso, c->nmaps + 1) < 0) {
 		c->oom = true;
 		*slot = 0;
 		return 0;
@@ -137,6 +138,7 @@ static uint32_t mapping_of(pw_ctx *c, const pf_loc *l)
 	}
 	m->has_functions = true;
 	*slot = (uint32_t)c->nmaps;
+	c->map_dso[c->nmaps] = l->dso;
 	c->maps[c->nmaps++] = m;
 	return (uint32_t)m->id;
 }
@@ -381,19 +383,49 @@ static void main_mapping_first(pw_ctx *c)
 			pick = i;
 	if (pick == SIZE_MAX || pick == 0)
 		return;
-	/* the picked one first, the others after it in their order */
+	/* the picked one first, the others after it in their order (the ids
+	 * stay: they give the dsos' order, mapping_ids_by_dso) */
 	pb_mapping *m = c->maps[pick];
 	memmove(c->maps + 1, c->maps, pick * sizeof(*c->maps));
 	c->maps[0] = m;
-	for (size_t i = 0; i <= pick; i++)
-		c->maps[i]->id = i + 1;
-	for (size_t i = 0; i < c->nlocs; i++) {
-		uint64_t id = c->locs[i]->mapping_id;
-		if (id == pick + 1)
-			c->locs[i]->mapping_id = 1;
-		else if (id && id <= pick)
-			c->locs[i]->mapping_id = id + 1;
+}
+
+typedef struct map_rank { uint32_t dso, made; } map_rank;
+
+static int map_rank_cmp(const void *x, const void *y)
+{
+	const map_rank *a = x, *b = y;
+	if (a->dso != b->dso)
+		return a->dso < b->dso ? -1 : 1;
+	return a->made < b->made ? -1 : a->made > b->made;
+}
+
+/* Mapping ids in the order of the profile's dsos (pf_pprof_read makes a
+ * dso per mapping in id order: the dsos keep their order, which perf's
+ * tie orders read), mappings of one dso in the order they were made */
+static int mapping_ids_by_dso(pw_ctx *c)
+{
+	size_t n = c->nmaps;
+	map_rank *r = malloc((n ? n : 1) * sizeof(*r));
+	uint64_t *new_id = malloc((n + 1) * sizeof(*new_id));
+	if (!r || !new_id) {
+		free(r);
+		free(new_id);
+		return -1;
 	}
+	for (size_t i = 0; i < n; i++)
+		r[i] = (map_rank){ c->map_dso[i], (uint32_t)i };
+	qsort(r, n, sizeof(*r), map_rank_cmp);
+	new_id[0] = 0;
+	for (size_t k = 0; k < n; k++)
+		new_id[r[k].made + 1] = k + 1;
+	for (size_t i = 0; i < n; i++)
+		c->maps[i]->id = new_id[i + 1];
+	for (size_t i = 0; i < c->nlocs; i++)
+		c->locs[i]->mapping_id = new_id[c->locs[i]->mapping_id];
+	free(r);
+	free(new_id);
+	return 0;
 }
 
 static void pw_free(pw_ctx *c)
@@ -403,6 +435,7 @@ static void pw_free(pw_ctx *c)
 	free(c->str_of);
 	pair_table_free(&c->map_tab);
 	free(c->maps);
+	free(c->map_dso);
 	free(c->func_of_sym);
 	free(c->funcs);
 	free(c->loc_of);
@@ -503,6 +536,8 @@ static int pw_build(pw_ctx *c, pb_profile *m)
 	}
 	free(frames);
 	if (c->oom)
+		return -1;
+	if (mapping_ids_by_dso(c) < 0)
 		return -1;
 	main_mapping_first(c);
 	m->mapping = c->maps;

@@ -136,6 +136,7 @@ typedef struct ss_ctx {
 	size_t nfuncs;
 	uint32_t nframes;
 	size_t nprofiles;
+	bool oom;
 } ss_ctx;
 
 static void ss_end_profile(ss_ctx *c)
@@ -169,15 +170,30 @@ static int ss_events_cb(void *arg, const proff_trace_thread_info *th, const prof
 		ns = c->last_ns;
 	c->last_ns = ns;
 	fprintf(c->f, "%s{\"type\":\"%c\",\"frame\":%" PRId32 ",\"at\":%" PRIu64 "}", c->first_event ? "\n" : ",\n",
-		ev->kind == PROFF_TEV_ENTER ? 'O' : 'C', ev->func < c->nfuncs ? c->frame_of[ev->func] : 0, ns);
+		ev->kind == PROFF_TEV_ENTER ? 'O' : 'C', c->frame_of[ev->func], ns);
 	c->first_event = false;
 	return ferror(c->f) ? 1 : 0;
 }
 
+/* functions are numbered as the reader meets them: the table grows */
 static int ss_frames_cb(void *arg, const proff_trace_thread_info *th, const proff_trace_event *ev)
 {
 	ss_ctx *c = arg;
-	if (ev && ev->func < c->nfuncs && c->frame_of[ev->func] < 0)
+	if (!ev)
+		return 0;
+	if (ev->func >= c->nfuncs) {
+		size_t n = (size_t)ev->func + 1 > 2 * c->nfuncs ? (size_t)ev->func + 1 : 2 * c->nfuncs;
+		int32_t *v = pf_realloc_array(c->frame_of, n, sizeof(*v));
+		if (!v) {
+			c->oom = true;
+			return 1;     /* stops the walk */
+		}
+		for (size_t i = c->nfuncs; i < n; i++)
+			v[i] = -1;
+		c->frame_of = v;
+		c->nfuncs = n;
+	}
+	if (c->frame_of[ev->func] < 0)
 		c->frame_of[ev->func] = (int32_t)c->nframes++;
 	return 0;
 }
@@ -185,14 +201,9 @@ static int ss_frames_cb(void *arg, const proff_trace_thread_info *th, const prof
 int pf_speedscope_write(struct proff_trace *t, const char *name, FILE *out, proff_error *err)
 {
 	ss_ctx c = { .t = t, .f = out };
-	c.nfuncs = proff_trace_nfuncs(t);
-	c.frame_of = malloc((c.nfuncs ? c.nfuncs : 1) * sizeof(*c.frame_of));
-	if (!c.frame_of)
-		return proff_err_set(err, PROFF_ENOMEM, name, PROFF_NO_OFFSET, "out of memory");
-	memset(c.frame_of, 0xff, c.nfuncs * sizeof(*c.frame_of));
 	/* the frames used, numbered in order of first use */
 	int rc = proff_trace_foreach(t, ss_frames_cb, &c, err);
-	if (rc < 0) {
+	if (rc < 0 || (c.oom && (rc = proff_err_set(err, PROFF_ENOMEM, name, PROFF_NO_OFFSET, "out of memory")))) {
 		free(c.frame_of);
 		return rc;
 	}

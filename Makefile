@@ -16,7 +16,7 @@ SAN     ?= 0
 CC      ?= cc
 WERROR  ?= 0
 
-PKGS     := libdw libelf libzstd zlib
+PKGS     := libdw libelf libzstd zlib libprotobuf-c
 CPPFLAGS += -Iinclude -D_GNU_SOURCE -DPROFF_VERSION=\"0.1.0\"
 CFLAGS   ?= -O2 -g
 CFLAGS   += -std=gnu17 -Wall -Wextra -Wno-unused-parameter -fno-omit-frame-pointer
@@ -31,7 +31,7 @@ ifeq ($(TSAN),1)
 CFLAGS   += -fsanitize=thread -O1
 LDFLAGS  += -fsanitize=thread
 endif
-LIBS     := $(shell pkg-config --libs $(PKGS) 2>/dev/null || echo -ldw -lelf -lzstd -lz) -lstdc++ -lm -lpthread
+LIBS     := $(shell pkg-config --libs $(PKGS) 2>/dev/null || echo -ldw -lelf -lzstd -lz -lprotobuf-c) -lstdc++ -lm -lpthread
 
 LIB_SRC  := $(shell find lib -name '*.c' | sort)
 CLI_SRC  := $(wildcard cli/*.c)
@@ -43,6 +43,18 @@ LIB_OBJ  := $(LIB_SRC:%.c=$(BUILD)/%.o)
 CLI_OBJ  := $(CLI_SRC:%.c=$(BUILD)/%.o)
 UNIT_BIN := $(UNIT_SRC:tests/unit/%.c=$(BUILD)/tests/%)
 DEPS     := $(LIB_OBJ:.o=.d) $(CLI_OBJ:.o=.d)
+
+# pprof's schema (lib/formats/profile.proto): protobuf-c's C code for it is
+# generated into $(BUILD)/gen/formats/ and goes into libproff.a
+GEN      := $(BUILD)/gen
+CPPFLAGS += -I$(GEN)
+LIB_OBJ  += $(GEN)/formats/profile.pb-c.o
+$(GEN)/formats/%.pb-c.c $(GEN)/formats/%.pb-c.h: lib/formats/%.proto
+	@mkdir -p $(dir $@)
+	protoc-c --proto_path=lib/formats --c_out=$(GEN)/formats $<
+$(GEN)/formats/%.pb-c.o: $(GEN)/formats/%.pb-c.c
+	$(CC) $(CPPFLAGS) $(CFLAGS) -MMD -MP -c $< -o $@
+$(filter $(BUILD)/lib/formats/%,$(LIB_OBJ)): | $(GEN)/formats/profile.pb-c.h
 
 all: $(BUILD)/proff $(BUILD)/libproff-instrument.so $(BUILD)/libproff-instrument.a
 

@@ -41,12 +41,14 @@ struct report_args {
 	bool tree;
 	int verbose;
 	const char *symfs, *kallsyms, *buildid_dir;
+	const char *sample_type, *label;   /* pprof profiles (lib/formats) */
 };
 
 enum {
 	O_CHILDREN = 256, O_NO_CHILDREN, O_MAX_STACK, O_PERCENT_LIMIT, O_PERCENTAGE, O_PID, O_TID,
 	O_CPU, O_TIME, O_JSON, O_HEADER, O_HEADER_ONLY, O_SYMFS, O_KALLSYMS, O_BUILDID_DIR,
 	O_STDIO, O_COMMS, O_DSOS, O_SYMBOLS, O_NO_PAGER, O_NO_COMPENSATE, O_CALIBRATION,
+	O_SAMPLE_TYPE, O_LABEL,
 };
 
 struct opt_doc { struct option o; int shortc; const char *arg, *help; };
@@ -58,7 +60,7 @@ static const struct opt_doc options[] = {
 	{ { "call-graph", optional_argument, NULL, 'g' }, 'g', "print_type,threshold[,print_limit],order,sort_key[,branch],value", "graph|fractal|flat|folded|none, caller|callee, percent|period|count" },
 	{ { "inverted", no_argument, NULL, 'G' }, 'G', NULL, "alias for caller-based call graph" },
 	{ { "max-stack", required_argument, NULL, O_MAX_STACK }, 0, "N", "limit the callchain depth" },
-	{ { "sort", required_argument, NULL, 's' }, 's', "KEYS", "sort by pid, tid, comm, dso, symbol, cpu, parent, srcline" },
+	{ { "sort", required_argument, NULL, 's' }, 's', "KEYS", "sort by pid, tid, comm, dso, symbol, cpu, parent, srcline, label:NAME" },
 	{ { "parent", required_argument, NULL, 'p' }, 'p', "REGEX", "regex filter to identify the parent (default ^sys_|^do_page_fault)" },
 	{ { "percent-limit", required_argument, NULL, O_PERCENT_LIMIT }, 0, "N", "do not show entries below N percent" },
 	{ { "percentage", required_argument, NULL, O_PERCENTAGE }, 0, "relative|absolute", "how to compute percentages with filters" },
@@ -85,6 +87,8 @@ static const struct opt_doc options[] = {
 	{ { "no-compensate", no_argument, NULL, O_NO_COMPENSATE }, 0, NULL, "exact traces: raw times, no overhead subtraction" },
 	{ { "calibration", required_argument, NULL, O_CALIBRATION }, 0, "FILE", "proff calibrate -o FILE: exact traces are compensated with it (default $PROFF_CALIBRATION), sampled profiles show the recorder's cost" },
 	{ { "tree", no_argument, NULL, 'T' }, 'T', NULL, "exact traces: the execution tree with times and calls" },
+	{ { "sample-type", required_argument, NULL, O_SAMPLE_TYPE }, 0, "TYPE", "pprof profiles: the sample type read (name or index; default the last)" },
+	{ { "label", required_argument, NULL, O_LABEL }, 0, "NAME=VALUES", "pprof profiles: only show samples whose label NAME has one of the values" },
 	{ { "help", no_argument, NULL, 'h' }, 'h', NULL, "this help" },
 };
 #define NOPTS (sizeof(options) / sizeof(options[0]))
@@ -356,6 +360,8 @@ int cmd_report(int argc, char **argv)
 		case O_NO_COMPENSATE: a.no_compensate = true; break;
 		case O_CALIBRATION: a.calibration = optarg; break;
 		case 'T': a.tree = true; break;
+		case O_SAMPLE_TYPE: a.sample_type = optarg; break;
+		case O_LABEL: a.label = optarg; break;
 		case 'h': usage(stdout); return 0;
 		default:
 			if (optopt)
@@ -449,6 +455,8 @@ int cmd_report(int argc, char **argv)
 	lo.time_spec = a.time;
 	lo.demangle_params = a.verbose > 0;
 	lo.no_compensate = a.no_compensate;
+	lo.sample_type = a.sample_type;
+	lo.label_filter = a.label;
 	/* A large file is read in two halves by two threads (the raw-stack
 	 * caches are bounded, so the halves cost a few MB more than one read) */
 	lo.split_load = true;

@@ -23,6 +23,7 @@ static const struct cmd_struct commands[] = {
 	{ "diff",      cmd_diff,      "Compare profiles, like perf diff (and --stream, -c cycles)" },
 	{ "dprofpp",   cmd_dprofpp,   "Devel::DProf-compatible reports of tmon.out and proff traces" },
 	{ "calibrate", cmd_calibrate, "Measure what proff's own measuring costs on this machine" },
+	{ "convert",   cmd_convert,   "Write a profile as pprof, folded stacks, Chrome trace events or speedscope" },
 };
 
 static void usage(FILE *f)

@@ -30,6 +30,11 @@ NEEDED=(
   "binutils:/usr/bin/objcopy"
   "python3-dbg:/usr/bin/python3-dbg"
   "time:/usr/bin/time"
+  "libprotobuf-c-dev:/usr/include/protobuf-c/protobuf-c.h"
+  "protobuf-c-compiler:/usr/bin/protoc-c"
+  "golang-go:/usr/bin/go"
+  "chromium:/usr/bin/chromium"
+  "npm:/usr/bin/npm"
 )
 
 missing=()

@@ -26,6 +26,7 @@
 
 enum hist_key_id {
 	HK_COMM, HK_PID, HK_TID, HK_DSO, HK_SYM, HK_CPU, HK_PARENT, HK_SRCLINE,
+	HK_LABEL,      /* label:NAME, a pprof label's value (hist.label_key names it) */
 	HK__MAX
 };
 #define HIST_MAX_KEYS 8
@@ -115,6 +116,7 @@ typedef struct hist {
 	size_t key_width[HIST_MAX_KEYS];    /* keys[i]'s column width once hist_key_widths ran (0: not yet) */
 	/* callchain storage */
 	hist_cc_node *cc_nodes; size_t nr_cc_nodes, cap_cc_nodes;
+	uint32_t label_key;                 /* label:NAME's string id (PF_NONE: no label key) */
 	struct hist_priv *priv;
 	struct hist_order *order;           /* perf's row order, computed ahead (hist_order_start) */
 	/* Rows perf's collapse merged into an equal one (tree mode; their sums

@@ -65,6 +65,17 @@ typedef struct pf_thread {
 	uint32_t comm;             /* string id of the thread's last comm (perf's width rule uses it) */
 } pf_thread;
 
+/* A sample label of a pprof profile (lib/formats): key and value as
+ * strings; a numeric label's value is its number as text, with its unit
+ * when it has one ("4096 bytes"). */
+typedef struct pf_label {
+	uint32_t key;              /* string id */
+	uint32_t value;            /* string id of the value's text */
+	int64_t num;               /* numeric labels: the number */
+	uint32_t unit;             /* numeric labels: string id of the unit, 0 if none */
+	bool is_num;
+} pf_label;
+
 typedef struct pf_sample {
 	uint32_t evsel;
 	uint32_t thread;           /* index into threads */
@@ -88,6 +99,7 @@ typedef struct pf_level_note {
 
 typedef struct pf_event {
 	char *name;                /* "cpu-clock" */
+	uint32_t unit;             /* string id of the period's unit ("nanoseconds", "bytes"), 0: unknown */
 	uint32_t type;
 	uint64_t config;
 	uint64_t sample_type;
@@ -166,6 +178,12 @@ typedef struct pf_load_opts {
 	bool no_compensate;        /* raw times, no overhead subtraction */
 	bool have_overheads;       /* use o_in_ns / o_full_ns instead of the recorded estimate */
 	double o_in_ns, o_full_ns;
+	/* pprof profiles (lib/formats): the sample type read, by name or
+	 * index (NULL: the default, the last one, as pprof does) */
+	const char *sample_type;
+	/* pprof profiles: only the samples whose label NAME has one of the
+	 * values ("NAME=VALUE[,VALUE...]", as pprof's -tagfocus; NULL: all) */
+	const char *label_filter;
 } pf_load_opts;
 
 typedef struct pf_profile {
@@ -197,6 +215,13 @@ typedef struct pf_profile {
 	sym_ctx *syms_ctx;
 	struct pf_profile_priv *priv;   /* loader state (hash tables) */
 	char **warnings; size_t nr_warnings;
+	/* pprof labels (lib/formats): a profile read from pprof has one
+	 * thread per (pid, tid, comm, label set); thread_labels[thread] is its
+	 * set. Set i is labels[label_sets[i] .. label_sets[i + 1]), sorted by
+	 * key id; set 0 is empty. All NULL when the profile has no labels. */
+	uint32_t *thread_labels;
+	pf_label *labels; size_t nr_labels;
+	uint32_t *label_sets; size_t nr_label_sets;
 } pf_profile;
 
 void pf_load_opts_init(pf_load_opts *o);
@@ -210,6 +235,19 @@ void pf_profile_free(pf_profile *p);
 void pf_profile_drop_sequence(pf_profile *p);
 
 static inline const char *pf_str(const pf_profile *p, uint32_t id) { return p->strs.strs[id]; }
+
+/* The value (string id) of the label whose key is string id key of a
+ * thread's samples, PF_NONE when they have none. */
+static inline uint32_t pf_label_value(const pf_profile *p, uint32_t thread, uint32_t key)
+{
+	uint32_t set = p->thread_labels && thread < p->nr_threads ? p->thread_labels[thread] : 0;
+	if (!set || set >= p->nr_label_sets)
+		return PF_NONE;
+	for (uint32_t i = p->label_sets[set]; i < p->label_sets[set + 1]; i++)
+		if (p->labels[i].key == key)
+			return p->labels[i].value;
+	return PF_NONE;
+}
 
 /* The period of raw sample i (p->seq[i]) */
 uint64_t pf_seq_period_big(const pf_profile *p, size_t i);

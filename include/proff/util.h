@@ -127,6 +127,9 @@ int pf_strtab_init(pf_strtab *t);
 void pf_strtab_free(pf_strtab *t);
 /* Returns the id (>= 0) or -1 on allocation failure. */
 int64_t pf_strtab_intern(pf_strtab *t, const char *s, size_t len);
+/* The id of a string already interned, -1 if it is not (reads only: safe
+ * beside other readers) */
+int64_t pf_strtab_find(const pf_strtab *t, const char *s, size_t len);
 static inline const char *pf_strtab_get(const pf_strtab *t, uint32_t id) { return t->strs[id]; }
 
 /* ---- string lists (comma separated or file://path, one per line) -------- */

@@ -94,6 +94,11 @@ static void row_keys(const hist *h, const hist_entry *e, const int *keys, int nk
 		case HK_CPU: d->n = e->cpu; break;
 		case HK_PARENT: d->s = e->parent ? pf_str(h->prof, e->parent) : "[other]"; break;
 		case HK_SRCLINE: d->s = pf_str(h->prof, e->srcline); break;
+		case HK_LABEL: {
+			uint32_t v = h->label_key == PF_NONE ? PF_NONE : pf_label_value(h->prof, e->thread, h->label_key);
+			d->s = v == PF_NONE ? "[none]" : pf_str(h->prof, v);
+			break;
+		}
 		default: break;
 		}
 	}

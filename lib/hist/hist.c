@@ -351,6 +351,24 @@ static int k_srcline_print(const hist *h, const hist_entry *e, char *buf, size_t
 	return pad_to(buf, len, n, width, pad);
 }
 
+/* label:NAME — the value of a pprof label of the row's samples (their
+ * thread carries the label set: pf_profile.thread_labels) */
+static const char *label_text(const hist *h, uint32_t thread)
+{
+	uint32_t v = h->label_key == PF_NONE ? PF_NONE : pf_label_value(h->prof, thread, h->label_key);
+	return v == PF_NONE ? "[none]" : pf_str(h->prof, v);
+}
+static int k_label_cmp(const hist *h, const hist_entry *a, const hist_entry *b)
+{
+	return strcmp(label_text(h, a->thread), label_text(h, b->thread));
+}
+static size_t k_label_width(const hist *h, const hist_entry *e) { return strlen(label_text(h, e->thread)); }
+static int k_label_print(const hist *h, const hist_entry *e, char *buf, size_t len, int width, bool pad, char sep)
+{
+	int n = put_name(buf, len, label_text(h, e->thread), width, sep);
+	return pad_to(buf, len, n, width, pad);
+}
+
 const hist_key_def hist_keys[HK__MAX] = {
 	[HK_COMM]    = { "comm", NULL, "Command", HK_COMM, k_comm_cmp, k_comm_width, k_comm_print },
 	[HK_PID]     = { "pid", NULL, "    Pid:Command", HK_PID, k_pid_cmp, k_pid_width, k_pid_print },
@@ -360,6 +378,7 @@ const hist_key_def hist_keys[HK__MAX] = {
 	[HK_CPU]     = { "cpu", NULL, "CPU", HK_CPU, k_cpu_cmp, k_cpu_width, k_cpu_print },
 	[HK_PARENT]  = { "parent", NULL, "Parent symbol", HK_PARENT, k_parent_cmp, k_parent_width, k_parent_print },
 	[HK_SRCLINE] = { "srcline", NULL, "Source:Line", HK_SRCLINE, k_srcline_cmp, k_srcline_width, k_srcline_print },
+	[HK_LABEL]   = { "label", NULL, "Label", HK_LABEL, k_label_cmp, k_label_width, k_label_print },
 };
 
 const hist_key_def *hist_key_find(const char *name)
@@ -384,6 +403,11 @@ int hist_parse_sort(const char *spec, int *keys, int max, proff_error *err)
 					     "Unknown --sort key: '%.*s'", (int)l, p);
 		memcpy(name, p, l);
 		name[l] = '\0';
+		if (!strncmp(name, "label:", 6) && name[6])
+			name[5] = '\0';       /* label:NAME: the label's name is hist_label_name's */
+		else if (!strcmp(name, "label"))
+			return proff_err_set(err, PROFF_EUSAGE, NULL, PROFF_NO_OFFSET,
+					     "--sort label needs the label's name: label:NAME");
 		const hist_key_def *k = hist_key_find(name);
 		if (!k)
 			return proff_err_set(err, PROFF_EUSAGE, NULL, PROFF_NO_OFFSET,
@@ -458,6 +482,7 @@ static void key_words(hist *h, const ctx *c, uint32_t loc, bool chain, uint64_t 
 			break;
 		case HK_CPU: a = c->s->cpu; break;
 		case HK_PARENT: a = c->parent; break;
+		case HK_LABEL: a = pf_label_value(p, c->s->thread, h->label_key); break;
 		case HK_SRCLINE: {
 			const char *s = pf_loc_srcline(h->prof, loc);
 			(void)s;
@@ -962,6 +987,10 @@ static int ctx_cmp(const void *pa, const void *pb, void *arg)
 		case HK_PID: case HK_TID: x = (uint64_t)a->tid << 32 | a->pid; y = (uint64_t)b->tid << 32 | b->pid; break;
 		case HK_CPU: x = a->cpu; y = b->cpu; break;
 		case HK_PARENT: x = cs->parent[ia]; y = cs->parent[ib]; break;
+		case HK_LABEL:
+			x = pf_label_value(h->prof, a->thread, h->label_key);
+			y = pf_label_value(h->prof, b->thread, h->label_key);
+			break;
 		default: continue;
 		}
 		if (x != y)
@@ -980,7 +1009,7 @@ static void ctx_order(const hist *h, const uint32_t *parent_of, const uint32_t *
 	for (int i = 0; i < h->nkeys; i++) {
 		int k = h->keys[i];
 		comm |= k == HK_COMM;
-		other |= k == HK_PID || k == HK_TID || k == HK_CPU || k == HK_PARENT;
+		other |= k == HK_PID || k == HK_TID || k == HK_CPU || k == HK_PARENT || k == HK_LABEL;
 	}
 	for (size_t k = 1; k < n && ascending; k++)
 		ascending = idx[k - 1] < idx[k];
@@ -1015,6 +1044,10 @@ static bool same_ctx(const hist *h, const uint32_t *parent_of, uint32_t ia, uint
 		case HK_PID: case HK_TID: if (a->tid != b->tid || a->pid != b->pid) return false; break;
 		case HK_CPU: if (a->cpu != b->cpu) return false; break;
 		case HK_PARENT: if (parent_of[ia] != parent_of[ib]) return false; break;
+		case HK_LABEL:
+			if (pf_label_value(h->prof, a->thread, h->label_key) != pf_label_value(h->prof, b->thread, h->label_key))
+				return false;
+			break;
 		default: break;
 		}
 	}
@@ -2745,6 +2778,35 @@ static size_t split_point(const pf_profile *p)
 /* From this many samples a children pass runs on two threads */
 #define SPLIT_PASS_MIN 20000
 
+/* label:NAME's name as a string id of the profile (looked up, not
+ * interned: the second pass's thread makes its hist here too, beside
+ * readers of the strings; a name the profile lacks has no samples) */
+static int label_setup(hist *h, proff_error *err)
+{
+	h->label_key = PF_NONE;
+	const char *prev = NULL;
+	size_t prev_n = 0;
+	for (const char *s = h->opts.sort; key_has(h, HK_LABEL) && (s = strstr(s, "label:"));) {
+		if (s != h->opts.sort && s[-1] != ',') {
+			s += 6;
+			continue;
+		}
+		s += 6;
+		size_t n = strcspn(s, ",");
+		int64_t id = pf_strtab_find(&h->prof->strs, s, n);
+		if (id < 0)
+			id = PF_NONE - 1;      /* no sample has it */
+		if (prev && (prev_n != n || memcmp(prev, s, n)))
+			return proff_err_set(err, PROFF_EUSAGE, NULL, PROFF_NO_OFFSET,
+					     "--sort: one label key at a time (label:%.*s and label:%.*s)",
+					     (int)prev_n, prev, (int)n, s);
+		h->label_key = (uint32_t)id;
+		prev = s;
+		prev_n = n;
+	}
+	return 0;
+}
+
 /* A hist with its sort keys, room for rows and the row cache: all but the
  * rows (hist_build's, and the second pass thread's). */
 static int hist_new(pf_profile *prof, uint32_t evsel, const hist_opts *opts, hist **out, proff_error *err)
@@ -2769,6 +2831,10 @@ static int hist_new(pf_profile *prof, uint32_t evsel, const hist_opts *opts, his
 	}
 	h->nkeys = rc;
 	pv->kw = (size_t)h->nkeys * KW_PER_KEY;
+	if ((rc = label_setup(h, err)) < 0) {
+		hist_free(h);
+		return rc;
+	}
 	if (key_has(h, HK_PARENT) && opts->parent_regex) {
 		if (regcomp(&pv->parent_re, opts->parent_regex, REG_EXTENDED | REG_NOSUB) != 0) {
 			hist_free(h);

@@ -261,6 +261,12 @@ static int64_t key_cmp(const hist *h, int key, int stage, uint32_t li, uint32_t 
 			return null_cmp(lp == NONE_R, rp == NONE_R);
 		return rcmp(rp, lp);
 	}
+	case HK_LABEL: {
+		/* not a perf key: the values' text, as the key's comparator */
+		uint32_t lv = pf_label_value(h->prof, full(li)->thread, h->label_key);
+		uint32_t rv = pf_label_value(h->prof, full(ri)->thread, h->label_key);
+		return strcmp(rv == PF_NONE ? "[none]" : pf_str(h->prof, rv), lv == PF_NONE ? "[none]" : pf_str(h->prof, lv));
+	}
 	case HK_SRCLINE:
 		/* perf 6.1: one comparator for every stage, strings computed on use */
 		srcline_touch(li, ri);

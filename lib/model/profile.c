@@ -17,6 +17,7 @@
  * through their stack node; with merge_threads, by (event, stack) only.
  */
 #include "proff/profile.h"
+#include "proff/formats.h"
 #include "proff/perfdata.h"
 
 #include <stdio.h>
@@ -2221,8 +2222,14 @@ out:
 int pf_profile_load(const char *path, const pf_load_opts *opts, pf_profile **out, proff_error *err)
 {
 	*out = NULL;
+	/* pprof profiles and folded stacks, known by their content: lib/formats */
+	int rc = pf_formats_load(path, opts, out, err);
+	if (rc != 0)
+		return rc < 0 ? rc : 0;
+	if (opts && opts->label_filter)
+		return proff_err_set(err, PROFF_EUSAGE, path, PROFF_NO_OFFSET, "--label: only pprof profiles have labels");
 	pf_profile *p;
-	int rc = profile_new(path, opts, &p, err);
+	rc = profile_new(path, opts, &p, err);
 	if (rc < 0)
 		return rc;
 	struct pf_profile_priv *pr = p->priv;
@@ -2484,6 +2491,9 @@ void pf_profile_free(pf_profile *p)
 	free(p->seq);
 	free(p->seq_big);
 	free(p->threads);
+	free(p->thread_labels);
+	free(p->labels);
+	free(p->label_sets);
 	for (size_t i = 0; i < p->nr_warnings; i++)
 		free(p->warnings[i]);
 	free(p->warnings);

@@ -251,6 +251,20 @@ static int strtab_rehash(pf_strtab *t, size_t nslots)
 	return 0;
 }
 
+int64_t pf_strtab_find(const pf_strtab *t, const char *str, size_t len)
+{
+	if (!t->nslots)
+		return -1;
+	size_t j = pf_hash_bytes(str, len, 0) & (t->nslots - 1);
+	while (t->slots[j]) {
+		uint32_t id = t->slots[j] - 1;
+		if (t->lens[id] == len && memcmp(t->strs[id], str, len) == 0)
+			return id;
+		j = (j + 1) & (t->nslots - 1);
+	}
+	return -1;
+}
+
 int64_t pf_strtab_intern(pf_strtab *t, const char *str, size_t len)
 {
 	if ((t->n + 1) * 2 > t->nslots) {

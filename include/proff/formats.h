@@ -1,0 +1,85 @@
+/* proff/formats.h — the field's interchange formats (lib/formats).
+ *
+ * Read into the profile model (so report, diff, sort keys and filters work
+ * on them as on perf.data):
+ *   - pprof's profile.proto, gzipped or not (decoded by protobuf-c from
+ *     lib/formats/profile.proto): one sample type, chosen by
+ *     pf_load_opts.sample_type (default the last, as pprof);
+ *   - folded stacks ("a;b;c 123" per line, as FlameGraph's stackcollapse
+ *     scripts write them).
+ * pf_profile_load recognises both by content (pf_formats_load), files and
+ * standard input alike.
+ *
+ * Written from a profile: pprof (gzipped or not) and folded stacks; from an
+ * exact trace (proff record --instrument): Chrome's trace event JSON and
+ * speedscope's evented JSON. docs/formats/interchange.md describes the
+ * mapping both ways.
+ */
+#ifndef PROFF_FORMATS_H
+#define PROFF_FORMATS_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "proff/error.h"
+#include "proff/profile.h"
+
+enum pf_format {
+	PF_FORMAT_UNKNOWN = 0,
+	PF_FORMAT_PERF,            /* perf.data (file or pipe) */
+	PF_FORMAT_TRACE,           /* proff's exact trace */
+	PF_FORMAT_PPROF,           /* profile.proto, gzipped or not */
+	PF_FORMAT_FOLDED,          /* folded stacks (text), gzipped or not */
+};
+
+/* The format of a file from its first bytes (n of them; 64 are plenty).
+ * gzip data is PF_FORMAT_PPROF when its start cannot be looked into here;
+ * pf_formats_load looks inside. Anything not recognised is
+ * PF_FORMAT_UNKNOWN (perf.data's reader then says what is wrong). */
+enum pf_format pf_format_sniff(const uint8_t *head, size_t n);
+
+/* pf_profile_load's hook. If path ("-": standard input) holds a pprof
+ * profile or folded stacks, reads it into *out and returns 1; returns 0
+ * when it holds something else (perf.data, an exact trace: nothing of
+ * standard input is consumed then), or a negative proff_errcode with err
+ * set (one line: the file, the problem and its byte offset or line). */
+int pf_formats_load(const char *path, const pf_load_opts *opts, pf_profile **out, proff_error *err);
+
+/* The readers, on bytes in memory (name: for messages and p->path). data
+ * may be gzip-compressed. */
+int pf_pprof_read(const uint8_t *data, size_t len, const char *name, const pf_load_opts *opts,
+		  pf_profile **out, proff_error *err);
+int pf_folded_read(const uint8_t *data, size_t len, const char *name, const pf_load_opts *opts,
+		   pf_profile **out, proff_error *err);
+
+/* ---- writing ------------------------------------------------------------------ */
+
+typedef struct pf_write_opts {
+	bool gzip;                 /* pprof: gzip-compress the output (.pb.gz, .pprof) */
+	bool lines;                /* pprof: source files and lines of the locations (DWARF) */
+	int evsel;                 /* folded: the event written (-1: the first with samples) */
+} pf_write_opts;
+
+/* pprof: every event of p as two sample types, "<event>_samples"/"count"
+ * and "<event>"/its unit ("samples" and "<event>" for a single event), the
+ * samples' threads as labels pid, tid, comm (and cpu), their pprof labels
+ * again, mappings with their build ids. */
+int pf_pprof_write(pf_profile *p, FILE *out, const pf_write_opts *o, proff_error *err);
+
+/* Folded stacks of one event: "comm-pid/tid;root;...;leaf period" per
+ * stack (the comm prefix when the profile knows its threads), kernel
+ * frames with "_[k]" as stackcollapse-perf.pl --kernel, lines sorted. */
+int pf_folded_write(const pf_profile *p, FILE *out, const pf_write_opts *o, proff_error *err);
+
+/* Exact traces (proff record --instrument): every call as an event pair,
+ * per thread, in the trace's time order. Chrome's trace event format
+ * ("B"/"E" events, microseconds, as uftrace dump --chrome writes it), which
+ * Perfetto and chrome://tracing open; speedscope's file format with one
+ * evented profile per thread (nanoseconds). */
+struct proff_trace;
+int pf_chrome_write(struct proff_trace *t, FILE *out, proff_error *err);
+int pf_speedscope_write(struct proff_trace *t, const char *name, FILE *out, proff_error *err);
+
+#endif

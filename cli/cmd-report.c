@@ -41,12 +41,15 @@ struct report_args {
 	bool tree;
 	int verbose;
 	const char *symfs, *kallsyms, *buildid_dir;
+	const char *flamegraph, *min_width;    /* --flamegraph FILE (cli/cli-flamegraph.c) */
+	bool flame_srcline;
 };
 
 enum {
 	O_CHILDREN = 256, O_NO_CHILDREN, O_MAX_STACK, O_PERCENT_LIMIT, O_PERCENTAGE, O_PID, O_TID,
 	O_CPU, O_TIME, O_JSON, O_HEADER, O_HEADER_ONLY, O_SYMFS, O_KALLSYMS, O_BUILDID_DIR,
 	O_STDIO, O_COMMS, O_DSOS, O_SYMBOLS, O_NO_PAGER, O_NO_COMPENSATE, O_CALIBRATION,
+	O_FLAMEGRAPH, O_MIN_WIDTH, O_FLAME_SRCLINE,
 };
 
 struct opt_doc { struct option o; int shortc; const char *arg, *help; };
@@ -85,6 +88,9 @@ static const struct opt_doc options[] = {
 	{ { "no-compensate", no_argument, NULL, O_NO_COMPENSATE }, 0, NULL, "exact traces: raw times, no overhead subtraction" },
 	{ { "calibration", required_argument, NULL, O_CALIBRATION }, 0, "FILE", "proff calibrate -o FILE: exact traces are compensated with it (default $PROFF_CALIBRATION), sampled profiles show the recorder's cost" },
 	{ { "tree", no_argument, NULL, 'T' }, 'T', NULL, "exact traces: the execution tree with times and calls" },
+	{ { "flamegraph", required_argument, NULL, O_FLAMEGRAPH }, 0, "FILE", "write a flame graph instead of the report: FILE.svg, FILE.html (interactive) or FILE.folded (docs/flamegraph.md)" },
+	{ { "min-width", required_argument, NULL, O_MIN_WIDTH }, 0, "PCT", "flame graph: merge frames narrower than PCT % of the total (default 0.1)" },
+	{ { "flamegraph-srcline", no_argument, NULL, O_FLAME_SRCLINE }, 0, NULL, "flame graph: frames by function and source line too" },
 	{ { "help", no_argument, NULL, 'h' }, 'h', NULL, "this help" },
 };
 #define NOPTS (sizeof(options) / sizeof(options[0]))
@@ -356,6 +362,9 @@ int cmd_report(int argc, char **argv)
 		case O_NO_COMPENSATE: a.no_compensate = true; break;
 		case O_CALIBRATION: a.calibration = optarg; break;
 		case 'T': a.tree = true; break;
+		case O_FLAMEGRAPH: a.flamegraph = optarg; break;
+		case O_MIN_WIDTH: a.min_width = optarg; break;
+		case O_FLAME_SRCLINE: a.flame_srcline = true; break;
 		case 'h': usage(stdout); return 0;
 		default:
 			if (optopt)
@@ -518,6 +527,19 @@ int cmd_report(int argc, char **argv)
 		return 1;
 	}
 
+	fg_opts fo;
+	fg_opts_init(&fo);
+	if (a.flamegraph) {
+		/* every sample's whole call path, per comm; no raw order */
+		int frc = cli_flamegraph_check(a.flamegraph, a.min_width, &fo);
+		if (frc) {
+			hist_opts_release(&ho);
+			return frc;
+		}
+		lo.keep_sequence = false;
+		lo.use_callchain = true;
+		children_wanted = false;
+	}
 	pf_profile *prof;
 	double t0;
 	if (children_wanted)
@@ -531,6 +553,19 @@ int cmd_report(int argc, char **argv)
 	for (size_t i = 0; i < prof->nr_warnings; i++)
 		cli_warnf("%s", prof->warnings[i]);   /* they name the file */
 	fmt.exact = prof->exact != NULL;
+	if (a.flamegraph) {
+		uint32_t ev = 0;   /* the first event with samples */
+		while (ev + 1 < prof->nr_events && !prof->events[ev].nr_samples)
+			ev++;
+		fo.srcline = a.flame_srcline;
+		fo.comms = &ho.comms;
+		fo.pids = ho.pids, fo.nr_pids = ho.nr_pids;
+		fo.tids = ho.tids, fo.nr_tids = ho.nr_tids;
+		rc = cli_flamegraph(a.flamegraph, &prof, &ev, 1, &fo);
+		pf_profile_free(prof);
+		hist_opts_release(&ho);
+		return rc;
+	}
 	if (a.tree) {
 		if (report_print_tree(stdout, prof, a.percent_limit) < 0) {
 			cli_errorf("%s: out of memory", a.input);

@@ -59,4 +59,12 @@ void cli_fast_heap_done(void);
  * it is not a terminal. */
 void cli_stdout_bulk(void);
 
+/* --flamegraph FILE of report and diff (cli/cli-flamegraph.c): the file
+ * name and --min-width checked into o (0, or the exit status after a
+ * message); then the graph of nsides profiles' events built and written. */
+#include "proff/flamegraph.h"
+int cli_flamegraph_check(const char *path, const char *min_width, fg_opts *o);
+int cli_flamegraph(const char *path, pf_profile *const *profs, const uint32_t *evsel, int nsides,
+		   const fg_opts *o);
+
 #endif

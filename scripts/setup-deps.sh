@@ -30,6 +30,7 @@ NEEDED=(
   "binutils:/usr/bin/objcopy"
   "python3-dbg:/usr/bin/python3-dbg"
   "time:/usr/bin/time"
+  "chromium:/usr/bin/chromium"
 )
 
 missing=()

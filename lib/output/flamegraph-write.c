@@ -198,7 +198,7 @@ int fg_write_svg(const flamegraph *g, FILE *out)
 		fg_frame_title(g, v, i, title, sizeof(title));
 		fprintf(out, "<g%s><title>", only0 ? " class=\"only0\"" : "");
 		xml_text(out, title, SIZE_MAX);
-		fprintf(out, "</title><rect x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" height=\"%.1f\" fill=\"%s\" rx=\"2\" ry=\"2\"/>",
+		fprintf(out, "</title><rect x=\"%.2f\" y=\"%.1f\" width=\"%.2f\" height=\"%.1f\" fill=\"%s\" rx=\"2\" ry=\"2\"/>",
 			x[i], y, wd, FRAME_HEIGHT - 1, colour);
 		int chars = (int)(wd / (FONT_SIZE * FONT_WIDTH));
 		fprintf(out, "<text x=\"%.2f\" y=\"%.1f\">", x[i] + 3, y + FRAME_HEIGHT / 2 + 3);

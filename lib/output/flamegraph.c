@@ -462,7 +462,17 @@ static int cmp_key(const view_ctx *c, uint32_t na, uint32_t sa, uint32_t nb, uin
 	return 0;
 }
 
-/* Caller order: the trie's own shape. */
+static int cmp_nodes(const void *a, const void *b, void *arg)
+{
+	const view_ctx *c = arg;
+	uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+	int r = cmp_key(c, c->t->name[x], c->t->srcl[x], c->t->name[y], c->t->srcl[y]);
+	return r ? r : (x < y ? -1 : x > y);
+}
+
+/* Caller order: the trie's own shape. A frame's children at or above the
+ * minimum width are sorted by name (only those: a large profile's trie has
+ * hundreds of thousands of nodes, its view a few thousand frames). */
 static int caller_frame(view_ctx *c, uint32_t node, uint32_t parent_frame, const uint32_t *first,
 			const uint32_t *next)
 {
@@ -478,59 +488,50 @@ static int caller_frame(view_ctx *c, uint32_t node, uint32_t parent_frame, const
 		fr->self_count[s] = t->scount[s][node];
 	}
 	uint64_t stot[2] = { 0, 0 }, scnt[2] = { 0, 0 };
-	uint32_t nsmall = 0;
+	uint32_t nsmall = 0, *big = NULL;
+	size_t nbig = 0, cap = 0;
 	for (uint32_t k = first[node]; k != NONE; k = next[k]) {
 		uint64_t tot[2] = { t->total[0][k], t->total[1][k] };
-		if (!is_small(c, tot))
+		if (!is_small(c, tot)) {
+			if (PF_GROW(big, cap, nbig + 1) < 0) {
+				free(big);
+				return -1;
+			}
+			big[nbig++] = k;
 			continue;
+		}
 		nsmall++;
 		for (int s = 0; s < 2; s++) {
 			stot[s] += t->total[s][k];
 			scnt[s] += t->count[s][k];
 		}
 	}
-	for (uint32_t k = first[node]; k != NONE; k = next[k]) {
-		uint64_t tot[2] = { t->total[0][k], t->total[1][k] };
-		if (!is_small(c, tot) && caller_frame(c, k, f, first, next) < 0)
-			return -1;
-	}
-	if (nsmall && add_merged(c, f, stot, scnt, nsmall) < 0)
-		return -1;
-	return 0;
-}
-
-static int cmp_nodes(const void *a, const void *b, void *arg)
-{
-	const view_ctx *c = arg;
-	uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
-	int r = cmp_key(c, c->t->name[x], c->t->srcl[x], c->t->name[y], c->t->srcl[y]);
-	return r ? r : (x < y ? -1 : x > y);
+	qsort_r(big, nbig, sizeof(*big), cmp_nodes, c);
+	int rc = 0;
+	for (size_t i = 0; i < nbig && !rc; i++)
+		rc = caller_frame(c, big[i], f, first, next);
+	free(big);
+	if (!rc && nsmall && add_merged(c, f, stot, scnt, nsmall) < 0)
+		rc = -1;
+	return rc;
 }
 
 static int view_caller(view_ctx *c)
 {
 	const trie *t = c->t;
 	uint32_t *first = malloc(t->n * sizeof(uint32_t)), *next = malloc(t->n * sizeof(uint32_t));
-	uint32_t *ids = malloc(t->n * sizeof(uint32_t));
 	int rc = -1;
-	if (!first || !next || !ids)
-		goto out;
-	/* children lists in name order: all nodes sorted by (parent, key), linked */
-	for (size_t i = 0; i < t->n; i++) {
-		ids[i] = (uint32_t)i;
-		first[i] = next[i] = NONE;
+	if (first && next) {
+		for (size_t i = 0; i < t->n; i++)
+			first[i] = next[i] = NONE;
+		for (size_t i = t->n - 1; i >= 1; i--) {
+			next[i] = first[t->parent[i]];
+			first[t->parent[i]] = (uint32_t)i;
+		}
+		rc = caller_frame(c, 0, NONE, first, next);
 	}
-	qsort_r(ids + 1, t->n - 1, sizeof(*ids), cmp_nodes, c);
-	for (size_t i = t->n - 1; i >= 1; i--) {
-		uint32_t x = ids[i];
-		next[x] = first[t->parent[x]];
-		first[t->parent[x]] = x;
-	}
-	rc = caller_frame(c, 0, NONE, first, next);
-out:
 	free(first);
 	free(next);
-	free(ids);
 	return rc;
 }
 

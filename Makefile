@@ -62,6 +62,9 @@ $(BUILD)/%.o: %.c
 	@mkdir -p $(dir $@)
 	$(CC) $(CPPFLAGS) $(CFLAGS) -MMD -MP -c $< -o $@
 
+# the flame graph page's CSS and JS, embedded by .incbin (lib/output/flamegraph-page.c)
+$(BUILD)/lib/output/flamegraph-page.o: lib/output/flamegraph-page.css lib/output/flamegraph-page.js
+
 $(BUILD)/libproff.a: $(LIB_OBJ)
 	@rm -f $@
 	ar rcs $@ $^

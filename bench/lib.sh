@@ -92,3 +92,24 @@ bounded() {
 	fi
 	printf '  %-44s %s\n' "$name" "$BOUND"
 }
+
+# bench_mix_profile OUT SECONDS — the report bench's large many-DSO profile
+# (gcc + python3 + sort at 20 kHz with -g), for benchmarks other than
+# bench/report.sh that read the same file (bench/report.sh makes it with
+# the same recipe when it runs first)
+bench_mix_profile() {
+	local out=$1 secs=$2 w="$BENCH_DIR/mixwl"
+	mkdir -p "$w"
+	cp "$ROOT/tests/data/report/calls.c" "$w/src.c"
+	seq 1 200000 | sed 's/$/ lorem ipsum/' > "$w/words"
+	cat > "$w/mix.sh" <<EOS
+#!/bin/sh
+end=\$(( \$(date +%s) + $secs ))
+while [ \$(date +%s) -lt \$end ]; do
+  gcc -O2 -c $w/src.c -o /dev/null
+  python3 -c "import json,re; [json.dumps({str(i):[i,str(i)*3]}) for i in range(60000)]; [re.sub('a+','b','caaat'*20) for i in range(20000)]"
+  sort -R $w/words > /dev/null
+done
+EOS
+	perf record -q -F 20000 -g -e cpu-clock -o "$out" -- sh "$w/mix.sh" >/dev/null 2>&1
+}

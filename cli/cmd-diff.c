@@ -36,6 +36,8 @@ typedef struct diff_cli {
 	const char *sort, *dsos, *comms, *symbols, *symfs, *kallsyms, *buildid_dir;
 	const char *time_str, *cpu_list, *pid_list, *tid_list, *percentage;
 	const char *compute_arg, *order_arg, *jobs_arg;
+	const char *flamegraph, *min_width;    /* --flamegraph FILE (cli/cli-flamegraph.c) */
+	bool flame_srcline;
 } diff_cli;
 
 enum opt_kind { O_BOOL, O_COUNT, O_STR, O_STR_NOEMPTY };
@@ -84,6 +86,10 @@ static const opt_def opts[] = {
 	{ 0, "stream", O_BOOL, F(stream), NULL, "Enable hot streams comparison." },
 	{ 0, "json", O_BOOL, F(json), NULL, "print the rows and every computed value as JSON" },
 	{ 0, "jobs", O_STR, F(jobs_arg), "n", "load at most n files at once (default: all)" },
+	{ 0, "flamegraph", O_STR, F(flamegraph), "file",
+	  "write a differential flame graph instead: file.svg, file.html (interactive) or file.folded (docs/flamegraph.md)" },
+	{ 0, "min-width", O_STR, F(min_width), "pct", "flame graph: merge frames narrower than pct % (default 0.1)" },
+	{ 0, "flamegraph-srcline", O_BOOL, F(flame_srcline), NULL, "flame graph: frames by function and source line too" },
 };
 #undef F
 #define NR_OPTS (sizeof(opts) / sizeof(opts[0]))
@@ -622,9 +628,22 @@ int cmd_diff(int argc, char **argv)
 		cli_errorf("--tid: invalid list '%s'", c.tid_list);
 		goto out_hopts;
 	}
-	bool need_callchain = c.sort && strstr(c.sort, "parent");
+	fg_opts fo;
+	fg_opts_init(&fo);
+	if (c.flamegraph) {
+		if ((rc = cli_flamegraph_check(c.flamegraph, c.min_width, &fo)) != 0)
+			goto out_hopts;
+		if (nfiles != 2) {
+			cli_errorf("--flamegraph: a differential flame graph compares two files, not %zu", nfiles);
+			rc = EXIT_USAGE;
+			goto out_hopts;
+		}
+		rc = EXIT_SETUP;
+	}
+	/* a flame graph needs every sample's call path and comm */
+	bool need_callchain = (c.sort && strstr(c.sort, "parent")) || c.flamegraph;
 	/* keys and filters that look at no thread: samples merged per stack */
-	bool merge_threads = !ho.comms.n && !ho.nr_pids && !ho.nr_tids;
+	bool merge_threads = !ho.comms.n && !ho.nr_pids && !ho.nr_tids && !c.flamegraph;
 	/* ... or per comm and stack, when the comm is all they see */
 	bool merge_by_comm = !ho.nr_pids && !ho.nr_tids;
 	{
@@ -734,6 +753,21 @@ int cmd_diff(int argc, char **argv)
 		goto out_jobs;
 	}
 
+	if (c.flamegraph) {
+		uint32_t ev[2] = { 0, 0 };   /* the baseline's first event with samples, and the new file's */
+		while (ev[0] + 1 < profs[0]->nr_events && !profs[0]->events[ev[0]].nr_samples)
+			ev[0]++;
+		const pf_event *be = &profs[0]->events[ev[0]];
+		while (ev[1] + 1 < profs[1]->nr_events &&
+		       (profs[1]->events[ev[1]].type != be->type || profs[1]->events[ev[1]].config != be->config))
+			ev[1]++;
+		fo.srcline = c.flame_srcline;
+		fo.comms = &ho.comms;
+		fo.pids = ho.pids, fo.nr_pids = ho.nr_pids;
+		fo.tids = ho.tids, fo.nr_tids = ho.nr_tids;
+		rc = cli_flamegraph(c.flamegraph, profs, ev, 2, &fo);
+		goto out_jobs;
+	}
 	if (c.json)
 		diff_json_begin(o, paths, nfiles, ho.sort, stdout);
 	const pf_profile *base = profs[0];

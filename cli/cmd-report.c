@@ -42,6 +42,8 @@ struct report_args {
 	int verbose;
 	const char *symfs, *kallsyms, *buildid_dir;
 	const char *sample_type, *label;   /* pprof profiles (lib/formats) */
+	const char *flamegraph, *min_width;    /* --flamegraph FILE (cli/cli-flamegraph.c) */
+	bool flame_srcline;
 };
 
 enum {
@@ -49,6 +51,7 @@ enum {
 	O_CPU, O_TIME, O_JSON, O_HEADER, O_HEADER_ONLY, O_SYMFS, O_KALLSYMS, O_BUILDID_DIR,
 	O_STDIO, O_COMMS, O_DSOS, O_SYMBOLS, O_NO_PAGER, O_NO_COMPENSATE, O_CALIBRATION,
 	O_SAMPLE_TYPE, O_LABEL,
+	O_FLAMEGRAPH, O_MIN_WIDTH, O_FLAME_SRCLINE,
 };
 
 struct opt_doc { struct option o; int shortc; const char *arg, *help; };
@@ -89,6 +92,9 @@ static const struct opt_doc options[] = {
 	{ { "tree", no_argument, NULL, 'T' }, 'T', NULL, "exact traces: the execution tree with times and calls" },
 	{ { "sample-type", required_argument, NULL, O_SAMPLE_TYPE }, 0, "TYPE", "pprof profiles: the sample type read (name or index; default the last)" },
 	{ { "label", required_argument, NULL, O_LABEL }, 0, "NAME=VALUES", "pprof profiles: only show samples whose label NAME has one of the values" },
+	{ { "flamegraph", required_argument, NULL, O_FLAMEGRAPH }, 0, "FILE", "write a flame graph instead of the report: FILE.svg, FILE.html (interactive) or FILE.folded (docs/flamegraph.md)" },
+	{ { "min-width", required_argument, NULL, O_MIN_WIDTH }, 0, "PCT", "flame graph: merge frames narrower than PCT % of the total (default 0.1)" },
+	{ { "flamegraph-srcline", no_argument, NULL, O_FLAME_SRCLINE }, 0, NULL, "flame graph: frames by function and source line too" },
 	{ { "help", no_argument, NULL, 'h' }, 'h', NULL, "this help" },
 };
 #define NOPTS (sizeof(options) / sizeof(options[0]))
@@ -362,6 +368,9 @@ int cmd_report(int argc, char **argv)
 		case 'T': a.tree = true; break;
 		case O_SAMPLE_TYPE: a.sample_type = optarg; break;
 		case O_LABEL: a.label = optarg; break;
+		case O_FLAMEGRAPH: a.flamegraph = optarg; break;
+		case O_MIN_WIDTH: a.min_width = optarg; break;
+		case O_FLAME_SRCLINE: a.flame_srcline = true; break;
 		case 'h': usage(stdout); return 0;
 		default:
 			if (optopt)
@@ -526,6 +535,19 @@ int cmd_report(int argc, char **argv)
 		return 1;
 	}
 
+	fg_opts fo;
+	fg_opts_init(&fo);
+	if (a.flamegraph) {
+		/* every sample's whole call path, per comm; no raw order */
+		int frc = cli_flamegraph_check(a.flamegraph, a.min_width, &fo);
+		if (frc) {
+			hist_opts_release(&ho);
+			return frc;
+		}
+		lo.keep_sequence = false;
+		lo.use_callchain = true;
+		children_wanted = false;
+	}
 	pf_profile *prof;
 	double t0;
 	if (children_wanted)
@@ -540,6 +562,19 @@ int cmd_report(int argc, char **argv)
 		cli_warnf("%s", prof->warnings[i]);   /* they name the file */
 	cli_trace_quality_warn(a.input, prof->trace_quality);
 	fmt.exact = prof->exact != NULL;
+	if (a.flamegraph) {
+		uint32_t ev = 0;   /* the first event with samples */
+		while (ev + 1 < prof->nr_events && !prof->events[ev].nr_samples)
+			ev++;
+		fo.srcline = a.flame_srcline;
+		fo.comms = &ho.comms;
+		fo.pids = ho.pids, fo.nr_pids = ho.nr_pids;
+		fo.tids = ho.tids, fo.nr_tids = ho.nr_tids;
+		rc = cli_flamegraph(a.flamegraph, &prof, &ev, 1, &fo);
+		pf_profile_free(prof);
+		hist_opts_release(&ho);
+		return rc;
+	}
 	if (a.tree) {
 		if (report_print_tree(stdout, prof, a.percent_limit) < 0) {
 			cli_errorf("%s: out of memory", a.input);

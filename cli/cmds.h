@@ -67,5 +67,12 @@ void cli_stdout_bulk(void);
 struct proff_trace_quality;
 void cli_trace_quality_warn(const char *path, const struct proff_trace_quality *q);
 void cli_trace_quality_print(FILE *out, const struct proff_trace_quality *q);
+/* --flamegraph FILE of report and diff (cli/cli-flamegraph.c): the file
+ * name and --min-width checked into o (0, or the exit status after a
+ * message); then the graph of nsides profiles' events built and written. */
+#include "proff/flamegraph.h"
+int cli_flamegraph_check(const char *path, const char *min_width, fg_opts *o);
+int cli_flamegraph(const char *path, pf_profile *const *profs, const uint32_t *evsel, int nsides,
+		   const fg_opts *o);
 
 #endif

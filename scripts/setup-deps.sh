@@ -30,6 +30,8 @@ NEEDED=(
   "binutils:/usr/bin/objcopy"
   "python3-dbg:/usr/bin/python3-dbg"
   "time:/usr/bin/time"
+  "python3-scipy:/usr/lib/python3/dist-packages/scipy/__init__.py"
+  "python3-statsmodels:/usr/lib/python3/dist-packages/statsmodels/__init__.py"
 )
 
 missing=()

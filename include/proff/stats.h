@@ -87,14 +87,15 @@ void stats_welch(const double *a, size_t na, const double *b, size_t nb, double 
 
 /* Sampling noise of one run per side, on sample counts.
  * Shares: xa of na samples against xb of nb, two-proportion z-test (pooled),
- * Wald CI of pb - pa (as proportions). */
-void stats_two_proportions(uint64_t xa, uint64_t na, uint64_t xb, uint64_t nb, double level,
+ * Wald CI of pb - pa (as proportions). The counts may be effective ones
+ * (not integers): a share of a run's period times its number of samples. */
+void stats_two_proportions(double xa, double na, double xb, double nb, double level,
 			   stats_result *r);
 /* Absolute sums: va made of xa samples against vb of xb; each sum's
  * variance estimated as v^2 / x (a compound Poisson sum whose samples weigh
  * v / x on average; with equal sample weights the Poisson test of the
  * counts), z-test and Wald CI of vb - va. */
-void stats_poisson_sums(double va, uint64_t xa, double vb, uint64_t xb, double level,
+void stats_poisson_sums(double va, double xa, double vb, double xb, double level,
 			stats_result *r);
 
 /* ---- the generic comparison: per-run values of group A and group B -> result */

@@ -82,41 +82,41 @@ void stats_welch(const double *a, size_t na, const double *b, size_t nb, double 
 
 /* ---- one run per side --------------------------------------------------------------- */
 
-void stats_two_proportions(uint64_t xa, uint64_t na, uint64_t xb, uint64_t nb, double level,
+void stats_two_proportions(double xa, double na, double xb, double nb, double level,
 			   stats_result *r)
 {
 	result_init(r);
-	if (!na || !nb)
+	if (!(na > 0) || !(nb > 0))
 		return;
-	double pa = (double)xa / (double)na, pb = (double)xb / (double)nb;
+	double pa = xa / na, pb = xb / nb;
 	r->mean_a = pa;
 	r->mean_b = pb;
 	r->delta = pb - pa;
-	double pp = ((double)xa + (double)xb) / ((double)na + (double)nb);
-	double se0 = sqrt(pp * (1 - pp) * (1 / (double)na + 1 / (double)nb));
+	double pp = (xa + xb) / (na + nb);
+	double se0 = sqrt(pp * (1 - pp) * (1 / na + 1 / nb));
 	if (!(se0 > 0)) {
 		r->status = STATS_ZERO_VARIANCE;
 		return;
 	}
 	r->stat = r->delta / se0;
 	r->p = erfc(fabs(r->stat) / M_SQRT2);
-	double se = sqrt(pa * (1 - pa) / (double)na + pb * (1 - pb) / (double)nb);
+	double se = sqrt(pa * (1 - pa) / na + pb * (1 - pb) / nb);
 	double z = stats_norm_quantile(0.5 + level / 2);
 	r->ci_low = r->delta - z * se;
 	r->ci_high = r->delta + z * se;
 	r->status = STATS_OK;
 }
 
-void stats_poisson_sums(double va, uint64_t xa, double vb, uint64_t xb, double level,
+void stats_poisson_sums(double va, double xa, double vb, double xb, double level,
 			stats_result *r)
 {
 	result_init(r);
 	r->mean_a = va;
 	r->mean_b = vb;
 	r->delta = vb - va;
-	double var = (xa ? va * va / (double)xa : 0) + (xb ? vb * vb / (double)xb : 0);
+	double var = (xa > 0 ? va * va / xa : 0) + (xb > 0 ? vb * vb / xb : 0);
 	if (!(var > 0)) {
-		r->status = (xa || xb) ? STATS_ZERO_VARIANCE : STATS_TOO_FEW;
+		r->status = (xa > 0 || xb > 0) ? STATS_ZERO_VARIANCE : STATS_TOO_FEW;
 		return;
 	}
 	double se = sqrt(var);

@@ -75,11 +75,11 @@ int main(void)
 				put(r.p), put(r.ci_low), put(r.ci_high), put(r.stat), put(r.exact), put(r.delta);
 			}
 		} else if (!strcmp(cmd, "prop") && sscanf(line, "%*s %lf %lf %lf %lf", &x, &y, &z, &w) == 4) {
-			stats_two_proportions((uint64_t)x, (uint64_t)y, (uint64_t)z, (uint64_t)w, 0.95, &r);
+			stats_two_proportions(x, y, z, w, 0.95, &r);
 			printf("%d", r.status);
 			put(r.p), put(r.ci_low), put(r.ci_high), put(r.stat);
 		} else if (!strcmp(cmd, "pois") && sscanf(line, "%*s %lf %lf %lf %lf", &x, &y, &z, &w) == 4) {
-			stats_poisson_sums(x, (uint64_t)y, z, (uint64_t)w, 0.95, &r);
+			stats_poisson_sums(x, y, z, w, 0.95, &r);
 			printf("%d", r.status);
 			put(r.p), put(r.ci_low), put(r.ci_high), put(r.stat);
 		} else if (!strcmp(cmd, "bh") && sscanf(line, "%*s %s", s1) == 1) {

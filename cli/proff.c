@@ -23,6 +23,7 @@ static const struct cmd_struct commands[] = {
 	{ "diff",      cmd_diff,      "Compare profiles, like perf diff (and --stream, -c cycles)" },
 	{ "dprofpp",   cmd_dprofpp,   "Devel::DProf-compatible reports of tmon.out and proff traces" },
 	{ "calibrate", cmd_calibrate, "Measure what proff's own measuring costs on this machine" },
+	{ "ab",        cmd_ab,        "Record two versions in turn (A B A B ...) and diff them with statistics" },
 };
 
 static void usage(FILE *f)

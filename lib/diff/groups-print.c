@@ -313,10 +313,10 @@ static void print_totals(const diff_table *t, FILE *out)
 		fputc('\n', out);
 	}
 	if (t->ngroups && t->group_runs[0] >= 2)
-		fprintf(out, "#  (mean +- half the %g%% CI of the mean; [CI of the delta], p of the %s)\n",
+		fprintf(out, "#  (mean +- half its %g%% CI; delta of the means, [its CI], p: %s)\n",
 			100 * t->g.stats.level,
-			t->mode != DIFF_MODE_RUNS ? "sampling-noise test" :
-			t->g.stats.test == STATS_MWU ? "Mann-Whitney U test" : "Welch's t-test");
+			t->mode != DIFF_MODE_RUNS ? "the sampling-noise test" :
+			t->g.stats.test == STATS_MWU ? "Mann-Whitney U, CI of the median difference" : "Welch's t-test");
 }
 
 int diff_table_print_text(const diff_table *t, const char *event_name, const char *const *paths,

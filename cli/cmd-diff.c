@@ -5,10 +5,16 @@
  * reports while setting up), plus --json. Loading is done by the profile
  * model, aggregation by the hist layer, pairing/compute/order/printing by
  * lib/diff.
+ *
+ * Groups of runs: `proff diff A1 A2 -- B1 B2 [-- C1 ...]` (or any of the
+ * statistics options) hands the files, their groups and the options to
+ * cli/cmd-diff-groups.c; without `--` and those options the output is perf
+ * diff's.
  */
 #include <errno.h>
 #include <libelf.h>
 #include <limits.h>
+#include <math.h>
 #include <pthread.h>
 #include <stdbool.h>
 #include <stdint.h>
@@ -20,6 +26,7 @@
 #include <unistd.h>
 
 #include "cmds.h"
+#include "diff-groups.h"
 #include "proff/config.h"
 #include "proff/diff.h"
 #include "proff/hist.h"
@@ -38,6 +45,9 @@ typedef struct diff_cli {
 	const char *compute_arg, *order_arg, *jobs_arg;
 	const char *flamegraph, *min_width;    /* --flamegraph FILE (cli/cli-flamegraph.c) */
 	bool flame_srcline;
+	/* groups of runs */
+	const char *test_arg, *fdr_arg, *metric_arg, *fail_arg, *min_share_arg;
+	bool children, significant_only, power;
 } diff_cli;
 
 enum opt_kind { O_BOOL, O_COUNT, O_STR, O_STR_NOEMPTY };
@@ -85,11 +95,21 @@ static const opt_def opts[] = {
 	{ 0, "tid", O_STR, F(tid_list), "tid[,tid...]", "only consider symbols in these tids" },
 	{ 0, "stream", O_BOOL, F(stream), NULL, "Enable hot streams comparison." },
 	{ 0, "json", O_BOOL, F(json), NULL, "print the rows and every computed value as JSON" },
-	{ 0, "jobs", O_STR, F(jobs_arg), "n", "load at most n files at once (default: all)" },
 	{ 0, "flamegraph", O_STR, F(flamegraph), "file",
 	  "write a differential flame graph instead: file.svg, file.html (interactive) or file.folded (docs/flamegraph.md)" },
 	{ 0, "min-width", O_STR, F(min_width), "pct", "flame graph: merge frames narrower than pct % (default 0.1)" },
 	{ 0, "flamegraph-srcline", O_BOOL, F(flame_srcline), NULL, "flame graph: frames by function and source line too" },
+	{ 0, "jobs", O_STR, F(jobs_arg), "n", "load at most n files at once (default: all; with groups one per CPU)" },
+	/* groups of runs (A1 A2 -- B1 B2): docs/statistics.md */
+	{ 0, "test", O_STR, F(test_arg), "welch|mwu", "groups: Welch's t-test (default) or Mann-Whitney U" },
+	{ 0, "fdr", O_STR, F(fdr_arg), "Q", "groups: false discovery rate, significant when q <= Q (default 0.05)" },
+	{ 0, "metric", O_STR, F(metric_arg), "share|absolute", "groups: per-run share of the total (default) or period" },
+	{ 0, "min-share", O_STR, F(min_share_arg), "P", "groups: rows under P% of the total are not tested (default 0.1)" },
+	{ 0, "children", O_BOOL, F(children), NULL, "groups: Children (inclusive) values too" },
+	{ 0, "significant-only", O_BOOL, F(significant_only), NULL, "groups: only rows with a significant change" },
+	{ 0, "power", O_BOOL, F(power), NULL, "groups: runs per group needed to detect the delta of other rows" },
+	{ 0, "fail-on-regression", O_STR, F(fail_arg), "T|T%",
+	  "groups: exit 3 when a significant increase above T (points, or T% of the baseline) exists" },
 };
 #undef F
 #define NR_OPTS (sizeof(opts) / sizeof(opts[0]))
@@ -186,10 +206,9 @@ static int parse_args(diff_cli *c, int argc, char **argv, char ***files, int *nf
 	*files = pos;
 	for (int i = 1; i < argc; i++) {
 		char *a = argv[i];
-		if (!strcmp(a, "--")) {
-			while (++i < argc)
-				pos[npos++] = argv[i];
-			break;
+		if (!strcmp(a, "--")) {     /* groups of runs: a separator */
+			pos[npos++] = NULL;
+			continue;
 		}
 		if (a[0] != '-' || !a[1]) {
 			pos[npos++] = a;
@@ -512,6 +531,141 @@ static int dump_file(const char *path)
 	return 0;
 }
 
+/* The groups' options and the groups themselves: pos[] holds the files
+ * with NULL where a `--` stood; it is compacted to the files and group[]
+ * gets each file's group. Returns 0 or the exit status. */
+static int groups_setup(diff_cli *c, diff_group_opts *g, char **pos, int *npos, uint32_t **group_out)
+{
+	int n = *npos;
+	if (c->test_arg) {
+		if (!strcmp(c->test_arg, "welch"))
+			g->stats.test = STATS_WELCH;
+		else if (!strcmp(c->test_arg, "mwu"))
+			g->stats.test = STATS_MWU;
+		else {
+			cli_errorf("diff: --test %s: expected welch or mwu", c->test_arg);
+			return EXIT_USAGE;
+		}
+	}
+	if (c->fdr_arg) {
+		char *end;
+		double q = strtod(c->fdr_arg, &end);
+		if (*end || end == c->fdr_arg || !(q > 0 && q < 1)) {
+			cli_errorf("diff: --fdr %s: expected a false discovery rate between 0 and 1 (e.g. 0.05)", c->fdr_arg);
+			return EXIT_USAGE;
+		}
+		g->fdr = q;
+	}
+	if (c->min_share_arg) {
+		char *end;
+		double v = strtod(c->min_share_arg, &end);
+		if (*end || end == c->min_share_arg || !(v >= 0 && v <= 100)) {
+			cli_errorf("diff: --min-share %s: expected a percentage of the total, 0 to 100", c->min_share_arg);
+			return EXIT_USAGE;
+		}
+		g->min_share = v;
+	}
+	if (c->metric_arg) {
+		if (!strcmp(c->metric_arg, "share"))
+			g->metric = DIFF_METRIC_SHARE;
+		else if (!strcmp(c->metric_arg, "absolute"))
+			g->metric = DIFF_METRIC_ABSOLUTE;
+		else {
+			cli_errorf("diff: --metric %s: expected share or absolute", c->metric_arg);
+			return EXIT_USAGE;
+		}
+	}
+	if (c->fail_arg) {
+		char *end;
+		double t = strtod(c->fail_arg, &end);
+		bool rel = *end == '%';
+		if (end == c->fail_arg || (rel ? end[1] != '\0' : *end != '\0') || !(t >= 0) || !isfinite(t)) {
+			cli_errorf("diff: --fail-on-regression %s: expected a threshold T (percentage points of share, "
+				   "or the metric's unit) or T%% (relative to the baseline), T >= 0", c->fail_arg);
+			return EXIT_USAGE;
+		}
+		g->fail_on = true;
+		g->fail_threshold = t;
+		g->fail_relative = rel;
+	}
+	g->children = c->children;
+	g->significant_only = c->significant_only;
+	g->power = c->power;
+	if (c->o.show_formula) {
+		cli_errorf("diff: -F/--formula shows perf's formula of one pair of files; groups of runs have none");
+		return EXIT_USAGE;
+	}
+	if (c->stream || c->o.compute == DIFF_CYCLES) {
+		cli_errorf("diff: --stream and -c cycles compare two files, not groups of runs");
+		return EXIT_USAGE;
+	}
+	uint32_t *group = calloc((size_t)(n > 2 ? n : 2), sizeof(*group));
+	if (!group)
+		return EXIT_SETUP;
+	bool seps = false;
+	for (int i = 0; i < n; i++)
+		seps |= !pos[i];
+	int k = 0;
+	uint32_t gi = 0;
+	for (int i = 0; i < n; i++) {
+		if (pos[i]) {
+			group[k] = seps ? gi : (uint32_t)k;
+			pos[k++] = pos[i];
+			continue;
+		}
+		if (i == 0) {
+			cli_errorf("diff: '--' before any file: the baseline group is empty (usage: proff diff A1 A2 -- B1 B2)");
+			goto bad;
+		}
+		if (i == n - 1) {
+			cli_errorf("diff: '--' after the last file: the last group is empty (usage: proff diff A1 A2 -- B1 B2)");
+			goto bad;
+		}
+		if (!pos[i - 1]) {
+			cli_errorf("diff: '-- --': an empty group (usage: proff diff A1 A2 -- B1 B2 -- C1 C2)");
+			goto bad;
+		}
+		gi++;
+	}
+	if (k == 1 && !seps)
+		group[1] = 1;        /* one file: perf.data.old against it */
+	*npos = k;
+	*group_out = group;
+	return 0;
+bad:
+	free(group);
+	return EXIT_USAGE;
+}
+
+/* groups of runs: the files' load options go to the groups' pipeline */
+static int run_groups(const diff_cli *c, const diff_group_opts *g, const char **paths, const uint32_t *group,
+		      size_t nfiles, const load_job *jobs, const hist_opts *ho, size_t par, sym_ctx **shared_syms)
+{
+	pf_load_opts *lo = calloc(nfiles, sizeof(*lo));
+	if (!lo)
+		return EXIT_SETUP;
+	for (size_t f = 0; f < nfiles; f++)
+		lo[f] = jobs[f].lo;
+	/* the files' binaries are mostly the same ones: their symbol tables
+	 * read once for all (kernel symbols stay per file) */
+	sym_opts so = {
+		.symfs = lo[0].symfs, .buildid_dir = lo[0].buildid_dir, .demangle = true,
+		.demangle_params = lo[0].demangle_params, .inline_frames = lo[0].inline_frames,
+	};
+	proff_error serr = { 0 };
+	elf_version(EV_CURRENT);
+	if (sym_ctx_new(&so, shared_syms, &serr) == 0)
+		for (size_t f = 0; f < nfiles; f++)
+			lo[f].shared_syms = *shared_syms;
+	diff_groups_run d = {
+		.paths = paths, .group = group, .nruns = nfiles, .load = lo, .ho = ho, .o = &c->o, .g = g,
+		.json = c->json, .par = par,
+	};
+	int rc = cmd_diff_groups(&d);
+	free(lo);
+	return rc;
+}
+
 int cmd_diff(int argc, char **argv)
 {
 	cli_stdout_bulk();
@@ -528,6 +682,7 @@ int cmd_diff(int argc, char **argv)
 
 	char **pos = NULL;
 	int npos = 0;
+	uint32_t *group = NULL;     /* groups of runs: each file's group */
 	rc = parse_args(&c, argc, argv, &pos, &npos);
 	if (rc) {
 		free(pos);
@@ -569,6 +724,22 @@ int cmd_diff(int argc, char **argv)
 		goto out_free;
 	}
 
+	/* groups of runs: `--` separates them; the statistics options alone
+	 * make every file a group of its own */
+	diff_group_opts gopt;
+	diff_group_opts_init(&gopt);
+	bool stats_opts = c.test_arg || c.fdr_arg || c.metric_arg || c.fail_arg || c.min_share_arg || c.children ||
+			  c.significant_only || c.power;
+	size_t nsep = 0;
+	for (int i = 0; i < npos; i++)
+		nsep += !pos[i];
+	if (nsep || stats_opts) {
+		rc = groups_setup(&c, &gopt, pos, &npos, &group);
+		if (rc)
+			goto out_free;
+		rc = EXIT_USAGE;
+	}
+
 	const char *defaults[2] = { "perf.data.old", "perf.data" };
 	const char **paths;
 	size_t nfiles;
@@ -583,7 +754,15 @@ int cmd_diff(int argc, char **argv)
 	}
 
 	rc = EXIT_SETUP;
-	if (o->order >= nfiles) {
+	if (group && npos < 2) {
+		/* the default files, a group each */
+		free(group);
+		group = calloc(2, sizeof(*group));
+		if (!group)
+			goto out_free;
+		group[1] = 1;
+	}
+	if (o->order >= (group ? group[nfiles - 1] + 1 : nfiles)) {
 		fprintf(stderr, "Order option out of limit.\n");
 		goto out_free;
 	}
@@ -641,7 +820,8 @@ int cmd_diff(int argc, char **argv)
 		rc = EXIT_SETUP;
 	}
 	/* a flame graph needs every sample's call path and comm */
-	bool need_callchain = (c.sort && strstr(c.sort, "parent")) || c.flamegraph;
+	bool need_callchain = (c.sort && strstr(c.sort, "parent")) || c.flamegraph || c.children;
+	ho.children = c.children;
 	/* keys and filters that look at no thread: samples merged per stack */
 	bool merge_threads = !ho.comms.n && !ho.nr_pids && !ho.nr_tids && !c.flamegraph;
 	/* ... or per comm and stack, when the comm is all they see */
@@ -708,6 +888,10 @@ int cmd_diff(int argc, char **argv)
 	if (c.jobs_arg) {
 		long x = strtol(c.jobs_arg, NULL, 10);
 		par = x < 1 ? 1 : (size_t)x;
+	}
+	if (group) {
+		rc = run_groups(&c, &gopt, paths, group, nfiles, jobs, &ho, c.jobs_arg ? par : 0, &shared_syms);
+		goto out_jobs;
 	}
 	elf_version(EV_CURRENT);     /* libelf's global init, before any thread */
 	/* the files' binaries are mostly the same ones: their symbol tables
@@ -843,6 +1027,7 @@ out_cpu:
 out_hopts:
 	hist_opts_release(&ho);
 out_free:
+	free(group);
 	free(pos);
 	phase("freed");
 	return rc;

@@ -4,6 +4,10 @@
  * the first non-option word starts the command. `--instrument` hands the
  * whole command line to cmd_record_instrument().
  *
+ * `-r N` records the command N times into FILE.1 ... FILE.N (the groups of
+ * runs `proff diff` compares); `proff ab` records two commands in turn
+ * through the same helpers (record-cli.h).
+ *
  * Exit status: the command's (128+N when killed by signal N, 127 when it
  * cannot be run), 129 for usage errors, 1 when recording failed.
  */
@@ -18,6 +22,7 @@
 
 #include "cmds.h"
 #include "proff/record.h"
+#include "record-cli.h"
 
 static volatile sig_atomic_t stop_sig;
 
@@ -36,7 +41,7 @@ static void on_notice(void *ctx, const char *msg)
 enum opt_id {
 	O_OUTPUT, O_EVENT, O_FREQ, O_COUNT, O_CALLGRAPH, O_CALLGRAPH_MODE, O_SAMPLE_CPU, O_BRANCH,
 	O_ALL, O_PID, O_TID, O_NO_INHERIT, O_COMPRESS, O_MMAP, O_NO_BUILDID_CACHE,
-	O_NO_BUILDID, O_BUILDID_DIR, O_QUIET, O_HELP, O_INSTRUMENT,
+	O_NO_BUILDID, O_BUILDID_DIR, O_QUIET, O_HELP, O_INSTRUMENT, O_RUNS,
 };
 
 /* has_arg: 0 none, 1 required, 2 optional (only as --long=VALUE) */
@@ -65,6 +70,7 @@ static const struct opt {
 	{ 'B', "no-buildid",         0, O_NO_BUILDID,      "         no build-ids at all" },
 	{ 0,   "buildid-dir",        1, O_BUILDID_DIR,     "DIR      build-id cache (default $PROFF_BUILDID_DIR or ~/.debug)" },
 	{ 'q', "quiet",              0, O_QUIET,           "         no summary lines" },
+	{ 'r', "runs",               1, O_RUNS,            "N        run the command N times: FILE.1 ... FILE.N (for proff diff A.* -- B.*)" },
 	{ 'h', "help",               0, O_HELP,            "         this help" },
 	{ 0,   "instrument",         0, O_INSTRUMENT,      "         exact trace of a -finstrument-functions build (see proff record --instrument -h)" },
 };
@@ -135,7 +141,7 @@ static uint64_t max_sample_rate(void)
 }
 
 static int apply(rec_opts *o, enum opt_id id, const char *name, const char *val, bool *quiet,
-		 pid_t **pids, size_t *npids, pid_t **tids, size_t *ntids)
+		 pid_t **pids, size_t *npids, pid_t **tids, size_t *ntids, unsigned *runs)
 {
 	uint64_t x = 0;
 	proff_error err;
@@ -223,6 +229,15 @@ static int apply(rec_opts *o, enum opt_id id, const char *name, const char *val,
 	case O_NO_BUILDID: o->no_buildid = true; o->no_buildid_cache = true; break;
 	case O_BUILDID_DIR: o->buildid_dir = val; break;
 	case O_QUIET: *quiet = true; break;
+	case O_RUNS:
+		if (parse_u64(name, val, &x))
+			return -1;
+		if (!x || x > 100000) {
+			cli_errorf("-r needs a number of runs from 1 to 100000");
+			return -1;
+		}
+		*runs = (unsigned)x;
+		break;
 	case O_HELP: case O_INSTRUMENT: break;
 	}
 	return 0;
@@ -241,11 +256,89 @@ static int exit_status(const rec_stats *st)
 	return 1;
 }
 
+void cli_record_signals(void)
+{
+	struct sigaction sa;
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = on_signal;
+	sigemptyset(&sa.sa_mask);
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGTERM, &sa, NULL);
+	sigaction(SIGHUP, &sa, NULL);
+	signal(SIGXFSZ, SIG_IGN);   /* a file size limit is a write error, not a crash */
+}
+
+bool cli_record_stopped(void)
+{
+	return stop_sig != 0;
+}
+
+uint64_t cli_record_freq(uint64_t freq)
+{
+	uint64_t f = freq ? freq : 4000, mx = max_sample_rate();
+	if (mx && f > mx) {
+		fprintf(stderr, "proff: notice: maximum frequency rate (%llu Hz) exceeded, throttling from %llu Hz to %llu Hz "
+				"(kernel.perf_event_max_sample_rate)\n",
+			(unsigned long long)mx, (unsigned long long)f, (unsigned long long)mx);
+		f = mx;
+	}
+	return f;
+}
+
+int cli_record_once(rec_opts *o, bool quiet)
+{
+	o->stop = &stop_sig;
+	o->notice = on_notice;
+	rec_stats st;
+	proff_error err;
+	proff_err_clear(&err);
+	int rc = rec_run(o, &st, &err);
+	if (rc) {
+		if (st.exec_errno) {
+			cli_errorf("cannot run '%s': %s", o->argv[0], strerror(st.exec_errno));
+			return 127;
+		}
+		cli_error(&err);
+		if (st.write_errno)
+			fprintf(stderr, "proff: %s kept the %llu bytes of data written before the error; "
+					"it is readable (header rewritten)\n",
+				o->output, (unsigned long long)st.data_size);
+		if (!st.workload_started)
+			return 1;
+	}
+	if (!quiet) {
+		fprintf(stderr, "[ proff record: Woken up %llu times to write data ]\n",
+			(unsigned long long)st.wakeups);
+		if (st.lost || st.lost_samples)
+			fprintf(stderr, "[ proff record: Lost %llu samples (%llu LOST records of %llu samples): "
+					"try a bigger -m or a lower -F ]\n",
+				(unsigned long long)(st.lost_samples ? st.lost_samples : st.lost),
+				(unsigned long long)st.lost_records, (unsigned long long)st.lost);
+		if (st.write_errno)
+			fprintf(stderr, "[ proff record: Wrote %.3f MB %s before the write error ]\n",
+				st.file_size / 1048576.0, o->output);
+		else if (o->compress_level)
+			fprintf(stderr, "[ proff record: Captured and wrote %.3f MB %s, compressed "
+					"(original %.3f MB, ratio is %.3f) ]\n",
+				st.file_size / 1048576.0, o->output, st.raw_size / 1048576.0,
+				st.data_size ? (double)st.raw_size / (double)st.data_size : 0.0);
+		else
+			fprintf(stderr, "[ proff record: Captured and wrote %.3f MB %s (%llu samples) ]\n",
+				st.file_size / 1048576.0, o->output, (unsigned long long)st.samples);
+	}
+	if (!rc)
+		return exit_status(&st);
+	if (st.have_status && exit_status(&st))
+		return exit_status(&st);
+	return 1;
+}
+
 int cmd_record(int argc, char **argv)
 {
 	rec_opts o;
 	memset(&o, 0, sizeof(o));
 	bool quiet = false;
+	unsigned runs = 0;
 	pid_t *pids = NULL, *tids = NULL;
 	size_t npids = 0, ntids = 0;
 	int ai = 1, ret = 1;
@@ -301,7 +394,7 @@ int cmd_record(int argc, char **argv)
 				ret = 0;
 				goto out;
 			}
-			if (apply(&o, op->id, oname, val, &quiet, &pids, &npids, &tids, &ntids)) {
+			if (apply(&o, op->id, oname, val, &quiet, &pids, &npids, &tids, &ntids, &runs)) {
 				ret = EXIT_USAGE;
 				goto out;
 			}
@@ -338,7 +431,7 @@ int cmd_record(int argc, char **argv)
 				ret = 0;
 				goto out;
 			}
-			if (apply(&o, op->id, oname, val, &quiet, &pids, &npids, &tids, &ntids)) {
+			if (apply(&o, op->id, oname, val, &quiet, &pids, &npids, &tids, &ntids, &runs)) {
 				ret = EXIT_USAGE;
 				goto out;
 			}
@@ -363,16 +456,13 @@ int cmd_record(int argc, char **argv)
 		ret = EXIT_USAGE;
 		goto out;
 	}
-	if (!o.period) {
-		uint64_t f = o.freq ? o.freq : 4000, mx = max_sample_rate();
-		if (mx && f > mx) {
-			fprintf(stderr, "proff: notice: maximum frequency rate (%llu Hz) exceeded, throttling from %llu Hz to %llu Hz "
-					"(kernel.perf_event_max_sample_rate)\n",
-				(unsigned long long)mx, (unsigned long long)f, (unsigned long long)mx);
-			f = mx;
-		}
-		o.freq = f;
+	if (runs && !o.argv) {
+		cli_errorf("-r repeats a command: give one (-p, -t and -a record what runs already)");
+		ret = EXIT_USAGE;
+		goto out;
 	}
+	if (!o.period)
+		o.freq = cli_record_freq(o.freq);
 	if (!o.output)
 		o.output = "perf.data";
 
@@ -393,62 +483,31 @@ int cmd_record(int argc, char **argv)
 		cl[i + 1] = argv[i];
 	o.cmdline = cl;
 	o.nr_cmdline = (size_t)argc + 1;
-	o.stop = &stop_sig;
-	o.notice = on_notice;
-
-	struct sigaction sa;
-	memset(&sa, 0, sizeof(sa));
-	sa.sa_handler = on_signal;
-	sigemptyset(&sa.sa_mask);
-	sigaction(SIGINT, &sa, NULL);
-	sigaction(SIGTERM, &sa, NULL);
-	sigaction(SIGHUP, &sa, NULL);
-	signal(SIGXFSZ, SIG_IGN);   /* a file size limit is a write error, not a crash */
-
-	rec_stats st;
-	proff_error err;
-	proff_err_clear(&err);
-	int rc = rec_run(&o, &st, &err);
-	free(cl);
-	if (rc) {
-		if (st.exec_errno) {
-			cli_errorf("cannot run '%s': %s", o.argv[0], strerror(st.exec_errno));
-			ret = 127;
-			goto out;
+	cli_record_signals();
+	if (!runs) {
+		ret = cli_record_once(&o, quiet);
+	} else {
+		/* FILE.1 ... FILE.N; a run that fails or is interrupted ends the series */
+		const char *base = o.output;
+		size_t len = strlen(base) + 16;
+		char *name = malloc(len);
+		ret = name ? 0 : 1;
+		for (unsigned i = 1; name && i <= runs; i++) {
+			snprintf(name, len, "%s.%u", base, i);
+			o.output = name;
+			if (!quiet)
+				fprintf(stderr, "[ proff record: run %u of %u: %s ]\n", i, runs, name);
+			ret = cli_record_once(&o, quiet);
+			if (cli_record_stopped())
+				break;
+			if (ret) {
+				cli_errorf("run %u of %u exited with status %d: the series stops (%s is kept)", i, runs, ret, name);
+				break;
+			}
 		}
-		cli_error(&err);
-		if (st.write_errno)
-			fprintf(stderr, "proff: %s kept the %llu bytes of data written before the error; "
-					"it is readable (header rewritten)\n",
-				o.output, (unsigned long long)st.data_size);
-		ret = 1;
-		if (!st.workload_started)
-			goto out;
+		free(name);
 	}
-	if (!quiet) {
-		fprintf(stderr, "[ proff record: Woken up %llu times to write data ]\n",
-			(unsigned long long)st.wakeups);
-		if (st.lost || st.lost_samples)
-			fprintf(stderr, "[ proff record: Lost %llu samples (%llu LOST records of %llu samples): "
-					"try a bigger -m or a lower -F ]\n",
-				(unsigned long long)(st.lost_samples ? st.lost_samples : st.lost),
-				(unsigned long long)st.lost_records, (unsigned long long)st.lost);
-		if (st.write_errno)
-			fprintf(stderr, "[ proff record: Wrote %.3f MB %s before the write error ]\n",
-				st.file_size / 1048576.0, o.output);
-		else if (o.compress_level)
-			fprintf(stderr, "[ proff record: Captured and wrote %.3f MB %s, compressed "
-					"(original %.3f MB, ratio is %.3f) ]\n",
-				st.file_size / 1048576.0, o.output, st.raw_size / 1048576.0,
-				st.data_size ? (double)st.raw_size / (double)st.data_size : 0.0);
-		else
-			fprintf(stderr, "[ proff record: Captured and wrote %.3f MB %s (%llu samples) ]\n",
-				st.file_size / 1048576.0, o.output, (unsigned long long)st.samples);
-	}
-	if (!rc)
-		ret = exit_status(&st);
-	else if (st.have_status && exit_status(&st))
-		ret = exit_status(&st);
+	free(cl);
 out:
 	free(pids);
 	free(tids);

@@ -24,6 +24,7 @@ static const struct cmd_struct commands[] = {
 	{ "dprofpp",   cmd_dprofpp,   "Devel::DProf-compatible reports of tmon.out and proff traces" },
 	{ "calibrate", cmd_calibrate, "Measure what proff's own measuring costs on this machine" },
 	{ "convert",   cmd_convert,   "Write a profile as pprof, folded stacks, Chrome trace events or speedscope" },
+	{ "ab",        cmd_ab,        "Record two versions in turn (A B A B ...) and diff them with statistics" },
 };
 
 static void usage(FILE *f)

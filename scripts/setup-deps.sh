@@ -35,6 +35,8 @@ NEEDED=(
   "golang-go:/usr/bin/go"
   "chromium:/usr/bin/chromium"
   "npm:/usr/bin/npm"
+  "python3-scipy:/usr/lib/python3/dist-packages/scipy/__init__.py"
+  "python3-statsmodels:/usr/lib/python3/dist-packages/statsmodels/__init__.py"
 )
 
 missing=()

@@ -15,7 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "proff/diff.h"
+#include "diff-int.h"
 
 static const char *const compute_names[DIFF__NR_COMPUTE] = {
 	[DIFF_DELTA] = "delta", [DIFF_DELTA_ABS] = "delta-abs", [DIFF_RATIO] = "ratio",
@@ -132,9 +132,7 @@ static bool keys_equal(const diff_key *a, const diff_key *b, int nkeys)
 	return true;
 }
 
-/* perf's output comparators of the sort keys: > 0 when a goes first.
- * Strings ascend (NULL last), numbers ascend. */
-static int keys_sort(const diff_key *a, const diff_key *b, int nkeys)
+int diff_keys_sort(const diff_key *a, const diff_key *b, int nkeys)
 {
 	for (int i = 0; i < nkeys; i++) {
 		if (a[i].s || b[i].s) {
@@ -365,7 +363,7 @@ static int perf_sort(const diff_row *a, const diff_row *b, const diff_result *r,
 				return c;
 		}
 	}
-	return keys_sort(a->keys, b->keys, r->nkeys);
+	return diff_keys_sort(a->keys, b->keys, r->nkeys);
 }
 
 static int row_cmp(const void *pa, const void *pb, void *arg)

@@ -1353,25 +1353,38 @@ static bool uw_find(void *arg, uint64_t addr, uw_map *out)
  * us->callchain the same as s's when nothing was unwound). */
 static int unwound_chain(pf_profile *p, const pthread_ *t, const pd_sample *s, pd_sample *us)
 {
+	/* a chain perf discards (an unknown context word): the sample then
+	 * has no callchain at all, as a corrupt one has (build_stack) */
+	static const uint64_t no_chain[1] = { UINT64_MAX };
 	struct pf_profile_priv *pr = p->priv;
 	us->callchain = s->callchain;
-	/* perf unwinds in a process once it has a binary mapped: not in a
-	 * process exec'ing, whose samples come before its maps */
-	if (t->mg == PF_NONE || !pr->mgs[t->mg].has_file || (size_t)s->evsel >= pd_nr_attrs(pr->rd))
+	if ((size_t)s->evsel >= pd_nr_attrs(pr->rd))
 		return 0;
 	const pd_attr *a = pd_get_attr(pr->rd, (size_t)s->evsel);
 	if (!uw_event_wants(a))
 		return 0;
-	uw_arg ua = { p, t->mg };
-	const uint64_t *cc;
-	long n = uw_sample_chain(pr->uw, t->mg, s, a, uw_find, &ua, &cc);
-	if (n < 0)
-		return oom(p);
-	if (n > 0) {
-		*us = *s;
-		us->callchain = cc;
-		us->nr_callchain = (uint64_t)n;
+	long n = 0;
+	const uint64_t *cc = NULL;
+	/* perf unwinds in a process once it has a binary mapped: not in a
+	 * process exec'ing, whose samples come before its maps */
+	if (t->mg != PF_NONE && pr->mgs[t->mg].has_file) {
+		uw_arg ua = { p, t->mg };
+		n = uw_sample_chain(pr->uw, t->mg, s, a, uw_find, &ua, &cc);
+		if (n < 0)
+			return oom(p);
 	}
+	if (n == 0) {
+		/* no user frame: perf's chain is the recorded one, and when that
+		 * has no frame either, none (not even the sample's ip) */
+		for (uint64_t i = 0; s->callchain && i < s->nr_callchain; i++)
+			if (s->callchain[i] < PD_CONTEXT_MAX)
+				return 0;
+		cc = no_chain;
+		n = 1;
+	}
+	*us = *s;
+	us->callchain = cc;
+	us->nr_callchain = (uint64_t)n;
 	return 0;
 }
 
@@ -1596,11 +1609,11 @@ static int on_event(void *ctx, const pd_event *ev)
 			g->has_file = true;
 		return 0;
 	}
-	case PD_LOST:
-		if (lost_here(pr))
-			p->nr_lost_samples += ev->u.lost.lost;
-		return 0;
 	case PD_LOST_SAMPLES:
+		/* perf's "Total Lost Samples" counts these only: LOST records
+		 * (the ring buffer's losses) are counted apart (perf -D's
+		 * summary), and perf record ends with a LOST_SAMPLES record of
+		 * the kernel's own count of the same losses */
 		if (lost_here(pr))
 			p->nr_lost_samples += ev->u.lost_samples.lost;
 		return 0;

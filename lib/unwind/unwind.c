@@ -363,17 +363,20 @@ static int frame_cb(Dwfl_Frame *state, void *arg)
 	uw_ctx *u = arg;
 	Dwarf_Addr pc;
 	bool act;
+	/* the pc first without asking whether it is an activation: asking
+	 * unwinds the frame, and libdwfl must know its module before (it
+	 * looks up the CFI of the call, one byte before a return address;
+	 * without a module it guesses from rbp and keeps that guess) */
+	if (!dwfl_frame_pc(state, &pc, NULL))
+		return DWARF_CB_ABORT;
+	if (!module_at(u, pc) || (pc && !module_at(u, pc - 1)))
+		return DWARF_CB_ABORT;
 	if (!dwfl_frame_pc(state, &pc, &act))
 		return DWARF_CB_ABORT;
 	if (PF_GROW(u->pcs, u->cap_pcs, u->npcs + 1) < 0)
 		return DWARF_CB_ABORT;
 	u->pcs[u->npcs++] = (struct uw_pc){ pc, act };
-	if (u->npcs >= u->want)
-		return DWARF_CB_ABORT;
-	/* libdwfl looks up the CFI of the call, one byte before a return address */
-	if (!module_at(u, act ? pc : pc - 1))
-		return DWARF_CB_ABORT;
-	return DWARF_CB_OK;
+	return u->npcs >= u->want ? DWARF_CB_ABORT : DWARF_CB_OK;
 }
 
 /* ---- the public part ------------------------------------------------------- */
@@ -546,6 +549,7 @@ size_t uw_unwind(uw_ctx *u, uint64_t space, const pd_sample *s, const pd_attr *a
 	*st = complete ? UW_DONE : UW_PARTIAL;
 	if (!complete)
 		u->stats.partial++;
+
 
 	return n;
 }

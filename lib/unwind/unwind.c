@@ -102,7 +102,7 @@ struct uw_ctx {
 	size_t npcs, cap_pcs;
 	size_t want;                /* frames to collect */
 	bool stale;                 /* a frame's module is not the map's: start afresh */
-	bool beyond;                /* a read above the stack copy found nothing */
+	size_t beyond;              /* 1 + frames walked when a read above the stack copy found nothing, 0: none */
 	bool nofile;
 
 	uint64_t *chain;            /* uw_sample_chain's result */
@@ -251,7 +251,7 @@ static bool memory_read(Dwfl *dwfl, Dwarf_Addr addr, Dwarf_Word *result, void *a
 		if (read_file_word(u, addr, result))
 			return true;
 		if (addr >= u->stack_lo)
-			u->beyond = true;
+			u->beyond = u->npcs + 1;
 		return false;
 	}
 	memcpy(result, (const uint8_t *)u->s->stack_user + (addr - u->stack_lo), 8);
@@ -466,7 +466,7 @@ static int walk(uw_ctx *u)
 {
 	u->npcs = 0;
 	u->stale = false;
-	u->beyond = false;
+	u->beyond = 0;
 	if (!module_at(u, u->regs[16]))
 		return -1;
 	return dwfl_getthread_frames(u->sp->dwfl, 1, frame_cb, u);
@@ -544,8 +544,9 @@ size_t uw_unwind(uw_ctx *u, uint64_t space, const pd_sample *s, const pd_attr *a
 	/* A walk that ends in an error is mostly the normal end of a stack
 	 * whose outermost code marks no end in its CFI (the dynamic linker's
 	 * _start): libdwfl then reads an argument as a return address. It is
-	 * an early stop when the walk wanted stack beyond the copy. */
-	bool complete = rc == 0 || (rc == DWARF_CB_ABORT && u->npcs >= u->want) || !u->beyond;
+	 * an early stop when its last step wanted stack beyond the copy (an
+	 * unreadable return address ends libdwfl's walk without an error). */
+	bool complete = (rc == DWARF_CB_ABORT && u->npcs >= u->want) || u->beyond != u->npcs + 1;
 	*st = complete ? UW_DONE : UW_PARTIAL;
 	if (!complete)
 		u->stats.partial++;

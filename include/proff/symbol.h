@@ -74,6 +74,11 @@ enum sym_dso_kind sym_dso_kind(const sym_dso *d);
 char sym_dso_origin(const sym_dso *d);
 bool sym_dso_has_symbols(sym_dso *d);
 
+/* The ELF file a user dso's code comes from (the binary the symbol search
+ * found: build-id cache, --symfs, the recorded path), for an unwinder's
+ * CFI; NULL for other kinds or when none was found. Loads the dso. */
+const char *sym_dso_unwind_path(sym_dso *d);
+
 /* Symbol containing addr (map-address space). Returns false if none. */
 bool sym_lookup(sym_dso *d, uint64_t addr, sym_info *out);
 

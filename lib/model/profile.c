@@ -19,7 +19,9 @@
 #include "proff/profile.h"
 #include "proff/formats.h"
 #include "proff/perfdata.h"
+#include "proff/unwind.h"
 
+#include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -35,6 +37,7 @@ typedef pf_range pmap;
 typedef struct mgroup {
 	pf_ranges maps;
 	uint32_t gen;          /* bumped on every change; part of raw-stack keys */
+	bool has_file;         /* a binary was mapped: perf unwinds dwarf stacks only then */
 } mgroup;
 
 #define LOC_CACHE_N 8192
@@ -84,6 +87,8 @@ struct pf_profile_priv {
 	uint8_t **raw_chunks; size_t nraw_chunks, cap_raw_chunks;   /* raw-stack records (stack_of) */
 	size_t raw_used;                            /* bytes used in the last chunk */
 	struct pend_sample *pend; unsigned pend_head, npend;   /* the sample pipeline (on_event) */
+	uw_ctx *uw;              /* dwarf callchains: the user stacks' unwinder (NULL: none) */
+	uw_stats uw_done;        /* its counts, once released (and the second half's) */
 	/* one file in two halves (load_split): 1 = the samples before split_t,
 	 * 2 = the samples from split_t on; 0 = the whole file */
 	int split_role;
@@ -355,6 +360,7 @@ static int mg_clone(mgroup *dst, const mgroup *src)
 	if (pf_ranges_copy(&dst->maps, &src->maps) < 0)
 		return -1;
 	dst->gen++;
+	dst->has_file = src->has_file;
 	return 0;
 }
 
@@ -1319,6 +1325,108 @@ static inline void pend_fill(pend_sample *ps, uint32_t thread, uint32_t cpu, con
 	ps->keyed = false;
 }
 
+/* ---- dwarf callchains (lib/unwind) --------------------------------------------- */
+
+typedef struct uw_arg {
+	pf_profile *p;
+	uint32_t mg;
+} uw_arg;
+
+/* The unwinder's map lookup: the process's map at addr, with the ELF file
+ * the symbol search found for its dso (user dsos only). */
+static bool uw_find(void *arg, uint64_t addr, uw_map *out)
+{
+	const uw_arg *ua = arg;
+	struct pf_profile_priv *pr = ua->p->priv;
+	const pmap *m = mg_find(&pr->mgs[ua->mg], addr);
+	if (!m)
+		return false;
+	*out = (uw_map){ m->start, m->end, m->pgoff, NULL };
+	if (ua->p->dsos[m->dso].kind == SYM_DSO_USER) {
+		sym_dso *sd = dso_sd(ua->p, m->dso);
+		out->path = sd ? sym_dso_unwind_path(sd) : NULL;
+	}
+	return true;
+}
+
+/* A sample with user registers and stack: *us becomes it with the chain
+ * perf's report resolves (the recorded one, then the unwound user frames;
+ * us->callchain the same as s's when nothing was unwound). */
+static int unwound_chain(pf_profile *p, const pthread_ *t, const pd_sample *s, pd_sample *us)
+{
+	/* a chain perf discards (an unknown context word): the sample then
+	 * has no callchain at all, as a corrupt one has (build_stack) */
+	static const uint64_t no_chain[1] = { UINT64_MAX };
+	struct pf_profile_priv *pr = p->priv;
+	us->callchain = s->callchain;
+	if ((size_t)s->evsel >= pd_nr_attrs(pr->rd))
+		return 0;
+	const pd_attr *a = pd_get_attr(pr->rd, (size_t)s->evsel);
+	if (!uw_event_wants(a))
+		return 0;
+	long n = 0;
+	const uint64_t *cc = NULL;
+	/* perf unwinds in a process once it has a binary mapped: not in a
+	 * process exec'ing, whose samples come before its maps */
+	if (t->mg != PF_NONE && pr->mgs[t->mg].has_file) {
+		uw_arg ua = { p, t->mg };
+		n = uw_sample_chain(pr->uw, t->mg, s, a, uw_find, &ua, &cc);
+		if (n < 0)
+			return oom(p);
+	}
+	if (n == 0) {
+		/* no user frame: perf's chain is the recorded one, and when that
+		 * has no frame either, none (not even the sample's ip) */
+		for (uint64_t i = 0; s->callchain && i < s->nr_callchain; i++)
+			if (s->callchain[i] < PD_CONTEXT_MAX)
+				return 0;
+		cc = no_chain;
+		n = 1;
+	}
+	*us = *s;
+	us->callchain = cc;
+	us->nr_callchain = (uint64_t)n;
+	return 0;
+}
+
+/* The unwinder's counts into the profile's warnings, once per file. */
+static void unwind_warnings(pf_profile *p)
+{
+	struct pf_profile_priv *pr = p->priv;
+	uw_stats st = pr->uw_done;
+	if (pr->uw)
+		uw_stats_add(&st, uw_get_stats(pr->uw));
+	char buf[512];
+	const char *path = p->path ? p->path : "";
+	size_t cap = p->nr_warnings;
+	if (st.partial) {
+		snprintf(buf, sizeof(buf), "%s: %" PRIu64 " of %" PRIu64 " samples' user stacks go deeper than "
+			 "their recorded copy (perf record --call-graph dwarf,SIZE): unwound in part",
+			 path, st.partial, st.samples);
+		if (PF_GROW(p->warnings, cap, p->nr_warnings + 1) == 0)
+			p->warnings[p->nr_warnings++] = strdup(buf);
+	}
+	if (st.no_stack) {
+		snprintf(buf, sizeof(buf), "%s: %" PRIu64 " samples have no copy of their user stack (the "
+			 "kernel could not read it): their user frames are not known", path, st.no_stack);
+		if (PF_GROW(p->warnings, cap, p->nr_warnings + 1) == 0)
+			p->warnings[p->nr_warnings++] = strdup(buf);
+	}
+	if (st.no_regs || st.bad_abi) {
+		snprintf(buf, sizeof(buf), "%s: %" PRIu64 " samples' user stacks were not unwound "
+			 "(%" PRIu64 " without the instruction or stack pointer, %" PRIu64 " not of a 64-bit x86 process)",
+			 path, st.no_regs + st.bad_abi, st.no_regs, st.bad_abi);
+		if (PF_GROW(p->warnings, cap, p->nr_warnings + 1) == 0)
+			p->warnings[p->nr_warnings++] = strdup(buf);
+	}
+	if (st.no_file) {
+		snprintf(buf, sizeof(buf), "%s: %" PRIu64 " samples' user stacks met a mapped file that "
+			 "could not be read as ELF: unwound no further there", path, st.no_file);
+		if (PF_GROW(p->warnings, cap, p->nr_warnings + 1) == 0)
+			p->warnings[p->nr_warnings++] = strdup(buf);
+	}
+}
+
 static int sample_arrive(pf_profile *p, const pd_sample *s, bool stable)
 {
 	struct pf_profile_priv *pr = p->priv;
@@ -1349,6 +1457,16 @@ static int sample_arrive(pf_profile *p, const pd_sample *s, bool stable)
 		return oom(p);
 	if (prefix)
 		return 0;               /* the other half's sample: only its thread counts here */
+	pd_sample us;
+	if (pr->uw && s->stack_user && pr->opts.use_callchain) {
+		int rc = unwound_chain(p, t, s, &us);
+		if (rc)
+			return rc;
+		if (us.callchain != s->callchain) {
+			s = &us;
+			stable = false;
+		}
+	}
 	if (!pr->opts.use_callchain || !s->callchain || !s->nr_callchain) {
 		/* the ip alone: a location-cache probe, nothing worth fetching
 		 * ahead; straight through (after the samples before it) */
@@ -1488,13 +1606,15 @@ static int on_event(void *ctx, const pd_event *ev)
 		}
 		if (mg_insert(g, start, end, ev->u.mmap.pgoff, dso) < 0)
 			return oom(p);
+		if (p->dsos[dso].kind == SYM_DSO_USER && fn[0] == '/')
+			g->has_file = true;
 		return 0;
 	}
-	case PD_LOST:
-		if (lost_here(pr))
-			p->nr_lost_samples += ev->u.lost.lost;
-		return 0;
 	case PD_LOST_SAMPLES:
+		/* perf's "Total Lost Samples" counts these only: LOST records
+		 * (the ring buffer's losses) are counted apart (perf -D's
+		 * summary), and perf record ends with a LOST_SAMPLES record of
+		 * the kernel's own count of the same losses */
 		if (lost_here(pr))
 			p->nr_lost_samples += ev->u.lost_samples.lost;
 		return 0;
@@ -1695,6 +1815,9 @@ static int perf_setup(pf_profile *p, pd_reader *rd)
 		e->has_cpu = (a->sample_type & PD_S_CPU) != 0;
 		e->has_branch_stack = (a->sample_type & PD_S_BRANCH_STACK) != 0;
 	}
+	for (size_t i = 0; i < p->nr_events && pr->opts.use_callchain && !pr->uw; i++)
+		if (uw_event_wants(pd_get_attr(rd, i)) && !(pr->uw = uw_new(0)))
+			return oom(p);
 	p->has_branch_stack_feature = pd_has_feature(rd, PD_FEAT_BRANCH_STACK);
 	const pd_header *hdr = pd_get_header(rd);
 	for (size_t i = 0; i < hdr->nr_build_ids; i++) {
@@ -2205,6 +2328,8 @@ static int load_split(pf_profile *p, pd_reader *rd, uint64_t t, proff_error *err
 		rc = oom(p);
 	pthread_join(th, NULL);
 	take_warnings(p, j.rd);   /* the second reader read the whole file */
+	if (qr->uw)
+		uw_stats_add(&pr->uw_done, uw_get_stats(qr->uw));
 	if (rc == 0 && j.rc < 0) {
 		*err = j.err;
 		rc = j.rc;
@@ -2306,6 +2431,7 @@ int pf_profile_load(const char *path, const pf_load_opts *opts, pf_profile **out
 	pr->rd = NULL;
 	if (rc < 0)
 		goto fail;
+	unwind_warnings(p);
 threads:
 	p->threads = calloc(pr->nthreads ? pr->nthreads : 1, sizeof(pf_thread));
 	if (!p->threads) {
@@ -2332,6 +2458,11 @@ fail:
 /* What only reading records needs: raw stacks, maps, caches, the pipeline. */
 static void release_read_state(struct pf_profile_priv *pr)
 {
+	if (pr->uw) {
+		uw_stats_add(&pr->uw_done, uw_get_stats(pr->uw));
+		uw_free(pr->uw);
+		pr->uw = NULL;
+	}
 	pf_map64_free(&pr->tid2thread);
 	pf_map64_free(&pr->pid2mg);
 	for (size_t i = 0; i < pr->nmgs; i++)

@@ -13,6 +13,7 @@ typedef pf_range st_map;
 
 typedef struct st_mgroup {
 	pf_ranges maps;
+	bool has_file;              /* a binary was mapped: dwarf stacks are unwound (as perf) */
 	struct st_mgroup *next_all;
 } st_mgroup;
 
@@ -115,6 +116,8 @@ struct st_side {
 
 	st_stream *streams; size_t nr_streams;
 	st_blocks *blocks;
+	struct uw_ctx *uw;         /* dwarf callchains' unwinder (lib/unwind), NULL: none */
+	pd_sample unwound;         /* a sample with its unwound chain */
 };
 
 /* stream.c, for cycles.c: perf's cpumode-free lookup of ip (kernel maps

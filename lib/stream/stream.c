@@ -35,6 +35,7 @@
 #include "proff/profile.h"
 #include "proff/stream.h"
 #include "proff/symbol.h"
+#include "proff/unwind.h"
 #include "proff/util.h"
 #include "stream-int.h"
 
@@ -738,6 +739,45 @@ static int on_sample_count(st_side *s, const pd_event *ev)
 	return 0;
 }
 
+/* the unwinder's map lookup (lib/unwind): the process's map at addr with
+ * the binary the symbol search found */
+static bool uw_find(void *arg, uint64_t addr, uw_map *out)
+{
+	st_side *s = ((void **)arg)[0];
+	const st_map *m = mg_find(((void **)arg)[1], addr);
+	if (!m)
+		return false;
+	*out = (uw_map){ m->start, m->end, m->pgoff, NULL };
+	const st_dso *d = &s->dsos[m->dso];
+	if (d->kind == SYM_DSO_USER && d->sd)
+		out->path = sym_dso_unwind_path(d->sd);
+	return true;
+}
+
+/* A dwarf-mode sample with the chain perf resolves for it (the recorded
+ * one, then the unwound user frames): sm itself when nothing was unwound,
+ * NULL when out of memory. */
+static const pd_sample *unwound(st_side *s, const pd_sample *sm)
+{
+	st_mgroup *g = mg_of_pid(s, sm->pid, false);
+	if (!g || !g->has_file || sm->evsel < 0 || (size_t)sm->evsel >= pd_nr_attrs(s->rd))
+		return sm;
+	const pd_attr *a = pd_get_attr(s->rd, (size_t)sm->evsel);
+	if (!uw_event_wants(a))
+		return sm;
+	void *arg[2] = { s, g };
+	const uint64_t *cc;
+	long n = uw_sample_chain(s->uw, (uint64_t)(uintptr_t)g, sm, a, uw_find, arg, &cc);
+	if (n < 0)
+		return NULL;
+	if (!n)
+		return sm;
+	s->unwound = *sm;
+	s->unwound.callchain = cc;
+	s->unwound.nr_callchain = (uint64_t)n;
+	return &s->unwound;
+}
+
 static int on_sample(st_side *s, const pd_event *ev)
 {
 	const pd_sample *sm = &ev->u.sample;
@@ -805,6 +845,8 @@ static int on_sample(st_side *s, const pd_event *ev)
 	e->period += period;
 	if (sm->branches && sm->nr_branches)
 		s->any_branches = true;
+	if (s->uw && sm->stack_user && (sm = unwound(s, sm)) == NULL)
+		return oom(s);
 	if (build_cursor(s, sm) < 0)
 		return oom(s);
 	if (s->opts.cycles && sm->branches && st_account_cycles(s, sm) < 0)
@@ -834,6 +876,7 @@ static int on_event(void *ctx, const pd_event *ev)
 			if (g != pg) {
 				if (pf_ranges_copy(&g->maps, &pg->maps) < 0)
 					return oom(s);
+				g->has_file = pg->has_file;
 			}
 		}
 		return 0;
@@ -862,6 +905,8 @@ static int on_event(void *ctx, const pd_event *ev)
 		}
 		if (!g || mg_insert(g, start, end, ev->u.mmap.pgoff, dso) < 0)
 			return oom(s);
+		if (s->dsos[dso].kind == SYM_DSO_USER && fn[0] == '/')
+			g->has_file = true;
 		return 0;
 	}
 	default:
@@ -1161,6 +1206,9 @@ int st_load(const char *path, const st_opts *o, st_side **out, proff_error *err)
 	rc = sym_ctx_new(&so, &s->syms, err);
 	if (rc >= 0)
 		rc = s->kernel_mg ? 0 : oom(s);
+	for (size_t i = 0; i < na && rc >= 0 && !s->uw; i++)
+		if (uw_event_wants(pd_get_attr(rd, i)) && !(s->uw = uw_new(0)))
+			rc = oom(s);
 	struct stat st;
 	if (rc >= 0 && !o->cycles && stat(path, &st) == 0 && S_ISREG(st.st_mode)) {
 		/* the counting pass (a pipe can be read only once) */
@@ -1223,6 +1271,7 @@ void st_side_free(st_side *s)
 	pf_map64_free(&s->key2entry);
 	pf_map64_free(&s->key2group);
 	free(s->group_period);
+	uw_free(s->uw);
 	if (s->syms)
 		sym_ctx_free(s->syms);
 	if (s->rd)

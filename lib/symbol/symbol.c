@@ -1227,6 +1227,16 @@ static void dso_load_locked(sym_dso *d)
 		symtree_build(&d->tab);
 }
 
+/* The ELF file a user dso's code was loaded from (its program headers and
+ * .eh_frame: what an unwinder reads), as the symbol search found it. */
+const char *sym_dso_unwind_path(sym_dso *d)
+{
+	if (d->kind != SYM_DSO_USER)
+		return NULL;
+	dso_load(d);
+	return d->runtime_path;
+}
+
 bool sym_dso_has_symbols(sym_dso *d)
 {
 	dso_load(d);

@@ -1,0 +1,33 @@
+#!/bin/bash
+# bench/dwarf.sh — proff report vs perf report --stdio on a --call-graph
+# dwarf profile of >= 100k samples (tests/data/dwarf/work.c, two threads, at
+# 20 kHz, 2 KB stack copies), generated once into build/bench/dwarf.data.
+# perf unwinds every sample's stack again with each report; proff unwinds
+# each with libdwfl, keeping a process's modules and CFI across samples.
+# Targets (issue #26): >= 10x faster, identical output, peak RSS <= 1/4.
+source "$(dirname "$0")/lib.sh"
+
+D="$BENCH_DIR/dwarf.data"
+if [ ! -s "$D" ]; then
+	echo "  generating $D (about 40 s of recording)..."
+	gcc -O2 -g -fomit-frame-pointer -pthread -o "$BENCH_DIR/dwarf-work" "$ROOT/tests/data/dwarf/work.c" || exit 1
+	perf record -q -e cpu-clock -F 20000 --call-graph dwarf,2048 -o "$D" -- \
+		"$BENCH_DIR/dwarf-work" ${DWARF_ITER:-500000} >/dev/null 2>&1 || { echo "bench: perf record failed" >&2; exit 1; }
+fi
+nsamp=$(perf report -i "$D" --stdio --no-children -g none 2>/dev/null | sed -n 's/^# Samples: \([0-9]*\)\(.\).*/\1\2/p')
+echo "  profile: $D ($(du -h "$D" | cut -f1), $nsamp samples)"
+
+bench_pair() {   # bench_pair LABEL TARGET_RATIO OPTS...
+	local label=$1 target=$2; shift 2
+	perf report --no-inline -i "$D" --stdio "$@" 2>/dev/null | grep -v '^# (Tip' > "$BENCH_DIR/perf.out"
+	"$PROFF" report -i "$D" "$@" 2>/dev/null | grep -v '^# (Tip' > "$BENCH_DIR/proff.out"
+	if cmp -s "$BENCH_DIR/perf.out" "$BENCH_DIR/proff.out"; then same="identical output"; else same="OUTPUT DIFFERS ($(diff "$BENCH_DIR/perf.out" "$BENCH_DIR/proff.out" | grep -c '^[<>]') lines)"; fi
+	measure_pair "perf report --no-inline --stdio $*" "proff report $*" $((6 + $#)) perf report --no-inline -i "$D" --stdio "$@" \
+		"$PROFF" report -i "$D" "$@"
+	local pt=$MED_A pr=$RSS_A ft=$MED_B fr=$RSS_B
+	echo "  dwarf report $label: proff ${ft}s, perf ${pt}s, ratio $(ratio "$pt" "$ft")x (target ${target}x); RSS proff ${fr} MB, perf ${pr} MB (1/$(ratio "$pr" "$fr")); $same"
+}
+
+RUNS=${RUNS:-3}
+bench_pair "children" 10
+bench_pair "--no-children" 10 --no-children

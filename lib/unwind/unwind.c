@@ -1,0 +1,574 @@
+/* unwind.c — DWARF unwinding of perf samples' user stacks with libdwfl
+ * (include/proff/unwind.h).
+ *
+ * libdwfl does the CFI work: a Dwfl per address space, attached to a
+ * "process" whose one thread's registers come from the sample being
+ * unwound and whose memory is the sample's stack copy (else the mapped
+ * file). Modules are reported the way perf's libdw backend reports them, as
+ * the walk reaches their code (a frame's module must be known before libdwfl
+ * unwinds from it), but the Dwfl lives on across samples of the same space:
+ * opening the ELF files and their CFI once per process instead of once per
+ * sample is most of the speed. Each frame checks the module libdwfl knows at
+ * its address against the caller's map there; a difference (a library
+ * unmapped and another mapped at its place) ends that Dwfl and the sample is
+ * unwound again with a fresh one.
+ *
+ * The frames follow perf 6.1's report (which unwinds with libunwind here):
+ * the leaf is the registers' ip, every caller is its return address minus
+ * one unless the frame is a signal frame (then its address as it is), at
+ * most max_frames of them, and the last word of the stack copy is not read
+ * (perf's bounds check excludes it).
+ */
+#include <elfutils/libdwfl.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <gelf.h>
+#include <libelf.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "proff/unwind.h"
+#include "proff/util.h"
+
+#define UW_DEFAULT_FRAMES 127   /* perf's PERF_MAX_STACK_DEPTH */
+#define UW_MAX_SPACES 64        /* Dwfls kept alive (least recently used goes) */
+#define UW_MAX_FILES 4096       /* ELF files kept open */
+
+/* perf's x86-64 register numbers (PERF_REG_X86_*) */
+enum {
+	PR_AX, PR_BX, PR_CX, PR_DX, PR_SI, PR_DI, PR_BP, PR_SP, PR_IP, PR_FLAGS,
+	PR_CS, PR_SS, PR_DS, PR_ES, PR_FS, PR_GS, PR_R8, PR_R9, PR_R10, PR_R11,
+	PR_R12, PR_R13, PR_R14, PR_R15,
+};
+/* DWARF register n (x86-64 psABI: rax rdx rcx rbx rsi rdi rbp rsp r8-r15 rip) */
+static const uint8_t dwarf_to_perf[17] = {
+	PR_AX, PR_DX, PR_CX, PR_BX, PR_SI, PR_DI, PR_BP, PR_SP,
+	PR_R8, PR_R9, PR_R10, PR_R11, PR_R12, PR_R13, PR_R14, PR_R15, PR_IP,
+};
+
+/* An ELF file the CFI comes from: opened once per unwinder. */
+typedef struct uw_file {
+	char *path;
+	int fd;                     /* -1: could not be opened as ELF */
+	Elf *elf;
+	const uint8_t *raw;         /* the file's bytes (reads outside the stack copy) */
+	size_t rawsize;
+	bool exec;                  /* ET_EXEC: no bias */
+	GElf_Phdr *loads;           /* PT_LOAD headers */
+	size_t nloads;
+} uw_file;
+
+/* A module reported to a Dwfl: which file at which bias (the check of
+ * every frame against the caller's maps). */
+typedef struct uw_mod {
+	Dwfl_Module *mod;
+	const uw_file *file;
+	uint64_t bias;
+} uw_mod;
+
+typedef struct uw_space {
+	uint64_t key;
+	Dwfl *dwfl;
+	uw_mod *mods;
+	size_t nmods, cap_mods;
+	uint64_t used;              /* the unwinder's clock at its last use */
+} uw_space;
+
+struct uw_ctx {
+	int max_frames;
+	Elf *machine_elf;           /* an x86-64 header: the ebl backend for dwfl_attach_state */
+	uint8_t machine_img[sizeof(Elf64_Ehdr)];
+	uw_file **files;
+	size_t nfiles, cap_files;
+	pf_map64 file_index;        /* path hash -> 1 + index of the first file with that hash */
+	uw_space spaces[UW_MAX_SPACES];
+	size_t nspaces;
+	uint64_t clock;
+	uw_stats stats;
+	Dwfl_Callbacks dwfl_callbacks;  /* libdwfl's defaults for finding .debug_frame */
+	char *debuginfo_path;           /* NULL: libdwfl's default search path */
+
+	/* the sample being unwound (the Dwfl callbacks' argument) */
+	const pd_sample *s;
+	const pd_attr *a;
+	uw_find_map_fn find_map;
+	void *arg;
+	uw_space *sp;
+	uint64_t regs[17];          /* DWARF order */
+	uint64_t stack_lo;          /* SP: the stack copy's address */
+	uint64_t stack_size;        /* bytes valid in the copy */
+	struct uw_pc { uint64_t pc; bool act; } *pcs;   /* the walk's frames: pc, whether an activation */
+	size_t npcs, cap_pcs;
+	size_t want;                /* frames to collect */
+	bool stale;                 /* a frame's module is not the map's: start afresh */
+	size_t beyond;              /* 1 + frames walked when a read above the stack copy found nothing, 0: none */
+	bool nofile;
+
+	uint64_t *chain;            /* uw_sample_chain's result */
+	size_t cap_chain;
+};
+
+/* ---- ELF files ------------------------------------------------------------ */
+
+static void file_free(uw_file *f)
+{
+	if (!f)
+		return;
+	if (f->elf)
+		elf_end(f->elf);
+	if (f->fd >= 0)
+		close(f->fd);
+	free(f->loads);
+	free(f->path);
+	free(f);
+}
+
+static void file_open(uw_file *f)
+{
+	f->fd = pf_open_regular(f->path);
+	if (f->fd < 0)
+		return;
+	f->elf = elf_begin(f->fd, ELF_C_READ_MMAP, NULL);
+	GElf_Ehdr eh;
+	size_t phnum;
+	if (!f->elf || elf_kind(f->elf) != ELF_K_ELF || !gelf_getehdr(f->elf, &eh) ||
+	    eh.e_machine != EM_X86_64 || elf_getphdrnum(f->elf, &phnum) != 0)
+		goto bad;
+	f->exec = eh.e_type == ET_EXEC;
+	f->loads = pf_calloc(phnum ? phnum : 1, sizeof(*f->loads));
+	if (!f->loads)
+		goto bad;
+	for (size_t i = 0; i < phnum; i++) {
+		GElf_Phdr ph;
+		if (gelf_getphdr(f->elf, (int)i, &ph) && ph.p_type == PT_LOAD)
+			f->loads[f->nloads++] = ph;
+	}
+	if (!f->nloads)
+		goto bad;
+	f->raw = (const uint8_t *)elf_rawfile(f->elf, &f->rawsize);
+	return;
+bad:
+	if (f->elf)
+		elf_end(f->elf);
+	f->elf = NULL;
+	close(f->fd);
+	f->fd = -1;
+}
+
+/* The file at path, opened once (NULL: no memory; fd -1: not an ELF of
+ * this machine). */
+static uw_file *file_get(uw_ctx *u, const char *path)
+{
+	uint64_t h = pf_hash_bytes(path, strlen(path), 0x75770000);
+	uint64_t v;
+	if (pf_map64_get(&u->file_index, h, &v)) {
+		for (size_t i = v - 1; i < u->nfiles; i++)
+			if (strcmp(u->files[i]->path, path) == 0)
+				return u->files[i];
+	}
+	if (u->nfiles >= UW_MAX_FILES)
+		return NULL;
+	if (PF_GROW(u->files, u->cap_files, u->nfiles + 1) < 0)
+		return NULL;
+	uw_file *f = calloc(1, sizeof(*f));
+	if (!f || !(f->path = strdup(path))) {
+		free(f);
+		return NULL;
+	}
+	f->fd = -1;
+	file_open(f);
+	uint64_t *slot = pf_map64_upsert(&u->file_index, h, NULL);
+	if (!slot) {
+		file_free(f);
+		return NULL;
+	}
+	if (!*slot)
+		*slot = u->nfiles + 1;
+	u->files[u->nfiles++] = f;
+	return f;
+}
+
+/* The load bias of file f mapped at [m->start, ...) from offset m->pgoff:
+ * the segment holding that offset gives vaddr = offset - p_offset + p_vaddr. */
+static bool file_bias(const uw_file *f, const uw_map *m, uint64_t *bias)
+{
+	if (f->exec) {
+		*bias = 0;
+		return true;
+	}
+	for (size_t i = 0; i < f->nloads; i++) {
+		const GElf_Phdr *ph = &f->loads[i];
+		uint64_t align = ph->p_align > 1 ? ph->p_align : 1;
+		uint64_t off = ph->p_offset & ~(align - 1);
+		if (m->pgoff >= off && m->pgoff < ph->p_offset + ph->p_filesz) {
+			*bias = m->start - m->pgoff + ph->p_offset - ph->p_vaddr;
+			return true;
+		}
+	}
+	return false;
+}
+
+/* ---- Dwfl callbacks -------------------------------------------------------- */
+
+static pid_t next_thread(Dwfl *dwfl, void *dwfl_arg, void **thread_argp)
+{
+	(void)dwfl; (void)dwfl_arg; (void)thread_argp;
+	return 0;
+}
+
+static bool get_thread(Dwfl *dwfl, pid_t tid, void *dwfl_arg, void **thread_argp)
+{
+	(void)dwfl; (void)tid;
+	*thread_argp = dwfl_arg;
+	return true;
+}
+
+/* 8 bytes at addr of the mapped file holding it */
+static bool read_file_word(uw_ctx *u, uint64_t addr, Dwarf_Word *out)
+{
+	uw_map m;
+	if (!u->find_map(u->arg, addr, &m) || !m.path)
+		return false;
+	uw_file *f = file_get(u, m.path);
+	if (!f || f->fd < 0 || !f->raw)
+		return false;
+	uint64_t off = addr - m.start + m.pgoff;
+	if (off > f->rawsize || f->rawsize - off < 8)
+		return false;
+	memcpy(out, f->raw + off, 8);
+	return true;
+}
+
+static bool memory_read(Dwfl *dwfl, Dwarf_Addr addr, Dwarf_Word *result, void *arg)
+{
+	(void)dwfl;
+	uw_ctx *u = arg;
+	if (addr + 8 < addr)
+		return false;
+	/* perf reads the copy for addr + 8 < end only: its last word is out */
+	if (addr < u->stack_lo || addr + 8 >= u->stack_lo + u->stack_size) {
+		if (read_file_word(u, addr, result))
+			return true;
+		if (addr >= u->stack_lo)
+			u->beyond = u->npcs + 1;
+		return false;
+	}
+	memcpy(result, (const uint8_t *)u->s->stack_user + (addr - u->stack_lo), 8);
+	return true;
+}
+
+static bool set_initial_registers(Dwfl_Thread *thread, void *arg)
+{
+	uw_ctx *u = arg;
+	return dwfl_thread_state_registers(thread, 0, 17, (const Dwarf_Word *)u->regs);
+}
+
+static const Dwfl_Thread_Callbacks thread_callbacks = {
+	.next_thread = next_thread,
+	.get_thread = get_thread,
+	.memory_read = memory_read,
+	.set_initial_registers = set_initial_registers,
+};
+
+
+/* ---- address spaces -------------------------------------------------------- */
+
+static void space_clear(uw_space *sp)
+{
+	if (sp->dwfl)
+		dwfl_end(sp->dwfl);
+	sp->dwfl = NULL;
+	sp->nmods = 0;
+}
+
+static bool space_start(uw_ctx *u, uw_space *sp)
+{
+	space_clear(sp);
+	sp->dwfl = dwfl_begin(&u->dwfl_callbacks);
+	if (!sp->dwfl)
+		return false;
+	if (!dwfl_attach_state(sp->dwfl, u->machine_elf, 1, &thread_callbacks, u)) {
+		space_clear(sp);
+		return false;
+	}
+	return true;
+}
+
+/* The space of key: found, or made in a free slot or the least recently
+ * used one's. NULL: no Dwfl could be made. */
+static uw_space *space_get(uw_ctx *u, uint64_t key)
+{
+	uw_space *lru = NULL;
+	u->clock++;
+	for (size_t i = 0; i < u->nspaces; i++) {
+		uw_space *sp = &u->spaces[i];
+		if (sp->key == key && sp->dwfl) {
+			sp->used = u->clock;
+			return sp;
+		}
+		if (!lru || sp->used < lru->used)
+			lru = sp;
+	}
+	uw_space *sp = u->nspaces < UW_MAX_SPACES ? &u->spaces[u->nspaces++] : lru;
+	sp->key = key;
+	sp->used = u->clock;
+	return space_start(u, sp) ? sp : NULL;
+}
+
+/* The module at pc is the caller's map's file at its bias, reported now if
+ * libdwfl has none there. False when the module libdwfl knows there is
+ * another (u->stale: the space must start afresh). */
+static bool module_at(uw_ctx *u, uint64_t pc)
+{
+	uw_space *sp = u->sp;
+	uw_map m;
+	if (!u->find_map(u->arg, pc, &m) || !m.path)
+		return true;        /* anonymous code: libdwfl has no CFI there either */
+	uw_file *f = file_get(u, m.path);
+	uint64_t bias;
+	if (!f || f->fd < 0 || !file_bias(f, &m, &bias)) {
+		u->nofile = true;
+		return true;
+	}
+	Dwfl_Module *mod = dwfl_addrmodule(sp->dwfl, pc);
+	if (mod) {
+		for (size_t i = 0; i < sp->nmods; i++)
+			if (sp->mods[i].mod == mod)
+				return (sp->mods[i].file == f && sp->mods[i].bias == bias) || !(u->stale = true);
+		u->stale = true;    /* not one of ours: cannot happen */
+		return false;
+	}
+	if (PF_GROW(sp->mods, sp->cap_mods, sp->nmods + 1) < 0)
+		return true;
+	int fd = dup(f->fd);
+	if (fd < 0)
+		return true;
+	mod = dwfl_report_elf(sp->dwfl, f->path, f->path, fd, bias, true);
+	if (!mod) {
+		close(fd);
+		u->nofile = true;
+		return true;
+	}
+	sp->mods[sp->nmods++] = (uw_mod){ mod, f, bias };
+	if (dwfl_addrmodule(sp->dwfl, pc) != mod) {
+		u->stale = true;    /* overlaps a module reported before */
+		return false;
+	}
+	return true;
+}
+
+static int frame_cb(Dwfl_Frame *state, void *arg)
+{
+	uw_ctx *u = arg;
+	Dwarf_Addr pc;
+	bool act;
+	/* the pc first without asking whether it is an activation: asking
+	 * unwinds the frame, and libdwfl must know its module before (it
+	 * looks up the CFI of the call, one byte before a return address;
+	 * without a module it guesses from rbp and keeps that guess) */
+	if (!dwfl_frame_pc(state, &pc, NULL))
+		return DWARF_CB_ABORT;
+	if (!module_at(u, pc) || (pc && !module_at(u, pc - 1)))
+		return DWARF_CB_ABORT;
+	if (!dwfl_frame_pc(state, &pc, &act))
+		return DWARF_CB_ABORT;
+	if (PF_GROW(u->pcs, u->cap_pcs, u->npcs + 1) < 0)
+		return DWARF_CB_ABORT;
+	u->pcs[u->npcs++] = (struct uw_pc){ pc, act };
+	return u->npcs >= u->want ? DWARF_CB_ABORT : DWARF_CB_OK;
+}
+
+/* ---- the public part ------------------------------------------------------- */
+
+uw_ctx *uw_new(int max_frames)
+{
+	uw_ctx *u = calloc(1, sizeof(*u));
+	if (!u)
+		return NULL;
+	u->max_frames = max_frames > 0 ? max_frames : UW_DEFAULT_FRAMES;
+	elf_version(EV_CURRENT);
+	Elf64_Ehdr *eh = (Elf64_Ehdr *)u->machine_img;
+	memcpy(eh->e_ident, ELFMAG, SELFMAG);
+	eh->e_ident[EI_CLASS] = ELFCLASS64;
+	eh->e_ident[EI_DATA] = ELFDATA2LSB;
+	eh->e_ident[EI_VERSION] = EV_CURRENT;
+	eh->e_type = ET_CORE;
+	eh->e_machine = EM_X86_64;
+	eh->e_version = EV_CURRENT;
+	eh->e_ehsize = sizeof(Elf64_Ehdr);
+	u->machine_elf = elf_memory((char *)u->machine_img, sizeof(u->machine_img));
+	if (!u->machine_elf) {
+		free(u);
+		return NULL;
+	}
+	pf_map64_init(&u->file_index);
+	u->dwfl_callbacks = (Dwfl_Callbacks){
+		.find_elf = dwfl_build_id_find_elf,
+		.find_debuginfo = dwfl_standard_find_debuginfo,
+		.section_address = dwfl_offline_section_address,
+		.debuginfo_path = &u->debuginfo_path,
+	};
+	return u;
+}
+
+void uw_free(uw_ctx *u)
+{
+	if (!u)
+		return;
+	for (size_t i = 0; i < u->nspaces; i++) {
+		space_clear(&u->spaces[i]);
+		free(u->spaces[i].mods);
+	}
+	for (size_t i = 0; i < u->nfiles; i++)
+		file_free(u->files[i]);
+	free(u->files);
+	pf_map64_free(&u->file_index);
+	elf_end(u->machine_elf);
+	free(u->pcs);
+	free(u->chain);
+	free(u);
+}
+
+bool uw_event_wants(const pd_attr *a)
+{
+	return (a->sample_type & PD_S_REGS_USER) && (a->sample_type & PD_S_STACK_USER) &&
+	       a->sample_stack_user > 0;
+}
+
+const uw_stats *uw_get_stats(const uw_ctx *u) { return &u->stats; }
+
+void uw_stats_add(uw_stats *a, const uw_stats *b)
+{
+	a->samples += b->samples;
+	a->partial += b->partial;
+	a->no_regs += b->no_regs;
+	a->no_stack += b->no_stack;
+	a->bad_abi += b->bad_abi;
+	a->no_file += b->no_file;
+	a->restarts += b->restarts;
+}
+
+/* The sample's register r (perf numbering), false when its mask lacks it. */
+static bool sample_reg(const pd_sample *s, uint64_t mask, unsigned r, uint64_t *v)
+{
+	if (!(mask & (1ull << r)))
+		return false;
+	unsigned at = (unsigned)__builtin_popcountll(mask & ((1ull << r) - 1));
+	if (at >= s->nr_regs_user)
+		return false;
+	*v = s->regs_user[at];
+	return true;
+}
+
+/* One walk over the space's Dwfl: the frames into u->pcs. */
+static int walk(uw_ctx *u)
+{
+	u->npcs = 0;
+	u->stale = false;
+	u->beyond = 0;
+	if (!module_at(u, u->regs[16]))
+		return -1;
+	return dwfl_getthread_frames(u->sp->dwfl, 1, frame_cb, u);
+}
+
+size_t uw_unwind(uw_ctx *u, uint64_t space, const pd_sample *s, const pd_attr *a,
+		 uw_find_map_fn find_map, void *arg, uint64_t *ips, size_t max, enum uw_status *st)
+{
+	*st = UW_NONE;
+	if (!s->regs_user_abi || !s->regs_user || !s->stack_user || !max)
+		return 0;
+	u->stats.samples++;
+	if (!s->stack_user_dyn_size || s->stack_user_dyn_size > s->stack_user_size) {
+		/* the kernel could copy none of the stack: perf then keeps no
+		 * user frame at all, not even the registers' ip */
+		u->stats.no_stack++;
+		*st = UW_NO_STACK;
+		return 0;
+	}
+	if (s->regs_user_abi != 2) {        /* PERF_SAMPLE_REGS_ABI_64 */
+		u->stats.bad_abi++;
+		*st = UW_BAD_ABI;
+		return 0;
+	}
+	uint64_t sp_val, ip_val;
+	if (!sample_reg(s, a->sample_regs_user, PR_IP, &ip_val) ||
+	    !sample_reg(s, a->sample_regs_user, PR_SP, &sp_val)) {
+		u->stats.no_regs++;
+		*st = UW_NO_REGS;
+		return 0;
+	}
+	for (unsigned i = 0; i < 17; i++) {
+		uint64_t v = 0;
+		sample_reg(s, a->sample_regs_user, dwarf_to_perf[i], &v);
+		u->regs[i] = v;
+	}
+	u->s = s;
+	u->a = a;
+	u->find_map = find_map;
+	u->arg = arg;
+	u->stack_lo = sp_val;
+	u->stack_size = s->stack_user_dyn_size;     /* what the kernel could copy */
+	if (max > (size_t)u->max_frames)
+		max = (size_t)u->max_frames;
+	u->want = max;
+	u->nofile = false;
+	int rc = -1;
+	u->sp = space_get(u, space);
+	if (u->sp) {
+		rc = walk(u);
+		if (u->stale) {
+			/* the space's maps changed: a fresh Dwfl, once */
+			u->stats.restarts++;
+			if (space_start(u, u->sp))
+				rc = walk(u);
+			else
+				rc = -1, u->npcs = 0;
+		}
+		if (u->stale)
+			u->npcs = 0;
+	}
+	if (u->nofile)
+		u->stats.no_file++;
+	/* the leaf is the registers' ip, even where nothing could be walked */
+	size_t n = 0;
+	ips[n++] = ip_val;
+	for (size_t i = 1; i < u->npcs && n < max; i++) {
+		/* a caller's return address minus one, unless the frame is a
+		 * signal frame (the frame after it is then an activation) */
+		bool signal = i + 1 < u->npcs && u->pcs[i + 1].act;
+		uint64_t ip = signal ? u->pcs[i].pc : u->pcs[i].pc - 1;
+		if (u->pcs[i].pc)
+			ips[n++] = ip;
+	}
+	/* A walk that ends in an error is mostly the normal end of a stack
+	 * whose outermost code marks no end in its CFI (the dynamic linker's
+	 * _start): libdwfl then reads an argument as a return address. It is
+	 * an early stop when its last step wanted stack beyond the copy (an
+	 * unreadable return address ends libdwfl's walk without an error). */
+	bool complete = (rc == DWARF_CB_ABORT && u->npcs >= u->want) || u->beyond != u->npcs + 1;
+	*st = complete ? UW_DONE : UW_PARTIAL;
+	if (!complete)
+		u->stats.partial++;
+
+
+	return n;
+}
+
+long uw_sample_chain(uw_ctx *u, uint64_t space, const pd_sample *s, const pd_attr *a,
+		     uw_find_map_fn find_map, void *arg, const uint64_t **out)
+{
+	size_t rec = s->callchain ? (size_t)s->nr_callchain : 0;
+	size_t max = (size_t)u->max_frames;
+	if (PF_GROW(u->chain, u->cap_chain, rec + 1 + max) < 0)
+		return -1;
+	enum uw_status st;
+	size_t n = uw_unwind(u, space, s, a, find_map, arg, u->chain + rec + 1, max, &st);
+	if (!n)
+		return 0;
+	if (rec)
+		memcpy(u->chain, s->callchain, rec * sizeof(uint64_t));
+	u->chain[rec] = PD_CONTEXT_USER;
+	*out = u->chain;
+	return (long)(rec + 1 + n);
+}

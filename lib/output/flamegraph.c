@@ -506,7 +506,8 @@ static int caller_frame(view_ctx *c, uint32_t node, uint32_t parent_frame, const
 			scnt[s] += t->count[s][k];
 		}
 	}
-	qsort_r(big, nbig, sizeof(*big), cmp_nodes, c);
+	if (nbig)   /* qsort_r's array must not be NULL, even empty */
+		qsort_r(big, nbig, sizeof(*big), cmp_nodes, c);
 	int rc = 0;
 	for (size_t i = 0; i < nbig && !rc; i++)
 		rc = caller_frame(c, big[i], f, first, next);

@@ -70,7 +70,7 @@ expect_calls "fib" "$TMP/fib.trace" fib 21891          # 2*F(21)-1
 expect_calls "fib" "$TMP/fib.trace" main 1
 no_negative "fib" "$TMP/fib.trace"
 size=$(stat -c %s "$TMP/fib.trace")
-if [ "$size" -le $((21892 * 16)) ]; then ok "fib: trace is at most 16 bytes per call ($size bytes)"; else not_ok "fib: trace has $size bytes for 21892 calls"; fi
+if [ "$size" -le $((21892 * 8)) ]; then ok "fib: trace is at most 8 bytes per call ($size bytes)"; else not_ok "fib: trace has $size bytes for 21892 calls (more than 8 per call)"; fi
 
 # default file name and PROFF_OUTPUT
 (cd "$TMP" && "$PROFF" record --instrument -q -- ./fib 10 >/dev/null 2>&1)

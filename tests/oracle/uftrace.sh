@@ -172,7 +172,11 @@ for fp in "" -fno-omit-frame-pointer; do
 	n=cxx${fp:+-fp}
 	build "$n" cxx.cc $fp && { uf "$n" "./$n"; pf "$n" "./$n"
 		same_tree "$n" "$n"; same_calls "$n" "$n" work descend; clean "$n"
-		same_times "$n" "$n"; }
+		same_times "$n" "$n"
+		# the standard library's functions are far apart: bytes per call
+		size=$(stat -c %s "$TMP/pf.$n.trace"); calls=$(awk '/^# proff trace/ { print $9 }' "$TMP/pf.$n.stats")
+		if [ "$size" -le $((calls * 8)) ]; then ok "$n: trace is at most 8 bytes per call ($size bytes, $calls calls)"
+		else not_ok "$n: trace has $size bytes for $calls calls (more than 8 per call)"; fi; }
 done
 
 # ---- tail calls ---------------------------------------------------------------------------

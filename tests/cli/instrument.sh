@@ -182,6 +182,8 @@ assert rows == want, rows
 EOF2
 	check "lost exits: report warns, naming middle" grep -q "le.trace: 50 calls never returned in the trace .*most in middle (50)" "$TMP/le.err"
 	check "lost exits: --stats counts them" grep -q "^#   lost exit: middle (50)" <("$PROFF" record --instrument --stats "$TMP/le.trace" 2>/dev/null)
+	"$PROFF" dprofpp "$TMP/le.trace" >/dev/null 2>"$TMP/le.dp.err"
+	check "lost exits: dprofpp warns, naming middle" grep -q "le.trace: 50 calls never returned in the trace .*most in middle (50)" "$TMP/le.dp.err"
 	no_negative "lost exits" "$TMP/le.trace"
 else
 	not_ok "build the lost-exit program"

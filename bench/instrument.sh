@@ -3,7 +3,8 @@
 # fib(N) built with -finstrument-functions, run
 #   plain     no preload: glibc's empty __cyg_profile_func_* hooks
 #   floor     a preloaded pair of hooks that only read the TSC (what any
-#             timestamping tracer pays at least on this machine)
+#             timestamping tracer pays at least on this machine); the
+#             proff / floor ratio of ns added per call is printed (target 1.25)
 #   proff     libproff-instrument.so preloaded (what proff record --instrument runs)
 #   counts    the same with PROFF_CLOCK=none (calls and call tree, no timestamps)
 #   uftrace   uftrace record (--no-libcall --no-event)
@@ -79,4 +80,5 @@ for k in plain floor proff counts uftrace; do
 	eval "ns_$k=$ns"
 done
 awk -v p="$ns_proff" -v u="$ns_uftrace" -v f="$ns_floor" 'BEGIN {
-	printf "# proff is %.1fx cheaper than uftrace per call; proff above the TSC-read floor: %.1f ns/call\n", u / p, p - f }'
+	printf "# proff is %.1fx cheaper than uftrace per call; proff above the TSC-read floor: %.1f ns/call\n", u / p, p - f
+	printf "# proff / floor: %.2fx (target <= 1.25x); uftrace / proff: %.1fx (target >= 3x)\n", p / f, u / p }'

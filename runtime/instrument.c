@@ -617,6 +617,17 @@ static inline NOINSTR uint64_t zigzag(uint64_t v)
 	return (v << 1) ^ (uint64_t)((int64_t)v >> 63);
 }
 
+/* An address delta (format 2): functions and hook frames are 16-byte
+ * aligned (x86-64 ABI stack alignment at a call; gcc and clang align
+ * functions), so a delta that is a multiple of 16 is stored divided by 16,
+ * low bit 0; any other delta whole, low bit 1. Branchless. */
+static inline NOINSTR uint64_t zdelta16(uint64_t d)
+{
+	uint64_t q = zigzag((uint64_t)((int64_t)d >> 4)) << 1;
+	uint64_t r = zigzag(d) << 1 | 1;
+	return (d & 15) ? r : q;
+}
+
 /* Encode one event at p (enough room is guaranteed by limit). */
 static inline __attribute__((always_inline)) NOINSTR
 void encode(struct tbuf *b, uint8_t *p, uint8_t *lim, uint64_t fn, uint64_t cfa,
@@ -641,8 +652,8 @@ void encode(struct tbuf *b, uint8_t *p, uint8_t *lim, uint64_t fn, uint64_t cfa,
 		t = b->last_ts;
 	}
 	p = put_varint(p, d << 1 | is_exit);
-	p = put_varint(p, zigzag(fn - b->last_fn));
-	p = put_varint(p, zigzag(cfa - b->last_cfa));
+	p = put_varint(p, zdelta16(fn - b->last_fn));
+	p = put_varint(p, zdelta16(cfa - b->last_cfa));
 	b->last_ts = t;
 	b->last_fn = fn;
 	b->last_cfa = cfa;

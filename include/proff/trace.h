@@ -104,11 +104,16 @@ typedef struct proff_trace_events_hdr {
 
 /* Event encoding (after proff_trace_events_hdr), per event:
  *   varint  (ts - prev_ts) << 1 | is_exit
- *   zvarint fn - prev_fn        (zigzag; fn = this_fn of the hook)
- *   zvarint cfa - prev_cfa      (zigzag; cfa = stack pointer of the instrumented
- *                                function at the hook call; deeper frames are lower)
+ *   avarint fn - prev_fn        (fn = this_fn of the hook)
+ *   avarint cfa - prev_cfa      (cfa = frame address of the hook: the instrumented
+ *                                function's stack pointer at the call less 16;
+ *                                deeper frames are lower)
  * varint: 7 bits per byte, low first, high bit = more; at most 10 bytes.
- * A typical call (entry + exit) takes 6-10 bytes.
+ * avarint (version 2), an address delta d: a multiple of 16 (functions and
+ * frames are 16-byte aligned) as varint(zigzag(d / 16) << 1), any other d as
+ * varint(zigzag(d) << 1 | 1). Version 1: varint(zigzag(d)).
+ * zigzag(v) = (v << 1) ^ (v >> 63). A typical call (entry + exit) takes 6-8
+ * bytes.
  *
  * Version 2: an event whose function address is 0 is a marker, not a call.
  * With the exit bit set it is a jump: the thread called longjmp (or

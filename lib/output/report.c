@@ -827,8 +827,9 @@ int report_print_tree(FILE *out, const pf_profile *p, double percent_limit)
 		loc_label(p, p->nodes[i].loc, name, sizeof(name));
 		report_fmt_time(a, sizeof(a), (double)t[i].total);
 		report_fmt_time(b, sizeof(b), (double)t[i].self);
-		/* the prefix of this depth: "|  " where an ancestor has later siblings */
-		prefix[3 * depth] = '\0';
+		/* the prefix of this depth: one column per ancestor below the top
+		 * level, "|  " where that ancestor has later siblings */
+		prefix[depth ? 3 * (depth - 1) : 0] = '\0';
 		fprintf(out, "  %s  %s  %10" PRIu64 "  %s%s%s\n", a, b, t[i].calls, prefix,
 			depth ? "+- " : "", name);
 		if (t[i].first != PF_NONE) {

@@ -54,6 +54,16 @@ static inline int64_t unzigzag(uint64_t v)
 	return (int64_t)(v >> 1) ^ -(int64_t)(v & 1);
 }
 
+/* An address delta: version 2's avarint (multiples of 16 divided by 16, low
+ * bit 0; others whole, low bit 1), version 1's plain zigzag. */
+static inline uint64_t address_delta(uint64_t v, uint16_t version)
+{
+	if (version < 2)
+		return (uint64_t)unzigzag(v);
+	uint64_t d = (uint64_t)unzigzag(v >> 1);
+	return v & 1 ? d : d << 4;
+}
+
 /* ---- index building -------------------------------------------------------------------------- */
 
 static tsession *session_get(proff_trace *t, uint64_t id, uint64_t off, proff_error *err)
@@ -827,8 +837,8 @@ static int decode_thread(proff_trace *t, tthread *th, decoder *d, proff_error *e
 				return proff_err_set(err, PROFF_EFORMAT, t->path, (uint64_t)(p - t->data), "malformed event");
 			p += k1 + k2 + k3;
 			ts += v >> 1;
-			fn += (uint64_t)unzigzag(fz);
-			cfa += (uint64_t)unzigzag(cz);
+			fn += address_delta(fz, rh.version);
+			cfa += address_delta(cz, rh.version);
 			uint64_t adj = ts - s->hdr.start_ts - pause;
 			if (adj < prev)
 				adj = prev;        /* never backwards */

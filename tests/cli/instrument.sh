@@ -70,7 +70,7 @@ expect_calls "fib" "$TMP/fib.trace" fib 21891          # 2*F(21)-1
 expect_calls "fib" "$TMP/fib.trace" main 1
 no_negative "fib" "$TMP/fib.trace"
 size=$(stat -c %s "$TMP/fib.trace")
-if [ "$size" -le $((21892 * 16)) ]; then ok "fib: trace is at most 16 bytes per call ($size bytes)"; else not_ok "fib: trace has $size bytes for 21892 calls"; fi
+if [ "$size" -le $((21892 * 8)) ]; then ok "fib: trace is at most 8 bytes per call ($size bytes)"; else not_ok "fib: trace has $size bytes for 21892 calls (more than 8 per call)"; fi
 
 # default file name and PROFF_OUTPUT
 (cd "$TMP" && "$PROFF" record --instrument -q -- ./fib 10 >/dev/null 2>&1)
@@ -143,7 +143,7 @@ check "longjmp: the 1100 closed by jump markers, no lost exit" grep -q "^# anoma
 	<("$PROFF" record --instrument --stats "$TMP/lj.trace" 2>/dev/null)
 # after() runs in main once the jumps are done: main's child, not rec's
 "$PROFF" report -i "$TMP/lj.trace" -T -q > "$TMP/lj.tree" 2>"$TMP/lj.err"
-check "longjmp: after is main's child" grep -q "^ .* 1  |  +- after$" "$TMP/lj.tree"
+check "longjmp: after is main's child" grep -q "^ .* 1  +- after$" "$TMP/lj.tree"
 check "longjmp: no warning" test ! -s "$TMP/lj.err" -o -z "$(grep -v clamped "$TMP/lj.err")"
 no_negative "longjmp" "$TMP/lj.trace"
 
@@ -151,7 +151,11 @@ no_negative "longjmp" "$TMP/lj.trace"
 # the abandoned hook must not stop the thread's tracing
 timeout 60 "$PROFF" record --instrument -q -o "$TMP/sj.trace" -- "$TMP/sigjmp" >/dev/null 2>&1
 expect_calls "siglongjmp out of handlers" "$TMP/sj.trace" after 7
-expect_calls "siglongjmp out of handlers" "$TMP/sj.trace" spin 10
+expect_calls "siglongjmp out of handlers" "$TMP/sj.trace" main 1
+# spin() is entered right after each jump: a tick there can abandon its
+# entry hook, an event the runtime then counts as dropped
+n=$(calls "$TMP/sj.trace" spin)
+if [ "$n" -ge 1 ] && [ "$n" -le 10 ]; then ok "siglongjmp out of handlers: spin called $n of 10 times"; else not_ok "siglongjmp out of handlers: spin called $n times"; fi
 check "siglongjmp out of handlers: no lost exit" grep -q "lost exit 0, before trace 0, unmatched exit 0" \
 	<("$PROFF" record --instrument --stats "$TMP/sj.trace" 2>/dev/null)
 
@@ -160,6 +164,30 @@ expect_calls "C++ exceptions" "$TMP/exc.trace" outer 100
 expect_calls "C++ exceptions" "$TMP/exc.trace" mid 500   # demangled, no parameters (as perf prints)
 expect_calls "C++ exceptions" "$TMP/exc.trace" thrower 100
 no_negative "C++ exceptions" "$TMP/exc.trace"
+
+# an exception through C code built without -fexceptions: middle()'s exits
+# never come; found missing by frame address, counted and warned about,
+# the tree still right (uftrace 0.13 nests each round under the last)
+if gcc -O2 -g -finstrument-functions -c -o "$TMP/lostexit_c.o" "$SRC/lostexit_c.c" &&
+   g++ -O2 -g -finstrument-functions -o "$TMP/lostexit" "$SRC/lostexit.cc" "$TMP/lostexit_c.o"; then
+	rec "$TMP/le.trace" "$TMP/lostexit"
+	expect_calls "lost exits" "$TMP/le.trace" middle 50
+	expect_calls "lost exits" "$TMP/le.trace" after 50
+	"$PROFF" report -i "$TMP/le.trace" -T -q > "$TMP/le.tree" 2>"$TMP/le.err"
+	check "lost exits: tree main > {middle > thrower, after}" python3 - "$TMP/le.tree" <<'EOF2'
+import re, sys
+rows = [re.sub(r"^ *[0-9.]+ [a-z]+ +[0-9.]+ [a-z]+ +", "", l.rstrip()) for l in open(sys.argv[1]) if not l.startswith("#")]
+want = ["1  main", "50  +- middle", "50  |  +- thrower", "50  +- after"]
+assert rows == want, rows
+EOF2
+	check "lost exits: report warns, naming middle" grep -q "le.trace: 50 calls never returned in the trace .*most in middle (50)" "$TMP/le.err"
+	check "lost exits: --stats counts them" grep -q "^#   lost exit: middle (50)" <("$PROFF" record --instrument --stats "$TMP/le.trace" 2>/dev/null)
+	"$PROFF" dprofpp "$TMP/le.trace" >/dev/null 2>"$TMP/le.dp.err"
+	check "lost exits: dprofpp warns, naming middle" grep -q "le.trace: 50 calls never returned in the trace .*most in middle (50)" "$TMP/le.dp.err"
+	no_negative "lost exits" "$TMP/le.trace"
+else
+	not_ok "build the lost-exit program"
+fi
 
 rec "$TMP/deep.trace" "$TMP/deep" 150000
 expect_calls "deep recursion" "$TMP/deep.trace" down 150001

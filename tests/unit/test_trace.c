@@ -42,6 +42,7 @@ typedef struct tw {
 	size_t n;
 	size_t ev_start;           /* offset of the open events record */
 	uint64_t ts, fn, cfa;      /* delta state */
+	bool v1;                   /* write format version 1 (plain zigzag address deltas) */
 } tw;
 
 static void put(tw *w, const void *p, size_t n)
@@ -53,7 +54,7 @@ static void put(tw *w, const void *p, size_t n)
 
 static void rec_hdr(tw *w, int type, uint32_t size, uint32_t tid, uint64_t session)
 {
-	proff_trace_rec r = { PROFF_TRACE_MAGIC, (uint16_t)type, PROFF_TRACE_VERSION, size, tid, session };
+	proff_trace_rec r = { PROFF_TRACE_MAGIC, (uint16_t)type, w->v1 ? 1 : PROFF_TRACE_VERSION, size, tid, session };
 	put(w, &r, sizeof(r));
 }
 
@@ -90,11 +91,19 @@ static void varint(tw *w, uint64_t v)
 
 static uint64_t zz(uint64_t v) { return (v << 1) ^ (uint64_t)((int64_t)v >> 63); }
 
+/* an address delta: version 2 divides multiples of 16 by 16 (low bit 0) */
+static uint64_t ad(const tw *w, uint64_t d)
+{
+	if (w->v1)
+		return zz(d);
+	return d & 15 ? zz(d) << 1 | 1 : zz((uint64_t)((int64_t)d >> 4)) << 1;
+}
+
 static void ev(tw *w, int is_exit, uint64_t ts, uint64_t fn, uint64_t cfa)
 {
 	varint(w, (ts - w->ts) << 1 | (uint64_t)is_exit);
-	varint(w, zz(fn - w->fn));
-	varint(w, zz(cfa - w->cfa));
+	varint(w, ad(w, fn - w->fn));
+	varint(w, ad(w, cfa - w->cfa));
 	w->ts = ts;
 	w->fn = fn;
 	w->cfa = cfa;
@@ -474,16 +483,34 @@ static void test_dropped_and_versions(void **state)
 	assert_int_equal(q.count[PROFF_TA_DROPPED], 3);
 	assert_true(proff_trace_quality_warns(&q, PROFF_TA_DROPPED));
 	proff_trace_quality_free(&q);
-	/* every record as version 1 (dropped is 0 there) */
-	memset(w.buf + ev_off + sizeof(proff_trace_rec) + offsetof(proff_trace_events_hdr, dropped), 0, 4);
-	for (size_t off = 0; off < w.n;) {
-		proff_trace_rec r;
-		memcpy(&r, w.buf + off, sizeof(r));
-		r.version = 1;
-		memcpy(w.buf + off, &r, sizeof(r));
-		off += r.size;
-	}
+	/* the same trace written as version 1 (plain zigzag deltas), with
+	 * addresses that are no multiples of 16 (each delta's other encoding) */
+	memset(&w, 0, sizeof(w));
+	w.v1 = true;
+	build_nested(&w);
 	char s1[256];
+	events_of(&w, s1, sizeof(s1), NULL);
+	assert_string_equal(s1, "+main +f +g -g -f +f -f -main");
+	for (int v1 = 0; v1 < 2; v1++) {
+		memset(&w, 0, sizeof(w));
+		w.v1 = v1;
+		session(&w, 7, 42, 0, 0);
+		ev_begin(&w, 7, 42, 0);
+		ev(&w, 0, 100, MAIN + 3, 0x1004);
+		ev(&w, 0, 110, F + 1, 0x0f0c);
+		ev(&w, 1, 170, F + 1, 0x0f0c);
+		ev(&w, 1, 300, MAIN + 3, 0x1004);
+		ev_end(&w);
+		proff_trace_stats st;
+		stats_of(&w, false, &st);
+		assert_int_equal(st.nfuncs, 2);
+		assert_non_null(find(&st, F + 1));
+		assert_double_equal(find(&st, F + 1)->incl, 60 * NS, EPS);
+		assert_double_equal(find(&st, MAIN + 3)->incl, 200 * NS, EPS);
+		stats_free(&st);
+	}
+	memset(&w, 0, sizeof(w));
+	build_nested(&w);
 	events_of(&w, s1, sizeof(s1), NULL);
 	assert_string_equal(s1, "+main +f +g -g -f +f -f -main");
 	proff_trace_rec r;

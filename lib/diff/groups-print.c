@@ -25,7 +25,7 @@ typedef struct gcol {
 	int which;            /* enum diff_which */
 	size_t group;
 	int width;
-	char header[48];
+	char header[64];
 } gcol;
 
 static const char *const compute_header[DIFF__NR_COMPUTE] = {

@@ -27,6 +27,9 @@ typedef struct mwu_table {
 
 struct stats_ctx {
 	stats_config cfg;
+	/* Welch's CI: t's quantile over the df a pair of group sizes allows */
+	stats_tq tq;
+	size_t tq_na, tq_nb;
 	mwu_table tables[MWU_TABLES];
 	size_t next_table;
 	/* scratch: combined values with their group, ranks, resample medians */
@@ -53,8 +56,8 @@ void stats_config_init(stats_config *c)
 
 /* ---- Welch ---------------------------------------------------------------------- */
 
-void stats_welch(const double *a, size_t na, const double *b, size_t nb, double level,
-		 stats_result *r)
+static void welch(const double *a, size_t na, const double *b, size_t nb, double level,
+		  const stats_tq *tq, stats_result *r)
 {
 	result_init(r);
 	if (na)
@@ -74,10 +77,16 @@ void stats_welch(const double *a, size_t na, const double *b, size_t nb, double 
 	r->df = se2 * se2 / (va * va / (double)(na - 1) + vb * vb / (double)(nb - 1));
 	r->stat = r->delta / se;
 	r->p = stats_t_sf2(r->stat, r->df);
-	double tq = stats_t_quantile(0.5 + level / 2, r->df);
-	r->ci_low = r->delta - tq * se;
-	r->ci_high = r->delta + tq * se;
+	double t = tq ? stats_tq_eval(tq, r->df) : stats_t_quantile(0.5 + level / 2, r->df);
+	r->ci_low = r->delta - t * se;
+	r->ci_high = r->delta + t * se;
 	r->status = STATS_OK;
+}
+
+void stats_welch(const double *a, size_t na, const double *b, size_t nb, double level,
+		 stats_result *r)
+{
+	welch(a, na, b, nb, level, NULL, r);
 }
 
 /* ---- one run per side --------------------------------------------------------------- */
@@ -356,7 +365,14 @@ int stats_compare(stats_ctx *c, const double *a, size_t na, const double *b, siz
 			r->status = STATS_TOO_FEW;
 		return rc;
 	}
-	stats_welch(a, na, b, nb, c->cfg.level, r);
+	/* Welch's df lies between min(na, nb) - 1 and na + nb - 2 */
+	if (na >= 2 && nb >= 2 && (c->tq_na != na || c->tq_nb != nb)) {
+		double lo = (double)(na < nb ? na : nb) - 1, hi = (double)(na + nb) - 2;
+		stats_tq_init(&c->tq, 0.5 + c->cfg.level / 2, lo, hi);
+		c->tq_na = na;
+		c->tq_nb = nb;
+	}
+	welch(a, na, b, nb, c->cfg.level, &c->tq, r);
 	return 0;
 }
 

@@ -247,14 +247,52 @@ static double counted_median(const double *sorted, const uint32_t *cnt, size_t n
 	return vlo;
 }
 
-/* numpy's default percentile (linear between the order statistics) */
-static double percentile(const double *sorted, size_t n, double q)
+/* v[k] becomes the k-th smallest, smaller ones before it, larger after
+ * (Hoare's selection, middle pivot; the resamples are no adversary) */
+static void select_kth(double *v, size_t n, size_t k)
+{
+	size_t lo = 0, hi = n - 1;
+	while (lo < hi) {
+		double pivot = v[lo + (hi - lo) / 2];
+		size_t i = lo, j = hi;
+		while (i <= j) {
+			while (v[i] < pivot)
+				i++;
+			while (v[j] > pivot)
+				j--;
+			if (i <= j) {
+				double t = v[i];
+				v[i] = v[j];
+				v[j] = t;
+				i++;
+				if (j == 0)
+					break;
+				j--;
+			}
+		}
+		if (k <= j)
+			hi = j;
+		else if (k >= i)
+			lo = i;
+		else
+			return;
+	}
+}
+
+/* numpy's default percentile (linear between the order statistics) of v,
+ * which is reordered: two selections, no sort */
+static double percentile(double *v, size_t n, double q)
 {
 	double h = (double)(n - 1) * q;
 	size_t i = (size_t)floor(h);
+	select_kth(v, n, i);
 	if (i + 1 >= n)
-		return sorted[n - 1];
-	return sorted[i] + (h - (double)i) * (sorted[i + 1] - sorted[i]);
+		return v[i];
+	double next = v[i + 1];
+	for (size_t j = i + 2; j < n; j++)     /* the smallest above the i-th */
+		if (v[j] < next)
+			next = v[j];
+	return v[i] + (h - (double)i) * (next - v[i]);
 }
 
 /* Percentile bootstrap of median(b) - median(a): each resample draws na
@@ -288,7 +326,6 @@ static int bootstrap_median_diff(stats_ctx *c, const double *a, size_t na, const
 	}
 	if (cnt != cbuf)
 		free(cnt);
-	qsort(c->boot, nr, sizeof(double), cmp_double);
 	double alpha = 1 - c->cfg.level;
 	*lo = percentile(c->boot, nr, alpha / 2);
 	*hi = percentile(c->boot, nr, 1 - alpha / 2);

@@ -696,29 +696,58 @@ static int order_cmp(const void *pa, const void *pb, void *arg)
 	return row_order(&t->rows[a->i], &t->rows[b->i], (void *)t);
 }
 
-static int sort_rows(diff_table *t)
+/* The order's keys sorted on a thread of its own while the q-values are
+ * computed: it reads the means, compute values and keys, the q-value pass
+ * writes q, significance and the shown flag — other fields. */
+typedef struct order_job {
+	diff_table *t;
+	order_key *k;
+	pthread_t th;
+	bool started;
+} order_job;
+
+static void *order_work(void *arg)
 {
+	order_job *j = arg;
+	diff_table *t = j->t;
 	int w = t->g.children ? DIFF_CHILDREN : DIFF_SELF;
 	unsigned ord = t->o.order;
-	order_key *k = pf_calloc(t->nrows ? t->nrows : 1, sizeof(*k));
-	diff_trow *sorted = pf_calloc(t->nrows ? t->nrows : 1, sizeof(*sorted));
-	if (!k || !sorted) {
-		free(k);
-		free(sorted);
-		return PROFF_ENOMEM;
-	}
 	for (size_t i = 0; i < t->nrows; i++) {
 		const diff_trow *r = &t->rows[i];
-		k[i].k1 = ord && ord < t->ngroups ? compute_value(&r->stat[w][ord], t->o.compute) : 0;
-		k[i].k2 = r->stat[w][0].mean_period;
-		k[i].i = (uint32_t)i;
+		j->k[i].k1 = ord && ord < t->ngroups ? compute_value(&r->stat[w][ord], t->o.compute) : 0;
+		j->k[i].k2 = r->stat[w][0].mean_period;
+		j->k[i].i = (uint32_t)i;
 	}
-	qsort_r(k, t->nrows, sizeof(*k), order_cmp, t);
+	qsort_r(j->k, t->nrows, sizeof(*j->k), order_cmp, t);
+	return NULL;
+}
+
+static int order_start(diff_table *t, order_job *j)
+{
+	j->t = t;
+	j->k = pf_calloc(t->nrows ? t->nrows : 1, sizeof(*j->k));
+	if (!j->k)
+		return PROFF_ENOMEM;
+	j->started = t->nrows >= ROWS_SPLIT && pthread_create(&j->th, NULL, order_work, j) == 0;
+	return 0;
+}
+
+/* the rows put in the order (a worker that did not start: sorted here) */
+static int order_finish(order_job *j)
+{
+	diff_table *t = j->t;
+	if (j->started)
+		pthread_join(j->th, NULL);
+	else
+		order_work(j);
+	j->started = false;
+	diff_trow *sorted = pf_calloc(t->nrows ? t->nrows : 1, sizeof(*sorted));
+	if (!sorted)
+		return PROFF_ENOMEM;
 	for (size_t i = 0; i < t->nrows; i++)
-		sorted[i] = t->rows[k[i].i];
+		sorted[i] = t->rows[j->k[i].i];
 	memcpy(t->rows, sorted, t->nrows * sizeof(*sorted));
 	free(sorted);
-	free(k);
 	return 0;
 }
 
@@ -744,6 +773,7 @@ int diff_table_compute(diff_table *t, proff_error *err)
 	double *pv = pf_calloc(t->nrows ? t->nrows * ng * nw : 1, sizeof(double));
 	double *qv = pf_calloc(t->nrows ? t->nrows * ng * nw : 1, sizeof(double));
 	stats_ctx *ctx = stats_ctx_new(&t->g.stats);
+	order_job oj = { 0 };
 	int rc = PROFF_ENOMEM;
 	if (!p->stats || !p->scale || !vals || !pv || !qv || !ctx)
 		goto out;
@@ -758,6 +788,8 @@ int diff_table_compute(diff_table *t, proff_error *err)
 			row->stat[w] = &p->stats[(i * nw + w) * ng];
 	}
 	if (rows_run(t, false))
+		goto out;
+	if (order_start(t, &oj))
 		goto out;
 	/* Benjamini-Hochberg over every test of the printed rows */
 	size_t np = 0;
@@ -794,11 +826,14 @@ int diff_table_compute(diff_table *t, proff_error *err)
 	}
 	if (t->g.power && t->mode == DIFF_MODE_RUNS && rows_run(t, true))
 		goto out;
-	if (sort_rows(t))
+	if (order_finish(&oj))
 		goto out;
 	key_widths(t);
 	rc = 0;
 out:
+	if (oj.started)
+		pthread_join(oj.th, NULL);
+	free(oj.k);
 	free(vals);
 	free(pv);
 	free(qv);

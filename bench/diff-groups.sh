@@ -5,10 +5,12 @@
 # pair of the same files (target: at most 2x perf's time), and the
 # statistics alone over 100 K rows of 10 runs a side (target: under 50 ms;
 # bench/stats-rows.c, wall and CPU). The runs are generated once into
-# build/bench/groups/ (not committed): bench/diff.sh's workload with 8 rounds
-# instead of 24 (GROUPS_BENCH_ITERS), about 10 s of CPU, 45 MB and 350 K
-# samples each — a third of bench/diff.sh's pair, so that 20 of them take
-# minutes, not an hour; perf diff's pair is two of the same files.
+# build/bench/groups/ (not committed): bench/diff.sh's workload with 2 rounds
+# instead of 24 (GROUPS_BENCH_ITERS), a few seconds of CPU and 80-100 K samples
+# each on a quiet host (on a busy one the same work takes more CPU time and
+# more samples), so that 20 of them take minutes, not hours; every run still
+# holds the gcc, python3 and xz binaries' and libraries' symbols, the fixed
+# cost a file adds; perf diff's pair is two of the same files.
 # Last line:
 #   diff-groups: proff 10v10 X.XXs, perf pair Y.YYs, ratio Z (target <= 2); statistics 100K rows W ms wall (target < 50)
 source "$(dirname "$0")/lib.sh"
@@ -17,7 +19,7 @@ G=$BENCH_DIR/groups
 N=${GROUPS_RUNS:-10}
 mkdir -p "$G"
 make_mix_run() {   # the workload of bench/diff.sh, one run of variant $2 into $1
-	local out=$1 v=$2 w="$BENCH_DIR/diffwl" iters=${GROUPS_BENCH_ITERS:-8}
+	local out=$1 v=$2 w="$BENCH_DIR/diffwl" iters=${GROUPS_BENCH_ITERS:-2}
 	mkdir -p "$w"
 	[ -f "$w/src.c" ] || cp "$ROOT/tests/data/diff/work.c" "$w/src.c"
 	[ -f "$w/blob" ] || head -c 4000000 /dev/urandom > "$w/blob"
@@ -39,7 +41,7 @@ for ((i = 1; i <= N; i++)); do
 	for v in a b; do
 		f=$G/$v.$i
 		[ -s "$f" ] && continue
-		echo "  generating $f (about 10 s of CPU)..."
+		echo "  generating $f (a few seconds of CPU)..."
 		make_mix_run "$f.tmp" $v && mv "$f.tmp" "$f"
 	done
 done

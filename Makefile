@@ -100,7 +100,7 @@ deps:
 check: deps
 	@$(MAKE) --no-print-directory all tests WERROR=1
 	@$(MAKE) --no-print-directory all tests BUILD=build/asan SAN=1 WERROR=1
-	@$(MAKE) --no-print-directory build/tsan/tests/test_profile_split build/tsan/tests/test_symbol_threads build/tsan/tests/test_hist BUILD=build/tsan TSAN=1 WERROR=1
+	@$(MAKE) --no-print-directory build/tsan/tests/test_profile_split build/tsan/tests/test_symbol_threads build/tsan/tests/test_hist build/tsan/tests/test_diff_groups BUILD=build/tsan TSAN=1 WERROR=1
 	@bash tests/run.sh
 
 demo: deps all

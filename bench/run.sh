@@ -4,7 +4,19 @@
 # generated under build/bench on first use (not committed) and reused.
 cd "$(dirname "$0")/.." || exit 2
 status=0
-for b in bench/report.sh bench/dwarf.sh bench/diff.sh bench/stream.sh bench/record.sh bench/instrument.sh bench/dprofpp.sh bench/flamegraph.sh; do
+# one benchmark a line, so that adding one is a one-line change
+BENCHES=(
+	bench/report.sh
+	bench/dwarf.sh
+	bench/diff.sh
+	bench/diff-groups.sh
+	bench/stream.sh
+	bench/record.sh
+	bench/instrument.sh
+	bench/dprofpp.sh
+	bench/flamegraph.sh
+)
+for b in "${BENCHES[@]}"; do
 	[ -f "$b" ] || continue
 	echo "== $b"
 	bash "$b" || status=1

@@ -30,6 +30,21 @@ double stats_t_cdf(double t, double df);
 double stats_t_sf(double t, double df);
 double stats_t_sf2(double t, double df);
 double stats_t_quantile(double p, double df);
+/* The quantile p of Student's t over a range of degrees of freedom, for many
+ * tests at one level (Welch's CI, df different for every row): a Chebyshev
+ * interpolation of log t in 1/df, built from STATS_TQ_NODES exact quantiles
+ * and checked against the exact ones between its nodes; where that check
+ * fails (relative error above 1e-11) stats_tq_eval computes exactly. */
+#define STATS_TQ_NODES 40
+typedef struct stats_tq {
+	double p, df_lo, df_hi;
+	double c[STATS_TQ_NODES];
+	int nc;                 /* coefficients used: the tail below 1e-14 of the first is dropped */
+	bool ok;                /* the interpolation passed its check */
+} stats_tq;
+void stats_tq_init(stats_tq *q, double p, double df_lo, double df_hi);
+double stats_tq_eval(const stats_tq *q, double df);
+
 /* Noncentral t: P(T' <= t) with df degrees of freedom and noncentrality ncp
  * (accurate for |ncp| up to about 37; beyond, the mass is far from any
  * critical value a power computation asks about). */

@@ -11,6 +11,7 @@
  * frees files a few at a time, whatever the number of runs.
  */
 #include <math.h>
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -20,18 +21,20 @@
 #define PERF_TYPE_SOFTWARE_ 1      /* linux/perf_event.h: cpu-clock 0, task-clock 1 */
 
 struct diff_table_priv {
-	pf_strtab strs;
-	uint32_t other_id;           /* "[other]": a row without a parent match */
+	pf_strtab strs;              /* the keys' strings (a row's keys point into it) */
 	diff_key *keys;              /* [cap * nkeys] */
-	uint32_t *kid;               /* [cap * nkeys]: string id per key (NONE_ID: none) */
 	uint64_t *period[2];         /* [cap * nruns]: Self, Children */
 	uint8_t *seen;               /* [cap]: a run has set the row's flags */
 	size_t cap;
 	uint32_t *slots;             /* row index + 1, 0 = empty */
 	size_t nslots;
 	uint64_t *hash;              /* [cap] key hash (for growing the slots) */
-	uint32_t *smap;              /* the run being added: profile string id -> table's */
-	size_t smap_cap;
+	/* the run being added: per string id of its profile, the string's
+	 * hash (0: not computed yet) — a row is found by its strings' hashes
+	 * and compared by content; its strings are interned only when new */
+	uint64_t *shash;
+	size_t shash_cap;
+	double *scale;               /* [nruns]: 100 / the run's total (0 without samples) */
 	diff_gstat *stats;           /* [nrows * ngroups] per metric, rows in creation order */
 };
 
@@ -85,10 +88,6 @@ int diff_table_new(size_t nruns, const uint32_t *group, const int *keys, int nke
 		t->group_first[group[r]] = r;
 		t->group_runs[group[r]]++;
 	}
-	int64_t oid = pf_strtab_intern(&t->priv->strs, "[other]", 7);
-	if (oid < 0)
-		goto nomem;
-	t->priv->other_id = (uint32_t)oid;
 	*out = t;
 	return 0;
 nomem:
@@ -104,13 +103,13 @@ void diff_table_free(diff_table *t)
 	if (p) {
 		pf_strtab_free(&p->strs);
 		free(p->keys);
-		free(p->kid);
 		free(p->period[0]);
 		free(p->period[1]);
 		free(p->seen);
 		free(p->slots);
 		free(p->hash);
-		free(p->smap);
+		free(p->shash);
+		free(p->scale);
 		free(p->stats);
 		free(p);
 	}
@@ -127,27 +126,41 @@ void diff_table_free(diff_table *t)
 
 /* ---- adding a run ---------------------------------------------------------------- */
 
-/* the table's id of a string of the run's profile (interned on first use) */
-static uint32_t map_str(diff_table *t, const pf_profile *prof, uint32_t sid)
+/* A run's key of a row: each key's string (NULL: none) with its hash, and
+ * its numbers */
+typedef struct run_key {
+	const char *s[HIST_MAX_KEYS];
+	uint64_t h[HIST_MAX_KEYS];
+	diff_key k[HIST_MAX_KEYS];
+} run_key;
+
+#define NO_STRING_HASH 0x5bd1e995u
+static const char other_parent[] = "[other]";    /* a row without a parent match */
+
+/* string sid of the run's profile into key j, its hash computed once per run */
+static void key_str(diff_table *t, const pf_profile *prof, uint32_t sid, run_key *rk, int j)
 {
 	struct diff_table_priv *p = t->priv;
-	if (sid >= p->smap_cap)
-		return NONE_ID;
-	if (p->smap[sid] == NONE_ID) {
-		const char *s = pf_str(prof, sid);
-		int64_t id = pf_strtab_intern(&p->strs, s, prof->strs.lens ? prof->strs.lens[sid] : strlen(s));
-		if (id < 0)
-			return NONE_ID - 1;      /* out of memory */
-		p->smap[sid] = (uint32_t)id;
+	if (sid == NONE_ID) {
+		rk->s[j] = NULL;
+		rk->h[j] = NO_STRING_HASH;
+		return;
 	}
-	return p->smap[sid];
+	rk->s[j] = pf_str(prof, sid);
+	if (sid < p->shash_cap) {
+		if (!p->shash[sid])
+			p->shash[sid] = pf_hash_bytes(rk->s[j], prof->strs.lens[sid], 0x9e3779b97f4a7c15ULL) | 1;
+		rk->h[j] = p->shash[sid];
+	} else {
+		rk->h[j] = pf_hash_bytes(rk->s[j], strlen(rk->s[j]), 0x9e3779b97f4a7c15ULL) | 1;
+	}
 }
 
-static uint64_t row_hash(const uint32_t *kid, const diff_key *k, int nkeys)
+static uint64_t row_hash(const run_key *rk, int nkeys)
 {
 	uint64_t x = 0x9e3779b97f4a7c15ULL;
 	for (int i = 0; i < nkeys; i++)
-		x = pf_hash64(x ^ kid[i] ^ ((uint64_t)pf_hash64(k[i].n ^ (k[i].n2 << 32)) << 1));
+		x = pf_hash64(x ^ rk->h[i] ^ (pf_hash64(rk->k[i].n ^ (rk->k[i].n2 << 32)) << 1));
 	return x;
 }
 
@@ -163,10 +176,6 @@ static int grow_rows(diff_table *t)
 	if (!k)
 		return PROFF_ENOMEM;
 	p->keys = k;
-	k = pf_realloc_array(p->kid, ncap * nk, sizeof(uint32_t));
-	if (!k)
-		return PROFF_ENOMEM;
-	p->kid = k;
 	k = pf_realloc_array(p->hash, ncap, sizeof(uint64_t));
 	if (!k)
 		return PROFF_ENOMEM;
@@ -200,32 +209,49 @@ static int grow_rows(diff_table *t)
 	return 0;
 }
 
-/* the row of the keys, made if new; -1 out of memory */
-static long find_row(diff_table *t, const uint32_t *kid, const diff_key *k)
+static bool same_keys(const diff_key *row, const run_key *rk, int nkeys)
+{
+	for (int j = 0; j < nkeys; j++) {
+		if (row[j].n != rk->k[j].n || row[j].n2 != rk->k[j].n2)
+			return false;
+		if (!row[j].s || !rk->s[j]) {
+			if (row[j].s != rk->s[j])
+				return false;
+		} else if (strcmp(row[j].s, rk->s[j])) {
+			return false;
+		}
+	}
+	return true;
+}
+
+/* the row of the keys, made if new (its strings interned); -1 out of memory */
+static long find_row(diff_table *t, const run_key *rk)
 {
 	struct diff_table_priv *p = t->priv;
 	size_t nk = (size_t)t->nkeys;
-	uint64_t h = row_hash(kid, k, t->nkeys);
+	uint64_t h = row_hash(rk, t->nkeys);
 	if (p->nslots) {
-		size_t s = h & (p->nslots - 1);
-		for (; p->slots[s]; s = (s + 1) & (p->nslots - 1)) {
+		for (size_t s = h & (p->nslots - 1); p->slots[s]; s = (s + 1) & (p->nslots - 1)) {
 			size_t i = p->slots[s] - 1;
-			if (p->hash[i] != h || memcmp(&p->kid[i * nk], kid, nk * sizeof(*kid)))
-				continue;
-			bool same = true;
-			for (size_t j = 0; j < nk && same; j++)
-				same = p->keys[i * nk + j].n == k[j].n && p->keys[i * nk + j].n2 == k[j].n2;
-			if (same)
+			if (p->hash[i] == h && same_keys(&p->keys[i * nk], rk, t->nkeys))
 				return (long)i;
 		}
 	}
 	if (t->nrows == p->cap && grow_rows(t))
 		return -1;
-	size_t i = t->nrows++;
-	memcpy(&p->kid[i * nk], kid, nk * sizeof(*kid));
-	memcpy(&p->keys[i * nk], k, nk * sizeof(*k));
-	for (size_t j = 0; j < nk; j++)      /* the strings stay where the arena put them */
-		p->keys[i * nk + j].s = kid[j] == NONE_ID ? NULL : pf_strtab_get(&p->strs, kid[j]);
+	size_t i = t->nrows;
+	for (size_t j = 0; j < nk; j++) {
+		diff_key *d = &p->keys[i * nk + j];
+		*d = rk->k[j];
+		d->s = NULL;
+		if (rk->s[j]) {     /* the strings stay where the arena put them */
+			int64_t id = pf_strtab_intern(&p->strs, rk->s[j], strlen(rk->s[j]));
+			if (id < 0)
+				return -1;
+			d->s = pf_strtab_get(&p->strs, (uint32_t)id);
+		}
+	}
+	t->nrows++;
 	p->hash[i] = h;
 	p->seen[i] = 0;
 	memset(&t->rows[i], 0, sizeof(t->rows[i]));
@@ -236,6 +262,14 @@ static long find_row(diff_table *t, const uint32_t *kid, const diff_key *k)
 		s = (s + 1) & (p->nslots - 1);
 	p->slots[s] = (uint32_t)i + 1;
 	return (long)i;
+}
+
+static bool key_has_pid(const diff_table *t)
+{
+	for (int j = 0; j < t->nkeys; j++)
+		if (t->keys[j] == HK_PID || t->keys[j] == HK_TID)
+			return true;
+	return false;
 }
 
 static bool time_event(const pf_profile *prof, uint32_t evsel)
@@ -254,15 +288,15 @@ int diff_table_add_run(diff_table *t, size_t run, const hist *h, proff_error *er
 	const pf_profile *prof = h->prof;
 	if (run >= t->nruns || h->nkeys != t->nkeys || memcmp(h->keys, t->keys, sizeof(int) * (size_t)t->nkeys))
 		return proff_err_set(err, PROFF_EINTERNAL, NULL, PROFF_NO_OFFSET, "diff: a run built with other sort keys");
-	if (prof->strs.n > p->smap_cap) {
-		free(p->smap);
-		p->smap_cap = 0;
-		p->smap = pf_calloc(prof->strs.n, sizeof(uint32_t));
-		if (!p->smap)
+	if (prof->strs.n > p->shash_cap) {
+		free(p->shash);
+		p->shash_cap = 0;
+		p->shash = pf_calloc(prof->strs.n, sizeof(uint64_t));
+		if (!p->shash)
 			goto nomem;
-		p->smap_cap = prof->strs.n;
+		p->shash_cap = prof->strs.n;
 	}
-	memset(p->smap, 0xff, p->smap_cap * sizeof(uint32_t));
+	memset(p->shash, 0, p->shash_cap * sizeof(uint64_t));
 	t->have_run[run] = true;
 	t->totals[run] = t->o.relative ? h->total_non_filtered_period : h->total_period;
 	t->samples[run] = t->o.relative ? h->nr_non_filtered_samples : h->nr_samples;
@@ -271,19 +305,16 @@ int diff_table_add_run(diff_table *t, size_t run, const hist *h, proff_error *er
 	bool base = t->group[run] == 0;
 	for (size_t i = 0; i < h->n; i++) {
 		const hist_entry *e = &h->entries[i];
-		uint32_t kid[HIST_MAX_KEYS];
-		diff_key k[HIST_MAX_KEYS];
-		uint32_t pid_comm = NONE_ID;
+		run_key rk;
 		for (int j = 0; j < t->nkeys; j++) {
 			uint32_t sid = NONE_ID;
-			k[j] = (diff_key){ 0 };
+			rk.k[j] = (diff_key){ 0 };
 			switch (t->keys[j]) {
 			case HK_COMM: sid = e->comm; break;
 			case HK_PID:
 			case HK_TID:
-				k[j].n = e->tid;
-				k[j].n2 = e->pid;
-				pid_comm = map_str(t, prof, e->thread < prof->nr_threads ? prof->threads[e->thread].comm : e->comm);
+				rk.k[j].n = e->tid;
+				rk.k[j].n2 = e->pid;
 				break;
 			case HK_DSO:
 				if (e->dso != PF_NONE)
@@ -293,19 +324,19 @@ int diff_table_add_run(diff_table *t, size_t run, const hist *h, proff_error *er
 				if (e->sym != PF_NONE)
 					sid = prof->syms[e->sym].name;
 				break;
-			case HK_CPU: k[j].n = e->cpu; break;
-			case HK_PARENT: sid = e->parent ? e->parent : NONE_ID - 2; break;
+			case HK_CPU: rk.k[j].n = e->cpu; break;
+			case HK_PARENT: sid = e->parent; break;
 			case HK_SRCLINE: sid = e->srcline; break;
 			default: break;
 			}
-			if (sid == NONE_ID - 2)
-				kid[j] = p->other_id;
-			else
-				kid[j] = sid == NONE_ID ? NONE_ID : map_str(t, prof, sid);
-			if (kid[j] == NONE_ID - 1 || pid_comm == NONE_ID - 1)
-				goto nomem;
+			if (t->keys[j] == HK_PARENT && !e->parent) {
+				rk.s[j] = other_parent;
+				rk.h[j] = pf_hash_bytes(other_parent, sizeof(other_parent) - 1, 0x9e3779b97f4a7c15ULL) | 1;
+			} else {
+				key_str(t, prof, sid, &rk, j);
+			}
 		}
-		long ri = find_row(t, kid, k);
+		long ri = find_row(t, &rk);
 		if (ri < 0)
 			goto nomem;
 		diff_trow *row = &t->rows[ri];
@@ -313,8 +344,13 @@ int diff_table_add_run(diff_table *t, size_t run, const hist *h, proff_error *er
 			p->seen[ri] = 1;
 			row->filtered = e->filtered;
 			row->level = e->level;
-			if (pid_comm != NONE_ID)
-				row->pid_comm = pf_strtab_get(&p->strs, pid_comm);
+			if (key_has_pid(t)) {
+				const char *c = pf_str(prof, e->thread < prof->nr_threads ? prof->threads[e->thread].comm : e->comm);
+				int64_t id = pf_strtab_intern(&p->strs, c, strlen(c));
+				if (id < 0)
+					goto nomem;
+				row->pid_comm = pf_strtab_get(&p->strs, (uint32_t)id);
+			}
 		} else {
 			row->filtered &= e->filtered;
 		}
@@ -345,55 +381,54 @@ double diff_table_value(const diff_table *t, const diff_trow *row, int which, si
 	return t->totals[run] ? 100.0 * (double)v / (double)t->totals[run] : 0;
 }
 
-/* the row's mean share (%) over the runs of the baseline group and group g */
-static double pooled_share(const diff_table *t, const diff_trow *row, int which, size_t g)
-{
-	double sum = 0;
-	size_t n = 0;
-	for (size_t gi = 0; gi <= g; gi += g) {
-		for (size_t r = t->group_first[gi]; r < t->group_first[gi] + t->group_runs[gi]; r++, n++)
-			if (t->totals[r])
-				sum += 100.0 * (double)diff_table_period(t, row, which, r) / (double)t->totals[r];
-		if (!g)
-			break;
-	}
-	return n ? sum / (double)n : 0;
-}
-
 /* A row's values of one metric: per group the means, and against the
  * baseline group the compute values and the test. vals: [nruns] scratch. */
 static int row_stats(diff_table *t, stats_ctx *ctx, const diff_trow *row, int which, diff_gstat *st,
 		     double *vals)
 {
 	size_t nr = t->nruns;
-	for (size_t r = 0; r < nr; r++)
-		vals[r] = diff_table_value(t, row, which, r);
+	const uint64_t *per = &t->priv->period[which][row->seq * nr];
+	const double *scale = t->priv->scale;
+	bool abs = t->g.metric == DIFF_METRIC_ABSOLUTE;
+	double *shares = vals + nr;
+	for (size_t r = 0; r < nr; r++) {
+		shares[r] = (double)per[r] * scale[r];
+		vals[r] = abs ? (double)per[r] : shares[r];
+	}
+	double share0 = 0;
 	for (size_t g = 0; g < t->ngroups; g++) {
 		diff_gstat *s = &st[g];
 		size_t f = t->group_first[g], n = t->group_runs[g];
-		double sum = 0;
+		double sum = 0, vsum = 0, ssum = 0;
 		s->present = 0;
 		for (size_t r = f; r < f + n; r++) {
-			uint64_t pv = diff_table_period(t, row, which, r);
-			sum += (double)pv;
-			s->present += pv != 0;
+			sum += (double)per[r];
+			vsum += vals[r];
+			ssum += shares[r];
+			s->present += per[r] != 0;
 		}
-		s->mean = stats_mean(vals + f, n);
-		s->sd = sqrt(stats_var(vals + f, n));
+		s->mean = vsum / (double)n;
+		double ss = 0;
+		for (size_t r = f; r < f + n; r++)
+			ss += (vals[r] - s->mean) * (vals[r] - s->mean);
+		s->sd = n > 1 ? sqrt(ss / (double)(n - 1)) : 0;
 		s->mean_period = sum / (double)n;
 		s->q = NAN;
 		s->significant = false;
 		s->runs_needed = 0;
 		if (!g) {
+			share0 = ssum;
 			s->delta = s->ratio = NAN;
 			s->wdiff = 0;
+			s->small = false;
 			memset(&s->test, 0, sizeof(s->test));
 			s->test.status = STATS_TOO_FEW;
 			s->test.p = NAN;
 			continue;
 		}
+		/* --min-share: the mean share over the baseline's runs and these */
+		s->small = (share0 + ssum) / (double)(t->group_runs[0] + n) < t->g.min_share;
 		const diff_gstat *b = &st[0];
-		s->small = pooled_share(t, row, which, g) < t->g.min_share;
 		s->delta = s->mean - b->mean;
 		s->ratio = b->mean_period > 0 ? s->mean_period / b->mean_period : NAN;
 		s->wdiff = (int64_t)llround(s->mean_period * (double)t->o.w2 - b->mean_period * (double)t->o.w1);
@@ -575,6 +610,147 @@ static void key_widths(diff_table *t)
 
 /* ---- the driver ----------------------------------------------------------------------- */
 
+/* The rows' statistics, a range of rows per worker: each has its own
+ * comparison context and scratch, and writes only its rows' slots. */
+typedef struct rows_job {
+	diff_table *t;
+	size_t from, to;
+	bool power;                  /* the second pass: runs needed (q known) */
+	int rc;
+	pthread_t th;
+	bool started;
+} rows_job;
+
+static void *rows_work(void *arg)
+{
+	rows_job *j = arg;
+	diff_table *t = j->t;
+	size_t ng = t->ngroups, nw = (size_t)nwhich(t);
+	j->rc = PROFF_ENOMEM;
+	if (j->power) {
+		for (size_t i = j->from; i < j->to; i++) {
+			diff_trow *row = &t->rows[i];
+			for (size_t w = 0; w < nw && row->shown; w++)
+				for (size_t g = 1; g < ng; g++) {
+					diff_gstat *s = &row->stat[w][g];
+					if (!s->significant && s->test.status == STATS_OK)
+						s->runs_needed = stats_runs_for_power(s->delta, row->stat[w][0].sd, s->sd,
+										      t->g.fdr, t->g.power_target, t->g.power_max);
+				}
+		}
+		j->rc = 0;
+		return NULL;
+	}
+	double *vals = pf_calloc(2 * t->nruns, sizeof(double));
+	stats_ctx *ctx = stats_ctx_new(&t->g.stats);
+	if (!vals || !ctx)
+		goto out;
+	for (size_t i = j->from; i < j->to; i++)
+		for (size_t w = 0; w < nw; w++)
+			if (row_stats(t, ctx, &t->rows[i], (int)w, t->rows[i].stat[w], vals))
+				goto out;
+	j->rc = 0;
+out:
+	free(vals);
+	stats_ctx_free(ctx);
+	return NULL;
+}
+
+/* rows_work over every row, on two threads from ROWS_SPLIT rows */
+#define ROWS_SPLIT 16384
+static int rows_run(diff_table *t, bool power)
+{
+	rows_job jobs[2] = { { .t = t, .from = 0, .to = t->nrows, .power = power } };
+	size_t n = 1;
+	if (t->nrows >= ROWS_SPLIT) {
+		jobs[1] = jobs[0];
+		jobs[0].to = jobs[1].from = t->nrows / 2;
+		n = 2;
+		jobs[1].started = pthread_create(&jobs[1].th, NULL, rows_work, &jobs[1]) == 0;
+	}
+	rows_work(&jobs[0]);
+	if (n == 2) {
+		if (jobs[1].started)
+			pthread_join(jobs[1].th, NULL);
+		else
+			rows_work(&jobs[1]);
+	}
+	return jobs[0].rc ? jobs[0].rc : n == 2 ? jobs[1].rc : 0;
+}
+
+/* perf diff's order, its two leading keys read once per row: sorted as
+ * small records, the rows' full comparison only on their ties */
+typedef struct order_key {
+	double k1, k2;
+	uint32_t i;
+} order_key;
+
+static int order_cmp(const void *pa, const void *pb, void *arg)
+{
+	const order_key *a = pa, *b = pb;
+	const diff_table *t = arg;
+	if (a->k1 != b->k1)
+		return a->k1 > b->k1 ? -1 : 1;
+	if (a->k2 != b->k2)
+		return a->k2 > b->k2 ? -1 : 1;
+	return row_order(&t->rows[a->i], &t->rows[b->i], (void *)t);
+}
+
+/* The order's keys sorted on a thread of its own while the q-values are
+ * computed: it reads the means, compute values and keys, the q-value pass
+ * writes q, significance and the shown flag — other fields. */
+typedef struct order_job {
+	diff_table *t;
+	order_key *k;
+	pthread_t th;
+	bool started;
+} order_job;
+
+static void *order_work(void *arg)
+{
+	order_job *j = arg;
+	diff_table *t = j->t;
+	int w = t->g.children ? DIFF_CHILDREN : DIFF_SELF;
+	unsigned ord = t->o.order;
+	for (size_t i = 0; i < t->nrows; i++) {
+		const diff_trow *r = &t->rows[i];
+		j->k[i].k1 = ord && ord < t->ngroups ? compute_value(&r->stat[w][ord], t->o.compute) : 0;
+		j->k[i].k2 = r->stat[w][0].mean_period;
+		j->k[i].i = (uint32_t)i;
+	}
+	qsort_r(j->k, t->nrows, sizeof(*j->k), order_cmp, t);
+	return NULL;
+}
+
+static int order_start(diff_table *t, order_job *j)
+{
+	j->t = t;
+	j->k = pf_calloc(t->nrows ? t->nrows : 1, sizeof(*j->k));
+	if (!j->k)
+		return PROFF_ENOMEM;
+	j->started = t->nrows >= ROWS_SPLIT && pthread_create(&j->th, NULL, order_work, j) == 0;
+	return 0;
+}
+
+/* the rows put in the order (a worker that did not start: sorted here) */
+static int order_finish(order_job *j)
+{
+	diff_table *t = j->t;
+	if (j->started)
+		pthread_join(j->th, NULL);
+	else
+		order_work(j);
+	j->started = false;
+	diff_trow *sorted = pf_calloc(t->nrows ? t->nrows : 1, sizeof(*sorted));
+	if (!sorted)
+		return PROFF_ENOMEM;
+	for (size_t i = 0; i < t->nrows; i++)
+		sorted[i] = t->rows[j->k[i].i];
+	memcpy(t->rows, sorted, t->nrows * sizeof(*sorted));
+	free(sorted);
+	return 0;
+}
+
 int diff_table_compute(diff_table *t, proff_error *err)
 {
 	struct diff_table_priv *p = t->priv;
@@ -592,37 +768,44 @@ int diff_table_compute(diff_table *t, proff_error *err)
 		}
 
 	p->stats = pf_calloc(t->nrows ? t->nrows * ng * nw : 1, sizeof(diff_gstat));
+	p->scale = pf_calloc(t->nruns, sizeof(double));
 	double *vals = pf_calloc(t->nruns, sizeof(double));
 	double *pv = pf_calloc(t->nrows ? t->nrows * ng * nw : 1, sizeof(double));
 	double *qv = pf_calloc(t->nrows ? t->nrows * ng * nw : 1, sizeof(double));
 	stats_ctx *ctx = stats_ctx_new(&t->g.stats);
+	order_job oj = { 0 };
 	int rc = PROFF_ENOMEM;
-	if (!p->stats || !vals || !pv || !qv || !ctx)
+	if (!p->stats || !p->scale || !vals || !pv || !qv || !ctx)
 		goto out;
+	for (size_t r = 0; r < t->nruns; r++)
+		p->scale[r] = t->totals[r] ? 100.0 / (double)t->totals[r] : 0;
 	if (total_stats(t, ctx, vals))
 		goto out;
 	for (size_t i = 0; i < t->nrows; i++) {
 		diff_trow *row = &t->rows[i];
 		row->keys = &p->keys[i * nk];
-		for (size_t w = 0; w < nw; w++) {
+		for (size_t w = 0; w < nw; w++)
 			row->stat[w] = &p->stats[(i * nw + w) * ng];
-			if (row_stats(t, ctx, row, (int)w, row->stat[w], vals))
-				goto out;
-		}
+	}
+	if (rows_run(t, false))
+		goto out;
+	if (order_start(t, &oj))
+		goto out;
+	/* Benjamini-Hochberg over every test of the printed rows */
+	size_t np = 0;
+	for (size_t i = 0; i < t->nrows; i++) {
+		diff_trow *row = &t->rows[i];
 		bool other = false;
 		for (size_t g = 1; g < ng; g++)
 			other |= row->stat[DIFF_SELF][g].present != 0 ||
 				 (nw > 1 && row->stat[DIFF_CHILDREN][g].present != 0);
 		row->shown = !row->filtered && (!t->o.baseline_only || (row->in_baseline && other));
-	}
-	/* Benjamini-Hochberg over every test of the printed rows */
-	size_t np = 0;
-	for (size_t i = 0; i < t->nrows; i++)
 		for (size_t w = 0; w < nw; w++)
 			for (size_t g = 1; g < ng; g++) {
-				const diff_gstat *s = &t->rows[i].stat[w][g];
-				pv[np++] = t->rows[i].shown && s->test.status == STATS_OK ? s->test.p : NAN;
+				const diff_gstat *s = &row->stat[w][g];
+				pv[np++] = row->shown && s->test.status == STATS_OK ? s->test.p : NAN;
 			}
+	}
 	long m = stats_bh(pv, np, qv);
 	if (m < 0)
 		goto out;
@@ -637,18 +820,20 @@ int diff_table_compute(diff_table *t, proff_error *err)
 				s->q = qv[np++];
 				s->significant = !isnan(s->q) && s->q <= t->g.fdr;
 				any |= s->significant;
-				if (t->g.power && !s->significant && s->test.status == STATS_OK &&
-				    t->mode == DIFF_MODE_RUNS && row->shown)
-					s->runs_needed = stats_runs_for_power(s->delta, row->stat[w][0].sd, s->sd, t->g.fdr,
-									      t->g.power_target, t->g.power_max);
 			}
 		if (t->g.significant_only && !any)
 			row->shown = false;
 	}
-	qsort_r(t->rows, t->nrows, sizeof(*t->rows), row_order, t);
+	if (t->g.power && t->mode == DIFF_MODE_RUNS && rows_run(t, true))
+		goto out;
+	if (order_finish(&oj))
+		goto out;
 	key_widths(t);
 	rc = 0;
 out:
+	if (oj.started)
+		pthread_join(oj.th, NULL);
+	free(oj.k);
 	free(vals);
 	free(pv);
 	free(qv);

@@ -253,6 +253,66 @@ double stats_t_quantile(double p, double df)
 	return p > 0.5 ? t_upper_quantile(1 - p, df) : -t_upper_quantile(p, df);
 }
 
+/* ---- one quantile over a range of df ---------------------------------------------- */
+
+/* x in [-1, 1] <-> df in [lo, hi] through u = 1/df, linear in u */
+static double tq_df(const stats_tq *q, double x)
+{
+	double ulo = 1 / q->df_hi, uhi = 1 / q->df_lo;
+	return 1 / (ulo + (x + 1) / 2 * (uhi - ulo));
+}
+
+static double tq_cheb(const stats_tq *q, double df)
+{
+	double ulo = 1 / q->df_hi, uhi = 1 / q->df_lo;
+	double x = uhi > ulo ? 2 * (1 / df - ulo) / (uhi - ulo) - 1 : 0;
+	/* Clenshaw */
+	double b1 = 0, b2 = 0;
+	for (int j = q->nc - 1; j >= 1; j--) {
+		double b0 = 2 * x * b1 - b2 + q->c[j];
+		b2 = b1;
+		b1 = b0;
+	}
+	return exp(x * b1 - b2 + q->c[0] / 2);
+}
+
+void stats_tq_init(stats_tq *q, double p, double df_lo, double df_hi)
+{
+	const int n = STATS_TQ_NODES;
+	double f[STATS_TQ_NODES];
+	q->p = p;
+	q->df_lo = df_lo;
+	q->df_hi = df_hi > df_lo ? df_hi : df_lo;
+	q->ok = false;
+	if (!(df_lo > 0) || !(p > 0.5 && p < 1) || !isfinite(q->df_hi))
+		return;
+	for (int k = 0; k < n; k++)
+		f[k] = log(stats_t_quantile(p, tq_df(q, cos(M_PI * (k + 0.5) / n))));
+	for (int j = 0; j < n; j++) {
+		double s = 0;
+		for (int k = 0; k < n; k++)
+			s += f[k] * cos(M_PI * j * (k + 0.5) / n);
+		q->c[j] = 2.0 / n * s;
+	}
+	q->nc = n;
+	while (q->nc > 2 && fabs(q->c[q->nc - 1]) < 1e-14 * fabs(q->c[0]))
+		q->nc--;
+	/* the check: between the nodes, and at both ends */
+	q->ok = true;
+	for (int k = 0; k <= n && q->ok; k++) {
+		double x = k == 0 ? -1 : k == n ? 1 : cos(M_PI * k / n);
+		double df = tq_df(q, x), exact = stats_t_quantile(p, df);
+		q->ok = fabs(tq_cheb(q, df) - exact) <= 1e-11 * exact;
+	}
+}
+
+double stats_tq_eval(const stats_tq *q, double df)
+{
+	if (q->ok && df >= q->df_lo && df <= q->df_hi)
+		return tq_cheb(q, df);
+	return stats_t_quantile(q->p, df);
+}
+
 /* ---- noncentral t (Lenth 1989, algorithm AS 243) ----------------------------------- */
 
 double stats_nct_cdf(double t, double df, double ncp)

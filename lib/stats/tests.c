@@ -27,6 +27,9 @@ typedef struct mwu_table {
 
 struct stats_ctx {
 	stats_config cfg;
+	/* Welch's CI: t's quantile over the df a pair of group sizes allows */
+	stats_tq tq;
+	size_t tq_na, tq_nb;
 	mwu_table tables[MWU_TABLES];
 	size_t next_table;
 	/* scratch: combined values with their group, ranks, resample medians */
@@ -53,8 +56,8 @@ void stats_config_init(stats_config *c)
 
 /* ---- Welch ---------------------------------------------------------------------- */
 
-void stats_welch(const double *a, size_t na, const double *b, size_t nb, double level,
-		 stats_result *r)
+static void welch(const double *a, size_t na, const double *b, size_t nb, double level,
+		  const stats_tq *tq, stats_result *r)
 {
 	result_init(r);
 	if (na)
@@ -74,10 +77,16 @@ void stats_welch(const double *a, size_t na, const double *b, size_t nb, double 
 	r->df = se2 * se2 / (va * va / (double)(na - 1) + vb * vb / (double)(nb - 1));
 	r->stat = r->delta / se;
 	r->p = stats_t_sf2(r->stat, r->df);
-	double tq = stats_t_quantile(0.5 + level / 2, r->df);
-	r->ci_low = r->delta - tq * se;
-	r->ci_high = r->delta + tq * se;
+	double t = tq ? stats_tq_eval(tq, r->df) : stats_t_quantile(0.5 + level / 2, r->df);
+	r->ci_low = r->delta - t * se;
+	r->ci_high = r->delta + t * se;
 	r->status = STATS_OK;
+}
+
+void stats_welch(const double *a, size_t na, const double *b, size_t nb, double level,
+		 stats_result *r)
+{
+	welch(a, na, b, nb, level, NULL, r);
 }
 
 /* ---- one run per side --------------------------------------------------------------- */
@@ -238,14 +247,52 @@ static double counted_median(const double *sorted, const uint32_t *cnt, size_t n
 	return vlo;
 }
 
-/* numpy's default percentile (linear between the order statistics) */
-static double percentile(const double *sorted, size_t n, double q)
+/* v[k] becomes the k-th smallest, smaller ones before it, larger after
+ * (Hoare's selection, middle pivot; the resamples are no adversary) */
+static void select_kth(double *v, size_t n, size_t k)
+{
+	size_t lo = 0, hi = n - 1;
+	while (lo < hi) {
+		double pivot = v[lo + (hi - lo) / 2];
+		size_t i = lo, j = hi;
+		while (i <= j) {
+			while (v[i] < pivot)
+				i++;
+			while (v[j] > pivot)
+				j--;
+			if (i <= j) {
+				double t = v[i];
+				v[i] = v[j];
+				v[j] = t;
+				i++;
+				if (j == 0)
+					break;
+				j--;
+			}
+		}
+		if (k <= j)
+			hi = j;
+		else if (k >= i)
+			lo = i;
+		else
+			return;
+	}
+}
+
+/* numpy's default percentile (linear between the order statistics) of v,
+ * which is reordered: two selections, no sort */
+static double percentile(double *v, size_t n, double q)
 {
 	double h = (double)(n - 1) * q;
 	size_t i = (size_t)floor(h);
+	select_kth(v, n, i);
 	if (i + 1 >= n)
-		return sorted[n - 1];
-	return sorted[i] + (h - (double)i) * (sorted[i + 1] - sorted[i]);
+		return v[i];
+	double next = v[i + 1];
+	for (size_t j = i + 2; j < n; j++)     /* the smallest above the i-th */
+		if (v[j] < next)
+			next = v[j];
+	return v[i] + (h - (double)i) * (next - v[i]);
 }
 
 /* Percentile bootstrap of median(b) - median(a): each resample draws na
@@ -279,7 +326,6 @@ static int bootstrap_median_diff(stats_ctx *c, const double *a, size_t na, const
 	}
 	if (cnt != cbuf)
 		free(cnt);
-	qsort(c->boot, nr, sizeof(double), cmp_double);
 	double alpha = 1 - c->cfg.level;
 	*lo = percentile(c->boot, nr, alpha / 2);
 	*hi = percentile(c->boot, nr, 1 - alpha / 2);
@@ -356,7 +402,14 @@ int stats_compare(stats_ctx *c, const double *a, size_t na, const double *b, siz
 			r->status = STATS_TOO_FEW;
 		return rc;
 	}
-	stats_welch(a, na, b, nb, c->cfg.level, r);
+	/* Welch's df lies between min(na, nb) - 1 and na + nb - 2 */
+	if (na >= 2 && nb >= 2 && (c->tq_na != na || c->tq_nb != nb)) {
+		double lo = (double)(na < nb ? na : nb) - 1, hi = (double)(na + nb) - 2;
+		stats_tq_init(&c->tq, 0.5 + c->cfg.level / 2, lo, hi);
+		c->tq_na = na;
+		c->tq_nb = nb;
+	}
+	welch(a, na, b, nb, c->cfg.level, &c->tq, r);
 	return 0;
 }
 

@@ -50,6 +50,8 @@ typedef struct fline {
  * 0, 1 for a blank line, or an error. */
 static int split_line(fmt_build *b, size_t lineno, const char *s, size_t n, fline *out)
 {
+	if (memchr(s, '\0', n))
+		return fmt_err_line(b, lineno, "a NUL byte (not text)");
 	while (n && (s[n - 1] == '\r' || s[n - 1] == ' ' || s[n - 1] == '\t'))
 		n--;
 	if (!n)
@@ -152,8 +154,15 @@ static uint32_t frame_loc(folded_ctx *c, const char *f, size_t n)
 		if (c->dso_kernel == NO_ID && (c->dso_kernel = fmt_dso(b, "[kernel.kallsyms]", 17, NULL, 0)) == PF_NONE)
 			return PF_NONE;
 		dso = c->dso_kernel;
-	} else if (n > 2 && f[0] == '[' && f[n - 1] == ']' && memcmp(f, "[unknown]", 9)) {
-		dso = fmt_dso(b, f + 1, n - 2, NULL, 0);
+	} else if (n > 2 && f[0] == '[' && f[n - 1] == ']' && (n != 9 || memcmp(f, "[unknown]", 9))) {
+		/* stackcollapse-perf.pl's "[dso]" ("[[kernel.kallsyms]]" for the kernel) */
+		const char *in = f + 1;
+		size_t inl = n - 2;
+		if ((inl == 17 && !memcmp(in, "[kernel.kallsyms]", 17)) || (inl == 15 && !memcmp(in, "kernel.kallsyms", 15))) {
+			in = "[kernel.kallsyms]";
+			inl = 17;
+		}
+		dso = fmt_dso(b, in, inl, NULL, 0);
 		if (dso == PF_NONE)
 			return PF_NONE;
 	}
@@ -345,11 +354,30 @@ static int sb_name(sbuf *b, const char *s, bool spaces)
 	return 0;
 }
 
+static int frame_text_raw(const pf_profile *p, uint32_t loc, sbuf *b);
+
+/* A frame's text, readable back as one frame: never empty, and never
+ * ending in a space and digits (a count to the reader) */
 static int frame_text(const pf_profile *p, uint32_t loc, sbuf *b)
+{
+	size_t at = b->n;
+	if (frame_text_raw(p, loc, b) < 0)
+		return -1;
+	if (b->n == at)
+		return sb_put(b, "[unknown]", 9);
+	size_t e = b->n;
+	while (e > at && b->s[e - 1] >= '0' && b->s[e - 1] <= '9')
+		e--;
+	if (e > at && e < b->n && (b->s[e - 1] == ' ' || b->s[e - 1] == '\t'))
+		b->s[e - 1] = '_';
+	return 0;
+}
+
+static int frame_text_raw(const pf_profile *p, uint32_t loc, sbuf *b)
 {
 	const pf_loc *l = &p->locs[loc];
 	const pf_dso *d = l->dso != PF_NONE ? &p->dsos[l->dso] : NULL;
-	bool kernel = l->level == 'k' || (d && d->kind == SYM_DSO_KERNEL);
+	bool kernel = l->level == 'k';
 	if (l->sym != PF_NONE) {
 		if (sb_name(b, pf_str(p, p->syms[l->sym].name), false) < 0)
 			return -1;
@@ -441,14 +469,21 @@ int pf_folded_write(const pf_profile *p, FILE *out, const pf_write_opts *o, prof
 		}
 		lines[nl++] = (oline){ t, s->period };
 	}
-	if (rc == 0) {
+	int err_code = 0;
+	if (rc == 0 && !nl)
+		err_code = PROFF_EUSAGE;         /* no stack with a period */
+	if (rc == 0 && nl) {
 		qsort(lines, nl, sizeof(*lines), oline_cmp);
-		for (size_t i = 0; i < nl;) {
+		for (size_t i = 0; i < nl && !err_code;) {
 			size_t j = i + 1;
 			uint64_t sum = lines[i].period;
-			while (j < nl && !strcmp(lines[j].text, lines[i].text))
+			while (j < nl && !strcmp(lines[j].text, lines[i].text)) {
+				if (lines[j].period > UINT64_MAX - sum)
+					err_code = PROFF_ENOTSUP;
 				sum += lines[j++].period;
-			fprintf(out, "%s %llu\n", lines[i].text, (unsigned long long)sum);
+			}
+			if (!err_code)
+				fprintf(out, "%s %llu\n", lines[i].text, (unsigned long long)sum);
 			i = j;
 		}
 	}
@@ -459,5 +494,10 @@ int pf_folded_write(const pf_profile *p, FILE *out, const pf_write_opts *o, prof
 	free(path);
 	if (rc < 0)
 		return proff_err_set(err, PROFF_ENOMEM, p->path, PROFF_NO_OFFSET, "out of memory");
+	if (err_code == PROFF_EUSAGE)
+		return proff_err_set(err, err_code, p->path, PROFF_NO_OFFSET, "no samples to write");
+	if (err_code)
+		return proff_err_set(err, err_code, p->path, PROFF_NO_OFFSET,
+				     "the periods of one folded stack add up to more than 2^64 - 1");
 	return 0;
 }

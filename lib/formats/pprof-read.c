@@ -906,7 +906,7 @@ static int pp_read(pp_ctx *c, const pf_load_opts *opts)
 	if (r < 0)
 		return r;
 	if (!c->nstr || c->str_len[0])
-		return pp_err(c, c->nstr ? 0 : PROFF_NO_OFFSET, "the string table does not start with \"\" (not a pprof profile?)");
+		return pp_err(c, 0, "the string table does not start with \"\" (not a pprof profile?)");
 	c->str_id = malloc(c->nstr * sizeof(*c->str_id));
 	if (!c->str_id)
 		return fmt_oom(b);

@@ -34,6 +34,7 @@
 
 typedef struct folded_ctx {
 	fmt_build b;
+	uint32_t *locs; size_t cap_locs;   /* a line's frames, root first */
 	pair_table frame_tab;        /* (dso, name string id) -> location */
 	uint32_t *dso_syms;          /* dso -> symbols made in it (their addresses) */
 	size_t cap_dso_syms;
@@ -245,19 +246,23 @@ static int folded_parse(folded_ctx *c, const uint8_t *data, size_t len)
 				return fmt_oom(b);
 			f = semi + 1;
 		}
-		uint32_t node = 0;
+		size_t nf = 0;
 		for (;;) {
 			const char *semi = memchr(f, ';', (size_t)(fl.stack_end - f));
 			const char *fe = semi ? semi : fl.stack_end;
 			if (fe == f)
 				return fmt_err_line(b, lineno, "an empty frame (';;' or ';' at an end)");
 			uint32_t loc = frame_loc(c, f, (size_t)(fe - f));
-			if (loc == PF_NONE || (node = fmt_node(b, node, loc)) == PF_NONE)
+			if (loc == PF_NONE || PF_GROW(c->locs, c->cap_locs, nf + 1) < 0)
 				return fmt_oom(b);
+			c->locs[nf++] = loc;
 			if (!semi)
 				break;
 			f = semi + 1;
 		}
+		uint32_t node = fmt_path(b, c->locs, nf);
+		if (node == PF_NONE)
+			return fmt_oom(b);
 		if (fl.count && (r = fmt_sample(b, thread, PF_NONE, node, fl.count, 1)) < 0)
 			return r == FMT_OVERFLOW ? fmt_err_line(b, lineno, "the counts of this stack add up to more than 2^64 - 1") : r;
 	}
@@ -290,11 +295,13 @@ int fmt_folded_read(const uint8_t *data, size_t len, const char *name, const pf_
 		goto fail;
 	pair_table_free(&c.frame_tab);
 	free(c.dso_syms);
+	free(c.locs);
 	*out = fmt_build_finish(&c.b);
 	return 0;
 fail:
 	pair_table_free(&c.frame_tab);
 	free(c.dso_syms);
+	free(c.locs);
 	fmt_build_abort(&c.b);
 	return rc;
 }

@@ -15,6 +15,7 @@ BENCHES=(
 	bench/instrument.sh
 	bench/dprofpp.sh
 	bench/flamegraph.sh
+	bench/pprof.sh
 )
 for b in "${BENCHES[@]}"; do
 	[ -f "$b" ] || continue

@@ -98,6 +98,13 @@ static void build_tables_free(fmt_build *b)
 	pair_table_free(&b->thread_tab);
 	pair_table_free(&b->sample_tab);
 	pf_map64_free(&b->set_of_hash);
+	free(b->phash);
+	b->phash = NULL;
+	free(b->path_locs);
+	free(b->path_nodes);
+	free(b->path_hash);
+	b->path_locs = b->path_nodes = b->path_hash = NULL;
+	b->path_len = b->cap_path = 0;
 	free(b->set_next);
 	b->set_next = NULL;
 	free(b->base_of);
@@ -236,23 +243,76 @@ uint32_t fmt_loc(fmt_build *b, uint32_t dso, uint32_t sym, uint64_t addr, uint64
 	return (uint32_t)p->nr_locs++;
 }
 
-uint32_t fmt_node(fmt_build *b, uint32_t parent, uint32_t loc)
+/* The trie's table is keyed by (parent, location) but hashed by the whole
+ * path, as the perf.data loader's (lib/model/profile.c): a path's hashes
+ * follow from its locations alone, so the slots of all its frames are
+ * fetched before the first is found (a lookup is a cache miss in a table
+ * of millions of nodes; with the parent's id in the hash each waited for
+ * the one before). A prefix shared with the path before is not looked up
+ * again. */
+static inline uint32_t path_hash(uint32_t parent_hash, uint32_t loc)
+{
+	return (uint32_t)u32x2_hash(parent_hash, loc);
+}
+
+#define PREFETCH_AHEAD 16
+
+uint32_t fmt_path(fmt_build *b, const uint32_t *locs, size_t n)
 {
 	pf_profile *p = b->p;
-	int inserted;
-	uint32_t *slot = u32x2_table_find(&b->node_tab, parent, loc, 1, &inserted);
-	if (!slot)
-		return PF_NONE;
-	if (!inserted)
-		return *slot;
-	if (p->nr_nodes >= PF_NONE - 1 || PF_GROW(p->nodes, p->cap_nodes, p->nr_nodes + 1) < 0) {
-		*slot = 0;     /* never read: the load fails */
-		return PF_NONE;
+	if (n >= b->cap_path) {
+		size_t cap = n + 1 > 2 * b->cap_path ? n + 1 : 2 * b->cap_path;
+		uint32_t *l = pf_realloc_array(b->path_locs, cap, sizeof(*l));
+		if (l)
+			b->path_locs = l;
+		uint32_t *nd = l ? pf_realloc_array(b->path_nodes, cap, sizeof(*nd)) : NULL;
+		if (nd)
+			b->path_nodes = nd;
+		uint32_t *hs = nd ? pf_realloc_array(b->path_hash, cap, sizeof(*hs)) : NULL;
+		if (!hs)
+			return PF_NONE;
+		b->path_hash = hs;
+		b->cap_path = cap;
 	}
-	uint32_t id = (uint32_t)p->nr_nodes++;
-	p->nodes[id] = (pf_node){ parent, loc, p->nodes[parent].depth + 1 };
-	*slot = id;
-	return id;
+	size_t k = 0;
+	while (k < n && k < b->path_len && b->path_locs[k] == locs[k])
+		k++;
+	uint32_t node = k ? b->path_nodes[k - 1] : 0;
+	uint32_t h = k ? b->path_hash[k - 1] : 0;
+	for (size_t i = k; i < n; i++) {
+		h = path_hash(h, locs[i]);
+		b->path_hash[i] = h;
+	}
+	for (size_t i = k; i < n && i < k + PREFETCH_AHEAD; i++)
+		if (b->node_tab.cap)
+			__builtin_prefetch(&b->node_tab.s[b->path_hash[i] & (b->node_tab.cap - 1)], 1);
+	for (size_t i = k; i < n; i++) {
+		if (i + PREFETCH_AHEAD < n && b->node_tab.cap)
+			__builtin_prefetch(&b->node_tab.s[b->path_hash[i + PREFETCH_AHEAD] & (b->node_tab.cap - 1)], 1);
+		/* room first: every slot's node has its hash when the table grows */
+		if (p->nr_nodes >= PF_NONE - 1 || PF_GROW(p->nodes, p->cap_nodes, p->nr_nodes + 1) < 0 ||
+		    PF_GROW(b->phash, b->cap_phash, p->nr_nodes + 1) < 0) {
+			b->path_len = 0;
+			return PF_NONE;
+		}
+		int inserted;
+		uint32_t *slot = u32x2_table_find_h(&b->node_tab, node, locs[i], b->path_hash[i], b->phash, 1, &inserted);
+		if (!slot) {
+			b->path_len = 0;
+			return PF_NONE;
+		}
+		if (inserted) {
+			uint32_t id = (uint32_t)p->nr_nodes++;
+			p->nodes[id] = (pf_node){ node, locs[i], p->nodes[node].depth + 1 };
+			b->phash[id] = b->path_hash[i];
+			*slot = id;
+		}
+		node = *slot;
+		b->path_locs[i] = locs[i];
+		b->path_nodes[i] = node;
+	}
+	b->path_len = n;
+	return node;
 }
 
 /* ---- label sets, threads, samples ---------------------------------------------------- */

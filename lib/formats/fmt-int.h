@@ -21,7 +21,10 @@ typedef struct fmt_build {
 	const pf_load_opts *opts;
 	pf_map64 dso_of_name;        /* long-name string id -> dso */
 	pair_table sym_tab;          /* (dso, caller's key) -> sym */
-	u32x2_table node_tab;        /* (parent, loc) -> node */
+	u32x2_table node_tab;        /* (parent, loc) -> node, hashed by the whole path (fmt_path) */
+	uint32_t *phash; size_t cap_phash;   /* node -> its path's hash */
+	/* the last path built, root first: its locations, nodes and hashes */
+	uint32_t *path_locs, *path_nodes, *path_hash; size_t path_len, cap_path;
 	pair_table comm_tab;         /* (comm, pid | tid << 32) -> thread without labels */
 	pair_table thread_tab;       /* (label set, that thread) -> thread */
 	pair_table sample_tab;       /* (thread, stack | cpu << 32) -> first sample */
@@ -66,8 +69,9 @@ uint32_t fmt_sym(fmt_build *b, uint32_t dso, uint64_t key, uint32_t name, uint64
  * or PF_NONE. */
 uint32_t fmt_loc(fmt_build *b, uint32_t dso, uint32_t sym, uint64_t addr, uint64_t ip, char level,
 		 uint32_t srcline);
-/* The stack trie's node of loc called from parent (0: the root) */
-uint32_t fmt_node(fmt_build *b, uint32_t parent, uint32_t loc);
+/* The stack trie's node of the path locs[0, n) (root first); 0 for n 0,
+ * PF_NONE out of memory */
+uint32_t fmt_path(fmt_build *b, const uint32_t *locs, size_t n);
 /* The label set of labels[0, n) (their order does not matter; sorted here,
  * labels is reordered), 0 for none; PF_NONE out of memory. */
 uint32_t fmt_label_set(fmt_build *b, pf_label *labels, size_t n);

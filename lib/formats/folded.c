@@ -34,6 +34,7 @@
 
 typedef struct folded_ctx {
 	fmt_build b;
+	uint32_t *locs; size_t cap_locs;   /* a line's frames, root first */
 	pair_table frame_tab;        /* (dso, name string id) -> location */
 	uint32_t *dso_syms;          /* dso -> symbols made in it (their addresses) */
 	size_t cap_dso_syms;
@@ -50,6 +51,8 @@ typedef struct fline {
  * 0, 1 for a blank line, or an error. */
 static int split_line(fmt_build *b, size_t lineno, const char *s, size_t n, fline *out)
 {
+	if (memchr(s, '\0', n))
+		return fmt_err_line(b, lineno, "a NUL byte (not text)");
 	while (n && (s[n - 1] == '\r' || s[n - 1] == ' ' || s[n - 1] == '\t'))
 		n--;
 	if (!n)
@@ -152,8 +155,15 @@ static uint32_t frame_loc(folded_ctx *c, const char *f, size_t n)
 		if (c->dso_kernel == NO_ID && (c->dso_kernel = fmt_dso(b, "[kernel.kallsyms]", 17, NULL, 0)) == PF_NONE)
 			return PF_NONE;
 		dso = c->dso_kernel;
-	} else if (n > 2 && f[0] == '[' && f[n - 1] == ']' && memcmp(f, "[unknown]", 9)) {
-		dso = fmt_dso(b, f + 1, n - 2, NULL, 0);
+	} else if (n > 2 && f[0] == '[' && f[n - 1] == ']' && (n != 9 || memcmp(f, "[unknown]", 9))) {
+		/* stackcollapse-perf.pl's "[dso]" ("[[kernel.kallsyms]]" for the kernel) */
+		const char *in = f + 1;
+		size_t inl = n - 2;
+		if ((inl == 17 && !memcmp(in, "[kernel.kallsyms]", 17)) || (inl == 15 && !memcmp(in, "kernel.kallsyms", 15))) {
+			in = "[kernel.kallsyms]";
+			inl = 17;
+		}
+		dso = fmt_dso(b, in, inl, NULL, 0);
 		if (dso == PF_NONE)
 			return PF_NONE;
 	}
@@ -236,19 +246,23 @@ static int folded_parse(folded_ctx *c, const uint8_t *data, size_t len)
 				return fmt_oom(b);
 			f = semi + 1;
 		}
-		uint32_t node = 0;
+		size_t nf = 0;
 		for (;;) {
 			const char *semi = memchr(f, ';', (size_t)(fl.stack_end - f));
 			const char *fe = semi ? semi : fl.stack_end;
 			if (fe == f)
 				return fmt_err_line(b, lineno, "an empty frame (';;' or ';' at an end)");
 			uint32_t loc = frame_loc(c, f, (size_t)(fe - f));
-			if (loc == PF_NONE || (node = fmt_node(b, node, loc)) == PF_NONE)
+			if (loc == PF_NONE || PF_GROW(c->locs, c->cap_locs, nf + 1) < 0)
 				return fmt_oom(b);
+			c->locs[nf++] = loc;
 			if (!semi)
 				break;
 			f = semi + 1;
 		}
+		uint32_t node = fmt_path(b, c->locs, nf);
+		if (node == PF_NONE)
+			return fmt_oom(b);
 		if (fl.count && (r = fmt_sample(b, thread, PF_NONE, node, fl.count, 1)) < 0)
 			return r == FMT_OVERFLOW ? fmt_err_line(b, lineno, "the counts of this stack add up to more than 2^64 - 1") : r;
 	}
@@ -281,11 +295,13 @@ int fmt_folded_read(const uint8_t *data, size_t len, const char *name, const pf_
 		goto fail;
 	pair_table_free(&c.frame_tab);
 	free(c.dso_syms);
+	free(c.locs);
 	*out = fmt_build_finish(&c.b);
 	return 0;
 fail:
 	pair_table_free(&c.frame_tab);
 	free(c.dso_syms);
+	free(c.locs);
 	fmt_build_abort(&c.b);
 	return rc;
 }
@@ -345,11 +361,30 @@ static int sb_name(sbuf *b, const char *s, bool spaces)
 	return 0;
 }
 
+static int frame_text_raw(const pf_profile *p, uint32_t loc, sbuf *b);
+
+/* A frame's text, readable back as one frame: never empty, and never
+ * ending in a space and digits (a count to the reader) */
 static int frame_text(const pf_profile *p, uint32_t loc, sbuf *b)
+{
+	size_t at = b->n;
+	if (frame_text_raw(p, loc, b) < 0)
+		return -1;
+	if (b->n == at)
+		return sb_put(b, "[unknown]", 9);
+	size_t e = b->n;
+	while (e > at && b->s[e - 1] >= '0' && b->s[e - 1] <= '9')
+		e--;
+	if (e > at && e < b->n && (b->s[e - 1] == ' ' || b->s[e - 1] == '\t'))
+		b->s[e - 1] = '_';
+	return 0;
+}
+
+static int frame_text_raw(const pf_profile *p, uint32_t loc, sbuf *b)
 {
 	const pf_loc *l = &p->locs[loc];
 	const pf_dso *d = l->dso != PF_NONE ? &p->dsos[l->dso] : NULL;
-	bool kernel = l->level == 'k' || (d && d->kind == SYM_DSO_KERNEL);
+	bool kernel = l->level == 'k';
 	if (l->sym != PF_NONE) {
 		if (sb_name(b, pf_str(p, p->syms[l->sym].name), false) < 0)
 			return -1;
@@ -441,14 +476,21 @@ int pf_folded_write(const pf_profile *p, FILE *out, const pf_write_opts *o, prof
 		}
 		lines[nl++] = (oline){ t, s->period };
 	}
-	if (rc == 0) {
+	int err_code = 0;
+	if (rc == 0 && !nl)
+		err_code = PROFF_EUSAGE;         /* no stack with a period */
+	if (rc == 0 && nl) {
 		qsort(lines, nl, sizeof(*lines), oline_cmp);
-		for (size_t i = 0; i < nl;) {
+		for (size_t i = 0; i < nl && !err_code;) {
 			size_t j = i + 1;
 			uint64_t sum = lines[i].period;
-			while (j < nl && !strcmp(lines[j].text, lines[i].text))
+			while (j < nl && !strcmp(lines[j].text, lines[i].text)) {
+				if (lines[j].period > UINT64_MAX - sum)
+					err_code = PROFF_ENOTSUP;
 				sum += lines[j++].period;
-			fprintf(out, "%s %llu\n", lines[i].text, (unsigned long long)sum);
+			}
+			if (!err_code)
+				fprintf(out, "%s %llu\n", lines[i].text, (unsigned long long)sum);
 			i = j;
 		}
 	}
@@ -459,5 +501,10 @@ int pf_folded_write(const pf_profile *p, FILE *out, const pf_write_opts *o, prof
 	free(path);
 	if (rc < 0)
 		return proff_err_set(err, PROFF_ENOMEM, p->path, PROFF_NO_OFFSET, "out of memory");
+	if (err_code == PROFF_EUSAGE)
+		return proff_err_set(err, err_code, p->path, PROFF_NO_OFFSET, "no samples to write");
+	if (err_code)
+		return proff_err_set(err, err_code, p->path, PROFF_NO_OFFSET,
+				     "the periods of one folded stack add up to more than 2^64 - 1");
 	return 0;
 }

@@ -173,6 +173,7 @@ typedef struct pp_ctx {
 	int64_t pid_key, tid_key, comm_key, cpu_key;   /* string indices of the thread labels (-1: none) */
 	uint32_t default_comm, no_frames_loc;
 	pf_label *lab; size_t cap_lab;
+	uint32_t *path; size_t cap_path;   /* a sample's frames, root first */
 	/* --label NAME=VALUE,...: NAME's string index (-1: no filter) and the values */
 	int64_t lf_key;
 	const char *lf_vals;
@@ -832,7 +833,7 @@ static int read_sample(pp_ctx *c, const pb_field *f)
 		goto out;
 	}
 	/* the stack: the locations root first, each location's frames outermost first */
-	uint32_t node = 0;
+	size_t nf = 0;
 	for (size_t i = s->n_location_id; i-- > 0;) {
 		uint32_t li = find_id(c->loc_of_id, c->loc_ids, &c->loc_idx, s->location_id[i]);
 		if (li == PF_NONE) {
@@ -840,11 +841,17 @@ static int read_sample(pp_ctx *c, const pb_field *f)
 				    (unsigned long long)s->location_id[i]);
 			goto out;
 		}
+		if (PF_GROW(c->path, c->cap_path, nf + (c->frame0[li + 1] - c->frame0[li])) < 0) {
+			rc = fmt_oom(b);
+			goto out;
+		}
 		for (uint32_t k = c->frame0[li + 1]; k-- > c->frame0[li];)
-			if ((node = fmt_node(b, node, c->frames[k])) == PF_NONE) {
-				rc = fmt_oom(b);
-				goto out;
-			}
+			c->path[nf++] = c->frames[k];
+	}
+	uint32_t node = fmt_path(b, c->path, nf);
+	if (node == PF_NONE) {
+		rc = fmt_oom(b);
+		goto out;
 	}
 	if (!node) {
 		if (c->no_frames_loc == PF_NONE) {
@@ -857,7 +864,7 @@ static int read_sample(pp_ctx *c, const pb_field *f)
 				goto out;
 			}
 		}
-		if ((node = fmt_node(b, 0, c->no_frames_loc)) == PF_NONE) {
+		if ((node = fmt_path(b, &c->no_frames_loc, 1)) == PF_NONE) {
 			rc = fmt_oom(b);
 			goto out;
 		}
@@ -890,6 +897,7 @@ static void pp_free(pp_ctx *c)
 	free(c->frame0);
 	free(c->frames);
 	free(c->lab);
+	free(c->path);
 }
 
 static int pp_read(pp_ctx *c, const pf_load_opts *opts)
@@ -906,7 +914,7 @@ static int pp_read(pp_ctx *c, const pf_load_opts *opts)
 	if (r < 0)
 		return r;
 	if (!c->nstr || c->str_len[0])
-		return pp_err(c, c->nstr ? 0 : PROFF_NO_OFFSET, "the string table does not start with \"\" (not a pprof profile?)");
+		return pp_err(c, 0, "the string table does not start with \"\" (not a pprof profile?)");
 	c->str_id = malloc(c->nstr * sizeof(*c->str_id));
 	if (!c->str_id)
 		return fmt_oom(b);

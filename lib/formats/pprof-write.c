@@ -488,7 +488,8 @@ static int pw_build(pw_ctx *c, pb_profile *m)
 	/* samples */
 	size_t ns = 0;
 	for (size_t i = 0; i < p->nr_samples; i++)
-		ns += p->samples[i].evsel < p->nr_events && slot_of[p->samples[i].evsel] >= 0 && p->samples[i].stack;
+		if (p->samples[i].evsel < p->nr_events && slot_of[p->samples[i].evsel] >= 0 && p->samples[i].stack)
+			ns += p->samples[i].period ? (p->samples[i].period - 1) / INT64_MAX + 1 : 1;
 	m->sample = pw_alloc(c, ns * sizeof(*m->sample));
 	uint32_t *frames = NULL;
 	size_t cap_frames = 0;
@@ -533,6 +534,20 @@ static int pw_build(pw_ctx *c, pb_profile *m)
 		if (sample_labels(c, s, p->events[s->evsel].has_cpu, x) < 0)
 			c->oom = true;
 		m->sample[m->n_sample++] = x;
+		/* pprof's values are int64: a period of 2^63 or more goes into
+		 * more samples of the same stack (readers sum them) */
+		for (uint64_t rest = s->period; rest > INT64_MAX && !c->oom;) {
+			x->value[2 * slot_of[s->evsel] + 1] = INT64_MAX;
+			rest -= INT64_MAX;
+			pb_sample *y = pw_alloc(c, sizeof(*y));
+			int64_t *v = pw_alloc(c, 2 * nev * sizeof(*v));
+			if (!y || !v)
+				break;
+			*y = *x;
+			y->value = v;
+			v[2 * slot_of[s->evsel] + 1] = rest > INT64_MAX ? INT64_MAX : (int64_t)rest;
+			m->sample[m->n_sample++] = x = y;
+		}
 	}
 	free(frames);
 	if (c->oom)

@@ -10,6 +10,9 @@
 #   dprof     Devel::DProf tmon.out reader (tests/data/dprof/ and variants)
 #   calfile   calibration-file parser   (written below)
 #   config    config-file parser        (written below)
+#   pprof     pprof reader (lib/formats) (profiles proff writes of the committed
+#             perf.data and folded fixtures, Go's when go is installed, variants)
+#   folded    folded-stacks reader      (the committed fixture and variants)
 # Exit 0 when no target found a failure. Failing inputs are left in
 # $FUZZ_OUT/TARGET/ (default build/fuzz/) as crash-*, leak-*, timeout-*, oom-*;
 # inputs that once broke a parser are kept in tests/fuzz/regress/TARGET/ and
@@ -149,7 +152,33 @@ EOF
 	printf 'key = outside\n' >"$1/nosec.cfg"
 }
 
-declare -A MAXLEN=([perfdata]=65536 [trace]=32768 [dprof]=16384 [calfile]=70000 [config]=8192)
+seed_pprof() {
+	local d=$1
+	if [ -x "$PROFF" ]; then
+		"$PROFF" convert --to pb tests/data/formats/small.folded "$d/small-folded.pb" 2>/dev/null || true
+		"$PROFF" convert tests/data/formats/small.folded "$d/small-folded.pb.gz" 2>/dev/null || true
+		"$PROFF" convert --to pb tests/data/perfdata/small.data "$d/small-data.pb" 2>/dev/null || true
+		"$PROFF" convert --to pb tests/data/perfdata/small-two.data "$d/small-two.pb" 2>/dev/null || true
+	fi
+	if command -v go >/dev/null; then
+		local w; w=$(mktemp -d)
+		cp tests/data/formats/goprof.go "$w/" &&
+			(cd "$w" && GOCACHE="$w/cache" GOPATH="$w/gopath" GOPROXY=off go build -o goprof goprof.go &&
+				./goprof cpu.pprof heap.pprof && gzip -dc cpu.pprof > "$d/go-cpu.pb" && gzip -dc heap.pprof > "$d/go-heap.pb") \
+			>/dev/null 2>&1 || true
+		rm -rf "$w"
+	fi
+	truncations "$d" "$d"/*.pb
+}
+
+seed_folded() {
+	cp tests/data/formats/small.folded "$1/"
+	printf 'main;a;b 10\nmain;a 5\n' > "$1/plain.folded"
+	printf 'sh-1/1;f_[k];[libc.so.6];[unknown] 3\nsh-?/2;g [k] 1\n' > "$1/annot.folded"
+	truncations "$1" tests/data/formats/small.folded
+}
+
+declare -A MAXLEN=([perfdata]=65536 [trace]=32768 [dprof]=16384 [calfile]=70000 [config]=8192 [pprof]=65536 [folded]=16384)
 
 # ---- runs ------------------------------------------------------------------------------
 

@@ -1,0 +1,29 @@
+#!/bin/bash
+# tests/cli/zz-fuzz-formats.sh — bounded libFuzzer runs (10 s each) of the
+# readers of lib/formats, as part of `make check`: pprof (fuzz_pprof.c) and
+# folded stacks (fuzz_folded.c), via tests/fuzz/run.sh. Normal build only (the
+# fuzzer brings its own sanitizers); skipped for the ASan rerun and without
+# clang. FUZZ_TIME overrides the length per target. Failing inputs are copied
+# to build/fuzz-failures/TARGET/.
+source "$(dirname "$0")/../lib.sh"
+TARGETS="pprof folded"
+case "$PROFF" in
+*asan*) skip "fuzz formats (run with the normal build only)"; finish;;
+esac
+if ! command -v clang >/dev/null; then skip "fuzz formats (no clang)"; finish; fi
+FUZZ_OUT="$TMP/fuzz" PROFF="$ROOT/$PROFF" bash "$ROOT/tests/fuzz/run.sh" "${FUZZ_TIME:-10}" $TARGETS >"$TMP/fuzz.out" 2>&1
+rc=$?
+for t in $TARGETS; do
+	line=$(grep "^fuzz $t:" "$TMP/fuzz.out")
+	case "$line" in
+	*"no failure") ok "$line";;
+	*)
+		not_ok "fuzz $t: ${line:-no result}"
+		grep -A3 "^fuzz $t:" "$TMP/fuzz.out" | sed 's/^/#   /'
+		mkdir -p "$ROOT/build/fuzz-failures/$t"
+		cp "$TMP/fuzz/$t"/crash-* "$TMP/fuzz/$t"/leak-* "$TMP/fuzz/$t"/timeout-* "$TMP/fuzz/$t"/oom-* \
+			"$ROOT/build/fuzz-failures/$t/" 2>/dev/null;;
+	esac
+done
+[ "$rc" = 0 ] || [ "$rc" = 1 ] || { not_ok "fuzz run.sh exited $rc"; tail -20 "$TMP/fuzz.out" | sed 's/^/#   /'; }
+finish

@@ -532,6 +532,10 @@ int cmd_report(int argc, char **argv)
 	if (a.flamegraph) {
 		/* every sample's whole call path, per comm; no raw order */
 		int frc = cli_flamegraph_check(a.flamegraph, a.min_width, &fo);
+		if (!frc && (a.dsos || a.symbols || a.parent)) {
+			cli_errorf("--flamegraph: --dsos, --symbols and --parent hide report rows; a flame graph draws whole call paths (use --comms, --pid, --tid)");
+			frc = EXIT_USAGE;
+		}
 		if (frc) {
 			hist_opts_release(&ho);
 			return frc;

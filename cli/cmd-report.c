@@ -546,7 +546,7 @@ int cmd_report(int argc, char **argv)
 	}
 	pf_profile *prof;
 	double t0;
-	if (children_wanted)
+	if (children_wanted || a.flamegraph)
 		cli_fast_heap(8);
 	phase(NULL, &t0);
 	if (pf_profile_load(a.input, &lo, &prof, &err) < 0) {
@@ -566,6 +566,7 @@ int cmd_report(int argc, char **argv)
 		fo.pids = ho.pids, fo.nr_pids = ho.nr_pids;
 		fo.tids = ho.tids, fo.nr_tids = ho.nr_tids;
 		rc = cli_flamegraph(a.flamegraph, &prof, &ev, 1, &fo);
+		cli_fast_heap_done();
 		pf_profile_free(prof);
 		hist_opts_release(&ho);
 		return rc;

@@ -506,7 +506,8 @@ static int caller_frame(view_ctx *c, uint32_t node, uint32_t parent_frame, const
 			scnt[s] += t->count[s][k];
 		}
 	}
-	qsort_r(big, nbig, sizeof(*big), cmp_nodes, c);
+	if (nbig > 1)
+		qsort_r(big, nbig, sizeof(*big), cmp_nodes, c);
 	int rc = 0;
 	for (size_t i = 0; i < nbig && !rc; i++)
 		rc = caller_frame(c, big[i], f, first, next);
@@ -819,7 +820,8 @@ int fg_write_folded(const flamegraph *g, FILE *out)
 		*w = 0;
 		lines[n++] = (folded_line){ s, { t->self[0][i], t->self[1][i] } };
 	}
-	qsort(lines, n, sizeof(*lines), cmp_folded);
+	if (n > 1)
+		qsort(lines, n, sizeof(*lines), cmp_folded);
 	for (size_t i = 0; i < n; i++) {
 		/* the same stack from two tries' nodes (a srcline's text equal to
 		 * another's) is one line */

@@ -50,6 +50,9 @@ int cli_flamegraph(const char *path, pf_profile *const *profs, const uint32_t *e
 		fg_free(g);
 		return 1;
 	}
+	for (int s = 0; s < nsides; s++)
+		if (!g->samples[s])
+			cli_warnf("%s: no samples to draw (after --comms, --pid, --tid, --time, --cpu)", profs[s]->path);
 	int fmt = fg_format_of(path);
 	FILE *out = strcmp(path, "-") ? fopen(path, "w") : stdout;
 	if (!out) {

@@ -812,6 +812,11 @@ int cmd_diff(int argc, char **argv)
 	if (c.flamegraph) {
 		if ((rc = cli_flamegraph_check(c.flamegraph, c.min_width, &fo)) != 0)
 			goto out_hopts;
+		if (c.dsos || c.symbols) {
+			cli_errorf("--flamegraph: --dsos and --symbols hide diff rows; a flame graph draws whole call paths (use --comms, --pid, --tid)");
+			rc = EXIT_USAGE;
+			goto out_hopts;
+		}
 		if (nfiles != 2) {
 			cli_errorf("--flamegraph: a differential flame graph compares two files, not %zu", nfiles);
 			rc = EXIT_USAGE;

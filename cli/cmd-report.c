@@ -540,6 +540,10 @@ int cmd_report(int argc, char **argv)
 	if (a.flamegraph) {
 		/* every sample's whole call path, per comm; no raw order */
 		int frc = cli_flamegraph_check(a.flamegraph, a.min_width, &fo);
+		if (!frc && (a.dsos || a.symbols || a.parent)) {
+			cli_errorf("--flamegraph: --dsos, --symbols and --parent hide report rows; a flame graph draws whole call paths (use --comms, --pid, --tid)");
+			frc = EXIT_USAGE;
+		}
 		if (frc) {
 			hist_opts_release(&ho);
 			return frc;
@@ -550,7 +554,7 @@ int cmd_report(int argc, char **argv)
 	}
 	pf_profile *prof;
 	double t0;
-	if (children_wanted)
+	if (children_wanted || a.flamegraph)
 		cli_fast_heap(8);
 	phase(NULL, &t0);
 	if (pf_profile_load(a.input, &lo, &prof, &err) < 0) {
@@ -571,6 +575,7 @@ int cmd_report(int argc, char **argv)
 		fo.pids = ho.pids, fo.nr_pids = ho.nr_pids;
 		fo.tids = ho.tids, fo.nr_tids = ho.nr_tids;
 		rc = cli_flamegraph(a.flamegraph, &prof, &ev, 1, &fo);
+		cli_fast_heap_done();
 		pf_profile_free(prof);
 		hist_opts_release(&ho);
 		return rc;

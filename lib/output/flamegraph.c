@@ -506,7 +506,7 @@ static int caller_frame(view_ctx *c, uint32_t node, uint32_t parent_frame, const
 			scnt[s] += t->count[s][k];
 		}
 	}
-	if (nbig)   /* qsort_r's array must not be NULL, even empty */
+	if (nbig > 1)
 		qsort_r(big, nbig, sizeof(*big), cmp_nodes, c);
 	int rc = 0;
 	for (size_t i = 0; i < nbig && !rc; i++)
@@ -820,7 +820,8 @@ int fg_write_folded(const flamegraph *g, FILE *out)
 		*w = 0;
 		lines[n++] = (folded_line){ s, { t->self[0][i], t->self[1][i] } };
 	}
-	qsort(lines, n, sizeof(*lines), cmp_folded);
+	if (n > 1)
+		qsort(lines, n, sizeof(*lines), cmp_folded);
 	for (size_t i = 0; i < n; i++) {
 		/* the same stack from two tries' nodes (a srcline's text equal to
 		 * another's) is one line */

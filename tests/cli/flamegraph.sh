@@ -113,6 +113,8 @@ grep -q 'x.png: the file name must end in .svg, .html or .folded' "$TMP/ee.err" 
 expect_exit "--min-width -1: usage error" 129 "$PROFF" report -i "$TMP/calls.data" --flamegraph "$TMP/x.svg" --min-width -1
 expect_exit "--min-width abc: usage error" 129 "$PROFF" diff "$TMP/calls.data" "$TMP/calls.data" --flamegraph "$TMP/x.svg" --min-width abc
 expect_exit "diff --flamegraph of three files: usage error" 129 "$PROFF" diff "$TMP/calls.data" "$TMP/calls.data" "$TMP/calls.data" --flamegraph "$TMP/x.svg"
+expect_exit "report --flamegraph --dsos: usage error (rows, not paths)" 129 "$PROFF" report -i "$TMP/calls.data" --flamegraph "$TMP/x.svg" --dsos calls
+expect_exit "diff --flamegraph --symbols: usage error (rows, not paths)" 129 "$PROFF" diff "$TMP/calls.data" "$TMP/calls.data" --flamegraph "$TMP/x.svg" -S main
 expect_exit "--flamegraph into a missing directory: error" 1 "$PROFF" report -i "$TMP/calls.data" --flamegraph "$TMP/no/such/dir/x.svg"
 grep -q 'no/such/dir/x.svg: cannot write' "$TMP/ee.err" && ok "--flamegraph into a missing directory: names the file" ||
 	{ not_ok "--flamegraph into a missing directory: message"; cat "$TMP/ee.err"; }

@@ -505,10 +505,6 @@ int cmd_report(int argc, char **argv)
 	 * samples' own addresses hardly ever need it) */
 	bool children_wanted = a.children_set ? a.children : pf_config_bool("report.children", true);
 	lo.keep_sequence = children_wanted;
-	/* and for perf's walks that compute the srclines sizing its column
-	 * (hist_srcline_walks: a srcline key after another, --no-children) */
-	for (int k = 1; k < nkeys; k++)
-		lo.keep_sequence |= keys[k] == HK_SRCLINE;
 	/* no Children, no chains shown and no parent key: a row is a
 	 * sample's own ip, and perf resolves no callchain either (a profile
 	 * of leaves only: a fraction of the memory and the reading) */

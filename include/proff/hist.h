@@ -125,9 +125,6 @@ typedef struct hist {
 	 * (its input and collapse trees were kept); NULL otherwise */
 	uint32_t *collapsed;
 	size_t nr_collapsed;
-	/* Per row: perf computed its srcline while its raw samples walked its
-	 * input tree (hist_srcline_walks); NULL: not replayed */
-	uint8_t *srcline_walked;
 } hist;
 
 typedef struct hist_key_def {
@@ -216,14 +213,6 @@ uint32_t hist_itree_leaf_version(const hist_itree *t, size_t row);
  * without a collapse the input tree's), *nout of them. Returns the number
  * merged, -1 out of memory. */
 int hist_itree_collapse(hist_itree *t, const hist *h, uint32_t *into, uint32_t *out, size_t *nout);
-/* perf computes a row's srcline when a comparison first reaches the
- * srcline key, and sizes the Source:Line column from the srclines computed
- * by then: with a srcline key after another, the raw samples' walks of its
- * input tree (p->seq, self_of[aggregated sample]: its row; rows in
- * creation order, one row per sample: --no-children) are replayed to find
- * the rows whose srcline they computed (h->srcline_walked, for
- * hist_order_perf). 0, or -1 out of memory. */
-int hist_srcline_walks(hist *h, const uint32_t *self_of);
 /* Column width of key k over the non-filtered entries (perf's hists__calc_col_len);
  * rows perf's collapse merged away do not count. */
 size_t hist_key_col_width(const hist *h, int key_id);

@@ -3042,10 +3042,7 @@ int hist_build(pf_profile *prof, uint32_t evsel, const hist_opts *opts, hist **o
 	/* both second passes need each sample's Self row (PF_NONE: another event) */
 	uint32_t *self_of = NULL, *parent_of = NULL, *idx = NULL;
 	size_t nidx = 0;
-	/* a srcline key: perf's walks per raw sample, which compute the
-	 * srclines that size its column, replayed (hist_srcline_walks) */
-	bool srcline_walks = key_has(h, HK_SRCLINE) && !opts->children && prof->nr_seq;
-	if (late_cc || fast_cc || srcline_walks) {
+	if (late_cc || fast_cc) {
 		self_of = malloc((prof->nr_samples + 1) * sizeof(uint32_t));
 		if (self_of)
 			memset(self_of, 0xff, (prof->nr_samples + 1) * sizeof(uint32_t));
@@ -3054,7 +3051,7 @@ int hist_build(pf_profile *prof, uint32_t evsel, const hist_opts *opts, hist **o
 		parent_of = calloc(prof->nr_samples + 1, sizeof(uint32_t));
 		idx = malloc((prof->nr_samples + 1) * sizeof(uint32_t));
 	}
-	if (((late_cc || fast_cc || srcline_walks) && !self_of) || (fast_cc && (!parent_of || !idx))) {
+	if (((late_cc || fast_cc) && !self_of) || (fast_cc && (!parent_of || !idx))) {
 		free(self_of); free(parent_of); free(idx);
 		hist_free(h);
 		return proff_err_set(err, PROFF_ENOMEM, NULL, PROFF_NO_OFFSET, "out of memory");
@@ -3204,10 +3201,6 @@ int hist_build(pf_profile *prof, uint32_t evsel, const hist_opts *opts, hist **o
 	cap_chain = ps.cap_chain;
 	free(ps.whole);
 	tree_pass_free(pv);
-	/* (tree mode's walks may give one aggregate's raw samples two rows:
-	 * not replayed there) */
-	if (rc == 0 && srcline_walks && !pv->suspect && hist_srcline_walks(h, self_of) < 0)
-		rc = proff_err_set(err, PROFF_ENOMEM, NULL, PROFF_NO_OFFSET, "out of memory");
 	if (opts->drop_sequence)
 		pf_profile_drop_sequence(prof);
 	/* the callchain trees begun: with several sample contexts their
@@ -3328,7 +3321,6 @@ void hist_free(hist *h)
 	}
 	free(h->merged_into);
 	free(h->collapsed);
-	free(h->srcline_walked);
 	free(h->entries);
 	free(h->cc_nodes);
 	free(h);

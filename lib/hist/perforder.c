@@ -181,30 +181,16 @@ static inline const pkey *full(uint32_t x) { return &pk[titems[x]]; }
  * reaches the srcline key (sort__srcline_cmp; a new row keeps the one its
  * walk computed), and sizes the column from the rows whose srcline was
  * known when they entered the output tree (hists__calc_col_len, right
- * after each insertion; longer ones print cut). The rows known so far,
- * while an ordering or hist_srcline_walks runs (its thread's): */
-typedef struct srcline_marks {
-	uint8_t *known;            /* per row */
-	const uint32_t *grp;       /* per row its group, and per group the rows */
-	uint32_t *unknown;         /* not known yet (hist_srcline_walks; else NULL) */
-	size_t width;              /* the column's width so far */
-} srcline_marks;
-static _Thread_local srcline_marks *slm;
-
-static inline void srcline_mark(uint32_t row)
-{
-	if (!slm->known[row]) {
-		slm->known[row] = 1;
-		if (slm->unknown)
-			slm->unknown[slm->grp[row]]--;
-	}
-}
+ * after each insertion; longer ones print cut): srcline_known, seeded
+ * with srcline_seed's rows, marked by the replayed comparisons. */
+static _Thread_local uint8_t *srcline_known;
+static _Thread_local size_t srcline_width;
 
 static void srcline_touch(uint32_t a, uint32_t b)
 {
-	if (slm) {
-		srcline_mark(full(a)->idx);
-		srcline_mark(full(b)->idx);
+	if (srcline_known) {
+		srcline_known[full(a)->idx] = 1;
+		srcline_known[full(b)->idx] = 1;
 	}
 }
 
@@ -612,12 +598,10 @@ static int replay(const hist *h, const uint32_t *items, size_t n, int stage, uin
 	t.rightmost = NIL;
 	for (size_t i = 0; i < n; i++) {
 		tree_insert(h, &t, (uint32_t)i, stage, cds, left);
-		/* hists__calc_col_len after the insertion: the srcline if
-		 * computed by now (the walks, the collapse, this insertion) */
-		if (out_stage && slm && slm->known[items[i]] && !h->entries[items[i]].filtered) {
+		if (out_stage && srcline_known && srcline_known[items[i]] && !h->entries[items[i]].filtered) {
 			size_t l = strlen(pf_str(h->prof, h->entries[items[i]].srcline));
-			if (l > slm->width)
-				slm->width = l;
+			if (l > srcline_width)
+				srcline_width = l;
 		}
 	}
 	size_t k = tree_walk(&t, items, out);
@@ -789,177 +773,21 @@ static void order_free(hist_order *o)
 	free(o);
 }
 
-/* ---- the srclines perf computes in its input tree ------------------------------
- *
- * Every raw sample walks perf's input tree (hists__findnew_entry): each
- * comparison that reaches the srcline key computes both rows' srclines —
- * the walk's own row (a sample after a row's first always ends at it, equal
- * in every key), and on the way the rows whose keys before the srcline
- * equal its own. Which of those a walk meets depends on the tree's shape
- * at that sample, so the walks are replayed in the raw samples' order, the
- * rows inserted at their first samples (hist_srcline_walks). */
-
-/* The keys before the first srcline key, compared as the input tree's
- * comparators find them equal or not (a total order on them; pk's rows,
- * qsort_r) */
-static int u32_cmp3(uint32_t a, uint32_t b) { return a < b ? -1 : a > b; }
-static int u64_cmp3(uint64_t a, uint64_t b) { return a < b ? -1 : a > b; }
-
-static int prefix_cmp(const void *pa, const void *pb, void *arg)
-{
-	const hist *h = arg;
-	const pkey *x = &pk[*(const uint32_t *)pa], *y = &pk[*(const uint32_t *)pb];
-	for (int i = 0; i < h->nkeys && h->keys[i] != HK_SRCLINE; i++) {
-		int c = 0;
-		switch (h->keys[i]) {
-		case HK_COMM: c = u32_cmp3(x->comm, y->comm); break;
-		case HK_PID:
-		case HK_TID: c = u32_cmp3(x->tid, y->tid); break;
-		case HK_DSO: c = u32_cmp3(x->dso, y->dso); break;
-		case HK_CPU: c = u32_cmp3(x->cpu, y->cpu); break;
-		case HK_PARENT: c = u32_cmp3(x->parent, y->parent); break;
-		case HK_SYM:
-			/* sym_cmp: unresolved rows equal by address alone,
-			 * resolved ones by dso, start and end */
-			c = u32_cmp3(x->sym == NONE_R, y->sym == NONE_R);
-			if (!c && x->sym == NONE_R)
-				c = u64_cmp3(x->addr, y->addr);
-			else if (!c) {
-				c = u32_cmp3(x->dso, y->dso);
-				if (!c)
-					c = u64_cmp3(x->sym_start, y->sym_start);
-				if (!c)
-					c = u64_cmp3(x->sym_end, y->sym_end);
-			}
-			break;
-		}
-		if (c)
-			return c;
-	}
-	return 0;
-}
-
-/* Per row its group (rows whose keys before the srcline are equal), and
- * per group its size; the number of groups, -1 out of memory (pk: the
- * rows' keys) */
-static int64_t srcline_groups(const hist *h, uint32_t *grp, uint32_t *size)
-{
-	size_t n = h->n;
-	uint32_t *ord = malloc((n ? n : 1) * sizeof(uint32_t));
-	if (!ord)
-		return -1;
-	for (size_t i = 0; i < n; i++)
-		ord[i] = (uint32_t)i;
-	qsort_r(ord, n, sizeof(uint32_t), prefix_cmp, (void *)h);
-	size_t ng = 0;
-	for (size_t k = 0; k < n; k++) {
-		if (!k || prefix_cmp(&ord[k - 1], &ord[k], (void *)h))
-			size[ng++] = 0;
-		grp[ord[k]] = (uint32_t)(ng - 1);
-		size[ng - 1]++;
-	}
-	free(ord);
-	return (int64_t)ng;
-}
-
-/* The first srcline key's place among the sort keys, -1: none */
-static int srcline_key_at(const hist *h)
-{
-	for (int i = 0; i < h->nkeys; i++)
-		if (h->keys[i] == HK_SRCLINE)
-			return i;
-	return -1;
-}
-
-int hist_srcline_walks(hist *h, const uint32_t *self_of)
-{
-	free(h->srcline_walked);
-	h->srcline_walked = NULL;
-	const pf_profile *p = h->prof;
-	size_t n = h->n;
-	/* srcline first: every comparison reaches it, so each row is
-	 * compared by the next insertion or its own (srcline_seed suffices) */
-	if (srcline_key_at(h) <= 0 || !p->nr_seq || !n || n >= UINT32_MAX)
-		return 0;
-	pkey *keys = build_keys(h);
-	uint8_t *known = calloc(n, 1);
-	uint32_t *grp = malloc(n * sizeof(uint32_t)), *size = malloc(n * sizeof(uint32_t));
-	uint32_t *unknown = malloc(n * sizeof(uint32_t)), *ident = malloc(n * sizeof(uint32_t));
-	uint32_t *walked = calloc(n, sizeof(uint32_t));   /* rows in the tree at the row's last walk */
-	rbtree t = { aligned_alloc(64, n * sizeof(rbn)), NIL, NIL, { NIL, NIL, NIL } };
-	int rc = -1;
-	if (!keys || !known || !grp || !size || !unknown || !ident || !walked || !t.n)
-		goto out;
-	pk = keys;
-	int64_t ng = srcline_groups(h, grp, size);
-	if (ng < 0)
-		goto out;
-	memcpy(unknown, size, (size_t)ng * sizeof(uint32_t));
-	for (size_t i = 0; i < n; i++) {
-		node_fill(&t.n[i], &keys[i], false);
-		ident[i] = (uint32_t)i;
-	}
-	tn = t.n;
-	titems = ident;
-	srcline_marks marks = { known, grp, unknown, 0 };
-	slm = &marks;
-	uint32_t made = 0;             /* rows inserted: 0..made-1 (creation order) */
-	for (size_t it = 0; it < p->nr_seq; it++) {
-		uint32_t si = p->seq[it].sample;
-		uint32_t r = si < p->nr_samples ? self_of[si] : PF_NONE;
-		if (r >= n)
-			continue;       /* another event's */
-		if (r >= made) {
-			/* the row's first sample: perf's walk inserts it */
-			for (; made <= r; made++)
-				tree_insert(h, &t, made, 0, false, left_input);
-			continue;
-		}
-		/* the same walk as the row's last one (no row added since), or
-		 * nothing left to learn in its group */
-		if (walked[r] == made || !unknown[grp[r]])
-			continue;
-		walked[r] = made;
-		if (size[grp[r]] == 1) {
-			srcline_mark(r);        /* it meets no other row of its group */
-			continue;
-		}
-		for (uint32_t cur = t.root; cur != NIL;) {
-			/* hists__findnew_entry: cmp = hist_entry__cmp(existing, new) */
-			int64_t c = entry_cmp(h, 0, cur, r);
-			if (!c)
-				break;
-			cur = c < 0 ? t.n[cur].left : t.n[cur].right;
-		}
-	}
-	h->srcline_walked = known;
-	known = NULL;
-	rc = 0;
-out:
-	slm = NULL;
-	pk = NULL;
-	tn = NULL;
-	titems = NULL;
-	free(keys);
-	free(known);
-	free(grp);
-	free(size);
-	free(unknown);
-	free(ident);
-	free(walked);
-	free(t.n);
-	return rc;
-}
-
-/* The rows whose srcline perf computed in its input tree: those
- * hist_srcline_walks found, or else at least every row of two samples or
- * more (the second sample's walk ends at it, compared on every key) */
+/* The rows whose srcline perf computes in its input tree besides those its
+ * insertions compare (replayed): every row of two samples or more — each
+ * raw sample walks the tree (hists__findnew_entry), and a walk to an
+ * existing row ends comparing it on every key. Other walks compare no
+ * more: where the comparators are an order, a walk meets a row whose keys
+ * before the srcline equal its own only if its group has two rows, and
+ * each of those was compared when the second was inserted or at its own
+ * insertion (an insertion's walk passes the new row's in-order
+ * neighbours, one of them of its group). So the raw samples' order does
+ * not matter (checked once against a replay of every raw sample's walk,
+ * on random profiles and on recordings). With Children a row's walks are
+ * its samples' that reach it by any frame: a row of one Self sample may
+ * have more. */
 static void srcline_seed(const hist *h, uint8_t *known)
 {
-	if (h->srcline_walked) {
-		memcpy(known, h->srcline_walked, h->n);
-		return;
-	}
 	for (size_t i = 0; i < h->n; i++)
 		known[i] = h->entries[i].nr_events >= 2;
 }
@@ -995,8 +823,8 @@ static void *order_run(void *arg)
 	uint32_t *b = malloc((n ? n : 1) * sizeof(*b));
 	o->rc = b ? 0 : -1;
 	pk = o->keys;
-	srcline_marks marks = { o->known, NULL, NULL, 0 };
-	slm = o->known ? &marks : NULL;
+	srcline_known = o->known;
+	srcline_width = 0;
 	if (!o->rc && h->collapsed) {
 		/* tree mode kept perf's input and collapse trees: the output
 		 * tree's insertions are known */
@@ -1033,9 +861,9 @@ done:
 		free(a);
 	else
 		free(b);
-	o->width = marks.width;
+	o->width = srcline_width;
 	pk = NULL;
-	slm = NULL;
+	srcline_known = NULL;
 	return NULL;
 }
 
@@ -1059,8 +887,6 @@ static int order_apply(hist *h, hist_order *o)
 	h->merged_into = NULL;
 	free(h->collapsed);
 	h->collapsed = NULL;
-	free(h->srcline_walked);    /* row ids of before */
-	h->srcline_walked = NULL;
 	if (o->known) {
 		size_t hw = strlen(hist_keys[HK_SRCLINE].header);
 		h->srcline_width = o->width > hw ? o->width : hw;

@@ -178,8 +178,11 @@ static _Thread_local const uint32_t *titems;   /* and their rows */
 static inline const pkey *full(uint32_t x) { return &pk[titems[x]]; }
 
 /* perf 6.1 computes a row's srcline lazily, in the first comparison that
- * reaches the srcline key, and sizes the column from the rows whose srcline
- * was known when they entered the output tree (longer ones print cut). */
+ * reaches the srcline key (sort__srcline_cmp; a new row keeps the one its
+ * walk computed), and sizes the column from the rows whose srcline was
+ * known when they entered the output tree (hists__calc_col_len, right
+ * after each insertion; longer ones print cut): srcline_known, seeded
+ * with srcline_seed's rows, marked by the replayed comparisons. */
 static _Thread_local uint8_t *srcline_known;
 static _Thread_local size_t srcline_width;
 
@@ -601,11 +604,7 @@ static int replay(const hist *h, const uint32_t *items, size_t n, int stage, uin
 	t.rightmost = NIL;
 	for (size_t i = 0; i < n; i++) {
 		tree_insert(h, &t, (uint32_t)i, stage, cds, left);
-		/* user-space rows are known from the start (observed: their
-		 * srclines always size the column), others once compared */
-		if (out_stage && srcline_known &&
-		    (srcline_known[items[i]] || h->entries[items[i]].level == '.') &&
-		    !h->entries[items[i]].filtered) {
+		if (out_stage && srcline_known && srcline_known[items[i]] && !h->entries[items[i]].filtered) {
 			size_t l = strlen(pf_str(h->prof, h->entries[items[i]].srcline));
 			if (l > srcline_width)
 				srcline_width = l;
@@ -727,7 +726,7 @@ struct hist_order {
 	const hist *h;
 	size_t n;
 	pkey *keys;
-	uint8_t *known;            /* srcline keys: rows whose srcline was compared */
+	uint8_t *known;            /* srcline keys: rows whose srcline perf computed */
 	uint32_t *perm;            /* the rows in perf's order */
 	size_t nout;               /* how many (merged rows left out) */
 	size_t width;              /* srcline column width */
@@ -780,6 +779,25 @@ static void order_free(hist_order *o)
 	free(o);
 }
 
+/* The rows whose srcline perf computes in its input tree besides those its
+ * insertions compare (replayed): every row of two samples or more — each
+ * raw sample walks the tree (hists__findnew_entry), and a walk to an
+ * existing row ends comparing it on every key. Other walks compare no
+ * more: where the comparators are an order, a walk meets a row whose keys
+ * before the srcline equal its own only if its group has two rows, and
+ * each of those was compared when the second was inserted or at its own
+ * insertion (an insertion's walk passes the new row's in-order
+ * neighbours, one of them of its group). So the raw samples' order does
+ * not matter (checked once against a replay of every raw sample's walk,
+ * on random profiles and on recordings). With Children a row's walks are
+ * its samples' that reach it by any frame: a row of one Self sample may
+ * have more. */
+static void srcline_seed(const hist *h, uint8_t *known)
+{
+	for (size_t i = 0; i < h->n; i++)
+		known[i] = h->entries[i].nr_events >= 2;
+}
+
 static hist_order *order_prepare(const hist *h)
 {
 	hist_order *o = calloc(1, sizeof(*o));
@@ -797,6 +815,8 @@ static hist_order *order_prepare(const hist *h)
 		order_free(o);
 		return NULL;
 	}
+	if (o->known)
+		srcline_seed(h, o->known);
 	return o;
 }
 

@@ -106,6 +106,12 @@ cmp_report "verbose self" "$F" -v --no-children -g none -s dso,sym
 cmp_report "verbose children graph" "$F" -v
 cmp_report "sample counts (-n)" "$F" -n --no-children -g none
 cmp_report "srcline after sym" "$F" --no-children -g none -s sym,srcline
+# the Source:Line column is as wide as the srclines perf computed (compared)
+# by the time each row entered its output tree: rows of two samples or more,
+# rows sharing their symbol; python3's report has hundreds of rows of one
+# sample, user and kernel, of which perf prints the longer ones cut
+cmp_report "srcline after dso,sym" "$F" --no-children -g none -s dso,sym,srcline
+cmp_report "srcline after sym" "$W/py.data" --no-children -g none -s sym,srcline
 
 # one unmapped address met first in kernel context, then as a user sample's
 # ip (tests/tools/mklevel.py rewrites two samples of calls.data): a row's

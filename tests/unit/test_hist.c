@@ -677,6 +677,79 @@ static void test_tree_mode(void **state)
 	assert_true(dup_keys > 0);
 }
 
+/* perf 6.1 sizes the Source:Line column from the srclines it computed by
+ * the time each row entered its output tree, and computes one only in a
+ * comparison that reaches the srcline key: the walks of a row's second
+ * and later samples end at it (compared on every key), and a row is
+ * compared with the others of its symbol when they are inserted. Rows:
+ * x (5 samples), y (1 or 2, the longest kernel srcline), z1 and z2 (one
+ * symbol, 1 sample each), w (a user row of 1 sample, the longest
+ * srcline); -s sym,srcline without Children. */
+static size_t srcline_width_of(unsigned y_count)
+{
+	enum { X, Y, Z, W };
+	static const struct { int sym; const char *srcline; unsigned count; } row[] = {
+		{ X, "x.c:1", 5 }, { Y, "__raw_callee_save_pvm_irq_enable+17", 0 }, { Z, "z+1", 1 },
+		{ Z, "__get_pfnblock_flags+74", 1 }, { W, "a/long/user/source/file/name.c:77", 1 } };
+	pf_profile p;
+	memset(&p, 0, sizeof(p));
+	pf_strtab_init(&p.strs);
+	p.nr_dsos = 2;
+	p.dsos = calloc(2, sizeof(pf_dso));
+	p.dsos[0] = (pf_dso){ .long_name = str(&p, "/bin/prog"), .short_name = str(&p, "prog"), .kind = SYM_DSO_USER };
+	p.dsos[1] = (pf_dso){ .long_name = str(&p, "[kernel.kallsyms]"), .short_name = str(&p, "[kernel.kallsyms]"),
+			      .kind = SYM_DSO_KERNEL };
+	static const char *names[] = { "x", "y", "z", "w" };
+	p.nr_syms = 4;
+	p.syms = calloc(4, sizeof(pf_sym));
+	for (uint32_t i = 0; i < 4; i++)
+		p.syms[i] = (pf_sym){ i == Y || i == Z, str(&p, names[i]), 0x1000 + 0x100 * (uint64_t)i,
+				      0x1080 + 0x100 * (uint64_t)i };
+	p.nr_locs = 5;
+	p.locs = calloc(5, sizeof(pf_loc));
+	node(&p, 0, PF_NONE);
+	p.nodes[0].depth = 0;
+	p.events = calloc(1, sizeof(pf_event));
+	p.events[0] = (pf_event){ .name = strdup("cpu-clock") };
+	p.nr_events = 1;
+	p.threads = calloc(1, sizeof(pf_thread));
+	p.threads[0] = (pf_thread){ 10, 10, str(&p, "prog") };
+	p.nr_threads = 1;
+	for (uint32_t i = 0; i < 5; i++) {
+		const pf_sym *y = &p.syms[row[i].sym];
+		p.locs[i] = (pf_loc){ .dso = y->dso, .sym = (uint32_t)row[i].sym, .addr = y->start + 4 * (i + 1),
+				      .ip = y->start + 4 * (i + 1), .level = y->dso ? 'k' : '.',
+				      .srcline = str(&p, row[i].srcline) };
+		unsigned count = row[i].count ? row[i].count : y_count;
+		(void)PF_GROW(p.samples, p.cap_samples, p.nr_samples + 1);
+		p.samples[p.nr_samples++] = (pf_sample){ .evsel = 0, .thread = 0, .pid = 10, .tid = 10,
+			.comm = p.threads[0].comm, .cpu = PF_NONE, .stack = node(&p, 0, i),
+			.period = 1000 * (uint64_t)count, .count = count };
+		p.events[0].total_period += 1000 * (uint64_t)count;
+	}
+	hist_opts o;
+	hist_opts_init(&o);
+	o.sort = "sym,srcline";
+	hist *h;
+	proff_error err;
+	assert_int_equal(hist_build(&p, 0, &o, &h, &err), 0);
+	hist_sort_report(h);
+	assert_int_equal(h->n, 5);
+	size_t w = hist_key_col_width(h, HK_SRCLINE);
+	hist_free(h);
+	free_profile(&p);
+	return w;
+}
+
+static void test_srcline_width(void **state)
+{
+	(void)state;
+	/* y of one sample: neither y nor w was compared; z1 and z2 were */
+	assert_int_equal(srcline_width_of(1), strlen("__get_pfnblock_flags+74"));
+	/* y's second sample compared it */
+	assert_int_equal(srcline_width_of(2), strlen("__raw_callee_save_pvm_irq_enable+17"));
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -690,6 +763,7 @@ int main(void)
 		cmocka_unit_test(test_order_fast_paths),
 		cmocka_unit_test(test_print_split),
 		cmocka_unit_test(test_tree_mode),
+		cmocka_unit_test(test_srcline_width),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

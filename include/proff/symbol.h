@@ -132,6 +132,48 @@ typedef struct sym_inline_frame {
 } sym_inline_frame;
 size_t sym_inlines(sym_dso *d, uint64_t addr, sym_inline_frame *out, size_t max);
 
+/* ---- JIT symbol files (perfmap.c) ----
+ * /tmp/perf-PID.map, "START SIZE name" per line in hex, read as perf 6.1
+ * reads it: the line's last byte dropped (newline or not), each number as
+ * strtoull(.., 16) reads it, one byte skipped after each, and a line whose
+ * rest after a number is 2 bytes or less skipped. */
+typedef struct sym_perfmap_entry {
+	uint64_t start, size;
+	const char *name;           /* into the line */
+	size_t name_len;
+	bool strict;                /* the line has the documented form */
+} sym_perfmap_entry;
+
+typedef struct sym_perfmap_stats {
+	size_t lines;               /* lines read */
+	size_t skipped;             /* lines perf skips */
+	size_t loose;               /* lines read as perf reads them, not of the documented form */
+} sym_perfmap_stats;
+
+/* One line of n bytes (its newline included; line[n] must be writable,
+ * the line is changed): 1 and *out for a symbol, 0 for a line perf skips. */
+int sym_perfmap_line(char *line, size_t n, sym_perfmap_entry *out);
+
+/* Every line of buf: fn for each symbol (its non-zero return ends the
+ * parse and is returned), counts into *st. PROFF_ENOMEM without memory. */
+typedef int (*sym_perfmap_fn)(void *arg, const sym_perfmap_entry *e);
+int sym_perfmap_parse(const char *buf, size_t len, sym_perfmap_fn fn, void *arg, sym_perfmap_stats *st);
+
+/* The name perf gives a mapping of process pid: "/tmp/perf-PID.map" (into
+ * buf) for an executable mapping with no file (//anon, /dev/zero,
+ * /anon_hugepage, MAP_HUGETLB, [stack], [heap], /SYSV); fn otherwise. prot
+ * and flags as in the MMAP2 record (an MMAP record: PROT_EXEC unless it is a
+ * data mapping). */
+const char *sym_jit_map_name(const char *fn, uint32_t pid, uint32_t prot, uint32_t flags, char *buf, size_t len);
+
+/* Is name "/tmp/perf-PID.map"? *pid set when so (pid may be NULL). */
+bool sym_is_perf_map(const char *name, int *pid);
+
+/* What went wrong reading the dso's symbol file, as one line (a JIT map
+ * not owned by the user or root, not a regular file, lines not of its
+ * form), or NULL. Loads the dso. */
+const char *sym_dso_problem(sym_dso *d);
+
 /* The kernel's address relocation: perf's kernel map is recorded as an MMAP of
  * "[kernel.kallsyms]_text" with pgoff = runtime address of _text. */
 void sym_kernel_set_ref(sym_ctx *ctx, uint64_t text_addr);

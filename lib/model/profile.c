@@ -24,6 +24,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <pthread.h>
 #include <stdatomic.h>
 #include <unistd.h>
@@ -169,6 +170,12 @@ static void short_name_of(const char *name, enum sym_dso_kind kind, char *out, s
 			if (*c == '-')
 				*c = '_';
 		snprintf(out, len, "[%s]", tmp);
+		return;
+	}
+	int jit_pid;
+	if (sscanf(name, "/tmp/perf-%d.map", &jit_pid) == 1) {
+		/* perf's name for a JIT map, whatever follows the pid */
+		snprintf(out, len, "[JIT] tid %d", jit_pid);
 		return;
 	}
 	if (name[0] == '[' || name[0] != '/') {
@@ -1426,6 +1433,25 @@ static void unwind_warnings(pf_profile *p)
 	}
 }
 
+/* What could not be read from the JIT maps the samples met (their owner,
+ * their kind, lines not of their form), once per file and map. */
+static void jit_warnings(pf_profile *p)
+{
+	for (size_t i = 0; i < p->nr_dsos; i++) {
+		const pf_dso *d = &p->dsos[i];
+		if (!d->sd || !sym_is_perf_map(pf_str(p, d->long_name), NULL))
+			continue;
+		const char *why = sym_dso_problem(d->sd);
+		if (!why)
+			continue;
+		char buf[1024];
+		snprintf(buf, sizeof(buf), "%s: %s", p->path ? p->path : "", why);
+		size_t cap = p->nr_warnings;
+		if (PF_GROW(p->warnings, cap, p->nr_warnings + 1) == 0)
+			p->warnings[p->nr_warnings++] = strdup(buf);
+	}
+}
+
 static int sample_arrive(pf_profile *p, const pd_sample *s, bool stable)
 {
 	struct pf_profile_priv *pr = p->priv;
@@ -1585,6 +1611,21 @@ static int on_event(void *ctx, const pd_event *ev)
 	case PD_MMAP2: {
 		int cpumode = ev->misc & PD_CPUMODE_MASK;
 		const char *fn = ev->u.mmap.filename ? ev->u.mmap.filename : "";
+		bool kernel = cpumode == PD_CPUMODE_KERNEL || cpumode == PD_CPUMODE_GUEST_KERNEL;
+		bool file = fn[0] == '/' && dso_kind_of(fn, cpumode) == SYM_DSO_USER;
+		char jit[64];
+		uint64_t pgoff = ev->u.mmap.pgoff;
+		if (!kernel) {
+			/* executable memory without a file: perf names it by the
+			 * process's JIT map, whose addresses are the ips */
+			uint32_t prot = ev->type == PD_MMAP2 ? ev->u.mmap.prot
+				: (ev->misc & PD_MISC_MMAP_DATA) ? 0 : PROT_EXEC;
+			const char *jfn = sym_jit_map_name(fn, ev->u.mmap.pid, prot, ev->u.mmap.flags, jit, sizeof(jit));
+			if (jfn != fn) {
+				fn = jfn;
+				pgoff = ev->u.mmap.start;
+			}
+		}
 		uint32_t dso = get_dso(p, fn, cpumode,
 				       ev->u.mmap.has_build_id ? ev->u.mmap.build_id : NULL,
 				       ev->u.mmap.has_build_id ? ev->u.mmap.build_id_size : 0);
@@ -1593,7 +1634,7 @@ static int on_event(void *ctx, const pd_event *ev)
 		uint64_t start = ev->u.mmap.start, len = ev->u.mmap.len;
 		uint64_t end = start + len < start ? UINT64_MAX : start + len;
 		mgroup *g;
-		if (cpumode == PD_CPUMODE_KERNEL || cpumode == PD_CPUMODE_GUEST_KERNEL) {
+		if (kernel) {
 			g = &pr->mgs[pr->kernel_mg];
 			if (p->dsos[dso].kind == SYM_DSO_KERNEL && p->syms_ctx)
 				sym_kernel_set_ref(p->syms_ctx, ev->u.mmap.pgoff);
@@ -1603,9 +1644,9 @@ static int on_event(void *ctx, const pd_event *ev)
 				return oom(p);
 			g = &pr->mgs[t->mg];
 		}
-		if (mg_insert(g, start, end, ev->u.mmap.pgoff, dso) < 0)
+		if (mg_insert(g, start, end, pgoff, dso) < 0)
 			return oom(p);
-		if (p->dsos[dso].kind == SYM_DSO_USER && fn[0] == '/')
+		if (file)
 			g->has_file = true;
 		return 0;
 	}
@@ -2425,6 +2466,7 @@ int pf_profile_load(const char *path, const pf_load_opts *opts, pf_profile **out
 	if (rc < 0)
 		goto fail;
 	unwind_warnings(p);
+	jit_warnings(p);
 threads:
 	p->threads = calloc(pr->nthreads ? pr->nthreads : 1, sizeof(pf_thread));
 	if (!p->threads) {

@@ -99,6 +99,7 @@ struct sym_dso {
 	char *symsrc_path;          /* file the symbols came from */
 	char *runtime_path;         /* file the PLT / program headers came from */
 	char *dwarf_path;           /* file with .debug_info, if any */
+	char *problem;              /* what went wrong reading the symbol file (sym_dso_problem) */
 	sym_load *loads;
 	size_t nloads;
 	uint64_t text_offset;       /* vdso: address of the image; 0 otherwise */

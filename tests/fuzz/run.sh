@@ -10,6 +10,7 @@
 #   dprof     Devel::DProf tmon.out reader (tests/data/dprof/ and variants)
 #   calfile   calibration-file parser   (written below)
 #   config    config-file parser        (written below)
+#   perfmap   JIT map (/tmp/perf-PID.map) reader (written below)
 # Exit 0 when no target found a failure. Failing inputs are left in
 # $FUZZ_OUT/TARGET/ (default build/fuzz/) as crash-*, leak-*, timeout-*, oom-*;
 # inputs that once broke a parser are kept in tests/fuzz/regress/TARGET/ and
@@ -149,7 +150,13 @@ EOF
 	printf 'key = outside\n' >"$1/nosec.cfg"
 }
 
-declare -A MAXLEN=([perfdata]=65536 [trace]=32768 [dprof]=16384 [calfile]=70000 [config]=8192)
+seed_perfmap() {
+	printf '7f0000001000 20 py::f:file.py\n7f0000001020 10 LazyCompile:*g a.js:1\n' >"$1/clean.map"
+	printf 'garbage\n\nzz\n0x10 0x4 hex\n20\t2\ttab\n30 9 ab\n  40 9 sp\n50 0 zero\n60 3 last' >"$1/odd.map"
+	printf -- '-1 -1 neg\nffffffffffffffff 2 wrap\n1 2 \0nul\n' >"$1/edge.map"
+}
+
+declare -A MAXLEN=([perfdata]=65536 [trace]=32768 [dprof]=16384 [calfile]=70000 [config]=8192 [perfmap]=8192)
 
 # ---- runs ------------------------------------------------------------------------------
 

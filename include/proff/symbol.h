@@ -79,6 +79,11 @@ bool sym_dso_has_symbols(sym_dso *d);
  * CFI; NULL for other kinds or when none was found. Loads the dso. */
 const char *sym_dso_unwind_path(sym_dso *d);
 
+/* The extent of the dso's symbols: the first one's start, the last one's
+ * end (perf's map__fixup_start/end of a kernel map loaded from kallsyms).
+ * False when it has none. Loads the dso. */
+bool sym_dso_extent(sym_dso *d, uint64_t *lo, uint64_t *hi);
+
 /* Symbol containing addr (map-address space). Returns false if none. */
 bool sym_lookup(sym_dso *d, uint64_t addr, sym_info *out);
 

@@ -74,6 +74,13 @@ struct pf_profile_priv {
 	pf_map64 pid2mg;         /* pid -> map group index */
 	mgroup *mgs; size_t nmgs, capmgs;
 	uint32_t kernel_mg;
+	/* The kernel's dso and, once its symbols are loaded, their extent:
+	 * perf stretches the kernel map over its kallsyms text symbols, so an
+	 * address outside the recorded map (.init.text: start_kernel) still
+	 * finds the kernel */
+	uint32_t kernel_dso;
+	int kext_state;          /* 0 not asked yet, 1 known (kext_lo/hi), -1 none */
+	uint64_t kext_lo, kext_hi;
 	/* dsos by long-name string id */
 	pf_map64 name2dso;
 	/* build ids from the header: filename string id -> index into its table */
@@ -339,7 +346,11 @@ static pthread_ *find_thread_slow(pf_profile *p, uint32_t pid, uint32_t tid, boo
 	t->pid = pid;
 	t->tid = tid;
 	char buf[32];
-	snprintf(buf, sizeof(buf), ":%d", (int)tid);
+	/* perf registers the idle task (0/0) as "swapper" before reading */
+	if (tid == 0 && (pid == 0 || pid == (uint32_t)-1))
+		snprintf(buf, sizeof(buf), "swapper");
+	else
+		snprintf(buf, sizeof(buf), ":%d", (int)tid);
 	int64_t c = intern(p, buf);
 	t->comm = c < 0 ? 0 : (uint32_t)c;
 	t->mg = mg_of_pid(p, pid, true);
@@ -565,6 +576,20 @@ typedef struct frame_miss {
 	uint32_t at, dso, g, cpumode;
 } frame_miss;
 
+/* Does the kernel's symbol extent hold ip (perf's map__fixup_start/end of
+ * the kernel map once kallsyms is loaded)? */
+static bool in_kernel_extent(pf_profile *p, uint64_t ip)
+{
+	struct pf_profile_priv *pr = p->priv;
+	if (pr->kernel_dso == PF_NONE)
+		return false;
+	if (pr->kext_state == 0) {
+		sym_dso *sd = dso_sd(p, pr->kernel_dso);
+		pr->kext_state = sd && sym_dso_extent(sd, &pr->kext_lo, &pr->kext_hi) ? 1 : -1;
+	}
+	return pr->kext_state == 1 && ip >= pr->kext_lo && ip < pr->kext_hi;
+}
+
 /* The location cache's entry for (ip, cpumode) in the thread's maps (hot
  * ips repeat: a small direct-mapped cache of (maps, ip) -> location before
  * the map search and the location table), or, on a miss, PF_NONE with the
@@ -580,6 +605,8 @@ static uint32_t loc_cached(pf_profile *p, const pthread_ *t, int cpumode, uint64
 	const pmap *m = g != PF_NONE ? mg_find(&pr->mgs[g], ip) : NULL;
 	uint32_t dso = PF_NONE;
 	uint64_t addr = ip;
+	if (!m && g == pr->kernel_mg && in_kernel_extent(p, ip))
+		dso = pr->kernel_dso;
 	if (m) {
 		dso = m->dso;
 		if (p->dsos[dso].kind != SYM_DSO_KERNEL && p->dsos[dso].kind != SYM_DSO_MODULE)
@@ -1638,6 +1665,8 @@ static int on_event(void *ctx, const pd_event *ev)
 			g = &pr->mgs[pr->kernel_mg];
 			if (p->dsos[dso].kind == SYM_DSO_KERNEL && p->syms_ctx)
 				sym_kernel_set_ref(p->syms_ctx, ev->u.mmap.pgoff);
+			if (p->dsos[dso].kind == SYM_DSO_KERNEL && cpumode == PD_CPUMODE_KERNEL && pr->kernel_dso == PF_NONE)
+				pr->kernel_dso = dso;
 		} else {
 			pthread_ *t = find_thread(p, ev->u.mmap.pid, ev->u.mmap.tid, true);
 			if (!t)
@@ -1869,6 +1898,7 @@ static int perf_setup(pf_profile *p, pd_reader *rd)
 		*slot = i;
 	}
 	pr->kernel_mg = new_mg(p);
+	pr->kernel_dso = PF_NONE;
 	if (pr->kernel_mg == PF_NONE || PF_GROW(p->nodes, p->cap_nodes, 1) < 0)
 		return oom(p);
 	p->nodes[0] = (pf_node){ 0, PF_NONE, 0 };

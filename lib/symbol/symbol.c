@@ -1282,6 +1282,20 @@ const char *sym_dso_unwind_path(sym_dso *d)
 	return d->runtime_path;
 }
 
+bool sym_dso_extent(sym_dso *d, uint64_t *lo, uint64_t *hi)
+{
+	dso_load(d);
+	if (!d->tab.n)
+		return false;
+	*lo = d->tab.v[0].start;
+	uint64_t end = 0;
+	for (size_t i = 0; i < d->tab.n; i++)
+		if (d->tab.v[i].end > end)
+			end = d->tab.v[i].end;
+	*hi = end;
+	return true;
+}
+
 bool sym_dso_has_symbols(sym_dso *d)
 {
 	dso_load(d);

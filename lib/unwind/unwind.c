@@ -544,9 +544,13 @@ size_t uw_unwind(uw_ctx *u, uint64_t space, const pd_sample *s, const pd_attr *a
 	/* A walk that ends in an error is mostly the normal end of a stack
 	 * whose outermost code marks no end in its CFI (the dynamic linker's
 	 * _start): libdwfl then reads an argument as a return address. It is
-	 * an early stop when its last step wanted stack beyond the copy (an
-	 * unreadable return address ends libdwfl's walk without an error). */
-	bool complete = (rc == DWARF_CB_ABORT && u->npcs >= u->want) || u->beyond != u->npcs + 1;
+	 * an early stop when it wanted stack beyond a copy that the requested
+	 * size cut (a copy shorter than requested reached the stack's top, and
+	 * what lies above is no frame). Any such read counts, not only the
+	 * last step's: libdwfl goes on after a register it could not restore,
+	 * with guesses. */
+	bool cut = s->stack_user_dyn_size >= s->stack_user_size;
+	bool complete = (rc == DWARF_CB_ABORT && u->npcs >= u->want) || !u->beyond || !cut;
 	*st = complete ? UW_DONE : UW_PARTIAL;
 	if (!complete)
 		u->stats.partial++;

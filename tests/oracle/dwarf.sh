@@ -113,6 +113,41 @@ perf diff "$W/c.data" "$W/c2.data" 2>/dev/null | strip_tip > "$TMP/perf.out"
 "$PROFF" diff "$W/c.data" "$W/c2.data" 2>/dev/null | strip_tip > "$TMP/proff.out"
 check_same "dwarf diff: c.data c2.data" "$TMP/perf.out" "$TMP/proff.out"
 
+# proff record --call-graph dwarf[,SIZE] writes what perf record writes:
+# the same attr fields, and perf report unwinds the file as proff does
+attrs() { perf evlist -v -i "$1" 2>/dev/null | tr ',' '\n' | sed 's/^ *//' |
+	grep -E '^(sample_type|exclude_callchain_user|mmap_data|sample_regs_user|sample_stack_user):' | sort; }
+if "$PROFF" record -q --call-graph dwarf -F 4000 -o "$W/pr.data" -- "$W/work" 6000 >/dev/null 2>"$TMP/prec.err"; then
+	rec "$W/pf.data" --call-graph dwarf -F 4000 -- "$W/work" 100 || not_ok "record work.c (attrs)"
+	attrs "$W/pf.data" > "$TMP/perf.out"; attrs "$W/pr.data" > "$TMP/proff.out"
+	check_same "proff record --call-graph dwarf: perf's attr fields" "$TMP/perf.out" "$TMP/proff.out"
+	cmp_report "$W/pr.data" --no-children
+	cmp_report "$W/pr.data" --no-children -g folded,0,caller,count
+	"$PROFF" report -i "$W/pr.data" --no-children -g folded,0,caller,count 2>/dev/null > "$TMP/fold.out"
+	grep -q 'main;recurse;recurse;recurse' "$TMP/fold.out" && ok "proff record --call-graph dwarf: callers unwound" ||
+		not_ok "proff record --call-graph dwarf: callers unwound"
+	"$PROFF" record -q --call-graph dwarf,1001 -o "$W/pr2.data" -- "$W/work" 100 >/dev/null 2>&1 &&
+	rec "$W/pf2.data" --call-graph dwarf,1001 -- "$W/work" 100 &&
+	attrs "$W/pf2.data" > "$TMP/perf.out" && attrs "$W/pr2.data" > "$TMP/proff.out" &&
+	check_same "proff record --call-graph dwarf,1001: size rounded as perf does" "$TMP/perf.out" "$TMP/proff.out" ||
+		not_ok "proff record --call-graph dwarf,1001"
+else
+	not_ok "proff record --call-graph dwarf"; sed 's/^/#   /' "$TMP/prec.err"
+fi
+# lbr: where perf cannot record it, proff says why and fails
+if perf record -q --call-graph lbr -o "$W/lbr.data" true >/dev/null 2>&1; then
+	"$PROFF" record -q --call-graph lbr -o "$W/plbr.data" -- "$W/work" 3000 >/dev/null 2>&1 &&
+	cmp_report "$W/plbr.data" --no-children || not_ok "proff record --call-graph lbr"
+else
+	"$PROFF" record -q --call-graph lbr -o "$W/plbr.data" true >/dev/null 2>"$TMP/lbr.err"
+	rc=$?
+	if [ $rc = 1 ] && grep -q 'lbr is not available' "$TMP/lbr.err"; then
+		ok "proff record --call-graph lbr without LBR hardware: a clear error"
+	else
+		not_ok "proff record --call-graph lbr without LBR hardware: a clear error (rc $rc)"; sed 's/^/#   /' "$TMP/lbr.err"
+	fi
+fi
+
 # a file of more than 16 MiB of data is read in two halves by two threads,
 # each with its own unwinder: the same report as one sequential read
 rec "$W/big.data" --call-graph dwarf -F 8000 -- "$W/work" 30000 || not_ok "record big"

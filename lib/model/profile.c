@@ -1375,7 +1375,7 @@ static bool uw_find(void *arg, uint64_t addr, uw_map *out)
 	if (!m)
 		return false;
 	*out = (uw_map){ m->start, m->end, m->pgoff, NULL };
-	if (ua->p->dsos[m->dso].kind == SYM_DSO_USER) {
+	if (ua->p->dsos[m->dso].kind == SYM_DSO_USER || ua->p->dsos[m->dso].kind == SYM_DSO_VDSO) {
 		sym_dso *sd = dso_sd(ua->p, m->dso);
 		out->path = sd ? sym_dso_unwind_path(sd) : NULL;
 	}

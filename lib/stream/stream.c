@@ -749,7 +749,7 @@ static bool uw_find(void *arg, uint64_t addr, uw_map *out)
 		return false;
 	*out = (uw_map){ m->start, m->end, m->pgoff, NULL };
 	const st_dso *d = &s->dsos[m->dso];
-	if (d->kind == SYM_DSO_USER && d->sd)
+	if ((d->kind == SYM_DSO_USER || d->kind == SYM_DSO_VDSO) && d->sd)
 		out->path = sym_dso_unwind_path(d->sd);
 	return true;
 }

@@ -105,6 +105,8 @@ struct sym_dso {
 	uint64_t text_offset;       /* vdso: address of the image; 0 otherwise */
 	uint8_t *image;             /* in-memory ELF copy (vdso), owned */
 	size_t image_size;
+	int image_fd;               /* a memfd holding image for an unwinder (-1: none yet) */
+	char image_path[32];        /* "/proc/self/fd/N" of image_fd */
 
 	/* DWARF, opened lazily */
 	bool dwarf_tried;

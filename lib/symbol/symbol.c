@@ -22,6 +22,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/auxv.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -494,6 +495,8 @@ static void dso_free(sym_dso *d)
 	free(d->problem);
 	free(d->loads);
 	free(d->image);
+	if (d->image_fd >= 0)
+		close(d->image_fd);
 	pthread_mutex_destroy(&d->lock);
 	free(d);
 }
@@ -582,6 +585,7 @@ static sym_dso *dso_get_locked(sym_ctx *ctx, const char *filename, const uint8_t
 	d->key = key;
 	d->origin = ' ';
 	d->dwarf_fd = -1;
+	d->image_fd = -1;
 	d->long_name = strdup(filename);
 	d->short_name = make_short_name(filename, kind);
 	if (build_id_size)
@@ -1273,13 +1277,30 @@ static void dso_load_locked(sym_dso *d)
 }
 
 /* The ELF file a user dso's code was loaded from (its program headers and
- * .eh_frame: what an unwinder reads), as the symbol search found it. */
+ * .eh_frame: what an unwinder reads), as the symbol search found it. The
+ * vdso's is the build-id cache's copy, or the running vdso (the same
+ * build-id) handed over in a memfd. */
 const char *sym_dso_unwind_path(sym_dso *d)
 {
-	if (d->kind != SYM_DSO_USER)
+	if (d->kind != SYM_DSO_USER && d->kind != SYM_DSO_VDSO)
 		return NULL;
 	dso_load(d);
-	return d->runtime_path;
+	if (d->kind == SYM_DSO_USER || (d->runtime_path && d->runtime_path[0] == '/'))
+		return d->runtime_path;
+	if (!d->image || !d->runtime_path)
+		return NULL;
+	pthread_mutex_lock(&d->lock);
+	if (d->image_fd < 0) {
+		int fd = memfd_create("proff-vdso", MFD_CLOEXEC);
+		if (fd >= 0 && write(fd, d->image, d->image_size) == (ssize_t)d->image_size) {
+			d->image_fd = fd;
+			snprintf(d->image_path, sizeof(d->image_path), "/proc/self/fd/%d", fd);
+		} else if (fd >= 0) {
+			close(fd);
+		}
+	}
+	pthread_mutex_unlock(&d->lock);
+	return d->image_fd >= 0 ? d->image_path : NULL;
 }
 
 bool sym_dso_extent(sym_dso *d, uint64_t *lo, uint64_t *hi)

@@ -17,7 +17,8 @@ can_perf_record || { skip "dwarf oracle (perf record does not work here)"; finis
 
 W="$TMP/w"; mkdir -p "$W"
 gcc -O2 -g -fomit-frame-pointer -pthread -o "$W/work" "$ROOT/tests/data/dwarf/work.c" 2>"$TMP/cc.err" &&
-g++ -O2 -g -fomit-frame-pointer -o "$W/workpp" "$ROOT/tests/data/dwarf/work.cpp" 2>>"$TMP/cc.err" ||
+g++ -O2 -g -fomit-frame-pointer -o "$W/workpp" "$ROOT/tests/data/dwarf/work.cpp" 2>>"$TMP/cc.err" &&
+gcc -O2 -g -fomit-frame-pointer -o "$W/vdso" "$ROOT/tests/data/dwarf/vdso.c" 2>>"$TMP/cc.err" ||
 	{ not_ok "build workloads"; sed 's/^/#   /' "$TMP/cc.err"; finish; }
 
 rec() {   # rec OUT PERF-RECORD-OPTS... -- CMD...
@@ -112,6 +113,16 @@ fi
 perf diff "$W/c.data" "$W/c2.data" 2>/dev/null | strip_tip > "$TMP/perf.out"
 "$PROFF" diff "$W/c.data" "$W/c2.data" 2>/dev/null | strip_tip > "$TMP/proff.out"
 check_same "dwarf diff: c.data c2.data" "$TMP/perf.out" "$TMP/proff.out"
+
+# through the vdso: its CFI from the build-id cache's copy, or from the
+# running vdso (an empty --buildid-dir), which has the same build-id
+rec "$W/vdso.data" --call-graph dwarf -F 4000 -- "$W/vdso" 1500000 || not_ok "record vdso.c"
+cmp_report "$W/vdso.data" --no-children
+perf report --no-inline -i "$W/vdso.data" --stdio --no-children 2>/dev/null | strip_tip | sort_folded > "$TMP/perf.out"
+mkdir -p "$TMP/nobid"
+"$PROFF" report -i "$W/vdso.data" --stdio --no-children --buildid-dir "$TMP/nobid" 2>/dev/null | strip_tip | sort_folded > "$TMP/proff.out"
+check_same "dwarf report: vdso.data, the running vdso's CFI" "$TMP/perf.out" "$TMP/proff.out"
+grep -q '__vdso_clock_gettime$' "$TMP/proff.out" && ok "dwarf: frames unwound through the vdso" || not_ok "dwarf: frames unwound through the vdso"
 
 # proff record --call-graph dwarf[,SIZE] writes what perf record writes:
 # the same attr fields, and perf report unwinds the file as proff does

@@ -1479,6 +1479,39 @@ static void jit_warnings(pf_profile *p)
 	}
 }
 
+/* Binaries the samples met that the symbol search found nowhere (not at
+ * the recorded path, in the build-id cache, under --symfs): their samples
+ * show addresses, as in perf, which says so only with -v. Once per file,
+ * with a count and the first few names. */
+static void missing_dso_warning(pf_profile *p)
+{
+	size_t n = 0;
+	char names[640] = "";
+	size_t used = 0;
+	for (size_t i = 0; i < p->nr_dsos; i++) {
+		const pf_dso *d = &p->dsos[i];
+		const char *name = pf_str(p, d->long_name);
+		if (!d->sd || d->kind != SYM_DSO_USER || name[0] != '/' || sym_is_perf_map(name, NULL))
+			continue;
+		if (sym_dso_unwind_path(d->sd) || sym_dso_origin(d->sd) != ' ')
+			continue;
+		if (n++ < 3 && used < sizeof(names)) {
+			int w = snprintf(names + used, sizeof(names) - used, "%s%s", used ? ", " : "", name);
+			if (w > 0)
+				used += (size_t)w;
+		}
+	}
+	if (!n)
+		return;
+	char buf[1024];
+	snprintf(buf, sizeof(buf), "%s: %zu binar%s with samples not found (their samples show addresses; "
+		 "--symfs or the build-id cache may have them): %s%s", p->path ? p->path : "", n,
+		 n == 1 ? "y" : "ies", names, n > 3 ? ", ..." : "");
+	size_t cap = p->nr_warnings;
+	if (PF_GROW(p->warnings, cap, p->nr_warnings + 1) == 0)
+		p->warnings[p->nr_warnings++] = strdup(buf);
+}
+
 static int sample_arrive(pf_profile *p, const pd_sample *s, bool stable)
 {
 	struct pf_profile_priv *pr = p->priv;
@@ -2497,6 +2530,7 @@ int pf_profile_load(const char *path, const pf_load_opts *opts, pf_profile **out
 		goto fail;
 	unwind_warnings(p);
 	jit_warnings(p);
+	missing_dso_warning(p);
 threads:
 	p->threads = calloc(pr->nthreads ? pr->nthreads : 1, sizeof(pf_thread));
 	if (!p->threads) {

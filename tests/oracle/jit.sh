@@ -98,6 +98,24 @@ perf diff "$W/jit.data" "$W/jit.data" 2>/dev/null | strip > "$TMP/perf.out"
 "$PROFF" diff "$W/jit.data" "$W/jit.data" 2>/dev/null | strip > "$TMP/proff.out"
 check_same "jit: diff" "$TMP/perf.out" "$TMP/proff.out"
 
+# a binary gone since the recording (and not in the build-id cache: -N; a
+# build-id of its own, -O1): addresses, as perf prints them, and said once
+# on stderr
+gcc -O1 -pthread -o "$W/gone" "$ROOT/tests/data/dwarf/work.c" 2>/dev/null &&
+if perf record -q -N -e cpu-clock -g -o "$W/gone.data" "$W/gone" 3000 >/dev/null 2>&1; then
+	rm -f "$W/gone"
+	perf report -i "$W/gone.data" --stdio --no-children 2>/dev/null | strip > "$TMP/perf.out"
+	"$PROFF" report -i "$W/gone.data" --stdio --no-children 2>"$TMP/proff.err" | strip > "$TMP/proff.out"
+	check_same "jit: a binary that is gone" "$TMP/perf.out" "$TMP/proff.out"
+	if [ "$(grep -c 'binar[a-z]* with samples not found' "$TMP/proff.err")" = 1 ] && grep -q "1 binary .*$W/gone" "$TMP/proff.err"; then
+		ok "jit: a binary not found is said once"
+	else
+		not_ok "jit: a binary not found is said once"; sed 's/^/#   /' "$TMP/proff.err"
+	fi
+else
+	not_ok "record a binary to remove"
+fi
+
 # python3.12 -X perf writes its own map (py::function:file); its frames
 # are reached by unwinding with DWARF (pyenv's build has no frame pointers)
 PY=$(ls /root/.pyenv/versions/3.12*/bin/python3.12 2>/dev/null | head -1)

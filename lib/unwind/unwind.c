@@ -100,6 +100,10 @@ struct uw_ctx {
 	uint64_t stack_size;        /* bytes valid in the copy */
 	struct uw_pc { uint64_t pc; bool act; } *pcs;   /* the walk's frames: pc, whether an activation */
 	size_t npcs, cap_pcs;
+	/* the registers of the walk's last two frames (frame i in [i % 2]),
+	 * bit r of fmask set when libdwfl knows register r there */
+	Dwarf_Word fregs[2][17];
+	uint32_t fmask[2];
 	size_t want;                /* frames to collect */
 	bool stale;                 /* a frame's module is not the map's: start afresh */
 	size_t beyond;              /* 1 + frames walked when a read above the stack copy found nothing, 0: none */
@@ -375,7 +379,13 @@ static int frame_cb(Dwfl_Frame *state, void *arg)
 		return DWARF_CB_ABORT;
 	if (PF_GROW(u->pcs, u->cap_pcs, u->npcs + 1) < 0)
 		return DWARF_CB_ABORT;
-	u->pcs[u->npcs++] = (struct uw_pc){ pc, act };
+	u->pcs[u->npcs] = (struct uw_pc){ pc, act };
+	size_t k = u->npcs % 2;
+	u->fmask[k] = 0;
+	for (unsigned r = 0; r < 17; r++)
+		if (dwfl_frame_reg(state, r, &u->fregs[k][r]) == 0)
+			u->fmask[k] |= 1u << r;
+	u->npcs++;
 	return u->npcs >= u->want ? DWARF_CB_ABORT : DWARF_CB_OK;
 }
 
@@ -461,6 +471,43 @@ static bool sample_reg(const pd_sample *s, uint64_t mask, unsigned r, uint64_t *
 	return true;
 }
 
+/* The callee-saved registers (DWARF numbers: rbx, rbp, r12-r15). */
+#define UW_CALLEE_SAVED ((1u << 3) | (1u << 6) | (1u << 12) | (1u << 13) | (1u << 14) | (1u << 15))
+
+/* libdwfl leaves a callee-saved register that a frame's CFI does not
+ * mention undefined in its caller, where DWARF's x86-64 ABI (and perf's
+ * libunwind) keep its value. A caller whose CFA is such a register then
+ * ends the walk as if it were the outermost frame: the dynamic linker's
+ * lazy-binding trampoline (_dl_runtime_resolve_xsavec, CFA = rbx + 32)
+ * above _dl_fixup's first instructions. Then the walk starts again at the
+ * last frame with the registers it has and those values, as long as that
+ * makes progress. True when it did. */
+static bool walk_on(uw_ctx *u, int *rc)
+{
+	if (*rc != 0 || u->npcs < 2 || u->npcs >= u->want || u->stale)
+		return false;
+	size_t last = u->npcs - 1;
+	uint32_t have = u->fmask[last % 2], prev = u->fmask[(last - 1) % 2];
+	uint32_t fill = UW_CALLEE_SAVED & ~have & prev;
+	if (!fill || !(have & (1u << 16)) || !(have & (1u << 7)))
+		return false;
+	for (unsigned r = 0; r < 17; r++) {
+		if (have & (1u << r))
+			u->regs[r] = u->fregs[last % 2][r];
+		else if (fill & (1u << r))
+			u->regs[r] = u->fregs[(last - 1) % 2][r];
+		else
+			u->regs[r] = 0;
+	}
+	struct uw_pc top = u->pcs[last];
+	u->npcs = last;
+	*rc = dwfl_getthread_frames(u->sp->dwfl, 1, frame_cb, u);
+	bool moved = u->npcs > last + 1;
+	if (u->npcs > last)
+		u->pcs[last].act = top.act;     /* a return address still, not where it was interrupted */
+	return moved;
+}
+
 /* One walk over the space's Dwfl: the frames into u->pcs. */
 static int walk(uw_ctx *u)
 {
@@ -469,7 +516,13 @@ static int walk(uw_ctx *u)
 	u->beyond = 0;
 	if (!module_at(u, u->regs[16]))
 		return -1;
-	return dwfl_getthread_frames(u->sp->dwfl, 1, frame_cb, u);
+	uint64_t regs[17];
+	memcpy(regs, u->regs, sizeof(regs));
+	int rc = dwfl_getthread_frames(u->sp->dwfl, 1, frame_cb, u);
+	for (int i = 0; i < 4 && walk_on(u, &rc); i++)
+		;
+	memcpy(u->regs, regs, sizeof(regs));    /* a second walk (stale maps) starts from the sample's */
+	return rc;
 }
 
 size_t uw_unwind(uw_ctx *u, uint64_t space, const pd_sample *s, const pd_attr *a,

@@ -104,6 +104,10 @@ struct uw_ctx {
 	 * bit r of fmask set when libdwfl knows register r there */
 	Dwarf_Word fregs[2][17];
 	uint32_t fmask[2];
+	/* maps module_at checked during this sample's walk (maps do not change
+	 * within a sample): most frames are in a few of them */
+	struct { uint64_t start, end; } seen[8];
+	unsigned nseen;
 	size_t want;                /* frames to collect */
 	bool stale;                 /* a frame's module is not the map's: start afresh */
 	size_t beyond;              /* 1 + frames walked when a read above the stack copy found nothing, 0: none */
@@ -323,11 +327,30 @@ static uw_space *space_get(uw_ctx *u, uint64_t key)
 /* The module at pc is the caller's map's file at its bias, reported now if
  * libdwfl has none there. False when the module libdwfl knows there is
  * another (u->stale: the space must start afresh). */
+static bool module_at_map(uw_ctx *u, uint64_t pc, const uw_map *mp);
+
 static bool module_at(uw_ctx *u, uint64_t pc)
 {
-	uw_space *sp = u->sp;
+	for (unsigned i = 0; i < u->nseen; i++)
+		if (pc >= u->seen[i].start && pc < u->seen[i].end)
+			return true;
 	uw_map m;
-	if (!u->find_map(u->arg, pc, &m) || !m.path)
+	if (!u->find_map(u->arg, pc, &m))
+		return true;
+	bool ok = module_at_map(u, pc, &m);
+	if (ok && !u->stale) {
+		unsigned k = u->nseen < 8 ? u->nseen++ : (unsigned)(pc >> 4) % 8;
+		u->seen[k].start = m.start;
+		u->seen[k].end = m.end;
+	}
+	return ok;
+}
+
+static bool module_at_map(uw_ctx *u, uint64_t pc, const uw_map *mp)
+{
+	uw_space *sp = u->sp;
+	uw_map m = *mp;
+	if (!m.path)
 		return true;        /* anonymous code: libdwfl has no CFI there either */
 	uw_file *f = file_get(u, m.path);
 	uint64_t bias;
@@ -514,6 +537,7 @@ static int walk(uw_ctx *u)
 	u->npcs = 0;
 	u->stale = false;
 	u->beyond = 0;
+	u->nseen = 0;
 	if (!module_at(u, u->regs[16]))
 		return -1;
 	uint64_t regs[17];

@@ -1,18 +1,19 @@
 #!/bin/bash
 # bench/dwarf.sh — proff report vs perf report --stdio on a --call-graph
 # dwarf profile of >= 100k samples (tests/data/dwarf/work.c, two threads, at
-# 20 kHz, 2 KB stack copies), generated once into build/bench/dwarf.data.
+# 20 kHz, 2 KB stack copies; about 120 K samples, sized so that perf report
+# finishes in a minute or two), generated once into build/bench/dwarf2.data.
 # perf unwinds every sample's stack again with each report; proff unwinds
 # each with libdwfl, keeping a process's modules and CFI across samples.
 # Targets (issue #26): >= 10x faster, identical output, peak RSS <= 1/4.
 source "$(dirname "$0")/lib.sh"
 
-D="$BENCH_DIR/dwarf.data"
+D="$BENCH_DIR/dwarf2.data"
 if [ ! -s "$D" ]; then
 	echo "  generating $D (about 40 s of recording)..."
 	gcc -O2 -g -fomit-frame-pointer -pthread -o "$BENCH_DIR/dwarf-work" "$ROOT/tests/data/dwarf/work.c" || exit 1
 	perf record -q -e cpu-clock -F 20000 --call-graph dwarf,2048 -o "$D" -- \
-		"$BENCH_DIR/dwarf-work" ${DWARF_ITER:-500000} >/dev/null 2>&1 || { echo "bench: perf record failed" >&2; exit 1; }
+		"$BENCH_DIR/dwarf-work" ${DWARF_ITER:-220000} >/dev/null 2>&1 || { echo "bench: perf record failed" >&2; exit 1; }
 fi
 nsamp=$(perf report -i "$D" --stdio --no-children -g none 2>/dev/null | sed -n 's/^# Samples: \([0-9]*\)\(.\).*/\1\2/p')
 echo "  profile: $D ($(du -h "$D" | cut -f1), $nsamp samples)"

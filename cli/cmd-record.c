@@ -57,7 +57,7 @@ static const struct opt {
 	{ 'F', "freq",               1, O_FREQ,            "HZ       sampling frequency (default 4000, 'max')" },
 	{ 'c', "count",              1, O_COUNT,           "N        sample every N events (ns for cpu-clock)" },
 	{ 'g', NULL,                 0, O_CALLGRAPH,       "         record frame-pointer callchains (user and kernel)" },
-	{ 0,   "call-graph",         1, O_CALLGRAPH_MODE,  "fp       callchain mode (only fp)" },
+	{ 0,   "call-graph",         1, O_CALLGRAPH_MODE,  "MODE     callchains: fp (as -g), dwarf[,SIZE] (user stacks of SIZE bytes, default 8192, unwound at report time), lbr (needs LBR hardware)" },
 	{ 0,   "sample-cpu",         0, O_SAMPLE_CPU,      "         record the CPU of each sample" },
 	{ 'b', "branch-any",         0, O_BRANCH,          "         sample taken branches (needs LBR hardware)" },
 	{ 'a', "all-cpus",           0, O_ALL,             "         system-wide on every CPU" },
@@ -75,6 +75,43 @@ static const struct opt {
 	{ 0,   "instrument",         0, O_INSTRUMENT,      "         exact trace of a -finstrument-functions build (see proff record --instrument -h)" },
 };
 #define NR_OPTS (sizeof(opts) / sizeof(opts[0]))
+
+/* --call-graph fp | dwarf[,SIZE] | lbr, as perf reads it: SIZE rounded up
+ * to 8 bytes, at most 65528 (the kernel's limit for a sample's stack copy). */
+static int parse_callgraph_mode(const char *val, rec_opts *o)
+{
+	o->callgraph = true;
+	o->dwarf_stack = 0;
+	o->lbr = false;
+	if (!strcmp(val, "fp"))
+		return 0;
+	if (!strcmp(val, "lbr")) {
+		o->lbr = true;
+		return 0;
+	}
+	if (!strcmp(val, "dwarf")) {
+		o->dwarf_stack = 8192;
+		return 0;
+	}
+	if (!strncmp(val, "dwarf,", 6)) {
+		char *end;
+		errno = 0;
+		unsigned long long n = strtoull(val + 6, &end, 0);
+		if (errno || end == val + 6 || *end || val[6] == '-') {
+			cli_errorf("--call-graph=%s: the stack dump size is not a number", val);
+			return -1;
+		}
+		n = (n + 7) & ~7ULL;
+		if (n == 0 || n > 65528) {
+			cli_errorf("--call-graph=%s: the stack dump size must be 1 to 65528 bytes", val);
+			return -1;
+		}
+		o->dwarf_stack = (uint32_t)n;
+		return 0;
+	}
+	cli_errorf("--call-graph=%s: not a mode (fp, dwarf[,SIZE] or lbr)", val);
+	return -1;
+}
 
 static void usage(FILE *f)
 {
@@ -195,11 +232,8 @@ static int apply(rec_opts *o, enum opt_id id, const char *name, const char *val,
 		break;
 	case O_CALLGRAPH: o->callgraph = true; break;
 	case O_CALLGRAPH_MODE:
-		if (strcmp(val, "fp") && strncmp(val, "fp,", 3)) {
-			cli_errorf("--call-graph=%s is not supported: proff records frame-pointer callchains only (fp)", val);
+		if (parse_callgraph_mode(val, o) < 0)
 			return -1;
-		}
-		o->callgraph = true;
 		break;
 	case O_SAMPLE_CPU: o->sample_cpu = true; break;
 	case O_BRANCH: o->branch_stack = true; break;

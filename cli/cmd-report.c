@@ -307,7 +307,7 @@ static int print_header_lines(const char *path, bool full)
 int cmd_report(int argc, char **argv)
 {
 	cli_stdout_bulk();
-	struct report_args a = { .input = "perf.data", .max_stack = 0 };
+	struct report_args a = { .input = "perf.data", .max_stack = -1 };
 	struct option longopts[NOPTS + 1];
 	char shortopts[128] = "+";
 	for (size_t i = 0; i < NOPTS; i++) {
@@ -446,6 +446,10 @@ int cmd_report(int argc, char **argv)
 		cli_errorf("invalid --call-graph '%s'", a.callgraph);
 		return EXIT_USAGE;
 	}
+	/* --max-stack 0: perf keeps no frame of any callchain, so no graph
+	 * and Children = Self */
+	if (a.max_stack == 0)
+		cc_none = true;
 	if (a.percent_limit_at && (fmt.cc_threshold < 0 || a.percent_limit_at > a.callgraph_at))
 		fmt.cc_threshold = a.percent_limit;
 	else if (fmt.cc_threshold < 0)
@@ -485,7 +489,8 @@ int cmd_report(int argc, char **argv)
 	hist_opts_init(&ho);
 	ho.verbose = a.verbose > 0;
 	ho.relative = fmt.relative;
-	ho.max_stack = a.max_stack;
+	ho.max_stack = a.max_stack > 0 ? a.max_stack : 0;
+	ho.no_chain = a.max_stack == 0;
 	if (a.parent)
 		ho.parent_regex = a.parent;
 	int rc = 0;
@@ -528,7 +533,7 @@ int cmd_report(int argc, char **argv)
 	bool parent_key = a.parent != NULL;
 	for (int k = 0; k < nkeys; k++)
 		parent_key |= keys[k] == HK_PARENT;
-	lo.use_callchain = children_wanted || !cc_none || parent_key;
+	lo.use_callchain = a.max_stack != 0 && (children_wanted || !cc_none || parent_key);
 
 	if (a.header && print_header_lines(a.input, false) < 0) {
 		hist_opts_release(&ho);

@@ -65,6 +65,7 @@ typedef struct hist_opts {
 	bool callchain;            /* build callchain trees for graph output */
 	bool caller_order;         /* callchain order: caller (root first) vs callee */
 	int max_stack;             /* 0 = unlimited */
+	bool no_chain;             /* --max-stack 0: no sample has a callchain (Children = Self) */
 	/* Rows whose Children total is below this percent of the hists total
 	 * get no callchain tree (perf's graph/flat/folded threshold prints
 	 * nothing for them); 0 builds every tree. Children mode, caller order. */

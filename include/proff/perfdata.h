@@ -52,6 +52,7 @@ enum {
 	PD_CPUMODE_GUEST_USER = 5,
 };
 #define PD_MISC_COMM_EXEC      (1u << 13)
+#define PD_MISC_MMAP_DATA      (1u << 13)   /* an MMAP record of a data (not executable) mapping */
 #define PD_MISC_MMAP_BUILD_ID  (1u << 14)
 #define PD_MISC_EXACT_IP       (1u << 14)
 

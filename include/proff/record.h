@@ -48,6 +48,9 @@ typedef struct rec_opts {
 	uint64_t freq;                /* -F (0: 4000 unless period) */
 	uint64_t period;              /* -c (0: use freq) */
 	bool callgraph;               /* -g: frame-pointer callchains */
+	uint32_t dwarf_stack;         /* --call-graph dwarf,SIZE: user registers and SIZE bytes of user stack
+				       * per sample (a multiple of 8, <= 65528), kernel callchain; 0: none */
+	bool lbr;                     /* --call-graph lbr: the CPU's LBR call stack for user frames */
 	bool sample_cpu;              /* --sample-cpu */
 	bool branch_stack;            /* -b */
 	bool system_wide;             /* -a */

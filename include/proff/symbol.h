@@ -79,6 +79,11 @@ bool sym_dso_has_symbols(sym_dso *d);
  * CFI; NULL for other kinds or when none was found. Loads the dso. */
 const char *sym_dso_unwind_path(sym_dso *d);
 
+/* The extent of the dso's symbols: the first one's start, the last one's
+ * end (perf's map__fixup_start/end of a kernel map loaded from kallsyms).
+ * False when it has none. Loads the dso. */
+bool sym_dso_extent(sym_dso *d, uint64_t *lo, uint64_t *hi);
+
 /* Symbol containing addr (map-address space). Returns false if none. */
 bool sym_lookup(sym_dso *d, uint64_t addr, sym_info *out);
 
@@ -131,6 +136,48 @@ typedef struct sym_inline_frame {
 	unsigned line;
 } sym_inline_frame;
 size_t sym_inlines(sym_dso *d, uint64_t addr, sym_inline_frame *out, size_t max);
+
+/* ---- JIT symbol files (perfmap.c) ----
+ * /tmp/perf-PID.map, "START SIZE name" per line in hex, read as perf 6.1
+ * reads it: the line's last byte dropped (newline or not), each number as
+ * strtoull(.., 16) reads it, one byte skipped after each, and a line whose
+ * rest after a number is 2 bytes or less skipped. */
+typedef struct sym_perfmap_entry {
+	uint64_t start, size;
+	const char *name;           /* into the line */
+	size_t name_len;
+	bool strict;                /* the line has the documented form */
+} sym_perfmap_entry;
+
+typedef struct sym_perfmap_stats {
+	size_t lines;               /* lines read */
+	size_t skipped;             /* lines perf skips */
+	size_t loose;               /* lines read as perf reads them, not of the documented form */
+} sym_perfmap_stats;
+
+/* One line of n bytes (its newline included; line[n] must be writable,
+ * the line is changed): 1 and *out for a symbol, 0 for a line perf skips. */
+int sym_perfmap_line(char *line, size_t n, sym_perfmap_entry *out);
+
+/* Every line of buf: fn for each symbol (its non-zero return ends the
+ * parse and is returned), counts into *st. PROFF_ENOMEM without memory. */
+typedef int (*sym_perfmap_fn)(void *arg, const sym_perfmap_entry *e);
+int sym_perfmap_parse(const char *buf, size_t len, sym_perfmap_fn fn, void *arg, sym_perfmap_stats *st);
+
+/* The name perf gives a mapping of process pid: "/tmp/perf-PID.map" (into
+ * buf) for an executable mapping with no file (//anon, /dev/zero,
+ * /anon_hugepage, MAP_HUGETLB, [stack], [heap], /SYSV); fn otherwise. prot
+ * and flags as in the MMAP2 record (an MMAP record: PROT_EXEC unless it is a
+ * data mapping). */
+const char *sym_jit_map_name(const char *fn, uint32_t pid, uint32_t prot, uint32_t flags, char *buf, size_t len);
+
+/* Is name "/tmp/perf-PID.map"? *pid set when so (pid may be NULL). */
+bool sym_is_perf_map(const char *name, int *pid);
+
+/* What went wrong reading the dso's symbol file, as one line (a JIT map
+ * not owned by the user or root, not a regular file, lines not of its
+ * form), or NULL. Loads the dso. */
+const char *sym_dso_problem(sym_dso *d);
 
 /* The kernel's address relocation: perf's kernel map is recorded as an MMAP of
  * "[kernel.kallsyms]_text" with pgoff = runtime address of _text. */

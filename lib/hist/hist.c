@@ -1862,7 +1862,7 @@ static uint32_t *sample_cursor(const hist *h, const pf_sample *s, uint32_t **cha
 	}
 	uint32_t *ch = *chain;
 	size_t n = 0;
-	if (!pf_node_nochain(prof, s->stack))
+	if (!opts->no_chain && !pf_node_nochain(prof, s->stack))
 		for (uint32_t nd = s->stack; nd; nd = prof->nodes[nd].parent)
 			ch[n++] = prof->nodes[nd].loc;     /* leaf first */
 	size_t lo = 0, hi = n;
@@ -3101,7 +3101,7 @@ int hist_build(pf_profile *prof, uint32_t evsel, const hist_opts *opts, hist **o
 	size_t cap_chain = 0;
 	bool want_cc = opts->callchain;
 	/* children + caller order + full stacks: callchain trees in a second pass */
-	bool fast_cc = want_cc && opts->children && opts->caller_order && opts->max_stack <= 0;
+	bool fast_cc = want_cc && opts->children && opts->caller_order && opts->max_stack <= 0 && !opts->no_chain;
 	/* Self rows with a threshold: a row below it shows no chain, so the
 	 * trees are built in a second pass, for the rows that reach it only */
 	bool late_cc = want_cc && !opts->children && opts->cc_min_percent > 0;

@@ -25,6 +25,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <pthread.h>
 #include <stdatomic.h>
 #include <unistd.h>
@@ -74,6 +75,13 @@ struct pf_profile_priv {
 	pf_map64 pid2mg;         /* pid -> map group index */
 	mgroup *mgs; size_t nmgs, capmgs;
 	uint32_t kernel_mg;
+	/* The kernel's dso and, once its symbols are loaded, their extent:
+	 * perf stretches the kernel map over its kallsyms text symbols, so an
+	 * address outside the recorded map (.init.text: start_kernel) still
+	 * finds the kernel */
+	uint32_t kernel_dso;
+	int kext_state;          /* 0 not asked yet, 1 known (kext_lo/hi), -1 none */
+	uint64_t kext_lo, kext_hi;
 	/* dsos by long-name string id */
 	pf_map64 name2dso;
 	/* build ids from the header: filename string id -> index into its table */
@@ -170,6 +178,12 @@ static void short_name_of(const char *name, enum sym_dso_kind kind, char *out, s
 			if (*c == '-')
 				*c = '_';
 		snprintf(out, len, "[%s]", tmp);
+		return;
+	}
+	int jit_pid;
+	if (sscanf(name, "/tmp/perf-%d.map", &jit_pid) == 1) {
+		/* perf's name for a JIT map, whatever follows the pid */
+		snprintf(out, len, "[JIT] tid %d", jit_pid);
 		return;
 	}
 	if (name[0] == '[' || name[0] != '/') {
@@ -333,7 +347,11 @@ static pthread_ *find_thread_slow(pf_profile *p, uint32_t pid, uint32_t tid, boo
 	t->pid = pid;
 	t->tid = tid;
 	char buf[32];
-	snprintf(buf, sizeof(buf), ":%d", (int)tid);
+	/* perf registers the idle task (0/0) as "swapper" before reading */
+	if (tid == 0 && (pid == 0 || pid == (uint32_t)-1))
+		snprintf(buf, sizeof(buf), "swapper");
+	else
+		snprintf(buf, sizeof(buf), ":%d", (int)tid);
 	int64_t c = intern(p, buf);
 	t->comm = c < 0 ? 0 : (uint32_t)c;
 	t->mg = mg_of_pid(p, pid, true);
@@ -559,6 +577,20 @@ typedef struct frame_miss {
 	uint32_t at, dso, g, cpumode;
 } frame_miss;
 
+/* Does the kernel's symbol extent hold ip (perf's map__fixup_start/end of
+ * the kernel map once kallsyms is loaded)? */
+static bool in_kernel_extent(pf_profile *p, uint64_t ip)
+{
+	struct pf_profile_priv *pr = p->priv;
+	if (pr->kernel_dso == PF_NONE)
+		return false;
+	if (pr->kext_state == 0) {
+		sym_dso *sd = dso_sd(p, pr->kernel_dso);
+		pr->kext_state = sd && sym_dso_extent(sd, &pr->kext_lo, &pr->kext_hi) ? 1 : -1;
+	}
+	return pr->kext_state == 1 && ip >= pr->kext_lo && ip < pr->kext_hi;
+}
+
 /* The location cache's entry for (ip, cpumode) in the thread's maps (hot
  * ips repeat: a small direct-mapped cache of (maps, ip) -> location before
  * the map search and the location table), or, on a miss, PF_NONE with the
@@ -574,6 +606,8 @@ static uint32_t loc_cached(pf_profile *p, const pthread_ *t, int cpumode, uint64
 	const pmap *m = g != PF_NONE ? mg_find(&pr->mgs[g], ip) : NULL;
 	uint32_t dso = PF_NONE;
 	uint64_t addr = ip;
+	if (!m && g == pr->kernel_mg && in_kernel_extent(p, ip))
+		dso = pr->kernel_dso;
 	if (m) {
 		dso = m->dso;
 		if (p->dsos[dso].kind != SYM_DSO_KERNEL && p->dsos[dso].kind != SYM_DSO_MODULE)
@@ -1342,7 +1376,7 @@ static bool uw_find(void *arg, uint64_t addr, uw_map *out)
 	if (!m)
 		return false;
 	*out = (uw_map){ m->start, m->end, m->pgoff, NULL };
-	if (ua->p->dsos[m->dso].kind == SYM_DSO_USER) {
+	if (ua->p->dsos[m->dso].kind == SYM_DSO_USER || ua->p->dsos[m->dso].kind == SYM_DSO_VDSO) {
 		sym_dso *sd = dso_sd(ua->p, m->dso);
 		out->path = sd ? sym_dso_unwind_path(sd) : NULL;
 	}
@@ -1425,6 +1459,58 @@ static void unwind_warnings(pf_profile *p)
 		if (PF_GROW(p->warnings, cap, p->nr_warnings + 1) == 0)
 			p->warnings[p->nr_warnings++] = strdup(buf);
 	}
+}
+
+/* What could not be read from the JIT maps the samples met (their owner,
+ * their kind, lines not of their form), once per file and map. */
+static void jit_warnings(pf_profile *p)
+{
+	for (size_t i = 0; i < p->nr_dsos; i++) {
+		const pf_dso *d = &p->dsos[i];
+		if (!d->sd || !sym_is_perf_map(pf_str(p, d->long_name), NULL))
+			continue;
+		const char *why = sym_dso_problem(d->sd);
+		if (!why)
+			continue;
+		char buf[1024];
+		snprintf(buf, sizeof(buf), "%s: %s", p->path ? p->path : "", why);
+		size_t cap = p->nr_warnings;
+		if (PF_GROW(p->warnings, cap, p->nr_warnings + 1) == 0)
+			p->warnings[p->nr_warnings++] = strdup(buf);
+	}
+}
+
+/* Binaries the samples met that the symbol search found nowhere (not at
+ * the recorded path, in the build-id cache, under --symfs): their samples
+ * show addresses, as in perf, which says so only with -v. Once per file,
+ * with a count and the first few names. */
+static void missing_dso_warning(pf_profile *p)
+{
+	size_t n = 0;
+	char names[640] = "";
+	size_t used = 0;
+	for (size_t i = 0; i < p->nr_dsos; i++) {
+		const pf_dso *d = &p->dsos[i];
+		const char *name = pf_str(p, d->long_name);
+		if (!d->sd || d->kind != SYM_DSO_USER || name[0] != '/' || sym_is_perf_map(name, NULL))
+			continue;
+		if (sym_dso_unwind_path(d->sd) || sym_dso_origin(d->sd) != ' ')
+			continue;
+		if (n++ < 3 && used < sizeof(names)) {
+			int w = snprintf(names + used, sizeof(names) - used, "%s%s", used ? ", " : "", name);
+			if (w > 0)
+				used += (size_t)w;
+		}
+	}
+	if (!n)
+		return;
+	char buf[1024];
+	snprintf(buf, sizeof(buf), "%s: %zu binar%s with samples not found (their samples show addresses; "
+		 "--symfs or the build-id cache may have them): %s%s", p->path ? p->path : "", n,
+		 n == 1 ? "y" : "ies", names, n > 3 ? ", ..." : "");
+	size_t cap = p->nr_warnings;
+	if (PF_GROW(p->warnings, cap, p->nr_warnings + 1) == 0)
+		p->warnings[p->nr_warnings++] = strdup(buf);
 }
 
 static int sample_arrive(pf_profile *p, const pd_sample *s, bool stable)
@@ -1586,6 +1672,21 @@ static int on_event(void *ctx, const pd_event *ev)
 	case PD_MMAP2: {
 		int cpumode = ev->misc & PD_CPUMODE_MASK;
 		const char *fn = ev->u.mmap.filename ? ev->u.mmap.filename : "";
+		bool kernel = cpumode == PD_CPUMODE_KERNEL || cpumode == PD_CPUMODE_GUEST_KERNEL;
+		bool file = fn[0] == '/' && dso_kind_of(fn, cpumode) == SYM_DSO_USER;
+		char jit[64];
+		uint64_t pgoff = ev->u.mmap.pgoff;
+		if (!kernel) {
+			/* executable memory without a file: perf names it by the
+			 * process's JIT map, whose addresses are the ips */
+			uint32_t prot = ev->type == PD_MMAP2 ? ev->u.mmap.prot
+				: (ev->misc & PD_MISC_MMAP_DATA) ? 0 : PROT_EXEC;
+			const char *jfn = sym_jit_map_name(fn, ev->u.mmap.pid, prot, ev->u.mmap.flags, jit, sizeof(jit));
+			if (jfn != fn) {
+				fn = jfn;
+				pgoff = ev->u.mmap.start;
+			}
+		}
 		uint32_t dso = get_dso(p, fn, cpumode,
 				       ev->u.mmap.has_build_id ? ev->u.mmap.build_id : NULL,
 				       ev->u.mmap.has_build_id ? ev->u.mmap.build_id_size : 0);
@@ -1594,19 +1695,21 @@ static int on_event(void *ctx, const pd_event *ev)
 		uint64_t start = ev->u.mmap.start, len = ev->u.mmap.len;
 		uint64_t end = start + len < start ? UINT64_MAX : start + len;
 		mgroup *g;
-		if (cpumode == PD_CPUMODE_KERNEL || cpumode == PD_CPUMODE_GUEST_KERNEL) {
+		if (kernel) {
 			g = &pr->mgs[pr->kernel_mg];
 			if (p->dsos[dso].kind == SYM_DSO_KERNEL && p->syms_ctx)
 				sym_kernel_set_ref(p->syms_ctx, ev->u.mmap.pgoff);
+			if (p->dsos[dso].kind == SYM_DSO_KERNEL && cpumode == PD_CPUMODE_KERNEL && pr->kernel_dso == PF_NONE)
+				pr->kernel_dso = dso;
 		} else {
 			pthread_ *t = find_thread(p, ev->u.mmap.pid, ev->u.mmap.tid, true);
 			if (!t)
 				return oom(p);
 			g = &pr->mgs[t->mg];
 		}
-		if (mg_insert(g, start, end, ev->u.mmap.pgoff, dso) < 0)
+		if (mg_insert(g, start, end, pgoff, dso) < 0)
 			return oom(p);
-		if (p->dsos[dso].kind == SYM_DSO_USER && fn[0] == '/')
+		if (file)
 			g->has_file = true;
 		return 0;
 	}
@@ -1829,6 +1932,7 @@ static int perf_setup(pf_profile *p, pd_reader *rd)
 		*slot = i;
 	}
 	pr->kernel_mg = new_mg(p);
+	pr->kernel_dso = PF_NONE;
 	if (pr->kernel_mg == PF_NONE || PF_GROW(p->nodes, p->cap_nodes, 1) < 0)
 		return oom(p);
 	p->nodes[0] = (pf_node){ 0, PF_NONE, 0 };
@@ -2432,6 +2536,8 @@ int pf_profile_load(const char *path, const pf_load_opts *opts, pf_profile **out
 	if (rc < 0)
 		goto fail;
 	unwind_warnings(p);
+	jit_warnings(p);
+	missing_dso_warning(p);
 threads:
 	p->threads = calloc(pr->nthreads ? pr->nthreads : 1, sizeof(pf_thread));
 	if (!p->threads) {

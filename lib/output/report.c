@@ -274,6 +274,7 @@ static int print_graph(const gctx *g, const hist_entry *e)
 		/* a single path from the root: print it without a percentage */
 		bool printed = false;
 		int i = 0;
+		unsigned lines = 0;
 		uint32_t n = kids[0].node;
 		for (;;) {
 			if (!(i++ == 0 && g->f->sort_starts_with_sym)) {
@@ -289,8 +290,13 @@ static int print_graph(const gctx *g, const hist_entry *e)
 				}
 				fprintf(g->out, "%s\n", frame_name(h, n, buf, sizeof(buf)));
 				wrote = true;
-				if (g->f->cc_print_limit && (unsigned)(i) == g->f->cc_print_limit)
+				if (++lines == g->f->cc_print_limit) {
+					/* perf stops printing the run's frames but goes
+					 * on with the children of its last one */
+					while (h->cc_nodes[n].hit == 0 && nr_children(h, n) == 1)
+						n = h->cc_nodes[n].first_child;
 					break;
+				}
 			}
 			if (h->cc_nodes[n].hit != 0 || nr_children(h, n) != 1)
 				break;

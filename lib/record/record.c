@@ -167,6 +167,11 @@ static int add_process_threads(struct session *x, pid_t pid, proff_error *err)
 	return 0;
 }
 
+/* The user registers perf samples for DWARF unwinding on x86-64
+ * (PERF_REGS_MASK: every general register, ip, sp, flags; not the segment
+ * registers ds, es, fs, gs). */
+#define REC_X86_64_REGS_USER 0xff0fffULL
+
 static void build_attr(struct session *x, size_t i)
 {
 	const rec_opts *o = x->o;
@@ -195,6 +200,25 @@ static void build_attr(struct session *x, size_t i)
 		st |= PERF_SAMPLE_BRANCH_STACK;
 		a->branch_sample_type = PERF_SAMPLE_BRANCH_ANY;
 	}
+	if (o->callgraph && o->dwarf_stack) {
+		/* what perf record --call-graph dwarf asks: the kernel's
+		 * callchain, the user registers and a copy of the user stack
+		 * (unwound when the file is read), and the sample's data
+		 * address with data mappings (perf turns address sampling on
+		 * for dwarf mode) */
+		st |= PERF_SAMPLE_REGS_USER | PERF_SAMPLE_STACK_USER | PERF_SAMPLE_ADDR | PERF_SAMPLE_DATA_SRC;
+		a->sample_regs_user = REC_X86_64_REGS_USER;
+		a->sample_stack_user = o->dwarf_stack;
+		a->exclude_callchain_user = 1;
+	}
+	if (o->callgraph && o->lbr) {
+		/* the user frames from the CPU's LBR call stack */
+		st |= PERF_SAMPLE_BRANCH_STACK;
+		a->branch_sample_type = PERF_SAMPLE_BRANCH_USER | PERF_SAMPLE_BRANCH_CALL_STACK |
+					PERF_SAMPLE_BRANCH_NO_CYCLES | PERF_SAMPLE_BRANCH_NO_FLAGS |
+					PERF_SAMPLE_BRANCH_HW_INDEX;
+		a->exclude_callchain_user = 1;
+	}
 	a->sample_type = st;
 	a->read_format = PERF_FORMAT_ID | (x->no_format_lost ? 0 : PERF_FORMAT_LOST);
 	a->disabled = 1;
@@ -208,6 +232,7 @@ static void build_attr(struct session *x, size_t i)
 		a->comm = 1;
 		a->comm_exec = 1;
 		a->task = 1;
+		a->mmap_data = o->callgraph && o->dwarf_stack;
 	}
 }
 
@@ -254,7 +279,7 @@ static int open_one(struct session *x, size_t i, pid_t t, int cpu, bool first, p
 			return fd;
 		int e = errno;
 		if (first && x->ev[i].hardware && (e == ENOENT || e == ENODEV || e == ENXIO ||
-						   (e == EOPNOTSUPP && !x->o->branch_stack))) {
+						   (e == EOPNOTSUPP && !x->o->branch_stack && !x->o->lbr))) {
 			rec_event fb = x->ev[i];
 			notice(x->o, "the '%s' event is not supported here (%s), falling back to 'cpu-clock'",
 			       x->ev[i].name, strerror(e));
@@ -288,6 +313,12 @@ static int open_one(struct session *x, size_t i, pid_t t, int cpu, bool first, p
 		if (e == ESRCH)
 			return proff_err_set(err, PROFF_ENOENT, NULL, PROFF_NO_OFFSET,
 					     "no such process or thread: %d", (int)t);
+		if (x->o->callgraph && x->o->lbr && (e == EOPNOTSUPP || e == ENOENT || e == EINVAL))
+			return proff_err_set(err, PROFF_ENOTSUP, NULL, PROFF_NO_OFFSET,
+					     "--call-graph lbr is not available for '%s' on this machine (%s): "
+					     "it needs a CPU with LBR call stacks (Intel Haswell or later) and a "
+					     "hardware event such as cycles; use --call-graph dwarf or fp",
+					     x->ev[i].name, strerror(e));
 		if (x->o->branch_stack && (e == EOPNOTSUPP || e == ENOENT || e == EINVAL))
 			return proff_err_set(err, PROFF_ENOTSUP, NULL, PROFF_NO_OFFSET,
 					     "branch stack sampling (-b) is not available for '%s' on this machine "
@@ -525,6 +556,11 @@ static void reap(struct session *x, rec_stats *st, bool block)
 
 int rec_run(const rec_opts *o, rec_stats *st, proff_error *err)
 {
+#if !defined(__x86_64__)
+	if (o->callgraph && o->dwarf_stack)
+		return proff_err_set(err, PROFF_ENOTSUP, NULL, PROFF_NO_OFFSET,
+				     "--call-graph dwarf: proff records the user registers of x86-64 only");
+#endif
 	struct session *x = pf_calloc(1, sizeof(*x));
 	if (!x)
 		return proff_err_set(err, PROFF_ENOMEM, NULL, PROFF_NO_OFFSET, "out of memory");
@@ -558,7 +594,10 @@ int rec_run(const rec_opts *o, rec_stats *st, proff_error *err)
 		rec_parse_event("cpu-clock", &x->ev[0], NULL);
 		x->nr_ev = 1;
 	}
-	unsigned pages = o->mmap_pages ? o->mmap_pages : 128;
+	/* a dwarf sample carries its stack copy (8 KB by default): 512 KB
+	 * (perf's default) holds some 60 of them, which a loaded host filled
+	 * before the reader ran (lost samples); 2 MB per CPU unless -m says */
+	unsigned pages = o->mmap_pages ? o->mmap_pages : o->callgraph && o->dwarf_stack ? 512 : 128;
 	if (pages & (pages - 1)) {
 		rc = proff_err_set(err, PROFF_EUSAGE, NULL, PROFF_NO_OFFSET,
 				   "-m %u: the number of ring buffer pages must be a power of two", pages);

@@ -749,7 +749,7 @@ static bool uw_find(void *arg, uint64_t addr, uw_map *out)
 		return false;
 	*out = (uw_map){ m->start, m->end, m->pgoff, NULL };
 	const st_dso *d = &s->dsos[m->dso];
-	if (d->kind == SYM_DSO_USER && d->sd)
+	if ((d->kind == SYM_DSO_USER || d->kind == SYM_DSO_VDSO) && d->sd)
 		out->path = sym_dso_unwind_path(d->sd);
 	return true;
 }
@@ -888,6 +888,22 @@ static int on_event(void *ctx, const pd_event *ev)
 		const char *fn = ev->u.mmap.filename ? ev->u.mmap.filename : "";
 		if (ev->type == PD_MMAP2 && !(ev->u.mmap.prot & 4) && cpumode != PD_CPUMODE_KERNEL)
 			return 0;    /* data maps are not code */
+		bool file = fn[0] == '/' && strncmp(fn, "/dev/", 5) && strncmp(fn, "/memfd:", 7) &&
+			    strncmp(fn, "/SYSV", 5);
+		uint64_t pgoff = ev->u.mmap.pgoff;
+		char jit[64];
+		if (cpumode != PD_CPUMODE_KERNEL && cpumode != PD_CPUMODE_GUEST_KERNEL) {
+			/* executable memory without a file: the process's JIT
+			 * map (perf's name; its addresses are the ips) */
+			uint32_t prot = ev->type == PD_MMAP2 ? ev->u.mmap.prot
+				: (ev->misc & PD_MISC_MMAP_DATA) ? 0 : 4;
+			const char *jfn = sym_jit_map_name(fn, ev->u.mmap.pid, prot, ev->u.mmap.flags, jit, sizeof(jit));
+			if (jfn != fn) {
+				fn = jfn;
+				file = false;
+				pgoff = ev->u.mmap.start;
+			}
+		}
 		uint32_t dso = get_dso(s, fn, cpumode, ev->u.mmap.has_build_id ? ev->u.mmap.build_id : NULL,
 				       ev->u.mmap.has_build_id ? ev->u.mmap.build_id_size : 0);
 		if (dso == ST_NONE)
@@ -903,9 +919,9 @@ static int on_event(void *ctx, const pd_event *ev)
 		} else {
 			g = mg_of_pid(s, ev->u.mmap.pid, true);
 		}
-		if (!g || mg_insert(g, start, end, ev->u.mmap.pgoff, dso) < 0)
+		if (!g || mg_insert(g, start, end, pgoff, dso) < 0)
 			return oom(s);
-		if (s->dsos[dso].kind == SYM_DSO_USER && fn[0] == '/')
+		if (file && s->dsos[dso].kind == SYM_DSO_USER)
 			g->has_file = true;
 		return 0;
 	}

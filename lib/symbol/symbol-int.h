@@ -99,11 +99,14 @@ struct sym_dso {
 	char *symsrc_path;          /* file the symbols came from */
 	char *runtime_path;         /* file the PLT / program headers came from */
 	char *dwarf_path;           /* file with .debug_info, if any */
+	char *problem;              /* what went wrong reading the symbol file (sym_dso_problem) */
 	sym_load *loads;
 	size_t nloads;
 	uint64_t text_offset;       /* vdso: address of the image; 0 otherwise */
 	uint8_t *image;             /* in-memory ELF copy (vdso), owned */
 	size_t image_size;
+	int image_fd;               /* a memfd holding image for an unwinder (-1: none yet) */
+	char image_path[32];        /* "/proc/self/fd/N" of image_fd */
 
 	/* DWARF, opened lazily */
 	bool dwarf_tried;

@@ -22,6 +22,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/auxv.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -491,8 +492,11 @@ static void dso_free(sym_dso *d)
 	free(d->symsrc_path);
 	free(d->runtime_path);
 	free(d->dwarf_path);
+	free(d->problem);
 	free(d->loads);
 	free(d->image);
+	if (d->image_fd >= 0)
+		close(d->image_fd);
 	pthread_mutex_destroy(&d->lock);
 	free(d);
 }
@@ -581,6 +585,7 @@ static sym_dso *dso_get_locked(sym_ctx *ctx, const char *filename, const uint8_t
 	d->key = key;
 	d->origin = ' ';
 	d->dwarf_fd = -1;
+	d->image_fd = -1;
 	d->long_name = strdup(filename);
 	d->short_name = make_short_name(filename, kind);
 	if (build_id_size)
@@ -1141,49 +1146,93 @@ static int load_user(sym_dso *d)
 	return rc;
 }
 
-/* "/tmp/perf-PID.map" (JIT symbol files: "START SIZE name" per line, hex,
- * absolute addresses), perf's dso__load_perf_map(); origin 'j'. */
+static void dso_load(sym_dso *d);
+
+/* "/tmp/perf-PID.map" (JIT symbol files, perfmap.c), perf's
+ * dso__load_perf_map(); origin 'j'. */
 static bool is_perf_map(const char *name)
 {
-	int pid, n = 0;
-	return sscanf(name, "/tmp/perf-%d.map%n", &pid, &n) == 1 && n > 0 && name[n] == '\0';
+	return sym_is_perf_map(name, NULL);
 }
 
+static void set_problem(sym_dso *d, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void set_problem(sym_dso *d, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	char *s = NULL;
+	if (vasprintf(&s, fmt, ap) < 0)
+		s = NULL;
+	va_end(ap);
+	free(d->problem);
+	d->problem = s;
+}
+
+static int perfmap_add(void *arg, const sym_perfmap_entry *e)
+{
+	sym_dso *d = arg;
+	return symtab_add(&d->tab, e->start, e->size, STB_GLOBAL, STT_FUNC, e->name, e->name_len, false);
+}
+
+/* The map file: under --symfs when it is there, else where the process
+ * wrote it (perf reads it there only). Symbols are taken from a regular
+ * file only. perf 6.1 reads a map whatever its owner (older perfs ignored
+ * one owned by another user than root or the reader): proff reads it as
+ * perf does, and says so, since anyone could have written it. */
 static int load_perf_map(sym_dso *d)
 {
 	char tmp[PATH_MAX];
-	int pfd = pf_open_regular(symfs_join(d->ctx, d->long_name, tmp, sizeof(tmp)));
+	const char *path = symfs_join(d->ctx, d->long_name, tmp, sizeof(tmp));
+	struct stat st;
+	if (lstat(path, &st) < 0 && path != d->long_name)
+		path = d->long_name;
+	if (lstat(path, &st) < 0)
+		return 0;   /* no map: perf prints the addresses, so does proff */
+	bool foreign = S_ISREG(st.st_mode) && st.st_uid && st.st_uid != geteuid();
+	int pfd = pf_open_regular(path);
 	FILE *f = pfd >= 0 ? fdopen(pfd, "r") : NULL;
 	if (!f && pfd >= 0)
 		close(pfd);
-	if (!f)
+	if (!f) {
+		set_problem(d, "%s: %s: its JIT symbols are not used", path,
+			    errno == EINVAL ? "not a regular file" : strerror(errno));
 		return 0;
+	}
 	char *line = NULL;
 	size_t cap = 0;
 	ssize_t len;
 	int rc = 0;
-	while ((len = getline(&line, &cap, f)) > 0) {
-		if (line[len - 1] == '\n')
-			line[--len] = '\0';
-		char *p = line, *e;
-		unsigned long long start = strtoull(p, &e, 16);
-		if (e == p || *e != ' ')
-			continue;
-		p = e + 1;
-		unsigned long long size = strtoull(p, &e, 16);
-		if (e == p || *e != ' ' || !e[1])
-			continue;
-		rc = symtab_add(&d->tab, start, size, STB_GLOBAL, STT_FUNC, e + 1, strlen(e + 1), false);
-		if (rc < 0)
-			break;
+	sym_perfmap_stats ps = { 0 };
+	while (rc == 0 && (len = getline(&line, &cap, f)) > 0) {
+		sym_perfmap_entry e;
+		ps.lines++;
+		if (sym_perfmap_line(line, (size_t)len, &e)) {
+			ps.loose += !e.strict;
+			rc = perfmap_add(d, &e);
+		} else {
+			ps.skipped++;
+		}
 	}
 	free(line);
 	fclose(f);
-	if (rc == 0 && d->tab.n) {
-		symtab_fixup(&d->tab, false);
+	if (rc == 0 && (ps.skipped || ps.loose))
+		set_problem(d, "%s: %zu of %zu lines are not \"START SIZE name\" (hex): %zu skipped, "
+			    "%zu read as perf reads them%s", path, ps.skipped + ps.loose, ps.lines, ps.skipped,
+			    ps.loose, foreign ? "; owned by another user than root or you: read all the same, as perf does" : "");
+	else if (rc == 0 && foreign)
+		set_problem(d, "%s: owned by uid %u, neither root nor you: its JIT symbols are read all the "
+			    "same, as perf 6.1 does", path, (unsigned)st.st_uid);
+	/* no end or duplicate fixups: perf adds the symbols as they are (a
+	 * size of 0 holds its start address only) */
+	if (rc == 0 && d->tab.n)
 		d->origin = 'j';
-	}
 	return rc;
+}
+
+const char *sym_dso_problem(sym_dso *d)
+{
+	dso_load(d);
+	return d->problem;
 }
 
 static void dso_load_locked(sym_dso *d);
@@ -1228,13 +1277,44 @@ static void dso_load_locked(sym_dso *d)
 }
 
 /* The ELF file a user dso's code was loaded from (its program headers and
- * .eh_frame: what an unwinder reads), as the symbol search found it. */
+ * .eh_frame: what an unwinder reads), as the symbol search found it. The
+ * vdso's is the build-id cache's copy, or the running vdso (the same
+ * build-id) handed over in a memfd. */
 const char *sym_dso_unwind_path(sym_dso *d)
 {
-	if (d->kind != SYM_DSO_USER)
+	if (d->kind != SYM_DSO_USER && d->kind != SYM_DSO_VDSO)
 		return NULL;
 	dso_load(d);
-	return d->runtime_path;
+	if (d->kind == SYM_DSO_USER || (d->runtime_path && d->runtime_path[0] == '/'))
+		return d->runtime_path;
+	if (!d->image || !d->runtime_path)
+		return NULL;
+	pthread_mutex_lock(&d->lock);
+	if (d->image_fd < 0) {
+		int fd = memfd_create("proff-vdso", MFD_CLOEXEC);
+		if (fd >= 0 && write(fd, d->image, d->image_size) == (ssize_t)d->image_size) {
+			d->image_fd = fd;
+			snprintf(d->image_path, sizeof(d->image_path), "/proc/self/fd/%d", fd);
+		} else if (fd >= 0) {
+			close(fd);
+		}
+	}
+	pthread_mutex_unlock(&d->lock);
+	return d->image_fd >= 0 ? d->image_path : NULL;
+}
+
+bool sym_dso_extent(sym_dso *d, uint64_t *lo, uint64_t *hi)
+{
+	dso_load(d);
+	if (!d->tab.n)
+		return false;
+	*lo = d->tab.v[0].start;
+	uint64_t end = 0;
+	for (size_t i = 0; i < d->tab.n; i++)
+		if (d->tab.v[i].end > end)
+			end = d->tab.v[i].end;
+	*hi = end;
+	return true;
 }
 
 bool sym_dso_has_symbols(sym_dso *d)

@@ -100,6 +100,14 @@ struct uw_ctx {
 	uint64_t stack_size;        /* bytes valid in the copy */
 	struct uw_pc { uint64_t pc; bool act; } *pcs;   /* the walk's frames: pc, whether an activation */
 	size_t npcs, cap_pcs;
+	/* the registers of the walk's last two frames (frame i in [i % 2]),
+	 * bit r of fmask set when libdwfl knows register r there */
+	Dwarf_Word fregs[2][17];
+	uint32_t fmask[2];
+	/* maps module_at checked during this sample's walk (maps do not change
+	 * within a sample): most frames are in a few of them */
+	struct { uint64_t start, end; } seen[8];
+	unsigned nseen;
 	size_t want;                /* frames to collect */
 	bool stale;                 /* a frame's module is not the map's: start afresh */
 	size_t beyond;              /* 1 + frames walked when a read above the stack copy found nothing, 0: none */
@@ -319,11 +327,30 @@ static uw_space *space_get(uw_ctx *u, uint64_t key)
 /* The module at pc is the caller's map's file at its bias, reported now if
  * libdwfl has none there. False when the module libdwfl knows there is
  * another (u->stale: the space must start afresh). */
+static bool module_at_map(uw_ctx *u, uint64_t pc, const uw_map *mp);
+
 static bool module_at(uw_ctx *u, uint64_t pc)
 {
-	uw_space *sp = u->sp;
+	for (unsigned i = 0; i < u->nseen; i++)
+		if (pc >= u->seen[i].start && pc < u->seen[i].end)
+			return true;
 	uw_map m;
-	if (!u->find_map(u->arg, pc, &m) || !m.path)
+	if (!u->find_map(u->arg, pc, &m))
+		return true;
+	bool ok = module_at_map(u, pc, &m);
+	if (ok && !u->stale) {
+		unsigned k = u->nseen < 8 ? u->nseen++ : (unsigned)(pc >> 4) % 8;
+		u->seen[k].start = m.start;
+		u->seen[k].end = m.end;
+	}
+	return ok;
+}
+
+static bool module_at_map(uw_ctx *u, uint64_t pc, const uw_map *mp)
+{
+	uw_space *sp = u->sp;
+	uw_map m = *mp;
+	if (!m.path)
 		return true;        /* anonymous code: libdwfl has no CFI there either */
 	uw_file *f = file_get(u, m.path);
 	uint64_t bias;
@@ -375,7 +402,13 @@ static int frame_cb(Dwfl_Frame *state, void *arg)
 		return DWARF_CB_ABORT;
 	if (PF_GROW(u->pcs, u->cap_pcs, u->npcs + 1) < 0)
 		return DWARF_CB_ABORT;
-	u->pcs[u->npcs++] = (struct uw_pc){ pc, act };
+	u->pcs[u->npcs] = (struct uw_pc){ pc, act };
+	size_t k = u->npcs % 2;
+	u->fmask[k] = 0;
+	for (unsigned r = 0; r < 17; r++)
+		if (dwfl_frame_reg(state, r, &u->fregs[k][r]) == 0)
+			u->fmask[k] |= 1u << r;
+	u->npcs++;
 	return u->npcs >= u->want ? DWARF_CB_ABORT : DWARF_CB_OK;
 }
 
@@ -461,15 +494,59 @@ static bool sample_reg(const pd_sample *s, uint64_t mask, unsigned r, uint64_t *
 	return true;
 }
 
+/* The callee-saved registers (DWARF numbers: rbx, rbp, r12-r15). */
+#define UW_CALLEE_SAVED ((1u << 3) | (1u << 6) | (1u << 12) | (1u << 13) | (1u << 14) | (1u << 15))
+
+/* libdwfl leaves a callee-saved register that a frame's CFI does not
+ * mention undefined in its caller, where DWARF's x86-64 ABI (and perf's
+ * libunwind) keep its value. A caller whose CFA is such a register then
+ * ends the walk as if it were the outermost frame: the dynamic linker's
+ * lazy-binding trampoline (_dl_runtime_resolve_xsavec, CFA = rbx + 32)
+ * above _dl_fixup's first instructions. Then the walk starts again at the
+ * last frame with the registers it has and those values, as long as that
+ * makes progress. True when it did. */
+static bool walk_on(uw_ctx *u, int *rc)
+{
+	if (*rc != 0 || u->npcs < 2 || u->npcs >= u->want || u->stale)
+		return false;
+	size_t last = u->npcs - 1;
+	uint32_t have = u->fmask[last % 2], prev = u->fmask[(last - 1) % 2];
+	uint32_t fill = UW_CALLEE_SAVED & ~have & prev;
+	if (!fill || !(have & (1u << 16)) || !(have & (1u << 7)))
+		return false;
+	for (unsigned r = 0; r < 17; r++) {
+		if (have & (1u << r))
+			u->regs[r] = u->fregs[last % 2][r];
+		else if (fill & (1u << r))
+			u->regs[r] = u->fregs[(last - 1) % 2][r];
+		else
+			u->regs[r] = 0;
+	}
+	struct uw_pc top = u->pcs[last];
+	u->npcs = last;
+	*rc = dwfl_getthread_frames(u->sp->dwfl, 1, frame_cb, u);
+	bool moved = u->npcs > last + 1;
+	if (u->npcs > last)
+		u->pcs[last].act = top.act;     /* a return address still, not where it was interrupted */
+	return moved;
+}
+
 /* One walk over the space's Dwfl: the frames into u->pcs. */
 static int walk(uw_ctx *u)
 {
 	u->npcs = 0;
 	u->stale = false;
 	u->beyond = 0;
+	u->nseen = 0;
 	if (!module_at(u, u->regs[16]))
 		return -1;
-	return dwfl_getthread_frames(u->sp->dwfl, 1, frame_cb, u);
+	uint64_t regs[17];
+	memcpy(regs, u->regs, sizeof(regs));
+	int rc = dwfl_getthread_frames(u->sp->dwfl, 1, frame_cb, u);
+	for (int i = 0; i < 4 && walk_on(u, &rc); i++)
+		;
+	memcpy(u->regs, regs, sizeof(regs));    /* a second walk (stale maps) starts from the sample's */
+	return rc;
 }
 
 size_t uw_unwind(uw_ctx *u, uint64_t space, const pd_sample *s, const pd_attr *a,
@@ -544,9 +621,13 @@ size_t uw_unwind(uw_ctx *u, uint64_t space, const pd_sample *s, const pd_attr *a
 	/* A walk that ends in an error is mostly the normal end of a stack
 	 * whose outermost code marks no end in its CFI (the dynamic linker's
 	 * _start): libdwfl then reads an argument as a return address. It is
-	 * an early stop when its last step wanted stack beyond the copy (an
-	 * unreadable return address ends libdwfl's walk without an error). */
-	bool complete = (rc == DWARF_CB_ABORT && u->npcs >= u->want) || u->beyond != u->npcs + 1;
+	 * an early stop when it wanted stack beyond a copy that the requested
+	 * size cut (a copy shorter than requested reached the stack's top, and
+	 * what lies above is no frame). Any such read counts, not only the
+	 * last step's: libdwfl goes on after a register it could not restore,
+	 * with guesses. */
+	bool cut = s->stack_user_dyn_size >= s->stack_user_size;
+	bool complete = (rc == DWARF_CB_ABORT && u->npcs >= u->want) || !u->beyond || !cut;
 	*st = complete ? UW_DONE : UW_PARTIAL;
 	if (!complete)
 		u->stats.partial++;

@@ -17,7 +17,9 @@ expect_exit "unknown option: usage error" 129 "$PROFF" record --bogus true
 expect_exit "unknown event: usage error" 129 "$PROFF" record -e no-such-event true
 grep -q "unknown event 'no-such-event'" "$TMP/ee.err" && ok "unknown event named in the message" || not_ok "unknown event message"
 expect_exit "-m not a power of two" 129 "$PROFF" record -m 3 true
-expect_exit "--call-graph=dwarf refused" 129 "$PROFF" record --call-graph=dwarf true
+expect_exit "--call-graph=foo refused" 129 "$PROFF" record --call-graph=foo true
+expect_exit "--call-graph=dwarf,70000 refused (max 65528)" 129 "$PROFF" record --call-graph=dwarf,70000 true
+expect_exit "--call-graph=dwarf,x refused" 129 "$PROFF" record --call-graph=dwarf,x true
 expect_exit "-h" 0 "$PROFF" record -h
 grep -q -- '--buildid-dir' "$TMP/ee.out" && ok "-h lists the options" || not_ok "-h output"
 

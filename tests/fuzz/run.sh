@@ -13,6 +13,7 @@
 #   pprof     pprof reader (lib/formats) (profiles proff writes of the committed
 #             perf.data and folded fixtures, Go's when go is installed, variants)
 #   folded    folded-stacks reader      (the committed fixture and variants)
+#   perfmap   JIT map (/tmp/perf-PID.map) reader (written below)
 # Exit 0 when no target found a failure. Failing inputs are left in
 # $FUZZ_OUT/TARGET/ (default build/fuzz/) as crash-*, leak-*, timeout-*, oom-*;
 # inputs that once broke a parser are kept in tests/fuzz/regress/TARGET/ and
@@ -178,7 +179,13 @@ seed_folded() {
 	truncations "$1" tests/data/formats/small.folded
 }
 
-declare -A MAXLEN=([perfdata]=65536 [trace]=32768 [dprof]=16384 [calfile]=70000 [config]=8192 [pprof]=65536 [folded]=16384)
+seed_perfmap() {
+	printf '7f0000001000 20 py::f:file.py\n7f0000001020 10 LazyCompile:*g a.js:1\n' >"$1/clean.map"
+	printf 'garbage\n\nzz\n0x10 0x4 hex\n20\t2\ttab\n30 9 ab\n  40 9 sp\n50 0 zero\n60 3 last' >"$1/odd.map"
+	printf -- '-1 -1 neg\nffffffffffffffff 2 wrap\n1 2 \0nul\n' >"$1/edge.map"
+}
+
+declare -A MAXLEN=([perfdata]=65536 [trace]=32768 [dprof]=16384 [calfile]=70000 [config]=8192 [pprof]=65536 [folded]=16384 [perfmap]=8192)
 
 # ---- runs ------------------------------------------------------------------------------
 

@@ -98,6 +98,19 @@ PERF_CONFIG="$TMP/limit.cfg" PROFF_CONFIG="$TMP/limit.cfg" cmp_report "config re
 PERF_CONFIG="$TMP/limit.cfg" PROFF_CONFIG="$TMP/limit.cfg" cmp_report "config report.percent-limit, -g threshold" "$F" --no-children -g graph,0.5,callee
 cmp_report "quiet" "$F" --no-children -g none -q
 cmp_report "max-stack" "$F" --children -g none --max-stack 3
+# --max-stack 0: no callchain at all (Children = Self, no graph)
+cmp_report "max-stack 0" "$F" --max-stack 0
+cmp_report "max-stack 0, self" "$F" --max-stack 0 --no-children
+cmp_report "max-stack 0 by parent,sym" "$F" --max-stack 0 -s parent,sym
+# print_limit (-g TYPE,MIN,LIMIT,...): at most LIMIT children per level, and
+# LIMIT frames of the single path at the top (its children still printed)
+cmp_report "graph print_limit" "$F" -g graph,0.5,2
+cmp_report "graph print_limit, self callee" "$F" --no-children -g graph,0.5,1,callee
+cmp_report "graph print_limit by sym" "$F" --no-children -g graph,0.5,2,caller -s sym
+cmp_report "fractal print_limit callee" "$F" -g fractal,0.5,2,callee
+cmp_report "fractal print_limit, self" "$F" --no-children -g fractal,0.5,3,callee
+cmp_report "flat print_limit" "$F" --no-children -g flat,0.5,2
+cmp_report "folded print_limit" "$F" --no-children -g folded,0.5,2
 cmp_report "time 20%-60%" "$F" --no-children -g none --time 20%-60%
 cmp_report "cpu 0" "$W/calls-cpu.data" --no-children -g none -C 0
 cmp_report "cpu key" "$W/calls-cpu.data" --no-children -g none -s cpu,sym

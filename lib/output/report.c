@@ -177,20 +177,25 @@ static uint64_t cumul_count(const hist *h, uint32_t n)
 	return c;
 }
 
-static void graph_line(const gctx *g, int depth, uint64_t mask, int lm)
+/* perf keeps the graph's pipes in an int and shifts 1 << depth: on x86 the
+ * shift count is taken mod 32, so below depth 32 the pipes of the levels
+ * 32 up reappear (deep recursions draw so); the same bits here */
+#define DEPTH_BIT(d) (1u << ((unsigned)(d) & 31))
+
+static void graph_line(const gctx *g, int depth, uint32_t mask, int lm)
 {
 	left_margin(g->out, lm);
 	for (int i = 0; i < depth; i++)
-		fputs((mask & (1ULL << i)) ? "|          " : "           ", g->out);
+		fputs((mask & DEPTH_BIT(i)) ? "|          " : "           ", g->out);
 	fputc('\n', g->out);
 }
 
-static void graph_entry(const gctx *g, uint32_t run_first, const char *name, int depth, uint64_t mask,
+static void graph_entry(const gctx *g, uint32_t run_first, const char *name, int depth, uint32_t mask,
 			int period_idx, uint64_t total, int lm, uint64_t value_period, uint64_t value_count)
 {
 	left_margin(g->out, lm);
 	for (int i = 0; i < depth; i++) {
-		fputc((mask & (1ULL << i)) ? '|' : ' ', g->out);
+		fputc((mask & DEPTH_BIT(i)) ? '|' : ' ', g->out);
 		if (!period_idx && i == depth - 1) {
 			fputs("--", g->out);
 			print_value(g, value_period, value_count, total);
@@ -204,13 +209,13 @@ static void graph_entry(const gctx *g, uint32_t run_first, const char *name, int
 	fputc('\n', g->out);
 }
 
-static bool graph_children(const gctx *g, uint32_t parent_end, uint64_t total, int depth, uint64_t mask, int lm)
+static bool graph_children(const gctx *g, uint32_t parent_end, uint64_t total, int depth, uint32_t mask, int lm)
 {
 	hist *h = g->h;
 	child_ref *kids;
 	size_t nk = sorted_children(h, parent_end, min_hit_for(g, parent_end), &kids);
 	uint64_t remaining = total;
-	uint64_t new_mask = mask;
+	uint32_t new_mask = mask;
 	unsigned printed = 0;
 	uint64_t cumul_cnt = 0;
 	char buf[64];
@@ -222,7 +227,7 @@ static bool graph_children(const gctx *g, uint32_t parent_end, uint64_t total, i
 			cumul_cnt += cumul_count(h, c);
 		bool last = i + 1 == nk;
 		if (last && (g->f->cc_mode != CC_FRACTAL || !remaining))
-			new_mask &= ~(1ULL << (depth - 1));
+			new_mask &= ~DEPTH_BIT(depth - 1);
 		graph_line(g, depth, mask, lm);
 		/* the run: c, and single children while the chain does not end */
 		int idx = 0;
@@ -235,12 +240,12 @@ static bool graph_children(const gctx *g, uint32_t parent_end, uint64_t total, i
 			n = h->cc_nodes[n].first_child;
 		}
 		uint64_t new_total = g->f->cc_mode == CC_FRACTAL ? h->cc_nodes[n].children_hit : total;
-		graph_children(g, n, new_total, depth + 1, new_mask | (1ULL << depth), lm);
+		graph_children(g, n, new_total, depth + 1, new_mask | DEPTH_BIT(depth), lm);
 		if (++printed == g->f->cc_print_limit)
 			break;
 	}
 	if (g->f->cc_mode == CC_FRACTAL && nk && remaining && remaining != total) {
-		new_mask &= ~(1ULL << (depth - 1));
+		new_mask &= ~DEPTH_BIT(depth - 1);
 		uint64_t rem_count = 0;
 		if (g->f->cc_value == CCV_COUNT) {
 			uint64_t pc = 0;

@@ -1299,8 +1299,9 @@ const char *sym_dso_unwind_path(sym_dso *d)
 			close(fd);
 		}
 	}
+	const char *path = d->image_fd >= 0 ? d->image_path : NULL;
 	pthread_mutex_unlock(&d->lock);
-	return d->image_fd >= 0 ? d->image_path : NULL;
+	return path;
 }
 
 bool sym_dso_extent(sym_dso *d, uint64_t *lo, uint64_t *hi)

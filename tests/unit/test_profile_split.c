@@ -418,7 +418,8 @@ static void crafted_load(const char *path, bool merge_threads, pf_profile **seq,
 	same_profile(*seq, *split);
 }
 
-/* A LOST_SAMPLES record (what "Total Lost Samples" counts, as perf) */
+/* A LOST_SAMPLES record (perf's "Total Lost Samples" counts these; LOST
+ * records, the ring buffer's losses, are counted apart, as perf does). */
 static void put_lost(pdw_writer *w, uint64_t t, uint64_t n)
 {
 	uint8_t r[32] = { 0 };
@@ -433,7 +434,7 @@ static void put_lost(pdw_writer *w, uint64_t t, uint64_t n)
 }
 
 /* Rounds of 10 samples 100 ns apart; the fourth round also holds a sample
- * and a LOST record timed 500/600, which the reader delivers after the
+ * and a LOST_SAMPLES record timed 500/600, which the reader delivers after the
  * second round's samples (rounds are flushed up to the previous round's
  * last time). The halves part at the sample of 1100, so the late ones
  * belong to the second half although their times are before the split. */
@@ -450,7 +451,7 @@ static void test_split_late_sample(void **state)
 				   0x4000 + (uint64_t)((round * 7 + i) % 5) * 16);
 		if (round == 3) {
 			put_sample(w, 101, 500, 0x4abc);    /* late, a location of its own */
-			put_lost(w, 600, 7);
+			put_lost(w, 600, 7);                /* a late LOST_SAMPLES record */
 		}
 		assert_int_equal(pdw_finished_round(w, &err), 0);
 	}

@@ -55,11 +55,13 @@ static int ev_cb(void *arg, const proff_trace_thread_info *th, const proff_trace
 }
 
 /* A failure must say what is wrong and name the file; a format error also
- * gives the byte offset. */
+ * says where: the byte offset, or the line for the text formats that
+ * pf_profile_load also recognises (folded stacks: "line N: ..."). */
 static void check_err(int rc, const proff_error *e)
 {
 	if (rc < 0 && (!e->code || !e->msg[0] || strcmp(e->file, path) ||
-		       (e->code == PROFF_EFORMAT && e->offset == PROFF_NO_OFFSET)))
+		       (e->code == PROFF_EFORMAT && e->offset == PROFF_NO_OFFSET &&
+			strncmp(e->msg, "line ", 5))))
 		abort();
 }
 

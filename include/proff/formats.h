@@ -26,6 +26,11 @@
 #include "proff/error.h"
 #include "proff/profile.h"
 
+/* The perf type of an event read from pprof or folded stacks whose name is
+ * no perf event's ("cpu", "alloc_space", "folded"); its config is a hash of
+ * the name. No perf PMU has this type ("prof"). */
+#define PF_EVENT_TYPE_NAMED 0x70726f66u
+
 enum pf_format {
 	PF_FORMAT_UNKNOWN = 0,
 	PF_FORMAT_PERF,            /* perf.data (file or pipe) */

@@ -115,6 +115,17 @@ check_same "perf.data's pipe stream from a pipe (nothing consumed by the format 
 "$PROFF" report -i "$D/perfdata/small.data" | strip > "$W/a.txt"
 check_same "perf.data as a redirected file" "$W/a.txt" "$W/b.txt"
 
+# ---- proff diff across formats -----------------------------------------------------------
+"$PROFF" diff "$D/perfdata/small.data" "$W/small.pb.gz" > "$W/d.txt" 2>"$W/err"
+n=$(grep -c '^ *[0-9.]*% *+0\.00% ' "$W/d.txt"); bad=$(grep -v '^#' "$W/d.txt" | grep -c '%' )
+if [ "$n" -gt 10 ] && [ "$n" = "$bad" ]; then ok "diff perf.data against its pprof: $n rows, every delta +0.00%"
+else not_ok "diff perf.data against its pprof ($n of $bad rows +0.00%)"; head -20 "$W/d.txt" | sed 's/^/#   /'; cat "$W/err"; fi
+"$PROFF" diff "$D/formats/small.folded" "$W/s.pb.gz" > "$W/d.txt"
+n=$(grep -c '^ *[0-9.]*% *+0\.00% ' "$W/d.txt")
+[ "$n" = 8 ] && ok "diff folded against its pprof: 8 rows, every delta +0.00%" || { not_ok "diff folded against pprof ($n rows)"; sed 's/^/#   /' "$W/d.txt"; }
+"$PROFF" diff --sample-type samples "$W/small.pb.gz" "$W/small.pb.gz" > "$W/d.txt"
+grep -q "^# Event 'samples'" "$W/d.txt" && ok "diff --sample-type" || { not_ok "diff --sample-type"; head -3 "$W/d.txt"; }
+
 # ---- labels on profiles without them -------------------------------------------------------
 "$PROFF" report -i "$D/perfdata/small.data" -s label:x,comm -g none -q | sed 's/ *$//' > "$W/r.txt"
 if grep -q '^ *100\.00% *100\.00% *\[none\] *sh$' "$W/r.txt"; then ok "-s label:NAME on a perf.data: one [none] row"

@@ -73,6 +73,13 @@ typedef struct pf_write_opts {
  * again, mappings with their build ids. */
 int pf_pprof_write(pf_profile *p, FILE *out, const pf_write_opts *o, proff_error *err);
 
+/* perf.data (a file: path), for perf report and perf diff: every event,
+ * thread, map and sample (as many records as it counts samples), the
+ * stacks as callchains. Needs addresses perf can look up: a profile whose
+ * functions are names without their binary (folded stacks) is refused
+ * (PROFF_ENOTSUP). */
+int pf_perfdata_write(pf_profile *p, const char *path, proff_error *err);
+
 /* Folded stacks of one event: "comm-pid/tid;root;...;leaf period" per
  * stack (the comm prefix when the profile knows its threads), kernel
  * frames with "_[k]" as stackcollapse-perf.pl --kernel, lines sorted. */

@@ -74,7 +74,8 @@ typedef struct pf_write_opts {
 int pf_pprof_write(pf_profile *p, FILE *out, const pf_write_opts *o, proff_error *err);
 
 /* perf.data (a file: path), for perf report and perf diff: every event,
- * thread, map and sample (as many records as it counts samples), the
+ * thread, map and sample (a record per raw sample when the profile kept
+ * their order, pf_load_opts.keep_sequence; else per aggregated sample), the
  * stacks as callchains. Needs addresses perf can look up: a profile whose
  * functions are names without their binary (folded stacks) is refused
  * (PROFF_ENOTSUP). */

@@ -16,9 +16,9 @@
  *     addresses the source found in no map (they stay unresolved), build
  *     ids in the BUILD_ID feature;
  *   - a SAMPLE record per raw sample in the order read when the profile
- *     kept it (pf_load_opts.keep_sequence: proff convert does), else per
- *     aggregated sample as many as it counts samples (its period shared
- *     out); the stack as perf's callchain (context markers where it
+ *     kept it (pf_load_opts.keep_sequence: proff convert does; a pprof
+ *     Sample or a folded line is one), else one per aggregated sample with
+ *     its period; the stack as perf's callchain (context markers where it
  *     crosses between kernel and user), times increasing by 1 µs from 1 s.
  * Threads the profile does not know (pid -1) become processes of their own
  * (pids from 4,000,000 on: above any real pid).
@@ -256,8 +256,9 @@ static void sample_rec(pd_out *o, rec *r, const pf_sample *s, uint32_t thread, c
 
 /* The samples: in the order they were read when the profile kept it (a
  * record per raw sample, its own thread and period: perf's orders that
- * depend on it come out the same), else a record per sample counted, the
- * aggregate's period shared out */
+ * depend on it come out the same), else a record per aggregated sample
+ * with its whole period (a count of millions would be millions of
+ * records) */
 static int write_samples(pd_out *o, pdw_writer *w, rec *r, const int *slot_of, uint64_t *time, const bool *cpu,
 			 const bool *cc)
 {
@@ -284,16 +285,12 @@ static int write_samples(pd_out *o, pdw_writer *w, rec *r, const int *slot_of, u
 		if (s->evsel >= p->nr_events || slot_of[s->evsel] < 0 || !s->stack)
 			continue;
 		sample_rec(o, r, s, s->thread, slot_of, cpu, cc, &time_at, &period_at);
-		uint32_t count = s->count ? s->count : 1;
-		uint64_t each = s->period / count, first = s->period - each * (count - 1);
-		for (uint32_t c = 0; c < count; c++) {
-			*time += 1000;
-			memcpy(r->b + time_at, time, 8);
-			memcpy(r->b + period_at, c ? &each : &first, 8);
-			int rc = r_emit(w, r, o->err);
-			if (rc < 0)
-				return rc;
-		}
+		*time += 1000;
+		memcpy(r->b + time_at, time, 8);
+		memcpy(r->b + period_at, &s->period, 8);
+		int rc = r_emit(w, r, o->err);
+		if (rc < 0)
+			return rc;
 	}
 	return 0;
 }

@@ -4,10 +4,10 @@
  * IN is anything proff reads (perf.data, an exact trace, pprof, folded
  * stacks; "-" for standard input). OUT's format comes from --to or its
  * name: .pb.gz and .pprof pprof (gzipped), .pb pprof, .folded folded
- * stacks, .trace.json Chrome's trace event JSON, .speedscope.json
- * speedscope; "-" is standard output (then --to is needed). The last two
- * need an exact trace (proff record --instrument). docs/formats/interchange.md
- * describes what each format keeps.
+ * stacks, .data perf.data, .trace.json Chrome's trace event JSON,
+ * .speedscope.json speedscope; "-" is standard output (then --to is needed;
+ * not for perf.data). The last two need an exact trace (proff record
+ * --instrument). docs/formats/interchange.md describes what each keeps.
  */
 #include <getopt.h>
 #include <stdio.h>
@@ -19,11 +19,12 @@
 #include "proff/profile.h"
 #include "proff/trace.h"
 
-enum out_fmt { OUT_NONE, OUT_PPROF_GZ, OUT_PPROF, OUT_FOLDED, OUT_CHROME, OUT_SPEEDSCOPE };
+enum out_fmt { OUT_NONE, OUT_PPROF_GZ, OUT_PPROF, OUT_FOLDED, OUT_CHROME, OUT_SPEEDSCOPE, OUT_PERF };
 
 static const struct { const char *name; enum out_fmt f; } fmt_names[] = {
 	{ "pprof", OUT_PPROF_GZ }, { "pb.gz", OUT_PPROF_GZ }, { "pb", OUT_PPROF }, { "folded", OUT_FOLDED },
 	{ "chrome", OUT_CHROME }, { "trace.json", OUT_CHROME }, { "speedscope", OUT_SPEEDSCOPE },
+	{ "perf", OUT_PERF }, { "data", OUT_PERF },
 };
 
 /* by the name's ending */
@@ -32,7 +33,7 @@ static enum out_fmt fmt_of_name(const char *path)
 	static const struct { const char *ext; enum out_fmt f; } ext[] = {
 		{ ".pb.gz", OUT_PPROF_GZ }, { ".pprof", OUT_PPROF_GZ }, { ".pb", OUT_PPROF },
 		{ ".folded", OUT_FOLDED }, { ".folded.txt", OUT_FOLDED }, { ".trace.json", OUT_CHROME },
-		{ ".speedscope.json", OUT_SPEEDSCOPE },
+		{ ".speedscope.json", OUT_SPEEDSCOPE }, { ".data", OUT_PERF },
 	};
 	size_t n = strlen(path);
 	for (size_t i = 0; i < sizeof(ext) / sizeof(ext[0]); i++) {
@@ -48,9 +49,9 @@ static void usage(FILE *f)
 	fprintf(f, "\n Usage: proff convert [<options>] IN OUT\n\n"
 		   "    IN: perf.data, an exact trace, pprof (.pb.gz), folded stacks; - for standard input\n"
 		   "    OUT: its format from --to or its name: .pb.gz/.pprof (pprof, gzipped), .pb (pprof),\n"
-		   "         .folded (folded stacks), .trace.json (Chrome trace events), .speedscope.json;\n"
-		   "         - for standard output\n\n"
-		   "    --to FORMAT            pprof, pb (not compressed), folded, chrome, speedscope\n"
+		   "         .folded (folded stacks), .data (perf.data), .trace.json (Chrome trace events),\n"
+		   "         .speedscope.json; - for standard output\n\n"
+		   "    --to FORMAT            pprof, pb (not compressed), folded, perf, chrome, speedscope\n"
 		   "    --sample-type TYPE     pprof input: the sample type read (name or index; default the last)\n"
 		   "    --event NAME           folded output: the event written (default the first with samples)\n"
 		   "    --lines                pprof output: the locations' source files and lines (from DWARF)\n"
@@ -133,15 +134,17 @@ int cmd_convert(int argc, char **argv)
 			if (!strcmp(fmt_names[i].name, to))
 				f = fmt_names[i].f;
 		if (f == OUT_NONE) {
-			cli_errorf("--to %s: not a format (pprof, pb, folded, chrome, speedscope)", to);
+			cli_errorf("--to %s: not a format (pprof, pb, folded, perf, chrome, speedscope)", to);
 			return EXIT_USAGE;
 		}
 	} else if ((f = fmt_of_name(outp)) == OUT_NONE) {
-		cli_errorf("%s: which format? Name it .pb.gz, .pprof, .pb, .folded, .trace.json or .speedscope.json, or give --to",
+		cli_errorf("%s: which format? Name it .pb.gz, .pprof, .pb, .folded, .data, .trace.json or .speedscope.json, or give --to",
 			   outp);
 		return EXIT_USAGE;
 	}
 	wo.gzip = f == OUT_PPROF_GZ;
+	/* perf.data: every raw sample in its order (perf's orders read it) */
+	lo.keep_sequence = f == OUT_PERF;
 	bool timeline = f == OUT_CHROME || f == OUT_SPEEDSCOPE;
 	if (timeline && !pf_is_trace_file(in)) {
 		cli_errorf("%s: Chrome trace and speedscope output are timelines of an exact trace "
@@ -168,6 +171,18 @@ int cmd_convert(int argc, char **argv)
 				return 1;
 			}
 		}
+	}
+	if (f == OUT_PERF) {
+		int rc = 0;
+		if (!strcmp(outp, "-")) {
+			cli_errorf("perf.data output needs a file name, not -");
+			rc = EXIT_USAGE;
+		} else if (pf_perfdata_write(prof, outp, &err) < 0) {
+			cli_error(&err);
+			rc = 1;
+		}
+		pf_profile_free(prof);
+		return rc;
 	}
 	FILE *out = stdout;
 	if (strcmp(outp, "-") && !(out = fopen(outp, "w"))) {

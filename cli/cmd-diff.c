@@ -28,6 +28,7 @@
 #include "cmds.h"
 #include "diff-groups.h"
 #include "proff/config.h"
+#include "proff/formats.h"
 #include "proff/diff.h"
 #include "proff/hist.h"
 #include "proff/perfdata.h"
@@ -48,6 +49,7 @@ typedef struct diff_cli {
 	/* groups of runs */
 	const char *test_arg, *fdr_arg, *metric_arg, *fail_arg, *min_share_arg;
 	bool children, significant_only, power;
+	const char *sample_type, *label;   /* pprof profiles (lib/formats) */
 } diff_cli;
 
 enum opt_kind { O_BOOL, O_COUNT, O_STR, O_STR_NOEMPTY };
@@ -110,6 +112,8 @@ static const opt_def opts[] = {
 	{ 0, "power", O_BOOL, F(power), NULL, "groups: runs per group needed to detect the delta of other rows" },
 	{ 0, "fail-on-regression", O_STR, F(fail_arg), "T|T%",
 	  "groups: exit 3 when a significant increase above T (points, or T% of the baseline) exists" },
+	{ 0, "sample-type", O_STR, F(sample_type), "type", "pprof profiles: the sample type compared (name or index; default the last)" },
+	{ 0, "label", O_STR, F(label), "name=value[,value...]", "pprof profiles: only the samples whose label name has one of the values" },
 };
 #undef F
 #define NR_OPTS (sizeof(opts) / sizeof(opts[0]))
@@ -873,6 +877,8 @@ int cmd_diff(int argc, char **argv)
 		pf_load_opts_init(&j->lo);
 		j->lo.symfs = c.symfs;
 		j->lo.kallsyms = c.kallsyms;
+		j->lo.sample_type = c.sample_type;
+		j->lo.label_filter = c.label;
 		if (c.buildid_dir)
 			j->lo.buildid_dir = c.buildid_dir;
 		j->lo.use_callchain = need_callchain;
@@ -983,6 +989,12 @@ int cmd_diff(int argc, char **argv)
 				for (size_t e = 0; e < profs[f]->nr_events && match < 0; e++)
 					if (profs[f]->events[e].type == be->type && profs[f]->events[e].config == be->config)
 						match = (long)e;
+			/* profiles of one event each, one of them read from pprof or
+			 * folded stacks under a name that is no perf event's (Go's
+			 * "cpu" against a perf.data's cpu-clock): that event */
+			if (match < 0 && profs[0]->nr_events == 1 && profs[f]->nr_events == 1 &&
+			    (be->type == PF_EVENT_TYPE_NAMED || profs[f]->events[0].type == PF_EVENT_TYPE_NAMED))
+				match = 0;
 			hj[f] = (hist_job){ .prof = profs[f], .evsel = match, .ho = &ho };
 		}
 		run_jobs(hj, sizeof(*hj), nfiles, par, hist_thread);

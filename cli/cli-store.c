@@ -28,7 +28,7 @@ int cli_store_open(const char *url, bool create, store **out)
 	proff_err_clear(&err);
 	if (store_open(url, &auth, create, out, &err)) {
 		cli_error(&err);
-		return -1;
+		return err.code == PROFF_EUSAGE ? EXIT_USAGE : 1;
 	}
 	return 0;
 }
@@ -90,9 +90,10 @@ int cli_store_report(const char *url, char *const *where, size_t nwhere, const h
 		store_sel_free(&sel);
 		return EXIT_USAGE;
 	}
-	if (cli_store_open(url, false, &s)) {
+	int orc = cli_store_open(url, false, &s);
+	if (orc) {
 		store_sel_free(&sel);
-		return 1;
+		return orc;
 	}
 	int rc = 1;
 	char **events = NULL;
@@ -195,9 +196,9 @@ int cli_store_diff(const char *url, const char *replicate, char *const *words, c
 		}
 	}
 	store *s;
-	rc = 1;
-	if (cli_store_open(url, false, &s))
+	if ((rc = cli_store_open(url, false, &s)))
 		goto out_sels;
+	rc = 1;
 	char **events = NULL;
 	if (store_events(s, sels, ngroups, &events, &err)) {
 		cli_error(&err);

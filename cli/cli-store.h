@@ -11,7 +11,7 @@
 #include "proff/report.h"
 #include "proff/store.h"
 
-/* 0, or -1 after a message */
+/* 0, or the exit status after a message (129: a usage error) */
 int cli_store_open(const char *url, bool create, store **out);
 /* Exit statuses */
 int cli_store_report(const char *url, char *const *where, size_t nwhere, const hist_opts *ho,

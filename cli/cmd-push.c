@@ -79,7 +79,9 @@ static char *file_host(const char *path)
 	return host;
 }
 
-static int push_one(store *s, const char *path, const label_arg *labels, size_t nlabels, bool srclines, bool quiet)
+/* a file in the store's form with its labels: 0, -1 (reported), -2 a usage error */
+static int prepare(const char *path, const label_arg *labels, size_t nlabels, bool srclines, bool quiet,
+		   store_prof **out)
 {
 	proff_error err;
 	proff_err_clear(&err);
@@ -100,6 +102,7 @@ static int push_one(store *s, const char *path, const label_arg *labels, size_t 
 	for (size_t i = 0; i < p->nr_warnings; i++)
 		cli_warnf("%s", p->warnings[i]);
 	store_prof *sp;
+	*out = NULL;
 	int rc = store_prof_from_profile(p, id, srclines, &sp, &err);
 	pf_profile_free(p);
 	if (rc) {
@@ -131,17 +134,37 @@ static int push_one(store *s, const char *path, const label_arg *labels, size_t 
 			return -2;
 		}
 	}
-	int status = 0;
-	rc = store_put(s, sp, &status, &err);
+	*out = sp;
+	return 0;
+}
+
+/* push a batch; the files not stored go to retry */
+static size_t push_batch(store *s, store_prof **sps, char **paths, size_t n, bool quiet, char **retry)
+{
+	int *status = calloc(n, sizeof(int));
+	proff_error err;
+	proff_err_clear(&err);
+	size_t failed = 0;
+	int rc = status ? store_put(s, (const store_prof *const *)sps, n, status, &err)
+			: proff_err_set(&err, PROFF_ENOMEM, NULL, PROFF_NO_OFFSET, "out of memory");
 	if (rc) {
 		cli_error(&err);
-		cli_errorf("%s: not stored (nothing of it is visible in %s): push it again", path, store_name(s));
+		for (size_t i = 0; i < n; i++) {
+			cli_errorf("%s: not stored (nothing of it is visible in %s)", paths[i], store_name(s));
+			retry[failed++] = paths[i];
+		}
 	} else if (!quiet) {
-		printf("%s %s: %s (%zu stacks, %zu samples)\n", id, path,
-		       status == STORE_PUT_EXISTS ? "already stored" : "stored", sp->nr_stacks, sp->nr_samples);
+		for (size_t i = 0; i < n; i++)
+			printf("%s %s: %s (%zu stacks, %zu samples)\n", sps[i]->id, paths[i],
+			       status[i] == STORE_PUT_EXISTS ? "already stored" : "stored", sps[i]->nr_stacks,
+			       sps[i]->nr_samples);
 	}
-	store_prof_free(sp);
-	return rc ? -1 : 0;
+	for (size_t i = 0; i < n; i++) {
+		store_prof_free(sps[i]);
+		sps[i] = NULL;
+	}
+	free(status);
+	return failed;
 }
 
 int cmd_push(int argc, char **argv)
@@ -204,9 +227,9 @@ int cmd_push(int argc, char **argv)
 		goto out;
 	}
 	store *s;
-	rc = 1;
-	if (cli_store_open(url, true, &s))
+	if ((rc = cli_store_open(url, true, &s)))
 		goto out;
+	rc = 1;
 	if (init) {
 		proff_error err;
 		proff_err_clear(&err);
@@ -216,19 +239,41 @@ int cmd_push(int argc, char **argv)
 			goto out;
 		}
 	}
-	size_t failed = 0;
+	size_t failed = 0, nb = 0, bsamples = 0;
 	char **retry = calloc(nfiles ? nfiles : 1, sizeof(char *));
+	/* files pushed in batches (one request per table and batch): up to
+	 * 64 files or a million samples at a time */
+	store_prof *batch[64];
+	char *bpath[64];
+	if (!retry) {
+		store_close(s);
+		goto out;
+	}
 	for (size_t f = 0; f < nfiles; f++) {
-		int r = push_one(s, files[f], labels, nlabels, srclines, quiet);
+		store_prof *sp;
+		int r = prepare(files[f], labels, nlabels, srclines, quiet, &sp);
 		if (r == -2) {       /* a usage error: the same for every file */
+			for (size_t i = 0; i < nb; i++)
+				store_prof_free(batch[i]);
 			store_close(s);
 			free(retry);
 			rc = EXIT_USAGE;
 			goto out;
 		}
-		if (r < 0 && retry)
+		if (r < 0) {
 			retry[failed++] = files[f];
+			continue;
+		}
+		batch[nb] = sp;
+		bpath[nb++] = files[f];
+		bsamples += sp->nr_samples;
+		if (nb == 64 || bsamples >= 1000000 || f + 1 == nfiles) {
+			failed += push_batch(s, batch, bpath, nb, quiet, retry + failed);
+			nb = bsamples = 0;
+		}
 	}
+	if (nb)
+		failed += push_batch(s, batch, bpath, nb, quiet, retry + failed);
 	store_close(s);
 	rc = 0;
 	if (failed) {

@@ -240,10 +240,13 @@ const char *store_name(const store *s);
  * and the Distributed tables over that cluster. */
 int store_init(store *s, const char *cluster, proff_error *err);
 
-enum store_put_status { STORE_PUT_NEW, STORE_PUT_EXISTS, STORE_PUT_COMPLETED };
-/* Store a profile, or nothing when its id is there already. Atomic: a
- * failure leaves nothing visible; pushing again completes it. */
-int store_put(store *s, const store_prof *sp, int *status, proff_error *err);
+enum store_put_status { STORE_PUT_NEW, STORE_PUT_EXISTS };
+/* Store profiles, or nothing of one whose id is there already
+ * (status[i]). Atomic per profile: a failure leaves none of the profiles
+ * not stored yet visible (ClickHouse: their markers are one INSERT,
+ * written last; the local store: each file renamed into place after the
+ * batch is on disk); pushing them again completes them. */
+int store_put(store *s, const store_prof *const *sps, size_t n, int *status, proff_error *err);
 /* Run a query into *out (store_result_finish done). */
 int store_query_run(store *s, const store_query *q, store_result **out, proff_error *err);
 /* The events of the selected profiles (names, in the order the first

@@ -297,64 +297,62 @@ static int insert(store *s, const char *table, const sbuf *rows, proff_error *er
 	return rc;
 }
 
-/* the stacks of sp the server has not: their hashes asked in chunks */
-static int missing_stacks(store *s, const store_prof *sp, uint8_t *have, proff_error *err)
+/* The stacks of the batch the server lacks (asked by hash in chunks),
+ * each once, in one INSERT */
+static int insert_stacks(store *s, const store_prof *const *sps, size_t n, const int *status, proff_error *err)
 {
 	ch_store *c = s->impl;
-	sbuf q = { 0 }, r = { 0 };
-	int rc = 0;
-	pf_map64 idx;
+	pf_map64 idx;        /* hash -> profile << 32 | stack, for the stacks of the new profiles */
 	pf_map64_init(&idx);
-	for (size_t i = 0; i < sp->nr_stacks; i++) {
-		bool f;
-		uint64_t *v = pf_map64_upsert(&idx, sp->stacks[i].hash, &f);
-		if (!v) {
-			rc = proff_err_set(err, PROFF_ENOMEM, NULL, PROFF_NO_OFFSET, "out of memory");
-			goto out;
+	uint64_t *hashes = NULL;
+	size_t nh = 0, cap = 0;
+	sbuf q = { 0 }, r = { 0 }, b = { 0 };
+	int rc = 0;
+	for (size_t p = 0; p < n && !rc; p++) {
+		if (status[p] != STORE_PUT_NEW)
+			continue;
+		for (size_t i = 0; i < sps[p]->nr_stacks; i++) {
+			bool f;
+			uint64_t *v = pf_map64_upsert(&idx, sps[p]->stacks[i].hash, &f);
+			if (!v || (!f && PF_GROW(hashes, cap, nh + 1))) {
+				rc = proff_err_set(err, PROFF_ENOMEM, NULL, PROFF_NO_OFFSET, "out of memory");
+				break;
+			}
+			if (!f) {
+				*v = (uint64_t)p << 32 | i;
+				hashes[nh++] = sps[p]->stacks[i].hash;
+			}
 		}
-		*v = i;
 	}
-	for (size_t at = 0; at < sp->nr_stacks && !rc; at += 4096) {
+	for (size_t at = 0; at < nh && !rc; at += 8192) {
 		q.n = 0;
 		sbuf_printf(&q, "SELECT DISTINCT stack FROM %s.proff_stacks WHERE stack IN (", c->db);
-		for (size_t i = at; i < sp->nr_stacks && i < at + 4096; i++)
-			sbuf_printf(&q, i > at ? ",%" PRIu64 : "%" PRIu64, sp->stacks[i].hash);
+		for (size_t i = at; i < nh && i < at + 8192; i++)
+			sbuf_printf(&q, i > at ? ",%" PRIu64 : "%" PRIu64, hashes[i]);
 		sbuf_puts(&q, ") FORMAT TabSeparated");
 		if (q.oom) {
 			rc = proff_err_set(err, PROFF_ENOMEM, NULL, PROFF_NO_OFFSET, "out of memory");
 			break;
 		}
+		/* in the body: a long IN list exceeds no URL limit */
 		if ((rc = ch_sql(s, q.p, &r, err)))
 			break;
 		for (const char *p = r.p; p && *p;) {
 			char *e;
-			uint64_t h = strtoull(p, &e, 10);
-			uint64_t i;
-			if (e != p && pf_map64_get(&idx, h, &i))
-				have[i] = 1;
+			uint64_t h = strtoull(p, &e, 10), v;
+			if (e != p && pf_map64_get(&idx, h, &v))
+				pf_map64_upsert(&idx, h, &(bool){ 0 })[0] = UINT64_MAX;     /* there already */
 			p = strchr(e, '\n');
 			p = p ? p + 1 : NULL;
 		}
 	}
-out:
-	pf_map64_free(&idx);
-	sbuf_free(&q);
-	sbuf_free(&r);
-	return rc;
-}
-
-static int insert_stacks(store *s, const store_prof *sp, proff_error *err)
-{
-	uint8_t *have = pf_calloc(sp->nr_stacks ? sp->nr_stacks : 1, 1);
-	if (!have)
-		return proff_err_set(err, PROFF_ENOMEM, NULL, PROFF_NO_OFFSET, "out of memory");
-	int rc = missing_stacks(s, sp, have, err);
-	sbuf b = { 0 };
-	size_t n = 0;
-	for (size_t i = 0; i < sp->nr_stacks && !rc; i++) {
-		if (have[i])
+	size_t nnew = 0;
+	for (size_t k = 0; k < nh && !rc; k++) {
+		uint64_t v;
+		if (!pf_map64_get(&idx, hashes[k], &v) || v == UINT64_MAX)
 			continue;
-		const store_stack *st = &sp->stacks[i];
+		const store_prof *sp = sps[v >> 32];
+		const store_stack *st = &sp->stacks[v & 0xffffffffu];
 		const uint32_t *fr = sp->stack_frames + st->first;
 		sbuf_printf(&b, "{\"stack\":%" PRIu64, st->hash);
 		static const char *const names[] = { "dso", "dso_long", "sym", "srcline" };
@@ -380,44 +378,45 @@ static int insert_stacks(store *s, const store_prof *sp, proff_error *err)
 			json_str(&b, &l, 1);
 		}
 		sbuf_puts(&b, "]}\n");
-		n++;
+		nnew++;
 	}
 	if (!rc && b.oom)
 		rc = proff_err_set(err, PROFF_ENOMEM, NULL, PROFF_NO_OFFSET, "out of memory");
-	if (!rc && n)
+	if (!rc && nnew)
 		rc = insert(s, "proff_stacks", &b, err);
+	pf_map64_free(&idx);
+	free(hashes);
+	sbuf_free(&q);
+	sbuf_free(&r);
 	sbuf_free(&b);
-	free(have);
 	return rc;
 }
 
-static int insert_samples(store *s, const store_prof *sp, uint64_t push, proff_error *err)
+static void samples_json(sbuf *b, const store_prof *sp, uint64_t push)
 {
-	sbuf head = { 0 }, b = { 0 };
+	sbuf head = { 0 };
 	sbuf_puts(&head, "{");
 	day_time(&head, sp->time);
 	sbuf_printf(&head, ",\"id\":\"%s\",\"push\":%" PRIu64 ",", sp->id, push);
 	labels_json(&head, sp);
 	for (size_t i = 0; i < sp->nr_samples; i++) {
 		const store_sample *sm = &sp->samples[i];
-		sbuf_put(&b, head.p, head.n);
-		sbuf_puts(&b, ",\"event\":");
-		json_sid(&b, sp, sp->events[sm->event].name);
-		sbuf_puts(&b, ",\"comm\":");
-		json_sid(&b, sp, sm->comm);
-		sbuf_printf(&b, ",\"seq\":%zu,\"stack\":%" PRIu64 ",\"period\":%" PRIu64 ",\"count\":%" PRIu64 "}\n",
+		sbuf_put(b, head.p, head.n);
+		sbuf_puts(b, ",\"event\":");
+		json_sid(b, sp, sp->events[sm->event].name);
+		sbuf_puts(b, ",\"comm\":");
+		json_sid(b, sp, sm->comm);
+		sbuf_printf(b, ",\"seq\":%zu,\"stack\":%" PRIu64 ",\"period\":%" PRIu64 ",\"count\":%" PRIu64 "}\n",
 			    i, sp->stacks[sm->stack].hash, sm->period, sm->count);
 	}
-	int rc = head.oom || b.oom ? proff_err_set(err, PROFF_ENOMEM, NULL, PROFF_NO_OFFSET, "out of memory")
-				   : sp->nr_samples ? insert(s, "proff_samples", &b, err) : 0;
+	if (head.oom)
+		b->oom = true;
 	sbuf_free(&head);
-	sbuf_free(&b);
-	return rc;
 }
 
-static int insert_marker(store *s, const store_prof *sp, uint64_t push, proff_error *err)
+static void marker_json(sbuf *bp, const store_prof *sp, uint64_t push)
 {
-	sbuf b = { 0 };
+#define b (*bp)
 	sbuf_puts(&b, "{");
 	day_time(&b, sp->time);
 	sbuf_printf(&b, ",\"id\":\"%s\",\"push\":%" PRIu64 ",", sp->id, push);
@@ -439,47 +438,65 @@ static int insert_marker(store *s, const store_prof *sp, uint64_t push, proff_er
 	ARR("callchain", "%d", sp->events[e].callchain ? 1 : 0);
 #undef ARR
 	sbuf_printf(&b, "],\"nr_stacks\":%zu,\"nr_samples\":%zu}\n", sp->nr_stacks, sp->nr_samples);
-	int rc = b.oom ? proff_err_set(err, PROFF_ENOMEM, NULL, PROFF_NO_OFFSET, "out of memory")
-		       : insert(s, "proff_profiles", &b, err);
-	sbuf_free(&b);
-	return rc;
+#undef b
 }
 
-static int ch_put(store *s, const store_prof *sp, int *status, proff_error *err)
+static int ch_put(store *s, const store_prof *const *sps, size_t n, int *status, proff_error *err)
 {
 	ch_store *c = s->impl;
 	int rc = ch_mode(s, true, err);
 	if (rc)
 		return rc;
+	/* which ids are marked already */
 	sbuf q = { 0 }, r = { 0 };
-	sbuf_printf(&q, "SELECT count() FROM %s.proff_profiles WHERE id = '%s' FORMAT TabSeparated", c->db, sp->id);
-	rc = ch_sql(s, q.p, &r, err);
-	bool marked = !rc && r.p && strtoull(r.p, NULL, 10) > 0;
+	sbuf_printf(&q, "SELECT DISTINCT id FROM %s.proff_profiles WHERE id IN (", c->db);
+	for (size_t i = 0; i < n; i++)
+		sbuf_printf(&q, i ? ",'%s'" : "'%s'", sps[i]->id);       /* ids are hex digits */
+	sbuf_puts(&q, ") FORMAT TabSeparated");
+	rc = q.oom ? proff_err_set(err, PROFF_ENOMEM, NULL, PROFF_NO_OFFSET, "out of memory") : ch_sql(s, q.p, &r, err);
 	sbuf_free(&q);
-	sbuf_free(&r);
-	if (rc)
+	if (rc) {
+		sbuf_free(&r);
 		return rc;
-	if (marked) {
-		*status = STORE_PUT_EXISTS;
-		return 0;
 	}
+	size_t nnew = 0;
+	for (size_t i = 0; i < n; i++) {
+		status[i] = r.p && strstr(r.p, sps[i]->id) ? STORE_PUT_EXISTS : STORE_PUT_NEW;
+		for (size_t j = 0; j < i && status[i] == STORE_PUT_NEW; j++)
+			if (!strcmp(sps[j]->id, sps[i]->id))
+				status[i] = STORE_PUT_EXISTS;
+		nnew += status[i] == STORE_PUT_NEW;
+	}
+	sbuf_free(&r);
+	if (!nnew)
+		return 0;
 	/* a push's number: its time in ns (the earliest marked push of an id is
 	 * the one queries read) */
 	struct timespec ts;
 	clock_gettime(CLOCK_REALTIME, &ts);
 	uint64_t push = (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-	if ((rc = insert_stacks(s, sp, err)))
+	if ((rc = insert_stacks(s, sps, n, status, err)))
 		return rc;
 	if (c->stop_after == 1)
 		return proff_err_set(err, PROFF_EIO, s->name, PROFF_NO_OFFSET, "stopped after the stacks (test hook)");
-	if ((rc = insert_samples(s, sp, push, err)))
-		return rc;
-	if (c->stop_after == 2)
-		return proff_err_set(err, PROFF_EIO, s->name, PROFF_NO_OFFSET, "stopped after the samples (test hook)");
-	if ((rc = insert_marker(s, sp, push, err)))
-		return rc;
-	*status = STORE_PUT_NEW;
-	return 0;
+	sbuf b = { 0 };
+	for (size_t i = 0; i < n; i++)
+		if (status[i] == STORE_PUT_NEW)
+			samples_json(&b, sps[i], push);
+	rc = b.oom ? proff_err_set(err, PROFF_ENOMEM, NULL, PROFF_NO_OFFSET, "out of memory")
+		   : b.n ? insert(s, "proff_samples", &b, err) : 0;
+	if (!rc && c->stop_after == 2)
+		rc = proff_err_set(err, PROFF_EIO, s->name, PROFF_NO_OFFSET, "stopped after the samples (test hook)");
+	/* the markers last, in one INSERT: the batch's profiles appear together */
+	b.n = 0;
+	for (size_t i = 0; i < n && !rc; i++)
+		if (status[i] == STORE_PUT_NEW)
+			marker_json(&b, sps[i], push);
+	if (!rc)
+		rc = b.oom ? proff_err_set(err, PROFF_ENOMEM, NULL, PROFF_NO_OFFSET, "out of memory")
+			   : insert(s, "proff_profiles", &b, err);
+	sbuf_free(&b);
+	return rc;
 }
 
 /* ---- queries ----------------------------------------------------------------------- */

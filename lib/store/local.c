@@ -363,39 +363,66 @@ static int path_of(const local_store *ls, const char *name, char *buf, size_t le
 	return n < 0 || (size_t)n >= len ? -1 : 0;
 }
 
-static int local_put(store *s, const store_prof *sp, int *status, proff_error *err)
+/* Every new profile written under its temporary name and synced, then
+ * each renamed into place and the directory synced: a file is whole or
+ * absent. */
+static int local_put(store *s, const store_prof *const *sps, size_t n, int *status, proff_error *err)
 {
 	local_store *ls = s->impl;
-	char fin[4096], tmp[4096], name[128];
-	snprintf(name, sizeof(name), "profiles/%s.prof", sp->id);
-	if (path_of(ls, name, fin, sizeof(fin)))
+	char dir[4096], name[128];
+	if (path_of(ls, "profiles", dir, sizeof(dir)))
 		return proff_err_set(err, PROFF_EUSAGE, ls->dir, PROFF_NO_OFFSET, "store path too long");
-	if (access(fin, F_OK) == 0) {
-		*status = STORE_PUT_EXISTS;
-		return 0;
-	}
-	snprintf(name, sizeof(name), "profiles/.%s.tmp.%ld", sp->id, (long)getpid());
-	if (path_of(ls, name, tmp, sizeof(tmp)))
-		return proff_err_set(err, PROFF_EUSAGE, ls->dir, PROFF_NO_OFFSET, "store path too long");
-	FILE *f = fopen(tmp, "w");
-	if (!f)
-		return proff_err_sys(err, PROFF_EIO, tmp, "cannot create");
-	int rc = prof_write(f, sp);
-	if (!rc && fflush(f) == 0 && fsync(fileno(f)) == 0) {
-		if (fclose(f) == 0) {
-			if (rename(tmp, fin) == 0) {
-				*status = STORE_PUT_NEW;
-				return 0;
-			}
-			rc = proff_err_sys(err, PROFF_EIO, fin, "cannot rename the new profile into place");
-			unlink(tmp);
-			return rc;
+	char (*tmp)[4400] = calloc(n ? n : 1, sizeof(*tmp));
+	if (!tmp)
+		return proff_err_set(err, PROFF_ENOMEM, NULL, PROFF_NO_OFFSET, "out of memory");
+	int rc = 0;
+	size_t made = 0;
+	for (size_t i = 0; i < n && !rc; i++) {
+		char fin[4400];
+		snprintf(fin, sizeof(fin), "%s/%s.prof", dir, sps[i]->id);
+		status[i] = access(fin, F_OK) == 0 ? STORE_PUT_EXISTS : STORE_PUT_NEW;
+		for (size_t j = 0; j < i && status[i] == STORE_PUT_NEW; j++)
+			if (!strcmp(sps[j]->id, sps[i]->id))
+				status[i] = STORE_PUT_EXISTS;      /* the same file twice in one push */
+		if (status[i] == STORE_PUT_EXISTS)
+			continue;
+		snprintf(name, sizeof(name), ".%s.tmp.%ld", sps[i]->id, (long)getpid());
+		snprintf(tmp[i], sizeof(tmp[i]), "%s/%s", dir, name);
+		FILE *f = fopen(tmp[i], "w");
+		if (!f) {
+			rc = proff_err_sys(err, PROFF_EIO, tmp[i], "cannot create");
+			break;
 		}
-	} else {
-		fclose(f);
+		made = i + 1;
+		if (prof_write(f, sps[i]) || fflush(f) != 0 || fdatasync(fileno(f)) != 0) {
+			rc = proff_err_sys(err, PROFF_EIO, tmp[i], "cannot write");
+			fclose(f);
+			break;
+		}
+		if (fclose(f) != 0)
+			rc = proff_err_sys(err, PROFF_EIO, tmp[i], "cannot write");
 	}
-	rc = proff_err_sys(err, PROFF_EIO, tmp, "cannot write");
-	unlink(tmp);
+	int dfd = rc ? -1 : open(dir, O_RDONLY | O_DIRECTORY);
+	if (!rc && dfd < 0)
+		rc = proff_err_sys(err, PROFF_EIO, dir, "cannot open");
+	for (size_t i = 0; i < n && !rc; i++) {
+		if (status[i] != STORE_PUT_NEW)
+			continue;
+		char fin[4400];
+		snprintf(fin, sizeof(fin), "%s/%s.prof", dir, sps[i]->id);
+		if (rename(tmp[i], fin) != 0)
+			rc = proff_err_sys(err, PROFF_EIO, fin, "cannot rename the new profile into place");
+		else
+			tmp[i][0] = '\0';
+	}
+	if (!rc && fsync(dfd) < 0)
+		rc = proff_err_sys(err, PROFF_EIO, dir, "cannot sync");
+	if (dfd >= 0)
+		close(dfd);
+	for (size_t i = 0; i < made; i++)
+		if (tmp[i][0])
+			unlink(tmp[i]);
+	free(tmp);
 	return rc;
 }
 

@@ -7,7 +7,7 @@
 
 struct store_ops {
 	int (*init)(store *s, const char *cluster, proff_error *err);
-	int (*put)(store *s, const store_prof *sp, int *status, proff_error *err);
+	int (*put)(store *s, const store_prof *const *sps, size_t n, int *status, proff_error *err);
 	int (*query)(store *s, const store_query *q, store_result *r, proff_error *err);
 	int (*events)(store *s, const store_sel *groups, size_t ngroups, char ***names, proff_error *err);
 	void (*close)(store *s);

@@ -53,9 +53,9 @@ int store_init(store *s, const char *cluster, proff_error *err)
 	return s->ops->init(s, cluster, err);
 }
 
-int store_put(store *s, const store_prof *sp, int *status, proff_error *err)
+int store_put(store *s, const store_prof *const *sps, size_t n, int *status, proff_error *err)
 {
-	return s->ops->put(s, sp, status, err);
+	return s->ops->put(s, sps, n, status, err);
 }
 
 int store_events(store *s, const store_sel *groups, size_t ngroups, char ***names, proff_error *err)

@@ -4,7 +4,7 @@
 # generated under build/bench on first use (not committed) and reused.
 cd "$(dirname "$0")/.." || exit 2
 status=0
-for b in bench/report.sh bench/dwarf.sh bench/diff.sh bench/stream.sh bench/record.sh bench/instrument.sh bench/dprofpp.sh bench/flamegraph.sh; do
+for b in bench/report.sh bench/dwarf.sh bench/diff.sh bench/stream.sh bench/record.sh bench/instrument.sh bench/dprofpp.sh bench/flamegraph.sh bench/fleet.sh; do
 	[ -f "$b" ] || continue
 	echo "== $b"
 	bash "$b" || status=1

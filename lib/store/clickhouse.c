@@ -632,15 +632,25 @@ static int ch_query(store *s, const store_query *qq, store_result *r, proff_erro
 	}
 	sbuf_puts(&q, ", sum(if(f_pos = 1, period, 0)), sum(if(f_first = 1, period, 0)), sum(if(f_pos = 1, count, 0)), "
 		      "argMin(f_level, seq), minIf(f_addr, f_sym = '')");
-	sbuf_printf(&q, " FROM %s.proff_rows ARRAY JOIN %s AS f_dso, sym AS f_sym, srcline AS f_src, level AS f_level, "
-		    "addr AS f_addr, arrayEnumerate(dso) AS f_pos, ", c->db, qq->verbose ? "dso_long" : "dso");
+	/* only the arrays the keys read are joined (each is a column read per row) */
+	bool want_dso = false, want_src = false;
+	for (int k = 0; k < qq->nkeys; k++) {
+		want_dso |= qq->keys[k] == HK_DSO;
+		want_src |= qq->keys[k] == HK_SRCLINE;
+	}
+	sbuf_printf(&q, " FROM %s.proff_rows ARRAY JOIN sym AS f_sym, level AS f_level, addr AS f_addr, "
+		    "arrayEnumerate(sym) AS f_pos, ", c->db);
+	if (want_dso)
+		sbuf_printf(&q, "%s AS f_dso, ", qq->verbose ? "dso_long" : "dso");
+	if (want_src)
+		sbuf_puts(&q, "srcline AS f_src, ");
 	if (nfk) {
 		sbuf_puts(&q, "arrayEnumerateUniq(");
 		for (size_t i = 0; i < nfk; i++)
 			sbuf_printf(&q, i ? ", %s" : "%s", karr[i]);
 		sbuf_puts(&q, ") AS f_first");
 	} else {
-		sbuf_puts(&q, "arrayEnumerate(dso) AS f_first");
+		sbuf_puts(&q, "arrayEnumerate(sym) AS f_first");
 	}
 	sbuf_puts(&q, " WHERE event = ");
 	sbuf_quote(&q, qq->event, strlen(qq->event));

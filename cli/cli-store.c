@@ -188,6 +188,11 @@ int cli_store_diff(const char *url, const char *replicate, char *const *words, c
 			  .ngroups = ngroups };
 	if (store_keys(ho->sort, &q))
 		goto out_sels;
+	if (q.label_key) {
+		/* the diff tables pair rows by comm, dso, sym and srcline */
+		cli_errorf("diff --store: label:%s is a key of report --store only", q.label_key);
+		goto out_sels;
+	}
 	if (replicate) {
 		proff_error le;
 		if (store_label_check(replicate, "", 0, &le)) {

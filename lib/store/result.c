@@ -417,11 +417,21 @@ static int make_model(store_result *r)
 	struct store_result_priv *p = r->priv;
 	pf_profile *pp = r->prof;
 	size_t nk = p->nkw;
-	int kd = -1, ks = -1, kc = -1;
+	int kd = -1, ks = -1, kc = -1, kl = -1;
 	for (int k = 0; k < r->nkeys; k++) {
 		if (r->keys[k] == HK_DSO) kd = k;
 		if (r->keys[k] == HK_SYM) ks = k;
 		if (r->keys[k] == HK_COMM) kc = k;
+		if (r->keys[k] == HK_LABEL) kl = k;
+	}
+	/* label:NAME: a thread per (comm, value), each with a label set of
+	 * its value (the report's key reads a row's thread's label) */
+	uint32_t lname = 0;
+	if (kl >= 0) {
+		int64_t id = pf_strtab_intern(&pp->strs, p->label_key ? p->label_key : "", strlen(p->label_key ? p->label_key : ""));
+		if (id < 0)
+			return -1;
+		lname = (uint32_t)id;
 	}
 	p->row_dso = pf_calloc(r->nrows ? r->nrows : 1, sizeof(uint32_t));
 	p->row_sym = pf_calloc(r->nrows ? r->nrows : 1, sizeof(uint32_t));
@@ -469,7 +479,8 @@ static int make_model(store_result *r)
 			}
 			p->row_sym[i] = (uint32_t)*slot;
 		}
-		if (!(slot = pf_map64_upsert(&tm, c, &found)))
+		uint32_t lv = kl >= 0 ? r->row_key[i * nk + (size_t)kl] : 0;
+		if (!(slot = pf_map64_upsert(&tm, ((uint64_t)lv << 32) | c, &found)))
 			goto out;
 		if (!found) {
 			pf_thread *t = pf_realloc_array(pp->threads, pp->nr_threads + 1, sizeof(*t));
@@ -477,6 +488,26 @@ static int make_model(store_result *r)
 				goto out;
 			pp->threads = t;
 			t[pp->nr_threads] = (pf_thread){ 0, 0, c };
+			if (kl >= 0) {
+				/* set n + 1 holds label n; set 0 is the empty one */
+				uint32_t *tl = pf_realloc_array(pp->thread_labels, pp->nr_threads + 1, sizeof(uint32_t));
+				pf_label *lb = pf_realloc_array(pp->labels, pp->nr_labels + 1, sizeof(pf_label));
+				if (tl)
+					pp->thread_labels = tl;
+				if (lb)
+					pp->labels = lb;
+				uint32_t *ls = pf_realloc_array(pp->label_sets, pp->nr_labels + 3, sizeof(uint32_t));
+				if (!tl || !lb || !ls)
+					goto out;
+				pp->label_sets = ls;
+				lb[pp->nr_labels] = (pf_label){ .key = lname, .value = lv };
+				ls[0] = 0;
+				ls[pp->nr_labels + 1] = (uint32_t)pp->nr_labels;
+				ls[pp->nr_labels + 2] = (uint32_t)pp->nr_labels + 1;
+				tl[pp->nr_threads] = (uint32_t)pp->nr_labels + 1;
+				pp->nr_labels++;
+				pp->nr_label_sets = pp->nr_labels + 1;
+			}
 			*slot = pp->nr_threads++;
 		}
 		p->row_thread[i] = (uint32_t)*slot;
@@ -613,6 +644,8 @@ static int make_hist(const store_result *r, const hist_opts *ho, size_t rep_lo, 
 	h->nkeys = r->nkeys;
 	memcpy(h->keys, r->keys, sizeof(int) * (size_t)r->nkeys);
 	h->label_key = PF_NONE;
+	if (r->prof->labels && r->prof->nr_labels)
+		h->label_key = r->prof->labels[0].key;
 	h->entries = pf_calloc(r->nrows ? r->nrows : 1, sizeof(hist_entry));
 	if (!h->entries) {
 		free(h);

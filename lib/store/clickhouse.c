@@ -638,10 +638,41 @@ static int ch_query(store *s, const store_query *qq, store_result *r, proff_erro
 		want_dso |= qq->keys[k] == HK_DSO;
 		want_src |= qq->keys[k] == HK_SRCLINE;
 	}
-	sbuf_printf(&q, " FROM %s.proff_rows ARRAY JOIN sym AS f_sym, level AS f_level, addr AS f_addr, "
-		    "arrayEnumerate(sym) AS f_pos, ", c->db);
+	const char *dcol = qq->verbose ? "dso_long" : "dso";
+	if (c->mode == 2) {
+		/* a cluster: each shard's view joins its samples and stacks */
+		sbuf_printf(&q, " FROM %s.proff_rows", c->db);
+	} else {
+		/* one server: the selected samples first, joined with only the
+		 * stacks they use (the view would hash every stack stored) */
+		sbuf v = { 0 };
+		sbuf_puts(&v, "event = ");
+		sbuf_quote(&v, qq->event, strlen(qq->event));
+		sbuf_puts(&v, " AND ");
+		marked_sql(&v, c);
+		sbuf_puts(&v, " AND multiIf(");
+		for (size_t g = 0; g < qq->ngroups; g++) {
+			char *w = store_sel_sql(&qq->groups[g]);
+			if (!w) {
+				v.oom = true;
+				break;
+			}
+			sbuf_printf(&v, "%s, %zu, ", w, g);
+			free(w);
+		}
+		sbuf_puts(&v, "-1) >= 0");
+		sbuf_printf(&q, " FROM (SELECT * FROM (SELECT id, push, time, label_keys, label_values, event, seq, comm, "
+			    "stack, period, count FROM %s.proff_samples WHERE %s) ANY INNER JOIN (SELECT stack, sym, level, "
+			    "addr%s%s%s FROM %s.proff_stacks WHERE stack IN (SELECT stack FROM %s.proff_samples WHERE %s)) "
+			    "USING stack)", c->db, v.p ? v.p : "0", want_dso ? ", " : "", want_dso ? dcol : "",
+			    want_src ? ", srcline" : "", c->db, c->db, v.p ? v.p : "0");
+		if (v.oom)
+			q.oom = true;
+		sbuf_free(&v);
+	}
+	sbuf_puts(&q, " ARRAY JOIN sym AS f_sym, level AS f_level, addr AS f_addr, arrayEnumerate(sym) AS f_pos, ");
 	if (want_dso)
-		sbuf_printf(&q, "%s AS f_dso, ", qq->verbose ? "dso_long" : "dso");
+		sbuf_printf(&q, "%s AS f_dso, ", dcol);
 	if (want_src)
 		sbuf_puts(&q, "srcline AS f_src, ");
 	if (nfk) {

@@ -34,6 +34,8 @@ struct store_result_priv {
 	uint32_t sample_no;
 	uint32_t *row_dso, *row_sym, *row_thread;   /* after finish */
 	uint64_t *row_count;       /* after finish: [nrows * nreps] */
+	size_t *rep_off;           /* after finish: rep_row[rep_off[q] .. rep_off[q + 1]) are the */
+	uint32_t *rep_row;         /* rows replicate q has (a replicate's hist reads only those) */
 	size_t nkw;                /* keys per row (at least 1) */
 	const char *label_key;
 };
@@ -84,6 +86,8 @@ void store_result_free(store_result *r)
 		free(p->row_sym);
 		free(p->row_thread);
 		free(p->row_count);
+		free(p->rep_off);
+		free(p->rep_row);
 		free(p);
 	}
 	if (r->prof)
@@ -401,6 +405,12 @@ static int row_cmp(const void *a, const void *b)
 	return x < y ? -1 : x > y;
 }
 
+static int u32_cmp(const void *a, const void *b)
+{
+	uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+	return x < y ? -1 : x > y;
+}
+
 static int sym_cmp(const void *a, const void *b, void *arg)
 {
 	const pf_profile *p = arg;
@@ -592,6 +602,30 @@ int store_result_finish(store_result *r, proff_error *err)
 		if (r->acc)
 			r->acc[at] += p->cell[3 * c + 1];
 	}
+	/* each replicate's rows, by row: the cells sorted by (rep, row) */
+	p->rep_off = pf_calloc(nrep + 1, sizeof(size_t));
+	p->rep_row = pf_calloc(p->ncells ? p->ncells : 1, sizeof(uint32_t));
+	if (!p->rep_off || !p->rep_row)
+		goto nomem;
+	for (size_t c = 0; c < p->ncells; c++)
+		p->rep_off[rpos[p->cell_rep[c]] + 1]++;
+	for (size_t q = 0; q < nrep; q++)
+		p->rep_off[q + 1] += p->rep_off[q];
+	{
+		size_t *fill = pf_calloc(nrep ? nrep : 1, sizeof(size_t));
+		if (!fill)
+			goto nomem;
+		for (size_t c = 0; c < p->ncells; c++) {
+			size_t q = rpos[p->cell_rep[c]];
+			p->rep_row[p->rep_off[q] + fill[q]++] = wpos[p->cell_row[c]];
+		}
+		free(fill);
+		for (size_t q = 0; q < nrep; q++) {
+			uint32_t *a = p->rep_row + p->rep_off[q];
+			size_t n = p->rep_off[q + 1] - p->rep_off[q];
+			qsort(a, n, sizeof(uint32_t), u32_cmp);
+		}
+	}
 	free(p->cell);
 	p->cell = NULL;
 	p->ncells = p->cap_cells = 0;
@@ -646,7 +680,8 @@ static int make_hist(const store_result *r, const hist_opts *ho, size_t rep_lo, 
 	h->label_key = PF_NONE;
 	if (r->prof->labels && r->prof->nr_labels)
 		h->label_key = r->prof->labels[0].key;
-	h->entries = pf_calloc(r->nrows ? r->nrows : 1, sizeof(hist_entry));
+	size_t room = rep_hi == rep_lo + 1 && group == SIZE_MAX ? p->rep_off[rep_lo + 1] - p->rep_off[rep_lo] : r->nrows;
+	h->entries = pf_calloc(room ? room : 1, sizeof(hist_entry));
 	if (!h->entries) {
 		free(h);
 		goto nomem;
@@ -659,7 +694,10 @@ static int make_hist(const store_result *r, const hist_opts *ho, size_t rep_lo, 
 	}
 	h->total_non_filtered_period = h->total_period;
 	h->nr_non_filtered_samples = h->nr_samples;
-	for (size_t i = 0; i < r->nrows; i++) {
+	bool one = rep_hi == rep_lo + 1 && group == SIZE_MAX;
+	size_t nscan = one ? p->rep_off[rep_lo + 1] - p->rep_off[rep_lo] : r->nrows;
+	for (size_t j = 0; j < nscan; j++) {
+		size_t i = one ? p->rep_row[p->rep_off[rep_lo] + j] : j;
 		uint64_t self = 0, acc = 0, cnt = 0;
 		for (size_t q = rep_lo; q < rep_hi; q++) {
 			if (group != SIZE_MAX && r->rep_group[q] != group)

@@ -97,13 +97,13 @@ ch_stop() {
 	local name=$1 pid i
 	eval "pid=\${CH_PID_$name:-}"
 	[ -n "$pid" ] || return 0
-	kill "$pid" 2>/dev/null
+	kill "$pid" 2>/dev/null || true
 	for i in $(seq 1 100); do
 		kill -0 "$pid" 2>/dev/null || break
 		sleep 0.1
 	done
-	kill -9 "$pid" 2>/dev/null
-	wait "$pid" 2>/dev/null
+	kill -9 "$pid" 2>/dev/null || true
+	wait "$pid" 2>/dev/null || true
 	eval "CH_PID_$name="
 	return 0
 }

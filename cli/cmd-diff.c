@@ -789,12 +789,22 @@ int cmd_diff(int argc, char **argv)
 		}
 	}
 	if (c.store) {
+		/* what a store does not keep is refused, not ignored */
+		const char *no = c.dsos ? "--dsos" : c.comms ? "--comms" : c.symbols ? "--symbols" : c.pid_list ? "--pid" :
+				 c.tid_list ? "--tid" : c.time_str ? "--time" : c.cpu_list ? "--cpu" :
+				 c.flamegraph ? "--flamegraph" : NULL;
+		if (no) {
+			cli_errorf("--store: %s is not available for a store's profiles (docs/fleet.md)", no);
+			rc = EXIT_USAGE;
+			goto out_hopts;
+		}
 		/* the positional words are selectors (cli/cli-store.c) */
 		rc = cli_store_diff(c.store, c.replicate, pos, group, (size_t)npos, &ho, o, &gopt, c.json);
 		goto out_hopts;
 	}
 	if (c.replicate) {
 		cli_errorf("--replicate makes runs of a store's profiles: give --store URL");
+		rc = EXIT_USAGE;
 		goto out_hopts;
 	}
 	struct { const char *spec; pf_strlist *l; size_t *n; const char *what; } lists[] = {

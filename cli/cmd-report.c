@@ -555,6 +555,15 @@ int cmd_report(int argc, char **argv)
 	}
 
 	if (a.store) {
+		/* what a store does not keep is refused, not ignored */
+		const char *no = a.comms ? "--comms" : a.dsos ? "--dsos" : a.symbols ? "--symbols" : a.pids ? "--pid" :
+				 a.tids ? "--tid" : a.cpus ? "--cpu" : a.time ? "--time" : a.flamegraph ? "--flamegraph" :
+				 a.tree ? "--tree" : a.parent ? "--parent" : a.label ? "--label" : NULL;
+		if (no) {
+			cli_errorf("--store: %s is not available for a store's profiles (docs/fleet.md)", no);
+			hist_opts_release(&ho);
+			return EXIT_USAGE;
+		}
 		/* the store's rows, printed as a file's (cli/cli-store.c) */
 		rc = cli_store_report(a.store, a.where, a.nwhere, &ho, &fmt, children_wanted, a.json);
 		hist_opts_release(&ho);

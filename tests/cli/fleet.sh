@@ -120,6 +120,8 @@ bad "no such store" 1 "no proff store here" report --store "$W/nowhere" --where 
 bad "nothing matches" 1 "no stored profile matches" report --store "$W/local" --where build=Z
 bad "one selector for a diff" 129 "two selectors" diff --store "$W/local" build=A
 bad "a selector matching nothing" 1 "matches selector 2" diff --store "$W/local" build=A -- build=Z
+bad "a filter a store does not keep" 129 "--comms is not available" report --store "$W/local" --where build=A --comms planted
+bad "a flame graph of a store" 129 "--flamegraph is not available" diff --store "$W/local" --flamegraph x.html build=A -- build=B
 bad "sort key a store does not keep" 129 "a store keeps comm, dso, sym, srcline" report --store "$W/local" --where build=A -s pid
 bad "credentials in the URL" 129 "credentials do not go in the URL" push --store clickhouse://u:secret@127.0.0.1:1/db a.data.1
 grep -q secret b.err && not_ok "a password given in a URL is never printed" || ok "a password given in a URL is never printed"

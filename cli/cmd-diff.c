@@ -26,6 +26,7 @@
 #include <unistd.h>
 
 #include "cmds.h"
+#include "cli-store.h"
 #include "diff-groups.h"
 #include "proff/config.h"
 #include "proff/formats.h"
@@ -50,6 +51,7 @@ typedef struct diff_cli {
 	const char *test_arg, *fdr_arg, *metric_arg, *fail_arg, *min_share_arg;
 	bool children, significant_only, power;
 	const char *sample_type, *label;   /* pprof profiles (lib/formats) */
+	const char *store, *replicate;   /* --store URL SEL_A -- SEL_B (cli/cli-store.c) */
 } diff_cli;
 
 enum opt_kind { O_BOOL, O_COUNT, O_STR, O_STR_NOEMPTY };
@@ -97,6 +99,8 @@ static const opt_def opts[] = {
 	{ 0, "tid", O_STR, F(tid_list), "tid[,tid...]", "only consider symbols in these tids" },
 	{ 0, "stream", O_BOOL, F(stream), NULL, "Enable hot streams comparison." },
 	{ 0, "json", O_BOOL, F(json), NULL, "print the rows and every computed value as JSON" },
+	{ 0, "store", O_STR, F(store), "url", "compare selections of a store: SELECTOR_A -- SELECTOR_B (docs/fleet.md)" },
+	{ 0, "replicate", O_STR, F(replicate), "label", "--store: one run per value of this label (default: per profile)" },
 	{ 0, "flamegraph", O_STR, F(flamegraph), "file",
 	  "write a differential flame graph instead: file.svg, file.html (interactive) or file.folded (docs/flamegraph.md)" },
 	{ 0, "min-width", O_STR, F(min_width), "pct", "flame graph: merge frames narrower than pct % (default 0.1)" },
@@ -737,7 +741,7 @@ int cmd_diff(int argc, char **argv)
 	size_t nsep = 0;
 	for (int i = 0; i < npos; i++)
 		nsep += !pos[i];
-	if (nsep || stats_opts) {
+	if (nsep || stats_opts || c.store) {
 		rc = groups_setup(&c, &gopt, pos, &npos, &group);
 		if (rc)
 			goto out_free;
@@ -787,6 +791,25 @@ int cmd_diff(int argc, char **argv)
 			rc = EXIT_USAGE;
 			goto out_free;
 		}
+	}
+	if (c.store) {
+		/* what a store does not keep is refused, not ignored */
+		const char *no = c.dsos ? "--dsos" : c.comms ? "--comms" : c.symbols ? "--symbols" : c.pid_list ? "--pid" :
+				 c.tid_list ? "--tid" : c.time_str ? "--time" : c.cpu_list ? "--cpu" :
+				 c.flamegraph ? "--flamegraph" : NULL;
+		if (no) {
+			cli_errorf("--store: %s is not available for a store's profiles (docs/fleet.md)", no);
+			rc = EXIT_USAGE;
+			goto out_hopts;
+		}
+		/* the positional words are selectors (cli/cli-store.c) */
+		rc = cli_store_diff(c.store, c.replicate, pos, group, (size_t)npos, &ho, o, &gopt, c.json);
+		goto out_hopts;
+	}
+	if (c.replicate) {
+		cli_errorf("--replicate makes runs of a store's profiles: give --store URL");
+		rc = EXIT_USAGE;
+		goto out_hopts;
 	}
 	struct { const char *spec; pf_strlist *l; size_t *n; const char *what; } lists[] = {
 		{ c.dsos, &ho.dsos, &o->nr_dso_filter, "--dsos" },

@@ -13,6 +13,7 @@
 #include <sys/resource.h>
 #include <time.h>
 
+#include "cli-store.h"
 #include "cmds.h"
 #include "proff/calibrate.h"
 #include "proff/config.h"
@@ -44,6 +45,9 @@ struct report_args {
 	const char *sample_type, *label;   /* pprof profiles (lib/formats) */
 	const char *flamegraph, *min_width;    /* --flamegraph FILE (cli/cli-flamegraph.c) */
 	bool flame_srcline;
+	const char *store;                     /* --store URL --where SEL (cli/cli-store.c) */
+	char *where[64];
+	size_t nwhere;
 };
 
 enum {
@@ -52,6 +56,7 @@ enum {
 	O_STDIO, O_COMMS, O_DSOS, O_SYMBOLS, O_NO_PAGER, O_NO_COMPENSATE, O_CALIBRATION,
 	O_SAMPLE_TYPE, O_LABEL,
 	O_FLAMEGRAPH, O_MIN_WIDTH, O_FLAME_SRCLINE,
+	O_STORE, O_WHERE,
 };
 
 struct opt_doc { struct option o; int shortc; const char *arg, *help; };
@@ -95,6 +100,8 @@ static const struct opt_doc options[] = {
 	{ { "flamegraph", required_argument, NULL, O_FLAMEGRAPH }, 0, "FILE", "write a flame graph instead of the report: FILE.svg, FILE.html (interactive) or FILE.folded (docs/flamegraph.md)" },
 	{ { "min-width", required_argument, NULL, O_MIN_WIDTH }, 0, "PCT", "flame graph: merge frames narrower than PCT % of the total (default 0.1)" },
 	{ { "flamegraph-srcline", no_argument, NULL, O_FLAME_SRCLINE }, 0, NULL, "flame graph: frames by function and source line too" },
+	{ { "store", required_argument, NULL, O_STORE }, 0, "URL", "report the profiles of a store (a directory or clickhouse://HOST:PORT/DB; docs/fleet.md)" },
+	{ { "where", required_argument, NULL, O_WHERE }, 0, "TERM", "--store: the profiles whose labels match (build=1.2, host=~web-.*, time>=2026-11-01; repeatable)" },
 	{ { "help", no_argument, NULL, 'h' }, 'h', NULL, "this help" },
 };
 #define NOPTS (sizeof(options) / sizeof(options[0]))
@@ -371,6 +378,14 @@ int cmd_report(int argc, char **argv)
 		case O_FLAMEGRAPH: a.flamegraph = optarg; break;
 		case O_MIN_WIDTH: a.min_width = optarg; break;
 		case O_FLAME_SRCLINE: a.flame_srcline = true; break;
+		case O_STORE: a.store = optarg; break;
+		case O_WHERE:
+			if (a.nwhere == sizeof(a.where) / sizeof(a.where[0])) {
+				cli_errorf("--where: at most 64 terms");
+				return EXIT_USAGE;
+			}
+			a.where[a.nwhere++] = optarg;
+			break;
 		case 'h': usage(stdout); return 0;
 		default:
 			if (optopt)
@@ -387,7 +402,11 @@ int cmd_report(int argc, char **argv)
 		return EXIT_USAGE;
 	}
 
-	bool exact = pf_is_trace_file(a.input);
+	if (a.nwhere && !a.store) {
+		cli_errorf("--where selects the profiles of a store: give --store URL");
+		return EXIT_USAGE;
+	}
+	bool exact = !a.store && pf_is_trace_file(a.input);
 	if (exact && (a.dump || a.header || a.header_only)) {
 		/* an exact trace has no perf.data header: its record summary instead */
 		char *argv[] = { (char *)"record", (char *)"--instrument", (char *)"--info", (char *)a.input, NULL };
@@ -540,6 +559,21 @@ int cmd_report(int argc, char **argv)
 		return 1;
 	}
 
+	if (a.store) {
+		/* what a store does not keep is refused, not ignored */
+		const char *no = a.comms ? "--comms" : a.dsos ? "--dsos" : a.symbols ? "--symbols" : a.pids ? "--pid" :
+				 a.tids ? "--tid" : a.cpus ? "--cpu" : a.time ? "--time" : a.flamegraph ? "--flamegraph" :
+				 a.tree ? "--tree" : a.parent ? "--parent" : a.label ? "--label" : NULL;
+		if (no) {
+			cli_errorf("--store: %s is not available for a store's profiles (docs/fleet.md)", no);
+			hist_opts_release(&ho);
+			return EXIT_USAGE;
+		}
+		/* the store's rows, printed as a file's (cli/cli-store.c) */
+		rc = cli_store_report(a.store, a.where, a.nwhere, &ho, &fmt, children_wanted, a.json);
+		hist_opts_release(&ho);
+		return rc;
+	}
 	fg_opts fo;
 	fg_opts_init(&fo);
 	if (a.flamegraph) {

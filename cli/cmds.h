@@ -11,6 +11,7 @@ int cmd_dprofpp(int argc, char **argv);
 int cmd_calibrate(int argc, char **argv);
 int cmd_convert(int argc, char **argv);
 int cmd_ab(int argc, char **argv);
+int cmd_push(int argc, char **argv);
 
 /* diff --stream / -c cycles (cli/cmd-diff-stream.c); cmd_diff dispatches
  * there when cmd_diff_stream_wanted(argc, argv). */

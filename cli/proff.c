@@ -25,6 +25,7 @@ static const struct cmd_struct commands[] = {
 	{ "calibrate", cmd_calibrate, "Measure what proff's own measuring costs on this machine" },
 	{ "convert",   cmd_convert,   "Write a profile as pprof, folded stacks, Chrome trace events or speedscope" },
 	{ "ab",        cmd_ab,        "Record two versions in turn (A B A B ...) and diff them with statistics" },
+	{ "push",      cmd_push,      "Store profiles with labels in a store directory or ClickHouse (docs/fleet.md)" },
 };
 
 static void usage(FILE *f)

@@ -37,6 +37,10 @@ NEEDED=(
   "npm:/usr/bin/npm"
   "python3-scipy:/usr/lib/python3/dist-packages/scipy/__init__.py"
   "python3-statsmodels:/usr/lib/python3/dist-packages/statsmodels/__init__.py"
+  "libcurl4-openssl-dev:/usr/include/x86_64-linux-gnu/curl/curl.h"
+  "clickhouse-server:/usr/sbin/clickhouse-server"
+  "clickhouse-client:/usr/bin/clickhouse-client"
+  "curl:/usr/bin/curl"
 )
 
 missing=()

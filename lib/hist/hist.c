@@ -433,6 +433,12 @@ typedef struct ctx {
 	const pf_sample *s;
 	uint32_t parent;     /* parent name id for this sample (0 = none) */
 	uint8_t thread_filtered;
+	/* the filters' verdict on the sample: its thread, its own ip's dso and
+	 * symbol. Every row the sample adds gets it, its callchain rows too —
+	 * perf's cumulative entries share the sample's addr_location — so
+	 * `--dsos X` in Children mode keeps the callers of X's samples,
+	 * whatever their own dso (a caller without a map among them) */
+	uint8_t sample_filtered;
 	char self_level;     /* level of the sample ip (chain entries without a map inherit it) */
 } ctx;
 
@@ -677,7 +683,7 @@ static void row_fill(hist *h, const ctx *c, uint32_t loc, bool chain, hist_entry
 	e->level = row_level(p, c, l, chain);
 	e->parent = c->parent;
 	e->srcline = key_has(h, HK_SRCLINE) ? l->srcline : 0;
-	e->filtered = entry_filter(h, c, loc);
+	e->filtered = chain ? c->sample_filtered : entry_filter(h, c, loc);
 	e->cc_root = PF_NONE;
 }
 
@@ -1247,7 +1253,7 @@ static int cc_context(cc_worker *wk, cc_scratch *sc, size_t g0, size_t g1)
 		nd[n].next = nd[par].first;
 		nd[par].first = n;
 	}
-	ctx c = { &p->samples[order[g0]], w->parent_of[order[g0]], 0, '.' };
+	ctx c = { &p->samples[order[g0]], w->parent_of[order[g0]], 0, 0, '.' };
 	const uint8_t *gw = suspect ? group_row(h->priv, c.s->comm) : NULL;
 	/* iterative DFS from the root over marked nodes */
 	size_t d = 0;
@@ -2013,13 +2019,14 @@ static char sample_level(const hist *h, const loc_bits *lb, size_t si, uint32_t 
 static ctx sample_ctx(hist *h, const pf_sample *s, char level)
 {
 	const hist_opts *opts = &h->opts;
-	ctx c = { s, sample_parent(h, s), 0, level };
+	ctx c = { s, sample_parent(h, s), 0, 0, level };
 	if (opts->comms.n && !pf_strlist_has(&opts->comms, pf_str(h->prof, s->comm)))
 		c.thread_filtered |= HF_THREAD;
 	if (opts->nr_pids && !u32_in(opts->pids, opts->nr_pids, s->pid))
 		c.thread_filtered |= HF_THREAD;
 	if (opts->nr_tids && !u32_in(opts->tids, opts->nr_tids, s->tid))
 		c.thread_filtered |= HF_THREAD;
+	c.sample_filtered = entry_filter(h, &c, h->prof->nodes[s->stack].loc);
 	return c;
 }
 
@@ -2117,7 +2124,7 @@ static int again_sample(pass_state *ps, size_t it, size_t si, const pf_sample *s
 		if (nk - tf->k > he->depth)
 			he->depth = (uint32_t)(nk - tf->k);
 		if (ps->filters)
-			h->entries[id].filtered &= entry_filter(h, c, tf->loc);
+			h->entries[id].filtered &= c->sample_filtered;
 		if (cursor && cc_add(h, &pv->cc, (uint32_t)id, cursor + tf->k, nk - tf->k, s->period, s->count) < 0)
 			return proff_err_set(err, PROFF_ENOMEM, NULL, PROFF_NO_OFFSET, "out of memory");
 		if (want_cc && fast_cc && tree_chain_add(pv, si, (uint32_t)id, tf->k, s) < 0)
@@ -2292,7 +2299,7 @@ static int pass_one(pass_state *ps, size_t it, size_t si, proff_error *err)
 		if (nk - k > he->depth)
 			he->depth = (uint32_t)(nk - k);
 		if (filters)
-			h->entries[id].filtered &= entry_filter(h, &c, loc);
+			h->entries[id].filtered &= c.sample_filtered;
 		if (want_cc && !fast_cc &&
 		    cc_add(h, &pv->cc, (uint32_t)id, cursor + k, nk - k, rs->period, rs->count) < 0)
 			return proff_err_set(err, PROFF_ENOMEM, NULL, PROFF_NO_OFFSET, "out of memory");
@@ -2554,7 +2561,7 @@ static int pipe_b_run(struct tree_pipe *tp, proff_error *err)
 			if (nk - tf->k > ts->depth)
 				ts->depth = nk - tf->k;
 			if (ps->filters)
-				ts->filt &= entry_filter(h, &c, tf->loc);
+				ts->filt &= c.sample_filtered;
 			if (chains && (pipe_room_tc(tp, j) < 0 ||
 				       pipe_chain(tp, &tp->tc_frame[j], si, (uint32_t)ref, tf->k, s) < 0))
 				return proff_err_set(err, PROFF_ENOMEM, NULL, PROFF_NO_OFFSET, "out of memory");

@@ -178,6 +178,24 @@ typedef struct diff_gstat {
 	long runs_needed;         /* --power: 0 none computed, power_max + 1: more */
 } diff_gstat;
 
+/* Exact traces: one row's calls and inclusive time per call in one group.
+ * Per run, calls are the row's calls and avg its inclusive ns over its
+ * calls; the means are over the group's runs (avg: over the runs that have
+ * calls). Against the baseline group, with repeated runs, each is tested
+ * with the table's test on the per-run values, and q-values are
+ * Benjamini-Hochberg over that column's tests; calls that are the same in
+ * every run of each group but differ between them are a change without
+ * noise (significant, status STATS_ZERO_VARIANCE). docs/exact.md. */
+typedef struct diff_cstat {
+	double calls, calls_sd;   /* mean calls per run and their standard deviation */
+	double avg, avg_sd;       /* mean inclusive ns per call, over the runs with calls */
+	uint32_t avg_runs;        /* runs with calls */
+	double calls_delta, avg_delta;            /* mean - baseline mean (groups > 0) */
+	stats_result calls_test, avg_test;
+	double calls_q, avg_q;                    /* NaN when not tested */
+	bool calls_significant, avg_significant;
+} diff_cstat;
+
 typedef struct diff_trow {
 	diff_key *keys;           /* [nkeys], strings owned by the table */
 	const char *pid_comm;     /* pid/tid keys: the thread's comm */
@@ -187,6 +205,7 @@ typedef struct diff_trow {
 	bool in_baseline;
 	bool shown;               /* printed (not filtered, -b, --significant-only) */
 	diff_gstat *stat[2];      /* [DIFF_SELF], [DIFF_CHILDREN] (NULL without --children): [ngroups] */
+	diff_cstat *calls;        /* exact traces: [ngroups]; else NULL */
 	size_t seq;               /* creation order */
 } diff_trow;
 
@@ -208,6 +227,7 @@ typedef struct diff_table {
 	diff_trow *rows;          /* in output order after diff_table_compute */
 	size_t nrows;
 	size_t ntests;            /* p-values in the Benjamini-Hochberg family */
+	size_t ntests_calls, ntests_avg;   /* exact traces: the calls' and avgs' families */
 	double min_p;             /* the smallest p the test can give (MWU), else 0 */
 	size_t key_width[HIST_MAX_KEYS];
 	struct diff_table_priv *priv;
@@ -227,6 +247,9 @@ void diff_table_free(diff_table *t);
 /* run r's value of a row (share in % or period) and period */
 double diff_table_value(const diff_table *t, const diff_trow *row, int which, size_t run);
 uint64_t diff_table_period(const diff_table *t, const diff_trow *row, int which, size_t run);
+/* exact traces: run r's calls of a row and their summed inclusive ns */
+uint64_t diff_table_calls(const diff_table *t, const diff_trow *row, size_t run);
+uint64_t diff_table_incl(const diff_table *t, const diff_trow *row, size_t run);
 /* Is the row a regression by --fail-on-regression (in any group or metric)? */
 bool diff_trow_regression(const diff_table *t, const diff_trow *row, int *which, size_t *group);
 

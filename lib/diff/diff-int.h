@@ -9,4 +9,9 @@
  * Strings ascend (NULL last), numbers ascend. */
 int diff_keys_sort(const diff_key *a, const diff_key *b, int nkeys);
 
+/* groups-calls.c: the calls' and avgs' statistics of every row of an exact
+ * table (row->calls set, the table's mode known), their q-values, and
+ * whether each row has a significant change of either */
+int diff_table_calls_stats(diff_table *t);
+
 #endif

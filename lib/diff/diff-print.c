@@ -5,18 +5,25 @@
  * into a 70-byte cell as perf does (so longer cells are cut at 69 chars),
  * right-aligned to the header width without -t, then padded to the width;
  * sort-key cells come from the hist layer's printers.
+ *
+ * Exact traces (pf_profile.exact) add uftrace's call columns after each
+ * file's perf columns: the baseline's Calls and Avg total (inclusive time
+ * per call), and per other file its Calls and Avg total with their deltas
+ * against the baseline (docs/exact.md).
  */
 #include <inttypes.h>
 #include <math.h>
 #include <string.h>
 
 #include "proff/diff.h"
+#include "proff/report.h"
 
 #define CELL 70     /* perf's MAX_COL_WIDTH: the size of a diff cell buffer */
 
 enum col_kind {
 	COL_BASELINE, COL_PERIOD, COL_BASE_PERIOD, COL_DELTA, COL_RATIO, COL_WDIFF,
-	COL_FORMULA, COL_DELTA_ABS, COL_CYCLES, COL__NR
+	COL_FORMULA, COL_DELTA_ABS, COL_CYCLES,
+	COL_CALLS, COL_CALLS_DELTA, COL_AVG, COL_AVG_DELTA, COL__NR
 };
 
 static const struct { const char *name; int width; } col_defs[COL__NR] = {
@@ -29,6 +36,10 @@ static const struct { const char *name; int width; } col_defs[COL__NR] = {
 	[COL_WDIFF]       = { "Weighted diff", 14 },
 	[COL_FORMULA]     = { "Formula", CELL },
 	[COL_CYCLES]      = { "[Program Block Range] Cycles Diff", 70 },
+	[COL_CALLS]       = { "Calls", 10 },
+	[COL_CALLS_DELTA] = { "Calls Delta", 11 },
+	[COL_AVG]         = { "Avg total", 10 },
+	[COL_AVG_DELTA]   = { "Avg Delta", 11 },
 };
 
 static const int compute_col[DIFF__NR_COMPUTE] = {
@@ -43,16 +54,31 @@ typedef struct col {
 	char header[112];      /* right-aligned to width */
 } col;
 
+/* the files are exact traces: calls and times per call are known */
+static bool result_exact(const diff_result *r)
+{
+	return r->hists[0] && r->hists[0]->prof->exact;
+}
+
 static size_t build_cols(const diff_result *r, const diff_opts *o, col *cols, size_t max)
 {
 	size_t n = 0;
+	bool exact = result_exact(r);
 	for (size_t f = 0; f < r->nfiles; f++) {
-		int kinds[3], nk = 0;
+		int kinds[7], nk = 0;
 		kinds[nk++] = f ? compute_col[o->compute] : COL_BASELINE;
 		if (o->show_formula && f)
 			kinds[nk++] = COL_FORMULA;
 		if (o->show_period)
 			kinds[nk++] = f ? COL_PERIOD : COL_BASE_PERIOD;
+		if (exact) {
+			kinds[nk++] = COL_CALLS;
+			if (f)
+				kinds[nk++] = COL_CALLS_DELTA;
+			kinds[nk++] = COL_AVG;
+			if (f)
+				kinds[nk++] = COL_AVG_DELTA;
+		}
 		for (int i = 0; i < nk && n < max; i++) {
 			col *c = &cols[n++];
 			char name[100];
@@ -76,12 +102,64 @@ static size_t build_cols(const diff_result *r, const diff_opts *o, col *cols, si
  * output is not a tty): "%*.2f%%", "%+*.2f%%", "%*.6f" and "%14ld", printed
  * whatever the value; with -t it uses the plain printers: "%.2f", "%+4.2F%%",
  * "%14.6F" only if > 0 and "%14ld" only if != 0. */
+/* inclusive ns per call of an exact row */
+static double avg_total(const hist_entry *e)
+{
+	return e->nr_events ? (double)e->ex_incl / (double)e->nr_events : 0;
+}
+
+/* a time as the report prints it ("1.234 us"; the cell is aligned by the
+ * caller), with a sign for deltas */
+static void fmt_time(char *buf, double ns, bool sign)
+{
+	char t[40];
+	report_fmt_time(t, sizeof(t), fabs(ns));
+	const char *v = t;
+	while (*v == ' ')
+		v++;
+	if (sign)
+		snprintf(buf, CELL, "%c%s", ns < 0 ? '-' : '+', v);
+	else
+		snprintf(buf, CELL, "%s", v);
+}
+
+/* The call columns of an exact row: the baseline's (file 0) or file f's
+ * with its deltas. Blank where that file lacks the row. */
+static void call_cell(const diff_row *row, const col *c, char *buf)
+{
+	const hist_entry *base = row->dummy ? NULL : row->e;
+	const hist_entry *e = c->file ? row->pairs[c->file].e : base;
+	if (!e)
+		return;
+	switch (c->kind) {
+	case COL_CALLS:
+		snprintf(buf, CELL, "%" PRIu64, e->nr_events);
+		break;
+	case COL_CALLS_DELTA:
+		snprintf(buf, CELL, "%+" PRId64, (int64_t)(e->nr_events - (base ? base->nr_events : 0)));
+		break;
+	case COL_AVG:
+		fmt_time(buf, avg_total(e), false);
+		break;
+	case COL_AVG_DELTA:
+		if (base)
+			fmt_time(buf, avg_total(e) - avg_total(base), true);
+		break;
+	default:
+		break;
+	}
+}
+
 static void cell_text(const diff_result *r, const diff_opts *o, const diff_row *row,
 		      const col *c, char *buf)
 {
 	bool plain = o->field_sep != NULL;
 	buf[0] = ' ';
 	buf[1] = '\0';
+	if (c->kind >= COL_CALLS) {
+		call_cell(row, c, buf);
+		return;
+	}
 	if (c->kind == COL_BASELINE) {
 		if (row->dummy)
 			return;
@@ -380,6 +458,18 @@ static void json_key(FILE *out, const diff_result *r, const diff_row *row, int k
 	}
 }
 
+/* an exact row's calls and inclusive time (ns), and against the baseline's
+ * entry (NULL: the baseline lacks the row, or this is the baseline) the deltas */
+static void json_calls(FILE *out, const hist_entry *e, const hist_entry *base)
+{
+	fprintf(out, ",\"calls\":%" PRIu64 ",\"total_ns\":%" PRIu64 ",\"avg_total_ns\":", e->nr_events, e->ex_incl);
+	json_num(out, avg_total(e));
+	if (!base)
+		return;
+	fprintf(out, ",\"calls_delta\":%" PRId64 ",\"avg_total_delta_ns\":", (int64_t)(e->nr_events - base->nr_events));
+	json_num(out, avg_total(e) - avg_total(base));
+}
+
 void diff_json_event(const diff_result *r, const diff_opts *o, const char *event_name,
 		     uint32_t type, uint64_t config, bool first, FILE *out)
 {
@@ -398,7 +488,7 @@ void diff_json_event(const diff_result *r, const diff_opts *o, const char *event
 			h->total_period, h->total_non_filtered_period, r->totals[f]);
 	}
 	fputs("],\"rows\":[", out);
-	bool fst = true;
+	bool fst = true, exact = result_exact(r);
 	for (size_t i = 0; i < r->nrows; i++) {
 		const diff_row *row = &r->rows[i];
 		if (row->filtered)
@@ -417,6 +507,8 @@ void diff_json_event(const diff_result *r, const diff_opts *o, const char *event
 		} else {
 			fprintf(out, "{\"period\":%" PRIu64 ",\"percent\":", row->period);
 			json_num(out, diff_row_baseline_pct(r, row));
+			if (exact)
+				json_calls(out, row->e, NULL);
 			fputc('}', out);
 		}
 		fputs(",\"files\":[", out);
@@ -441,6 +533,8 @@ void diff_json_event(const diff_result *r, const diff_opts *o, const char *event
 				fprintf(out, "%" PRId64, p->wdiff);
 			else
 				fputs("null", out);
+			if (exact)
+				json_calls(out, p->e, row->dummy ? NULL : row->e);
 			fputc('}', out);
 		}
 		fputs("]}", out);

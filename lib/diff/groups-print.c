@@ -8,17 +8,24 @@
  * each) so that a column can be added without touching the others: per
  * metric (Children then Self with --children), the baseline group's mean,
  * then per compared group the compute method's value, the CI, p, q, the mark
- * of a significant change and, with --power, the runs needed; then the keys.
+ * of a significant change and, with --power, the runs needed; for exact
+ * traces the calls and time per call (the baseline's means, then per group
+ * the deltas with their q and mark, the q only with repeated runs); then
+ * the keys.
  */
 #include <inttypes.h>
 #include <math.h>
 #include <string.h>
 
 #include "diff-int.h"
+#include "proff/report.h"
 
 #define CELLSZ 96
 
-enum gcol_kind { GC_MEAN, GC_PERIOD, GC_COMPUTE, GC_CI, GC_P, GC_Q, GC_MARK, GC_RUNS, GC__NR };
+enum gcol_kind { GC_MEAN, GC_PERIOD, GC_COMPUTE, GC_CI, GC_P, GC_Q, GC_MARK, GC_RUNS,
+	/* exact traces: calls and inclusive time per call (groups-calls.c) */
+	GC_CALLS, GC_CALLS_DELTA, GC_CALLS_Q, GC_CALLS_MARK, GC_AVG, GC_AVG_DELTA, GC_AVG_Q, GC_AVG_MARK,
+	GC__NR };
 
 typedef struct gcol {
 	int kind;
@@ -80,10 +87,54 @@ static const char *status_text(const diff_table *t, int status)
 	}
 }
 
+/* a time per call as the report prints it, without leading blanks, signed for deltas */
+static void fmt_ns(double ns, bool sign, char *buf)
+{
+	char tmp[40];
+	if (isnan(ns))
+		return;
+	report_fmt_time(tmp, sizeof(tmp), fabs(ns));
+	const char *v = tmp;
+	while (*v == ' ')
+		v++;
+	snprintf(buf, CELLSZ, "%s%s", !sign ? "" : ns < 0 ? "-" : "+", v);
+}
+
+static void calls_cell(const diff_table *t, const diff_trow *row, const gcol *c, char *buf)
+{
+	const diff_cstat *s = &row->calls[c->group];
+	switch (c->kind) {
+	case GC_CALLS: snprintf(buf, CELLSZ, "%.*f", t->group_runs[0] > 1 ? 1 : 0, s->calls); break;
+	case GC_CALLS_DELTA: snprintf(buf, CELLSZ, "%+.*f", t->group_runs[c->group] > 1 || t->group_runs[0] > 1 ? 1 : 0, s->calls_delta); break;
+	case GC_CALLS_Q:
+		if (s->calls_q == 0)
+			snprintf(buf, CELLSZ, "0");     /* a change without noise */
+		else
+			fmt_p(s->calls_q, buf);
+		break;
+	case GC_CALLS_MARK: snprintf(buf, CELLSZ, "%s", s->calls_significant ? "*" : ""); break;
+	case GC_AVG: fmt_ns(s->avg, false, buf); break;
+	case GC_AVG_DELTA: fmt_ns(s->avg_delta, true, buf); break;
+	case GC_AVG_Q: fmt_p(s->avg_q, buf); break;
+	case GC_AVG_MARK: snprintf(buf, CELLSZ, "%s", s->avg_significant ? "*" : ""); break;
+	default: break;
+	}
+}
+
+static bool mark_col(int kind)
+{
+	return kind == GC_MARK || kind == GC_CALLS_MARK || kind == GC_AVG_MARK;
+}
+
 static void cell_text(const diff_table *t, const diff_trow *row, const gcol *c, char *buf)
 {
-	const diff_gstat *s = &row->stat[c->which][c->group];
 	buf[0] = '\0';
+	if (c->kind >= GC_CALLS) {
+		if (row->calls)
+			calls_cell(t, row, c, buf);
+		return;
+	}
+	const diff_gstat *s = &row->stat[c->which][c->group];
 	switch (c->kind) {
 	case GC_MEAN:
 		fmt_value(t, s->mean, false, buf);
@@ -154,10 +205,16 @@ static void add_col(gcol *cols, size_t *n, int kind, int which, size_t group, co
 	case GC_CI: snprintf(name, sizeof(name), "%g%% CI", 100 * t->g.stats.level); break;
 	case GC_P: snprintf(name, sizeof(name), "p"); break;
 	case GC_Q: snprintf(name, sizeof(name), "q"); break;
-	case GC_MARK: break;
 	case GC_RUNS: snprintf(name, sizeof(name), "Runs"); break;
+	case GC_CALLS: snprintf(name, sizeof(name), "Calls"); break;
+	case GC_CALLS_DELTA: snprintf(name, sizeof(name), "Calls Delta"); break;
+	case GC_CALLS_Q: snprintf(name, sizeof(name), "Calls q"); break;
+	case GC_AVG: snprintf(name, sizeof(name), "Avg total"); break;
+	case GC_AVG_DELTA: snprintf(name, sizeof(name), "Avg Delta"); break;
+	case GC_AVG_Q: snprintf(name, sizeof(name), "Avg q"); break;
+	default: break;
 	}
-	if (t->ngroups > 2 && group && kind != GC_MARK)
+	if (t->ngroups > 2 && group && !mark_col(kind))
 		snprintf(c->header, sizeof(c->header), "%s/%zu", name, group);
 	else
 		snprintf(c->header, sizeof(c->header), "%s", name);
@@ -187,6 +244,26 @@ static size_t build_cols(const diff_table *t, gcol *cols)
 			add_col(cols, &n, GC_MARK, w, g, t);
 			if (t->g.power && t->mode == DIFF_MODE_RUNS)
 				add_col(cols, &n, GC_RUNS, w, g, t);
+		}
+	}
+	if (!t->exact)
+		return n;
+	for (size_t g = 0; g < t->ngroups; g++) {
+		if (!g) {
+			add_col(cols, &n, GC_CALLS, DIFF_SELF, g, t);
+			add_col(cols, &n, GC_AVG, DIFF_SELF, g, t);
+			continue;
+		}
+		bool tested = t->mode == DIFF_MODE_RUNS;
+		add_col(cols, &n, GC_CALLS_DELTA, DIFF_SELF, g, t);
+		if (tested) {
+			add_col(cols, &n, GC_CALLS_Q, DIFF_SELF, g, t);
+			add_col(cols, &n, GC_CALLS_MARK, DIFF_SELF, g, t);
+		}
+		add_col(cols, &n, GC_AVG_DELTA, DIFF_SELF, g, t);
+		if (tested) {
+			add_col(cols, &n, GC_AVG_Q, DIFF_SELF, g, t);
+			add_col(cols, &n, GC_AVG_MARK, DIFF_SELF, g, t);
 		}
 	}
 	return n;
@@ -272,6 +349,16 @@ static void print_test(const diff_table *t, FILE *out)
 				     "# tested ('small'; --min-share).", t->g.min_share);
 		fputc('\n', out);
 	}
+	if (t->exact) {
+		fputs("# Calls: mean calls per run; Avg total: mean inclusive time per call over the runs\n"
+		      "# with calls; deltas against the baseline group's means.", out);
+		if (t->mode == DIFF_MODE_RUNS)
+			fprintf(out, " Each tested with the same test on\n"
+				     "# the per-run values, Benjamini-Hochberg over its own column (%zu and %zu tests);\n"
+				     "# calls equal in every run of each group but different between them: q 0.",
+				t->ntests_calls, t->ntests_avg);
+		fputc('\n', out);
+	}
 	if (t->mode == DIFF_MODE_RUNS && t->g.stats.test == STATS_WELCH)
 		for (size_t g = 0; g < t->ngroups; g++)
 			if (t->group_runs[g] < 2)
@@ -322,7 +409,7 @@ static void print_totals(const diff_table *t, FILE *out)
 int diff_table_print_text(const diff_table *t, const char *event_name, const char *const *paths,
 			  bool first, FILE *out)
 {
-	gcol cols[2 * 64 * 8];
+	gcol cols[2 * 64 * 8 + 64 * 6 + 2];
 	if (t->ngroups > 64)
 		return PROFF_EUSAGE;
 	size_t ncols = build_cols(t, cols);
@@ -388,7 +475,7 @@ int diff_table_print_text(const diff_table *t, const char *event_name, const cha
 					fputs("  ", out);
 				fst = false;
 				for (int j = 0; j < cols[c].width; j++)
-					fputc(cols[c].kind == GC_MARK ? ' ' : '.', out);
+					fputc(mark_col(cols[c].kind) ? ' ' : '.', out);
 			}
 			for (int k = 0; k < t->nkeys; k++) {
 				if (!fst)
@@ -416,7 +503,7 @@ int diff_table_print_text(const diff_table *t, const char *event_name, const cha
 			cell_text(t, row, &cols[c], cell);
 			if (sep)
 				fputs(cell, out);
-			else if (cols[c].kind == GC_MARK)
+			else if (mark_col(cols[c].kind))
 				fprintf(out, "%-*s", cols[c].width, cell);
 			else
 				fprintf(out, "%*s", cols[c].width, cell);
@@ -621,6 +708,58 @@ static void json_gstat(FILE *out, const diff_table *t, const diff_trow *row, int
 	fputc('}', out);
 }
 
+/* exact traces: a row's calls (avg false) or inclusive ns per call (avg
+ * true) per group: mean, sd, the runs' values, and against the baseline
+ * the delta, the test's status and CI, p, q */
+static void json_calls(FILE *out, const diff_table *t, const diff_trow *row, bool avg)
+{
+	fprintf(out, ",\"%s\":[", avg ? "avg_total_ns" : "calls");
+	for (size_t g = 0; g < t->ngroups; g++) {
+		const diff_cstat *s = &row->calls[g];
+		const stats_result *r = avg ? &s->avg_test : &s->calls_test;
+		fprintf(out, "%s{\"group\":%zu,\"mean\":", g ? "," : "", g);
+		json_num(out, avg ? s->avg : s->calls);
+		fputs(",\"sd\":", out);
+		json_num(out, avg ? s->avg_sd : s->calls_sd);
+		fputs(",\"runs\":[", out);
+		for (size_t i = 0; i < t->group_runs[g]; i++) {
+			size_t run = t->group_first[g] + i;
+			uint64_t c = diff_table_calls(t, row, run);
+			fputs(i ? "," : "", out);
+			if (!avg)
+				fprintf(out, "%" PRIu64, c);
+			else
+				json_num(out, c ? (double)diff_table_incl(t, row, run) / (double)c : NAN);
+		}
+		fputc(']', out);
+		if (g) {
+			double q = avg ? s->avg_q : s->calls_q;
+			bool tested = t->mode == DIFF_MODE_RUNS && !row->stat[DIFF_SELF][g].small && row->shown;
+			fputs(",\"delta\":", out);
+			json_num(out, avg ? s->avg_delta : s->calls_delta);
+			fprintf(out, ",\"status\":\"%s\",\"ci\":", t->mode == DIFF_MODE_NOISELESS ? "not tested" :
+				row->stat[DIFF_SELF][g].small ? "small" : status_name(r->status));
+			if (tested && r->status == STATS_OK) {
+				fputc('[', out);
+				json_num(out, r->ci_low);
+				fputc(',', out);
+				json_num(out, r->ci_high);
+				fputc(']', out);
+			} else {
+				fputs("null", out);
+			}
+			fputs(",\"p\":", out);
+			json_num(out, tested && r->status == STATS_OK ? r->p : NAN);
+			fputs(",\"q\":", out);
+			json_num(out, q);
+			fprintf(out, ",\"significant\":%s",
+				(avg ? s->avg_significant : s->calls_significant) ? "true" : "false");
+		}
+		fputc('}', out);
+	}
+	fputc(']', out);
+}
+
 void diff_table_json_event(const diff_table *t, const char *event_name, uint32_t type,
 			   uint64_t config, bool first, FILE *out)
 {
@@ -680,6 +819,10 @@ void diff_table_json_event(const diff_table *t, const char *event_name, uint32_t
 			for (size_t g = 0; g < t->ngroups; g++)
 				json_gstat(out, t, row, w, g);
 			fputc(']', out);
+		}
+		if (row->calls) {
+			json_calls(out, t, row, false);
+			json_calls(out, t, row, true);
 		}
 		fputc('}', out);
 	}

@@ -36,6 +36,9 @@ struct diff_table_priv {
 	size_t shash_cap;
 	double *scale;               /* [nruns]: 100 / the run's total (0 without samples) */
 	diff_gstat *stats;           /* [nrows * ngroups] per metric, rows in creation order */
+	/* exact traces: [cap * nruns] calls and inclusive ns, [nrows * ngroups] their statistics */
+	uint64_t *calls, *incl;
+	diff_cstat *cstats;
 };
 
 void diff_group_opts_init(diff_group_opts *g)
@@ -111,6 +114,9 @@ void diff_table_free(diff_table *t)
 		free(p->shash);
 		free(p->scale);
 		free(p->stats);
+		free(p->calls);
+		free(p->incl);
+		free(p->cstats);
 		free(p);
 	}
 	free(t->rows);
@@ -164,6 +170,22 @@ static uint64_t row_hash(const run_key *rk, int nkeys)
 	return x;
 }
 
+/* the calls' arrays from p->cap rows to ncap (made on the first exact run) */
+static int grow_calls(diff_table *t, size_t ncap)
+{
+	struct diff_table_priv *p = t->priv;
+	size_t old = p->calls ? p->cap : 0;
+	uint64_t **arr[2] = { &p->calls, &p->incl };
+	for (int i = 0; i < 2; i++) {
+		uint64_t *v = pf_realloc_array(*arr[i], ncap ? ncap * t->nruns : 1, sizeof(uint64_t));
+		if (!v)
+			return PROFF_ENOMEM;
+		memset(v + old * t->nruns, 0, (ncap - old) * t->nruns * sizeof(uint64_t));
+		*arr[i] = v;
+	}
+	return 0;
+}
+
 static int grow_rows(diff_table *t)
 {
 	struct diff_table_priv *p = t->priv;
@@ -191,6 +213,8 @@ static int grow_rows(diff_table *t)
 		memset(v + p->cap * t->nruns, 0, (ncap - p->cap) * t->nruns * sizeof(uint64_t));
 		p->period[w] = v;
 	}
+	if (p->calls && grow_calls(t, ncap))
+		return PROFF_ENOMEM;
 	p->cap = ncap;
 	/* the slots: at most half full */
 	size_t nslots = ncap * 2;
@@ -302,6 +326,8 @@ int diff_table_add_run(diff_table *t, size_t run, const hist *h, proff_error *er
 	t->samples[run] = t->o.relative ? h->nr_non_filtered_samples : h->nr_samples;
 	t->exact |= prof->exact != NULL;
 	t->time_unit |= time_event(prof, h->evsel);
+	if (prof->exact && !p->calls && grow_calls(t, p->cap))
+		goto nomem;
 	bool base = t->group[run] == 0;
 	for (size_t i = 0; i < h->n; i++) {
 		const hist_entry *e = &h->entries[i];
@@ -360,6 +386,10 @@ int diff_table_add_run(diff_table *t, size_t run, const hist *h, proff_error *er
 		p->period[DIFF_SELF][(size_t)ri * t->nruns + run] += e->period;
 		if (t->g.children)
 			p->period[DIFF_CHILDREN][(size_t)ri * t->nruns + run] += e->period_acc;
+		if (prof->exact) {
+			p->calls[(size_t)ri * t->nruns + run] += e->nr_events;
+			p->incl[(size_t)ri * t->nruns + run] += e->ex_incl;
+		}
 	}
 	return 0;
 nomem:
@@ -367,6 +397,16 @@ nomem:
 }
 
 /* ---- statistics ------------------------------------------------------------------- */
+
+uint64_t diff_table_calls(const diff_table *t, const diff_trow *row, size_t run)
+{
+	return t->priv->calls ? t->priv->calls[row->seq * t->nruns + run] : 0;
+}
+
+uint64_t diff_table_incl(const diff_table *t, const diff_trow *row, size_t run)
+{
+	return t->priv->incl ? t->priv->incl[row->seq * t->nruns + run] : 0;
+}
 
 uint64_t diff_table_period(const diff_table *t, const diff_trow *row, int which, size_t run)
 {
@@ -775,6 +815,8 @@ int diff_table_compute(diff_table *t, proff_error *err)
 	stats_ctx *ctx = stats_ctx_new(&t->g.stats);
 	order_job oj = { 0 };
 	int rc = PROFF_ENOMEM;
+	if (p->calls && !(p->cstats = pf_calloc(t->nrows ? t->nrows * ng : 1, sizeof(diff_cstat))))
+		goto out;
 	if (!p->stats || !p->scale || !vals || !pv || !qv || !ctx)
 		goto out;
 	for (size_t r = 0; r < t->nruns; r++)
@@ -786,6 +828,7 @@ int diff_table_compute(diff_table *t, proff_error *err)
 		row->keys = &p->keys[i * nk];
 		for (size_t w = 0; w < nw; w++)
 			row->stat[w] = &p->stats[(i * nw + w) * ng];
+		row->calls = p->cstats ? &p->cstats[i * ng] : NULL;
 	}
 	if (rows_run(t, false))
 		goto out;
@@ -810,6 +853,8 @@ int diff_table_compute(diff_table *t, proff_error *err)
 	if (m < 0)
 		goto out;
 	t->ntests = (size_t)m;
+	if (p->cstats && diff_table_calls_stats(t))
+		goto out;
 	np = 0;
 	for (size_t i = 0; i < t->nrows; i++) {
 		diff_trow *row = &t->rows[i];
@@ -821,6 +866,8 @@ int diff_table_compute(diff_table *t, proff_error *err)
 				s->significant = !isnan(s->q) && s->q <= t->g.fdr;
 				any |= s->significant;
 			}
+		for (size_t g = 1; row->calls && g < ng; g++)
+			any |= row->calls[g].calls_significant || row->calls[g].avg_significant;
 		if (t->g.significant_only && !any)
 			row->shown = false;
 	}

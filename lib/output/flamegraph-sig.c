@@ -1,18 +1,88 @@
 /* flamegraph-sig.c — whether a differential flame graph's frame changed
  * beyond chance: the one place the flame graphs ask the statistics of
- * issue #28 (lib/stats), so the page greys what is not significant.
+ * lib/stats, so the page greys what is not significant.
  *
- * Until lib/stats is there, no frame is tested (fg_sig.tested false): the
- * page then colours every change and says that no test was made.
+ * One profile per side: the only noise a single pair of profiles shows is
+ * sampling noise, and two things besides the code move a frame beyond it:
+ *  - a sibling's change: a frame doing the same work keeps its sample COUNT
+ *    but its SHARE falls when a sibling grows (a test on shares alone flags
+ *    every unchanged sibling of a planted change);
+ *  - the machine's speed: a run on a busier host takes more CPU time for the
+ *    same work, so every frame's COUNT grows while the SHARES stay (a test
+ *    on counts alone flags the whole hot path of an A/A pair: measured on a
+ *    shared 2-core host, A/A runs differed by 30 % in samples).
+ * So a frame's change is significant only when both its share and its
+ * count changed beyond sampling noise: the intersection-union test of the
+ * two, whose p-value is the larger of the two tests' (each at level alpha,
+ * so the pair is too). The share test is `proff diff`'s for one run per
+ * side (two-proportion z-test of the frame's samples out of each side's),
+ * the count test the one `proff diff --metric absolute` makes (z-test of
+ * two Poisson sums with unit weights: z = (c1 - c0) / sqrt(c0 + c1)).
+ * The p-values get Benjamini-Hochberg q-values over the view's frames
+ * (inclusive and self counts separately, as the two colourings are), and a
+ * change is significant at q <= FG_FDR: 0.01, stricter than diff's default
+ * 0.05, because a view has many more frames than a diff has rows. lo / hi
+ * are the share test's Wald interval of the share's change, in percentage
+ * points.
+ *
+ * Exact traces count calls and measure times: there is no sampling noise,
+ * and one run per side shows no run-to-run variation, so nothing is tested
+ * (fg_sig.tested false; the page colours every change and says so).
  */
+#include <math.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "proff/flamegraph.h"
+#include "proff/stats.h"
+
+#define FG_FDR 0.01        /* a frame's change is significant when q <= FG_FDR */
+#define FG_LEVEL 0.95      /* confidence level of lo / hi */
 
 void fg_significance(const flamegraph *g, size_t n, const uint64_t *c0, const uint64_t *c1, fg_sig *out)
 {
-	(void)g;
-	(void)c0;
-	(void)c1;
 	memset(out, 0, n * sizeof(*out));
+	if (g->exact || g->nsides != 2 || !n || !g->samples[0] || !g->samples[1])
+		return;
+	double *p = pf_calloc(n, sizeof(double)), *q = pf_calloc(n, sizeof(double));
+	if (!p || !q) {         /* no test rather than a wrong one: the page says none was made */
+		free(p);
+		free(q);
+		return;
+	}
+	double n0 = (double)g->samples[0], n1 = (double)g->samples[1];
+	for (size_t i = 0; i < n; i++) {
+		stats_result share, count;
+		p[i] = NAN;
+		if (!c0[i] && !c1[i])
+			continue;       /* on neither side: nothing to test */
+		stats_two_proportions((double)c0[i], n0, (double)c1[i], n1, FG_LEVEL, &share);
+		stats_poisson_sums((double)c0[i], (double)c0[i], (double)c1[i], (double)c1[i], FG_LEVEL, &count);
+		if (share.status == STATS_ZERO_VARIANCE) {
+			/* the whole of both sides (the root, a lone process): its
+			 * share cannot change, so neither can the frame */
+			p[i] = 1;
+			out[i].lo = out[i].hi = 0;
+			continue;
+		}
+		if (share.status != STATS_OK || count.status != STATS_OK)
+			continue;
+		p[i] = fmax(share.p, count.p);
+		out[i].lo = 100 * share.ci_low;
+		out[i].hi = 100 * share.ci_high;
+	}
+	if (stats_bh(p, n, q) < 0) {
+		memset(out, 0, n * sizeof(*out));
+	} else {
+		for (size_t i = 0; i < n; i++) {
+			if (isnan(p[i]))
+				continue;
+			out[i].tested = true;
+			out[i].p = p[i];
+			out[i].q = q[i];
+			out[i].significant = q[i] <= FG_FDR;
+		}
+	}
+	free(p);
+	free(q);
 }

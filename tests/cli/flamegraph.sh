@@ -46,6 +46,7 @@ result(v["total"][0][0] == rep["total_period"] == folded == d["sides"][0]["total
 result(calls.get("fib") == 1973 and calls.get("main") == 1, "exact trace: calls in the data (fib 1973, main 1)", calls)
 EOF
 	"$PROFF" diff "$TMP/fib15.trace" "$TMP/fib16.trace" --flamegraph "$TMP/fibd.folded" 2>"$TMP/err" || { not_ok "exact traces: diff --flamegraph"; cat "$TMP/err"; }
+	expect_exit "diff --flamegraph of groups of runs (--) is refused, not ignored (129)" 129 "$PROFF" diff "$TMP/fib15.trace" -- "$TMP/fib16.trace" --flamegraph "$TMP/fibg.svg"
 	"$PROFF" report -i "$TMP/fib16.trace" --flamegraph "$TMP/fib16.folded"
 	python3 - "$TMP/fibd.folded" "$TMP/fib.folded" "$TMP/fib16.folded" <<'EOF'
 import sys

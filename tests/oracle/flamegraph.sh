@@ -8,7 +8,8 @@
 #  - against proff report: a name's self samples and its outermost frames'
 #    samples in the SVG are the report's Self and Children periods;
 #  - the differential cases: a path only the baseline has is drawn, an A/A
-#    pair is all grey, the planted change is coloured on its path only;
+#    pair is all grey, the planted change is coloured on its path only
+#    (significance: lib/output/flamegraph-sig.c, docs/flamegraph.md);
 #  - in headless Chromium (tests/tools/cdp.py, the DevTools protocol over a
 #    pipe): the pages load from file:// with no request and no console error,
 #    their frames' titles are the SVG's, widths sum to the parent's (less its
@@ -147,15 +148,35 @@ for f in fr:
 result(not bad and len(fr) > 5, "diff svg: every frame's new samples and inclusive delta from the two sides' stacks (%d frames)" % len(fr), "; ".join(bad))
 grey = "rgb(200,200,200)"
 if sys.argv[5] != "{":
-    print("skip - A/A pair all grey, planted change coloured on its path only: no significance test until lib/stats (issue #28) is on main")
+    result(False, "the diff page has significance data (sig_total)")
 else:
     aa = json.load(open(sys.argv[4]))
     col = [f["title"] for f in aa if f["depth"] > 0 and f["fill"] != grey]
     result(not col, "A/A pair: every frame grey (%d frames)" % len(aa), "; ".join(col))
+    # the planted change is planted() spinning 3x longer: planted and its
+    # spin must be coloured, every other frame grey. Not judged: planted's
+    # ancestors (the whole program on both sides, ~100 %: their share cannot
+    # change, lib/output/flamegraph-sig.c) and the frames below planted;spin
+    # (interrupts that landed in it, a few samples each, grow with its time
+    # but are not the change).
     planted = "all;planted;__libc_start_call_main;main;planted"
-    on_path = lambda f: planted.startswith(f["path"]) or f["path"].startswith(planted + ";")
-    wrong = [f["title"] for f in fr if f["depth"] > 0 and (f["fill"] != grey) != on_path(f) and "old_path" not in f["path"]]
-    result(not wrong, "planted change: coloured on its path, grey elsewhere", "; ".join(wrong))
+    on_path = lambda f: f["path"] in (planted, planted + ";spin")
+    below = lambda f: f["path"].startswith(planted + ";") or planted.startswith(f["path"])
+    judged = [f for f in fr if f["depth"] > 0 and "old_path" not in f["path"] and (on_path(f) or not below(f))]
+    wrong = [f["path"] + ": " + f["title"] for f in judged if (f["fill"] != grey) != on_path(f)]
+    path = [f for f in fr if on_path(f)]
+    uncoloured = [f["path"] for f in path if f["fill"] == grey]
+    result(not uncoloured and len(path) == 2, "planted change: planted and its spin are coloured", "; ".join(uncoloured))
+    # "grey elsewhere" holds where steady() (the unchanged control) took the
+    # same CPU time in both runs: one run per side cannot tell a host that
+    # ran one run slower from a slower steady() (this shared host has run the
+    # same program 2x slower from one run to the next)
+    st = lambda side: side.get("all;planted;__libc_start_call_main;main;steady", 0)
+    speed = st(new) / st(base) if st(base) else 0
+    if 0.9 <= speed <= 1.1:
+        result(not wrong, "planted change: grey off its path (steady() took %.2fx the baseline's CPU time)" % speed, "; ".join(wrong))
+    else:
+        print("skip - planted change: grey off its path: steady() took %.2fx the baseline's CPU time in the new run (the host's speed changed; one run per side cannot separate that)" % speed)
 EOF
 
 # ---- in the browser ---------------------------------------------------------

@@ -177,8 +177,10 @@ static int write_map(pd_out *o, pdw_writer *w, rec *r, const omap *m, uint64_t s
  * addresses, in pieces around the addresses the source found in no map */
 static int write_maps(pd_out *o, pdw_writer *w, rec *r, bool kernel)
 {
-	qsort(o->maps, o->nmaps, sizeof(*o->maps), omap_cmp);
-	qsort(o->holes, o->nholes, sizeof(*o->holes), hole_cmp);
+	if (o->nmaps)
+		qsort(o->maps, o->nmaps, sizeof(*o->maps), omap_cmp);
+	if (o->nholes)
+		qsort(o->holes, o->nholes, sizeof(*o->holes), hole_cmp);
 	for (size_t i = 0; i < o->nmaps; i++) {
 		const omap *m = &o->maps[i];
 		if ((m->pid == PF_NONE) != kernel)

@@ -415,7 +415,8 @@ static int mapping_ids_by_dso(pw_ctx *c)
 	}
 	for (size_t i = 0; i < n; i++)
 		r[i] = (map_rank){ c->map_dso[i], (uint32_t)i };
-	qsort(r, n, sizeof(*r), map_rank_cmp);
+	if (n)
+		qsort(r, n, sizeof(*r), map_rank_cmp);
 	new_id[0] = 0;
 	for (size_t k = 0; k < n; k++)
 		new_id[r[k].made + 1] = k + 1;

@@ -456,7 +456,7 @@ static int each_prof(local_store *ls, prof_cb cb, void *arg, proff_error *err)
 		n++;
 	}
 	closedir(d);
-	if (!rc)
+	if (!rc && n)
 		qsort(names, n, sizeof(char *), name_cmp);
 	for (size_t i = 0; i < n && !rc; i++) {
 		char path[4200];

@@ -382,10 +382,10 @@ nomem:
 
 /* ---- a fixed order --------------------------------------------------------------------- */
 
-static const store_result *cmp_r;
-
-static int rep_cmp(const void *a, const void *b)
+/* (qsort_r's argument: the result whose replicates or rows are ordered) */
+static int rep_cmp(const void *a, const void *b, void *arg)
 {
+	const store_result *cmp_r = arg;
 	uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
 	if (cmp_r->rep_group[x] != cmp_r->rep_group[y])
 		return cmp_r->rep_group[x] < cmp_r->rep_group[y] ? -1 : 1;
@@ -393,8 +393,9 @@ static int rep_cmp(const void *a, const void *b)
 	return c ? c : (x < y ? -1 : x > y);
 }
 
-static int row_cmp(const void *a, const void *b)
+static int row_cmp(const void *a, const void *b, void *arg)
 {
+	const store_result *cmp_r = arg;
 	uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
 	size_t nk = cmp_r->priv->nkw;
 	for (size_t k = 0; k < (size_t)cmp_r->nkeys; k++) {
@@ -554,10 +555,10 @@ int store_result_finish(store_result *r, proff_error *err)
 		rord[i] = (uint32_t)i;
 	for (size_t i = 0; i < nr; i++)
 		word[i] = (uint32_t)i;
-	cmp_r = r;
-	qsort(rord, nrep, sizeof(uint32_t), rep_cmp);
-	qsort(word, nr, sizeof(uint32_t), row_cmp);
-	cmp_r = NULL;
+	if (nrep)
+		qsort_r(rord, nrep, sizeof(uint32_t), rep_cmp, (void *)r);
+	if (nr)
+		qsort_r(word, nr, sizeof(uint32_t), row_cmp, (void *)r);
 	for (size_t i = 0; i < nrep; i++)
 		rpos[rord[i]] = (uint32_t)i;
 	for (size_t i = 0; i < nr; i++)
@@ -623,7 +624,8 @@ int store_result_finish(store_result *r, proff_error *err)
 		for (size_t q = 0; q < nrep; q++) {
 			uint32_t *a = p->rep_row + p->rep_off[q];
 			size_t n = p->rep_off[q + 1] - p->rep_off[q];
-			qsort(a, n, sizeof(uint32_t), u32_cmp);
+			if (n)
+				qsort(a, n, sizeof(uint32_t), u32_cmp);
 		}
 	}
 	free(p->cell);

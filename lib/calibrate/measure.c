@@ -95,12 +95,9 @@ static const cal_counter_def counter_defs[] = {
 };
 #define NCOUNTER_DEFS (sizeof(counter_defs) / sizeof(counter_defs[0]))
 
-const char *const *cal_counter_names(void)
+const char *cal_counter_name(size_t i)
 {
-	static const char *names[NCOUNTER_DEFS + 1];
-	for (size_t i = 0; i < NCOUNTER_DEFS; i++)
-		names[i] = counter_defs[i].name;
-	return names;
+	return i < NCOUNTER_DEFS ? counter_defs[i].name : NULL;
 }
 
 const cal_counter_def *cal_counter_find(const char *name)

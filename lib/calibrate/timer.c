@@ -14,7 +14,13 @@
 
 #include "cal-int.h"
 
-static volatile uint64_t sink;
+/* the loops' sums must be computed but go nowhere: an empty asm that takes
+ * the value keeps the compiler from dropping the loop (a store to a volatile
+ * global would do too, but the library keeps no mutable globals) */
+static inline void keep(uint64_t s)
+{
+	__asm__ volatile("" : : "r"(s) : "memory");
+}
 
 #if HAVE_TSC
 static __attribute__((noinline)) void loop_rdtsc(uint64_t n)
@@ -22,7 +28,7 @@ static __attribute__((noinline)) void loop_rdtsc(uint64_t n)
 	uint64_t s = 0;
 	for (uint64_t i = 0; i < n; i++)
 		s += __rdtsc();
-	sink = s;
+	keep(s);
 }
 
 static __attribute__((noinline)) void loop_rdtscp(uint64_t n)
@@ -31,7 +37,7 @@ static __attribute__((noinline)) void loop_rdtscp(uint64_t n)
 	unsigned aux;
 	for (uint64_t i = 0; i < n; i++)
 		s += __rdtscp(&aux);
-	sink = s;
+	keep(s);
 }
 
 static __attribute__((noinline)) void loop_lfence_rdtsc(uint64_t n)
@@ -41,7 +47,7 @@ static __attribute__((noinline)) void loop_lfence_rdtsc(uint64_t n)
 		_mm_lfence();
 		s += __rdtsc();
 	}
-	sink = s;
+	keep(s);
 }
 #endif
 
@@ -53,7 +59,7 @@ static __attribute__((noinline)) void loop_clock_gettime(uint64_t n)
 		clock_gettime(CLOCK_MONOTONIC, &ts);
 		s += (uint64_t)ts.tv_nsec;
 	}
-	sink = s;
+	keep(s);
 }
 
 /* what a call costs without instrumentation (the o_full recipe subtracts it) */

@@ -268,22 +268,23 @@ static int group(rep *r, proff_error *err)
 
 /* ---- sorting: stable merge sort like Perl's ---- */
 
-static const rep *g_sort_rep;   /* comparator context (single-threaded use) */
+/* the comparators take the report whose columns they compare */
+typedef int (*rep_cmp_fn)(const rep *r, uint32_t a, uint32_t b);
 
 static int cmp_num(double a, double b) { return a < b ? -1 : a > b ? 1 : 0; }
-static int by_time(uint32_t a, uint32_t b) { return cmp_num(g_sort_rep->times[b], g_sort_rep->times[a]); }
-static int by_ctime(uint32_t a, uint32_t b) { return cmp_num(g_sort_rep->ctimes[b], g_sort_rep->ctimes[a]); }
-static int by_calls(uint32_t a, uint32_t b) { return cmp_num(g_sort_rep->calls[b], g_sort_rep->calls[a]); }
-static int by_alpha(uint32_t a, uint32_t b)
+static int by_time(const rep *r, uint32_t a, uint32_t b) { return cmp_num(r->times[b], r->times[a]); }
+static int by_ctime(const rep *r, uint32_t a, uint32_t b) { return cmp_num(r->ctimes[b], r->ctimes[a]); }
+static int by_calls(const rep *r, uint32_t a, uint32_t b) { return cmp_num(r->calls[b], r->calls[a]); }
+static int by_alpha(const rep *r, uint32_t a, uint32_t b)
 {
-	int c = strcmp(g_sort_rep->names[a], g_sort_rep->names[b]);
+	int c = strcmp(r->names[a], r->names[b]);
 	return c < 0 ? -1 : c > 0;
 }
-static int by_avg(uint32_t a, uint32_t b) { return cmp_num(g_sort_rep->persecs[b], g_sort_rep->persecs[a]); }
+static int by_avg(const rep *r, uint32_t a, uint32_t b) { return cmp_num(r->persecs[b], r->persecs[a]); }
 
 static const struct sort_key {
 	enum dprof_sort key;
-	int (*cmp)(uint32_t, uint32_t);
+	rep_cmp_fn cmp;
 } sort_keys[] = {
 	{ DPROF_SORT_TIME,  by_time },
 	{ DPROF_SORT_CTIME, by_ctime },
@@ -292,16 +293,16 @@ static const struct sort_key {
 	{ DPROF_SORT_AVG,   by_avg },
 };
 
-static void msort(uint32_t *a, uint32_t *tmp, size_t n, int (*cmp)(uint32_t, uint32_t), bool rev)
+static void msort(uint32_t *a, uint32_t *tmp, size_t n, rep_cmp_fn cmp, const rep *r, bool rev)
 {
 	if (n < 2)
 		return;
 	size_t h = n / 2;
-	msort(a, tmp, h, cmp, rev);
-	msort(a + h, tmp, n - h, cmp, rev);
+	msort(a, tmp, h, cmp, r, rev);
+	msort(a + h, tmp, n - h, cmp, r, rev);
 	size_t i = 0, j = h, k = 0;
 	while (i < h && j < n) {
-		int c = rev ? cmp(a[j], a[i]) : cmp(a[i], a[j]);
+		int c = rev ? cmp(r, a[j], a[i]) : cmp(r, a[i], a[j]);
 		if (c <= 0)
 			tmp[k++] = a[i++];
 		else
@@ -586,13 +587,11 @@ int dprof_report(FILE *out, const dprof_model *m, const dprof_report_opts *o, pr
 			rc = proff_err_set(err, PROFF_ENOMEM, NULL, PROFF_NO_OFFSET, "out of memory");
 			goto out;
 		}
-		int (*cmp)(uint32_t, uint32_t) = by_time;
+		rep_cmp_fn cmp = by_time;
 		for (size_t i = 0; i < sizeof(sort_keys) / sizeof(sort_keys[0]); i++)
 			if (sort_keys[i].key == o->sort)
 				cmp = sort_keys[i].cmp;
-		g_sort_rep = &r;
-		msort(r.keys, tmp, r.nkeys, cmp, o->reverse);
-		g_sort_rep = NULL;
+		msort(r.keys, tmp, r.nkeys, cmp, &r, o->reverse);
 		free(tmp);
 	}
 	if (o->deep)

@@ -3411,11 +3411,10 @@ int hist_entry_cmp_keys(const hist *h, const hist_entry *a, const hist_entry *b)
 	return 0;
 }
 
-static const hist *sort_h;
-
-static int report_cmp(const void *pa, const void *pb)
+static int report_cmp(const void *pa, const void *pb, void *ctx)
 {
 	const hist_entry *a = pa, *b = pb;
+	const hist *sort_h = ctx;
 	if (sort_h->opts.children) {
 		if (a->period_acc != b->period_acc)
 			return a->period_acc > b->period_acc ? -1 : 1;
@@ -3437,9 +3436,7 @@ void hist_sort_report(hist *h)
 {
 	/* entries are reordered: the key index is rebuilt lazily if ever needed */
 	if (hist_order_perf(h) < 0) {
-		sort_h = h;
-		qsort(h->entries, h->n, sizeof(*h->entries), report_cmp);
-		sort_h = NULL;
+		qsort_r(h->entries, h->n, sizeof(*h->entries), report_cmp, h);
 	}
 	id_table_free(&h->priv->tab);
 	free(h->priv->keyw);

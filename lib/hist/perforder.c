@@ -170,32 +170,37 @@ typedef struct pkey {
 	uint32_t idx;              /* the row (h->entries) */
 } pkey;
 
-static _Thread_local const pkey *pk;   /* the rows' keys while an ordering runs (its thread's) */
-static _Thread_local const rbn *tn;      /* the running replay's nodes, in insertion order */
-static _Thread_local const uint32_t *titems;   /* and their rows */
-
-/* the whole key of node x */
-static inline const pkey *full(uint32_t x) { return &pk[titems[x]]; }
-
-/* perf 6.1 computes a row's srcline lazily, in the first comparison that
+/* What a replay's comparators read, passed down to them (the library keeps
+ * no global state: orderings run on several threads at once).
+ *
+ * perf 6.1 computes a row's srcline lazily, in the first comparison that
  * reaches the srcline key (sort__srcline_cmp; a new row keeps the one its
  * walk computed), and sizes the column from the rows whose srcline was
  * known when they entered the output tree (hists__calc_col_len, right
  * after each insertion; longer ones print cut): srcline_known, seeded
  * with srcline_seed's rows, marked by the replayed comparisons. */
-static _Thread_local uint8_t *srcline_known;
-static _Thread_local size_t srcline_width;
+typedef struct replay_ctx {
+	const hist *h;
+	const pkey *pk;            /* the rows' keys */
+	const rbn *tn;             /* the running replay's nodes, in insertion order */
+	const uint32_t *titems;    /* and their rows */
+	uint8_t *srcline_known;    /* srcline keys only, else NULL */
+	size_t srcline_width;
+} replay_ctx;
 
-static void srcline_touch(uint32_t a, uint32_t b)
+/* the whole key of node x */
+static inline const pkey *full(const replay_ctx *c, uint32_t x) { return &c->pk[c->titems[x]]; }
+
+static void srcline_touch(const replay_ctx *c, uint32_t a, uint32_t b)
 {
-	if (srcline_known) {
-		srcline_known[full(a)->idx] = 1;
-		srcline_known[full(b)->idx] = 1;
+	if (c->srcline_known) {
+		c->srcline_known[full(c, a)->idx] = 1;
+		c->srcline_known[full(c, b)->idx] = 1;
 	}
 }
 
 /* goes_left(new, existing): the per-stage descent rule, on node indices */
-typedef bool (*descend_fn)(const hist *h, uint32_t nw, uint32_t ex);
+typedef bool (*descend_fn)(const replay_ctx *c, uint32_t nw, uint32_t ex);
 
 /* ---- perf's comparators: cmp(left, right), int64 sign conventions ---------- */
 
@@ -241,15 +246,16 @@ static int64_t sym_sort(const rbn *l, const rbn *r)
 	return rcmp(r->sym, l->sym);
 }
 
-static int64_t key_cmp(const hist *h, int key, int stage, uint32_t li, uint32_t ri)
+static int64_t key_cmp(const replay_ctx *c, int key, int stage, uint32_t li, uint32_t ri)
 {
-	const rbn *l = &tn[li], *r = &tn[ri];
+	const hist *h = c->h;
+	const rbn *l = &c->tn[li], *r = &c->tn[ri];
 	switch (key) {
 	case HK_COMM:
 		return rcmp(r->comm, l->comm);
 	case HK_PID:
 	case HK_TID:
-		return (int64_t)full(ri)->tid - (int64_t)full(li)->tid;
+		return (int64_t)full(c, ri)->tid - (int64_t)full(c, li)->tid;
 	case HK_DSO:
 		return dso_cmp(l, r);
 	case HK_SYM:
@@ -257,53 +263,56 @@ static int64_t key_cmp(const hist *h, int key, int stage, uint32_t li, uint32_t 
 			return sym_sort(l, r);
 		return stage == 2 ? sym_sort(l, r) : sym_cmp(l, r);
 	case HK_CPU:
-		return (int64_t)full(ri)->cpu - (int64_t)full(li)->cpu;
+		return (int64_t)full(c, ri)->cpu - (int64_t)full(c, li)->cpu;
 	case HK_PARENT: {
-		uint32_t lp = full(li)->parent, rp = full(ri)->parent;
+		uint32_t lp = full(c, li)->parent, rp = full(c, ri)->parent;
 		if (lp == NONE_R || rp == NONE_R)
 			return null_cmp(lp == NONE_R, rp == NONE_R);
 		return rcmp(rp, lp);
 	}
 	case HK_LABEL: {
 		/* not a perf key: the values' text, as the key's comparator */
-		uint32_t lv = pf_label_value(h->prof, full(li)->thread, h->label_key);
-		uint32_t rv = pf_label_value(h->prof, full(ri)->thread, h->label_key);
+		uint32_t lv = pf_label_value(h->prof, full(c, li)->thread, h->label_key);
+		uint32_t rv = pf_label_value(h->prof, full(c, ri)->thread, h->label_key);
 		return strcmp(rv == PF_NONE ? "[none]" : pf_str(h->prof, rv), lv == PF_NONE ? "[none]" : pf_str(h->prof, lv));
 	}
 	case HK_SRCLINE:
 		/* perf 6.1: one comparator for every stage, strings computed on use */
-		srcline_touch(li, ri);
-		return rcmp(full(ri)->srcline, full(li)->srcline);
+		srcline_touch(c, li, ri);
+		return rcmp(full(c, ri)->srcline, full(c, li)->srcline);
 	}
 	return 0;
 }
 
-static int64_t entry_cmp(const hist *h, int stage, uint32_t l, uint32_t r)
+static int64_t entry_cmp(const replay_ctx *c, int stage, uint32_t l, uint32_t r)
 {
+	const hist *h = c->h;
 	for (int i = 0; i < h->nkeys; i++) {
-		int64_t c = key_cmp(h, h->keys[i], stage, l, r);
-		if (c)
-			return c;
+		int64_t k = key_cmp(c, h->keys[i], stage, l, r);
+		if (k)
+			return k;
 	}
 	return 0;
 }
 
 /* stage 0 (input) and 1 (collapse): cmp(existing, new) < 0 -> left */
-static bool left_input(const hist *h, uint32_t nw, uint32_t ex)
+static bool left_input(const replay_ctx *c, uint32_t nw, uint32_t ex)
 {
-	return entry_cmp(h, 0, ex, nw) < 0;
+	return entry_cmp(c, 0, ex, nw) < 0;
 }
-static bool left_collapse(const hist *h, uint32_t nw, uint32_t ex)
+static bool left_collapse(const replay_ctx *c, uint32_t nw, uint32_t ex)
 {
-	return entry_cmp(h, 1, ex, nw) < 0;
+	return entry_cmp(c, 1, ex, nw) < 0;
 }
 
 static int64_t field_cmp(uint64_t a, uint64_t b) { return a > b ? 1 : a < b ? -1 : 0; }
 
 /* stage 2 (output), hist_entry__sort(new, existing) up to the sort keys:
  * Children (x0; equal ones by callchain depth within one thread), Self (x1) */
-static inline int64_t output_periods_cmp(const hist *h, uint32_t a, uint32_t b)
+static inline int64_t output_periods_cmp(const replay_ctx *rc, uint32_t a, uint32_t b)
 {
+	const hist *h = rc->h;
+	const rbn *tn = rc->tn;
 	int64_t c = 0;
 	if (h->opts.children) {
 		c = field_cmp(tn[a].x0, tn[b].x0);
@@ -321,11 +330,11 @@ static inline int64_t output_periods_cmp(const hist *h, uint32_t a, uint32_t b)
 }
 
 /* stage 2: hist_entry__sort(new, existing) > 0 -> left */
-static bool left_output(const hist *h, uint32_t a, uint32_t b)
+static bool left_output(const replay_ctx *rc, uint32_t a, uint32_t b)
 {
-	int64_t c = output_periods_cmp(h, a, b);
+	int64_t c = output_periods_cmp(rc, a, b);
 	if (!c)
-		c = entry_cmp(h, 2, a, b);
+		c = entry_cmp(rc, 2, a, b);
 	return c > 0;
 }
 
@@ -347,10 +356,10 @@ static inline int64_t cmp_cds(const rbn *l, const rbn *r)
 }
 
 /* stage 2: left_output for comm,dso,sym */
-static inline bool left_output_cds(const hist *h, uint32_t a, uint32_t b)
+static inline bool left_output_cds(const replay_ctx *rc, uint32_t a, uint32_t b)
 {
-	const rbn *l = &tn[a], *r = &tn[b];
-	int64_t c = output_periods_cmp(h, a, b);
+	const rbn *l = &rc->tn[a], *r = &rc->tn[b];
+	int64_t c = output_periods_cmp(rc, a, b);
 	if (!c)
 		c = rcmp(r->comm, l->comm);
 	if (!c)
@@ -360,15 +369,17 @@ static inline bool left_output_cds(const hist *h, uint32_t a, uint32_t b)
 	return c > 0;
 }
 
-/* Is stage `stage`'s comparator a total preorder on the rows (pk)? Then
+/* Is stage `stage`'s comparator a total preorder on the rows (c->pk)? Then
  * the tree's in-order sequence is a stable sort. Not so (the replay is
  * needed) with srcline keys (perf computes the strings while comparing),
  * for equal Children (perf compares callchain depths within one thread
  * only), for sym_cmp's unresolved rows unless a dso key came first (they
  * compare by address alone, the others by dso first), and for addresses
  * or symbol bounds more than 2^63 apart (perf subtracts them). */
-static bool stage_is_sort(const hist *h, int stage)
+static bool stage_is_sort(const replay_ctx *c, int stage)
 {
+	const hist *h = c->h;
+	const pkey *pk = c->pk;
 	if (h->opts.order_replay)
 		return false;
 	bool dso_seen = false;
@@ -434,9 +445,9 @@ static void group_wrap(rbn *v, size_t n)
 	}
 }
 
-/* Insert node x (its key fields filled; tn is t->n) into a stage's tree:
+/* Insert node x (its key fields filled; c->tn is t->n) into a stage's tree:
  * perf's descent with the stage's rule, then Linux's recoloring. */
-static void tree_insert(const hist *h, rbtree *t, uint32_t x, int stage, bool cds, descend_fn left)
+static void tree_insert(const replay_ctx *rc, rbtree *t, uint32_t x, int stage, bool cds, descend_fn left)
 {
 	rbn *n = t->n;
 	n[x].left = n[x].right = n[x].parent = NIL;
@@ -480,13 +491,13 @@ static void tree_insert(const hist *h, rbtree *t, uint32_t x, int stage, bool cd
 	} else if (cds) {
 		while (cur != NIL) {
 			parent = cur;
-			go_left = left_output_cds(h, x, cur);
+			go_left = left_output_cds(rc, x, cur);
 			cur = go_left ? n[cur].left : n[cur].right;
 		}
 	} else {
 		while (cur != NIL) {
 			parent = cur;
-			go_left = left(h, x, cur);
+			go_left = left(rc, x, cur);
 			cur = go_left ? n[cur].left : n[cur].right;
 		}
 	}
@@ -533,12 +544,12 @@ static size_t tree_walk(const rbtree *t, const uint32_t *items, uint32_t *out)
  * preorder (stage_is_sort) — a row goes right of its equals, so equal
  * rows keep their insertion order. A sequence already in order costs one
  * pass. */
-static int sort_nodes(const hist *h, size_t n, descend_fn left, uint32_t *v)
+static int sort_nodes(const replay_ctx *c, size_t n, descend_fn left, uint32_t *v)
 {
 	for (size_t i = 0; i < n; i++)
 		v[i] = (uint32_t)i;
 	size_t i = 1;
-	while (i < n && !left(h, v[i], v[i - 1]))
+	while (i < n && !left(c, v[i], v[i - 1]))
 		i++;
 	if (i >= n)
 		return 0;
@@ -551,7 +562,7 @@ static int sort_nodes(const hist *h, size_t n, descend_fn left, uint32_t *v)
 			size_t mid = lo + w < n ? lo + w : n, hi = lo + 2 * w < n ? lo + 2 * w : n;
 			size_t a = lo, b = mid, k = lo;
 			while (a < mid && b < hi)
-				dst[k++] = left(h, src[b], src[a]) ? src[b++] : src[a++];
+				dst[k++] = left(c, src[b], src[a]) ? src[b++] : src[a++];
 			while (a < mid)
 				dst[k++] = src[a++];
 			while (b < hi)
@@ -570,8 +581,10 @@ static int sort_nodes(const hist *h, size_t n, descend_fn left, uint32_t *v)
  * in `out`. Node i is items[i]; stage 2 keeps the periods in a node, the
  * others the address and symbol range. Where the stage's comparator is a
  * total preorder on these rows, a stable sort gives the same sequence. */
-static int replay(const hist *h, const uint32_t *items, size_t n, int stage, uint32_t *out)
+static int replay(replay_ctx *c, const uint32_t *items, size_t n, int stage, uint32_t *out)
 {
+	const hist *h = c->h;
+	const pkey *pk = c->pk;
 	descend_fn left = stage == 0 ? left_input : stage == 1 ? left_collapse : left_output;
 	rbtree t;
 	t.n = aligned_alloc(64, (n ? n : 1) * sizeof(rbn));
@@ -586,14 +599,14 @@ static int replay(const hist *h, const uint32_t *items, size_t n, int stage, uin
 		}
 		node_fill(&t.n[i], &pk[items[i]], out_stage);
 	}
-	tn = t.n;
-	titems = items;
-	if (stage_is_sort(h, stage)) {
-		int rc = sort_nodes(h, n, left, out);
+	c->tn = t.n;
+	c->titems = items;
+	if (stage_is_sort(c, stage)) {
+		int rc = sort_nodes(c, n, left, out);
 		for (size_t i = 0; i < n && !rc; i++)
 			out[i] = items[out[i]];
-		tn = NULL;
-		titems = NULL;
+		c->tn = NULL;
+		c->titems = NULL;
 		free(t.n);
 		return rc;
 	}
@@ -603,16 +616,16 @@ static int replay(const hist *h, const uint32_t *items, size_t n, int stage, uin
 	t.root = NIL;
 	t.rightmost = NIL;
 	for (size_t i = 0; i < n; i++) {
-		tree_insert(h, &t, (uint32_t)i, stage, cds, left);
-		if (out_stage && srcline_known && srcline_known[items[i]] && !h->entries[items[i]].filtered) {
+		tree_insert(c, &t, (uint32_t)i, stage, cds, left);
+		if (out_stage && c->srcline_known && c->srcline_known[items[i]] && !h->entries[items[i]].filtered) {
 			size_t l = strlen(pf_str(h->prof, h->entries[items[i]].srcline));
-			if (l > srcline_width)
-				srcline_width = l;
+			if (l > c->srcline_width)
+				c->srcline_width = l;
 		}
 	}
 	size_t k = tree_walk(&t, items, out);
-	tn = NULL;
-	titems = NULL;
+	c->tn = NULL;
+	c->titems = NULL;
 	free(t.n);
 	return k == n ? 0 : -1;
 }
@@ -828,22 +841,20 @@ static void *order_run(void *arg)
 	uint32_t *a = o->perm;
 	uint32_t *b = malloc((n ? n : 1) * sizeof(*b));
 	o->rc = b ? 0 : -1;
-	pk = o->keys;
-	srcline_known = o->known;
-	srcline_width = 0;
+	replay_ctx c = { .h = h, .pk = o->keys, .srcline_known = o->known };
 	if (!o->rc && h->collapsed) {
 		/* tree mode kept perf's input and collapse trees: the output
 		 * tree's insertions are known */
 		memcpy(b, h->collapsed, h->nr_collapsed * sizeof(uint32_t));
 		n = h->nr_collapsed;
 		o->nout = n;
-		o->rc = replay(h, b, n, 2, a);
+		o->rc = replay(&c, b, n, 2, a);
 		goto done;
 	}
 	if (!o->rc) {
 		for (size_t i = 0; i < n; i++)
 			a[i] = (uint32_t)i;
-		o->rc = replay(h, a, n, 0, b);
+		o->rc = replay(&c, a, n, 0, b);
 	}
 	if (!o->rc && h->merged_into) {
 		/* rows perf's collapse merged into another: in the input tree only */
@@ -855,11 +866,11 @@ static void *order_run(void *arg)
 	}
 	o->nout = n;
 	if (!o->rc && needs_collapse(h)) {
-		o->rc = replay(h, b, n, 1, a);
+		o->rc = replay(&c, b, n, 1, a);
 		uint32_t *t = a; a = b; b = t;
 	}
 	if (!o->rc)
-		o->rc = replay(h, b, n, 2, a);
+		o->rc = replay(&c, b, n, 2, a);
 done:
 	if (!o->rc && a != o->perm)
 		memcpy(o->perm, a, n * sizeof(*a));
@@ -867,9 +878,7 @@ done:
 		free(a);
 	else
 		free(b);
-	o->width = srcline_width;
-	pk = NULL;
-	srcline_known = NULL;
+	o->width = c.srcline_width;
 	return NULL;
 }
 
@@ -936,6 +945,7 @@ static void *order_stream_run(void *arg)
 	uint32_t *ident = NULL;
 	int rc = srank ? 0 : -1;
 	bool cds = is_cds(h);
+	replay_ctx c = { .h = h };
 	for (;;) {
 		pthread_mutex_lock(&o->mu);
 		while (!rc && done_rows == o->published && !o->done && !o->failed)
@@ -967,9 +977,9 @@ static void *order_stream_run(void *arg)
 			t.n = nn;
 			cap = ncap;
 		}
-		pk = keys;
-		tn = t.n;
-		titems = ident;
+		c.pk = keys;
+		c.tn = t.n;
+		c.titems = ident;
 		for (; done_rows < upto; done_rows++) {
 			const srow *r = &o->chunks[done_rows >> SROW_SHIFT][done_rows & (SROW_CHUNK - 1)];
 			pkey *x = &keys[done_rows];
@@ -987,7 +997,7 @@ static void *order_stream_run(void *arg)
 			x->idx = (uint32_t)done_rows;
 			ident[done_rows] = (uint32_t)done_rows;
 			node_fill(&t.n[done_rows], x, false);
-			tree_insert(h, &t, (uint32_t)done_rows, 0, cds, left_input);
+			tree_insert(&c, &t, (uint32_t)done_rows, 0, cds, left_input);
 		}
 		if (fin && done_rows == upto)
 			break;
@@ -1003,13 +1013,13 @@ static void *order_stream_run(void *arg)
 	free(t.n);
 	free(ident);
 	free(srank);
-	tn = NULL;
-	titems = NULL;
-	pk = keys;
+	c.tn = NULL;
+	c.titems = NULL;
+	c.pk = keys;
 	/* the collapse tree compares no period: while the other thread
 	 * finishes the rows' totals */
 	if (!rc && needs_collapse(h)) {
-		rc = replay(h, b, n, 1, a);
+		rc = replay(&c, b, n, 1, a);
 		uint32_t *x = a; a = b; b = x;
 	}
 	if (!rc) {
@@ -1027,9 +1037,8 @@ static void *order_stream_run(void *arg)
 			keys[i].period = o->per_self[i];
 			keys[i].max_depth = o->per_depth[i];
 		}
-		rc = replay(h, b, n, 2, a);
+		rc = replay(&c, b, n, 2, a);
 	}
-	pk = NULL;
 	free(b);
 	o->keys = keys;
 	o->perm = a;
@@ -1330,18 +1339,10 @@ static int itree_room(hist_itree *it, size_t need)
 	return 0;
 }
 
-static void itree_bind(hist_itree *it)
+/* the comparators' view of the input tree */
+static replay_ctx itree_ctx(const hist_itree *it, const hist *h)
 {
-	pk = it->keys;
-	tn = it->t.n;
-	titems = it->ident;
-}
-
-static void itree_unbind(void)
-{
-	pk = NULL;
-	tn = NULL;
-	titems = NULL;
+	return (replay_ctx){ .h = h, .pk = it->keys, .tn = it->t.n, .titems = it->ident };
 }
 
 /* A walk meets the nodes of its key's group only: with comm,dso,sym the
@@ -1405,10 +1406,9 @@ static int itree_insert(hist_itree *it, const hist *h, uint32_t row)
 	node_fill(&it->t.n[x], node_key(it, x), false);
 	it->ident[x] = x;
 	it->row_of[x] = row;
-	itree_bind(it);
+	replay_ctx c = itree_ctx(it, h);
 	it->t.rot[0] = it->t.rot[1] = it->t.rot[2] = NIL;
-	tree_insert(h, &it->t, x, 0, it->cds, left_input);
-	itree_unbind();
+	tree_insert(&c, &it->t, x, 0, it->cds, left_input);
 	it->n++;
 	for (int i = 0; i < 3; i++)
 		itree_bump(it, it->t.rot[i]);
@@ -1503,18 +1503,18 @@ int64_t hist_itree_find(hist_itree *it, const hist *h, const hist_entry *probe)
 	key_of(h, it->srank, it->ns, probe, x, node_key(it, x));
 	node_fill(&it->t.n[x], node_key(it, x), false);
 	it->ident[x] = x;
-	itree_bind(it);
+	replay_ctx rc = itree_ctx(it, h);
+	const rbn *tn = rc.tn;
 	int64_t found = -1;
 	for (uint32_t cur = it->t.root; cur != NIL;) {
 		/* hists__findnew_entry: cmp = hist_entry__cmp(existing, new) */
-		int64_t c = it->cds ? cmp_cds(&tn[cur], &tn[x]) : entry_cmp(h, 0, cur, x);
+		int64_t c = it->cds ? cmp_cds(&tn[cur], &tn[x]) : entry_cmp(&rc, 0, cur, x);
 		if (!c) {
 			found = it->row_of[cur];
 			break;
 		}
 		cur = c < 0 ? tn[cur].left : tn[cur].right;
 	}
-	itree_unbind();
 	return found;
 }
 
@@ -1552,9 +1552,7 @@ int hist_itree_collapse(hist_itree *it, const hist *h, uint32_t *into, uint32_t 
 	bool cds = it->cds;
 	if (cds)
 		group_wrap(c.n, n);
-	pk = it->keys;
-	tn = c.n;
-	titems = seq;
+	replay_ctx rc = { .h = h, .pk = it->keys, .tn = c.n, .titems = seq };
 	int merged = 0;
 	for (uint32_t i = 0; i < n; i++) {
 		uint32_t cur = c.root, parent = NIL;
@@ -1571,7 +1569,7 @@ int hist_itree_collapse(hist_itree *it, const hist *h, uint32_t *into, uint32_t 
 			if (cds)
 				cmp = cn->comm != ni->comm || cn->dso != ni->dso ? 1 : cmp_cds(cn, ni);
 			else
-				cmp = entry_cmp(h, 1, cur, i);
+				cmp = entry_cmp(&rc, 1, cur, i);
 			if (!cmp) {
 				into[it->row_of[seq[i]]] = it->row_of[seq[cur]];
 				equal = true;
@@ -1601,7 +1599,6 @@ int hist_itree_collapse(hist_itree *it, const hist *h, uint32_t *into, uint32_t 
 	*nout = tree_walk(&c, seq, out);
 	for (size_t i = 0; i < *nout; i++)
 		out[i] = it->row_of[out[i]];
-	itree_unbind();
 	free(seq);
 	free(c.n);
 	return merged;

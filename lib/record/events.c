@@ -43,13 +43,9 @@ static const struct ev_def ev_table[] = {
 
 #define NR_EV (sizeof(ev_table) / sizeof(ev_table[0]))
 
-const char *const *rec_event_names(void)
+const char *rec_event_name(size_t i)
 {
-	static const char *names[NR_EV + 1];
-	if (!names[0])
-		for (size_t i = 0; i < NR_EV; i++)
-			names[i] = ev_table[i].name;
-	return names;
+	return i < NR_EV ? ev_table[i].name : NULL;
 }
 
 int rec_parse_event(const char *spec, rec_event *ev, proff_error *err)

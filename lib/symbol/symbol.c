@@ -388,18 +388,17 @@ static int elf_build_id(Elf *elf, uint8_t *id, size_t max)
 	return -1;
 }
 
-static void elf_init_once(void)
+/* libelf wants its version set before elf_begin; setting it on every call
+ * (one store of a constant, as trace-elf.c and unwind.c do) needs no
+ * "done" flag, so no shared mutable state and no race between threads */
+static void elf_init(void)
 {
-	static bool done;
-	if (!done) {
-		elf_version(EV_CURRENT);
-		done = true;
-	}
+	elf_version(EV_CURRENT);
 }
 
 int sym_read_build_id(const char *path, uint8_t *id, size_t max, proff_error *err)
 {
-	elf_init_once();
+	elf_init();
 	int fd = pf_open_regular(path);
 	if (fd < 0)
 		return proff_err_sys(err, errno == ENOENT ? PROFF_ENOENT : PROFF_EIO, path, "cannot open");
@@ -446,7 +445,7 @@ int sym_mutex_init(pthread_mutex_t *m)
 
 int sym_ctx_new(const sym_opts *opts, sym_ctx **out, proff_error *err)
 {
-	elf_init_once();
+	elf_init();
 	sym_ctx *c = calloc(1, sizeof(*c));
 	if (!c)
 		return proff_err_set(err, PROFF_ENOMEM, NULL, PROFF_NO_OFFSET, "out of memory");

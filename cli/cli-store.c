@@ -18,9 +18,9 @@ int cli_store_open(const char *url, bool create, store **out)
 	auth.user = getenv("PROFF_CLICKHOUSE_USER");
 	auth.password = getenv("PROFF_CLICKHOUSE_PASSWORD");
 	if (!auth.user)
-		auth.user = pf_config_get("store.user");
+		auth.user = pf_config_get(cli_config(), "store.user");
 	if (!auth.password)
-		auth.password = pf_config_get("store.password");
+		auth.password = pf_config_get(cli_config(), "store.password");
 	const char *hook = getenv("PROFF_STORE_STOP_AFTER");    /* tests: a push cut short */
 	if (hook)
 		auth.stop_after = !strcmp(hook, "stacks") ? 1 : !strcmp(hook, "samples") ? 2 : 0;

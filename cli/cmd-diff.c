@@ -385,12 +385,12 @@ static char *time_spec_for(const char *spec, size_t idx)
 
 static int config_defaults(diff_cli *c)
 {
-	const proff_error *ce = pf_config_error();
+	const proff_error *ce = cli_config_error();
 	if (ce && ce->code) {
 		cli_error(ce);
 		return EXIT_SETUP;
 	}
-	const char *v = pf_config_get("diff.order");
+	const char *v = pf_config_get(cli_config(), "diff.order");
 	if (v) {
 		char *end;
 		long x = strtol(v, &end, 0);
@@ -400,7 +400,7 @@ static int config_defaults(diff_cli *c)
 		}
 		c->o.order = (unsigned)x;
 	}
-	v = pf_config_get("diff.compute");
+	v = pf_config_get(cli_config(), "diff.compute");
 	if (v) {
 		char msg[256];
 		if (!strcmp(v, "wdiff")) {
@@ -412,7 +412,7 @@ static int config_defaults(diff_cli *c)
 			return EXIT_SETUP;
 		}
 	}
-	v = pf_config_get("hist.percentage");
+	v = pf_config_get(cli_config(), "hist.percentage");
 	if (v) {
 		if (!strcmp(v, "relative"))
 			c->o.relative = true;

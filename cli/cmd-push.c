@@ -214,7 +214,7 @@ int cmd_push(int argc, char **argv)
 	if (!url)
 		url = getenv("PROFF_STORE");
 	if (!url)
-		url = pf_config_get("store.url");
+		url = pf_config_get(cli_config(), "store.url");
 	char defdir[4096];
 	if (!url) {
 		const char *home = getenv("HOME");

@@ -437,7 +437,7 @@ int cmd_report(int argc, char **argv)
 
 	/* perf's config key report.percent-limit: as the option, given before
 	 * the command line's */
-	const char *cfg_limit = a.percent_limit_at ? NULL : pf_config_get("report.percent-limit");
+	const char *cfg_limit = a.percent_limit_at ? NULL : pf_config_get(cli_config(), "report.percent-limit");
 	if (cfg_limit) {
 		a.percent_limit = strtod(cfg_limit, NULL);
 		a.percent_limit_at = -1;
@@ -448,7 +448,7 @@ int cmd_report(int argc, char **argv)
 	fmt.percent_limit = a.percent_limit;
 	fmt.show_nr_samples = a.show_nr_samples;
 	fmt.time_spec = a.time;
-	const char *pct = a.percentage ? a.percentage : pf_config_get("hist.percentage");
+	const char *pct = a.percentage ? a.percentage : pf_config_get(cli_config(), "hist.percentage");
 	if (pct) {
 		if (!strcmp(pct, "relative"))
 			fmt.relative = true;
@@ -544,7 +544,7 @@ int cmd_report(int argc, char **argv)
 	/* the raw samples' order, for perf's input tree where its walks
 	 * depend on it (hist's tree mode: garbage callchain frames; the
 	 * samples' own addresses hardly ever need it) */
-	bool children_wanted = a.children_set ? a.children : pf_config_bool("report.children", true);
+	bool children_wanted = a.children_set ? a.children : pf_config_bool(cli_config(), "report.children", true);
 	lo.keep_sequence = children_wanted;
 	/* no Children, no chains shown and no parent key: a row is a
 	 * sample's own ip, and perf resolves no callchain either (a profile
@@ -684,7 +684,7 @@ int cmd_report(int argc, char **argv)
 		if (!e->nr_samples && kept)
 			continue;
 		bool has_cc = e->has_callchain;
-		bool children = has_cc && pf_config_bool("report.children", true);
+		bool children = has_cc && pf_config_bool(cli_config(), "report.children", true);
 		if (a.children_set)
 			children = a.children && has_cc;
 		report_fmt f = fmt;

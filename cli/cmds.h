@@ -28,6 +28,12 @@ void cli_error(const proff_error *err);                   /* "proff: ..." on std
 void cli_errorf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 void cli_warnf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
+/* The config file, loaded on first use (cli/cli-config.c); its load error
+ * (code 0 if none) */
+#include "proff/config.h"
+const proff_config *cli_config(void);
+const proff_error *cli_config_error(void);
+
 #define EXIT_USAGE 129   /* as perf/git for usage errors */
 
 /* A command's option table entry, for the commands that parse their own

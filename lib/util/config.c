@@ -14,20 +14,33 @@
 #define CONFIG_FILE_MAX (1 << 20)
 
 struct kv { char *key, *val; };
-static struct kv *cfg;
-static size_t ncfg, capcfg;
-static bool loaded;
-static proff_error load_err;
+struct proff_config {
+	struct kv *kv;             /* in file order, one per key (the last value wins) */
+	size_t n, cap;
+};
 
-static void cfg_clear(void)
+proff_config *pf_config_new(void)
 {
-	for (size_t i = 0; i < ncfg; i++) {
-		free(cfg[i].key);
-		free(cfg[i].val);
+	return calloc(1, sizeof(proff_config));
+}
+
+static void cfg_clear(proff_config *c)
+{
+	for (size_t i = 0; i < c->n; i++) {
+		free(c->kv[i].key);
+		free(c->kv[i].val);
 	}
-	free(cfg);
-	cfg = NULL;
-	ncfg = capcfg = 0;
+	free(c->kv);
+	c->kv = NULL;
+	c->n = c->cap = 0;
+}
+
+void pf_config_free(proff_config *c)
+{
+	if (!c)
+		return;
+	cfg_clear(c);
+	free(c);
 }
 
 static char *trim(char *s)
@@ -40,23 +53,23 @@ static char *trim(char *s)
 	return s;
 }
 
-static int cfg_set(const char *section, const char *name, const char *val)
+static int cfg_set(proff_config *c, const char *section, const char *name, const char *val)
 {
 	char key[CONFIG_KEY_MAX + 1];
 	snprintf(key, sizeof(key), "%s.%s", section, name);   /* length checked by the caller */
 	for (char *p = key; *p; p++)
 		*p = (char)tolower((unsigned char)*p);
-	for (size_t i = 0; i < ncfg; i++) {
-		if (!strcmp(cfg[i].key, key)) {     /* last one wins, as in git */
+	for (size_t i = 0; i < c->n; i++) {
+		if (!strcmp(c->kv[i].key, key)) {     /* last one wins, as in git */
 			char *v = strdup(val);
 			if (!v)
 				return -1;
-			free(cfg[i].val);
-			cfg[i].val = v;
+			free(c->kv[i].val);
+			c->kv[i].val = v;
 			return 0;
 		}
 	}
-	if (PF_GROW(cfg, capcfg, ncfg + 1) < 0)
+	if (PF_GROW(c->kv, c->cap, c->n + 1) < 0)
 		return -1;
 	char *k = strdup(key), *v = strdup(val);
 	if (!k || !v) {
@@ -64,16 +77,15 @@ static int cfg_set(const char *section, const char *name, const char *val)
 		free(v);
 		return -1;
 	}
-	cfg[ncfg].key = k;
-	cfg[ncfg].val = v;
-	ncfg++;
+	c->kv[c->n].key = k;
+	c->kv[c->n].val = v;
+	c->n++;
 	return 0;
 }
 
-int pf_config_load(const char *path, proff_error *err)
+int pf_config_load(proff_config *c, const char *path, proff_error *err)
 {
-	cfg_clear();
-	loaded = true;
+	cfg_clear(c);
 	FILE *f = fopen(path, "r");
 	if (!f) {
 		if (errno == ENOENT)
@@ -181,7 +193,7 @@ int pf_config_load(const char *path, proff_error *err)
 			v[vl - 1] = '\0';
 			v++;
 		}
-		if (cfg_set(section, name, v) < 0) {
+		if (cfg_set(c, section, name, v) < 0) {
 			rc = proff_err_set(err, PROFF_ENOMEM, path, this_off, "out of memory");
 			break;
 		}
@@ -190,37 +202,35 @@ int pf_config_load(const char *path, proff_error *err)
 	return rc;
 }
 
-static void autoload(void)
+int pf_config_load_default(proff_config *c, proff_error *err)
 {
-	if (loaded)
-		return;
-	proff_err_clear(&load_err);
 	const char *p = getenv("PROFF_CONFIG");
 	char buf[4096];
 	if (!p) {
 		const char *home = getenv("HOME");
 		if (!home) {
-			loaded = true;
-			return;
+			cfg_clear(c);
+			return 0;
 		}
 		snprintf(buf, sizeof(buf), "%s/.proffconfig", home);
 		p = buf;
 	}
-	pf_config_load(p, &load_err);
+	return pf_config_load(c, p, err);
 }
 
-const char *pf_config_get(const char *key)
+const char *pf_config_get(const proff_config *c, const char *key)
 {
-	autoload();
-	for (size_t i = 0; i < ncfg; i++)
-		if (!strcasecmp(cfg[i].key, key))
-			return cfg[i].val;
+	if (!c)
+		return NULL;
+	for (size_t i = 0; i < c->n; i++)
+		if (!strcasecmp(c->kv[i].key, key))
+			return c->kv[i].val;
 	return NULL;
 }
 
-bool pf_config_bool(const char *key, bool def)
+bool pf_config_bool(const proff_config *c, const char *key, bool def)
 {
-	const char *v = pf_config_get(key);
+	const char *v = pf_config_get(c, key);
 	if (!v)
 		return def;
 	if (!strcasecmp(v, "true") || !strcasecmp(v, "yes") || !strcasecmp(v, "on") || !strcmp(v, "1"))
@@ -228,10 +238,4 @@ bool pf_config_bool(const char *key, bool def)
 	if (!strcasecmp(v, "false") || !strcasecmp(v, "no") || !strcasecmp(v, "off") || !strcmp(v, "0"))
 		return false;
 	return def;
-}
-
-const proff_error *pf_config_error(void)
-{
-	autoload();
-	return &load_err;
 }

@@ -46,8 +46,9 @@ static void usage(FILE *f)
 		fprintf(f, "    %-16s %s\n", names, opts[i].help);
 	}
 	fprintf(f, "\nCounters: ");
-	for (size_t i = 0; cal_counter_name(i); i++)
-		fprintf(f, "%s%s", i ? ", " : "", cal_counter_name(i));
+	const char *const *n = cal_counter_names();
+	for (size_t i = 0; n[i]; i++)
+		fprintf(f, "%s%s", i ? ", " : "", n[i]);
 	fprintf(f, "\n");
 }
 

@@ -47,8 +47,8 @@ typedef struct cal_counter_def {
 	uint64_t config;
 } cal_counter_def;
 
-/* Known counter names, by index from 0 (for help and errors); NULL past the last. */
-const char *cal_counter_name(size_t i);
+/* Known counter names, NULL terminated (for help and errors). */
+const char *const *cal_counter_names(void);
 /* Look up one name; NULL if unknown. */
 const cal_counter_def *cal_counter_find(const char *name);
 

@@ -34,8 +34,8 @@ typedef struct rec_event {
 /* Parse one event spec ("cpu-clock", "task-clock:u", "cycles", "r01c2").
  * Unknown names give PROFF_EUSAGE with the list of known names. */
 int rec_parse_event(const char *spec, rec_event *ev, proff_error *err);
-/* Known event names, by index from 0 (for help/errors); NULL past the last. */
-const char *rec_event_name(size_t i);
+/* Known event names, NULL terminated (for help/errors). */
+const char *const *rec_event_names(void);
 
 /* ---- recording ------------------------------------------------------------ */
 

@@ -72,32 +72,38 @@ extern char **environ;
 #define CACHE(c, op, res) PERF_TYPE_HW_CACHE, \
 	(PERF_COUNT_HW_CACHE_##c | (PERF_COUNT_HW_CACHE_OP_##op << 8) | (PERF_COUNT_HW_CACHE_RESULT_##res << 16))
 
-static const cal_counter_def counter_defs[] = {
-	{ "instructions",         HWC(INSTRUCTIONS) },
-	{ "cycles",               HWC(CPU_CYCLES) },
-	{ "branches",             HWC(BRANCH_INSTRUCTIONS) },
-	{ "branch-misses",        HWC(BRANCH_MISSES) },
-	{ "cache-references",     HWC(CACHE_REFERENCES) },
-	{ "cache-misses",         HWC(CACHE_MISSES) },
-	{ "LLC-loads",            CACHE(LL, READ, ACCESS) },
-	{ "LLC-load-misses",      CACHE(LL, READ, MISS) },
-	{ "LLC-stores",           CACHE(LL, WRITE, ACCESS) },
-	{ "LLC-store-misses",     CACHE(LL, WRITE, MISS) },
-	{ "LLC-prefetch-misses",  CACHE(LL, PREFETCH, MISS) },
-	{ "L1-dcache-load-misses", CACHE(L1D, READ, MISS) },
-	{ "L1-icache-load-misses", CACHE(L1I, READ, MISS) },
-	{ "dTLB-load-misses",     CACHE(DTLB, READ, MISS) },
-	{ "task-clock",           SWC(TASK_CLOCK) },
-	{ "cpu-clock",            SWC(CPU_CLOCK) },
-	{ "page-faults",          SWC(PAGE_FAULTS) },
-	{ "context-switches",     SWC(CONTEXT_SWITCHES) },
-	{ "cpu-migrations",       SWC(CPU_MIGRATIONS) },
-};
+/* each counter once (its name, type and config); the definitions and the
+ * list of names are both made from it at compile time, so nothing is
+ * filled in at run time */
+#define COUNTERS(X) \
+	X("instructions",          HWC(INSTRUCTIONS)) \
+	X("cycles",                HWC(CPU_CYCLES)) \
+	X("branches",              HWC(BRANCH_INSTRUCTIONS)) \
+	X("branch-misses",         HWC(BRANCH_MISSES)) \
+	X("cache-references",      HWC(CACHE_REFERENCES)) \
+	X("cache-misses",          HWC(CACHE_MISSES)) \
+	X("LLC-loads",             CACHE(LL, READ, ACCESS)) \
+	X("LLC-load-misses",       CACHE(LL, READ, MISS)) \
+	X("LLC-stores",            CACHE(LL, WRITE, ACCESS)) \
+	X("LLC-store-misses",      CACHE(LL, WRITE, MISS)) \
+	X("LLC-prefetch-misses",   CACHE(LL, PREFETCH, MISS)) \
+	X("L1-dcache-load-misses", CACHE(L1D, READ, MISS)) \
+	X("L1-icache-load-misses", CACHE(L1I, READ, MISS)) \
+	X("dTLB-load-misses",      CACHE(DTLB, READ, MISS)) \
+	X("task-clock",            SWC(TASK_CLOCK)) \
+	X("cpu-clock",             SWC(CPU_CLOCK)) \
+	X("page-faults",           SWC(PAGE_FAULTS)) \
+	X("context-switches",      SWC(CONTEXT_SWITCHES)) \
+	X("cpu-migrations",        SWC(CPU_MIGRATIONS))
+#define COUNTER_ROW(name, ...) { name, __VA_ARGS__ },
+#define COUNTER_NAME(name, ...) name,
+static const cal_counter_def counter_defs[] = { COUNTERS(COUNTER_ROW) };
+static const char *const counter_names[] = { COUNTERS(COUNTER_NAME) NULL };
 #define NCOUNTER_DEFS (sizeof(counter_defs) / sizeof(counter_defs[0]))
 
-const char *cal_counter_name(size_t i)
+const char *const *cal_counter_names(void)
 {
-	return i < NCOUNTER_DEFS ? counter_defs[i].name : NULL;
+	return counter_names;
 }
 
 const cal_counter_def *cal_counter_find(const char *name)

@@ -69,6 +69,12 @@ static void test_events(void **state)
 	assert_int_equal(rec_parse_event("no-such-event", &ev, &err), PROFF_EUSAGE);
 	assert_non_null(strstr(err.msg, "unknown event 'no-such-event'"));
 	assert_int_equal(rec_parse_event("cpu-clock:x", &ev, &err), PROFF_EUSAGE);
+	/* the list of names (a table made at compile time): each one parses */
+	const char *const *names = rec_event_names();
+	size_t n = 0;
+	for (; names[n]; n++)
+		assert_int_equal(rec_parse_event(names[n], &ev, &err), 0);
+	assert_true(n >= 20);
 }
 
 static void test_encode_string(void **state)

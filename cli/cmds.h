@@ -19,6 +19,10 @@ bool cmd_diff_stream_wanted(int argc, char **argv);
 /* record --instrument is handled by cli/cmd-record-instrument.c */
 int cmd_record_instrument(int argc, char **argv);
 
+/* The option tables (cli/parse-options.h) of the commands that have one */
+struct po_cmd;
+extern const struct po_cmd cmd_calibrate_opts;
+
 /* Shared CLI helpers (cli/cli-util.c) */
 #include "proff/error.h"
 void cli_error(const proff_error *err);                   /* "proff: ..." on stderr */
@@ -26,6 +30,12 @@ void cli_errorf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 void cli_warnf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
 #define EXIT_USAGE 129   /* as perf/git for usage errors */
+
+/* The manual page of a command (NULL: proff(1)), cli/help.c: its path
+ * (0, or -1 if not installed nor built), or shown with man on a terminal
+ * (0 shown, -1 not: no terminal, no page or no man). */
+int cli_manual_path(const char *cmd, char *out, size_t len);
+int cli_show_manual(const char *cmd);
 
 /* A command's option table entry, for the commands that parse their own
  * argv with cli_parse_opt() (calibrate, record --instrument). */

@@ -22,6 +22,7 @@ int cmd_record_instrument(int argc, char **argv);
 /* The option tables (cli/parse-options.h) of the commands that have one */
 struct po_cmd;
 extern const struct po_cmd cmd_calibrate_opts;
+extern const struct po_cmd cmd_record_instrument_opts;
 
 /* Shared CLI helpers (cli/cli-util.c) */
 #include "proff/error.h"

@@ -37,7 +37,8 @@ static int find_page(const char *page, char *out, size_t len)
 int cli_manual_path(const char *cmd, char *out, size_t len)
 {
 	char page[64];
-	snprintf(page, sizeof(page), cmd ? "proff-%s" : "proff", cmd);
+	/* "record --instrument" is in proff-record(1) */
+	snprintf(page, sizeof(page), cmd ? "proff-%.*s" : "proff", cmd ? (int)strcspn(cmd, " ") : 0, cmd);
 	return find_page(page, out, len);
 }
 

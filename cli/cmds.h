@@ -23,6 +23,7 @@ int cmd_record_instrument(int argc, char **argv);
 struct po_cmd;
 extern const struct po_cmd cmd_calibrate_opts;
 extern const struct po_cmd cmd_record_instrument_opts;
+extern const struct po_cmd cmd_record_opts;
 
 /* Shared CLI helpers (cli/cli-util.c) */
 #include "proff/error.h"

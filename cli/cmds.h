@@ -24,6 +24,7 @@ struct po_cmd;
 extern const struct po_cmd cmd_calibrate_opts;
 extern const struct po_cmd cmd_record_instrument_opts;
 extern const struct po_cmd cmd_record_opts;
+extern const struct po_cmd cmd_report_opts;
 
 /* Shared CLI helpers (cli/cli-util.c) */
 #include "proff/error.h"

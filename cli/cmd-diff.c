@@ -20,6 +20,7 @@
 #include <unistd.h>
 
 #include "cmds.h"
+#include "parse-options.h"
 #include "proff/config.h"
 #include "proff/diff.h"
 #include "proff/hist.h"
@@ -37,17 +38,6 @@ typedef struct diff_cli {
 	const char *time_str, *cpu_list, *pid_list, *tid_list, *percentage;
 	const char *compute_arg, *order_arg, *jobs_arg;
 } diff_cli;
-
-enum opt_kind { O_BOOL, O_COUNT, O_STR, O_STR_NOEMPTY };
-
-typedef struct opt_def {
-	char s;
-	const char *l;
-	int kind;
-	size_t off;          /* offset of the field in diff_cli */
-	const char *argh;
-	const char *help;
-} opt_def;
 
 #define F(x) offsetof(diff_cli, x)
 static const opt_def opts[] = {
@@ -88,177 +78,32 @@ static const opt_def opts[] = {
 #undef F
 #define NR_OPTS (sizeof(opts) / sizeof(opts[0]))
 
-static const char usage_line[] = " Usage: proff diff [<options>] [old_file] [new_file]\n";
-
-static void print_opt(const opt_def *d, FILE *f)
-{
-	char buf[256];
-	int n;
-	if (d->s && d->l)
-		n = snprintf(buf, sizeof(buf), "    -%c, --%s", d->s, d->l);
-	else if (d->s)
-		n = snprintf(buf, sizeof(buf), "    -%c", d->s);
-	else
-		n = snprintf(buf, sizeof(buf), "        --%s", d->l);
-	if (d->argh && n > 0 && (size_t)n < sizeof(buf))
-		n += snprintf(buf + n, sizeof(buf) - (size_t)n, " <%s>", d->argh);
-	if (n <= 24)
-		fprintf(f, "%-24s  %s\n", buf, d->help);
-	else
-		fprintf(f, "%s\n%26s%s\n", buf, "", d->help);
-}
+static const char *const usage_lines[] = { "diff [<options>] [old_file] [new_file]", NULL };
+const po_cmd cmd_diff_opts = {
+	"diff", usage_lines, opts, NR_OPTS, PO_CMD_HELP_EXIT_USAGE, NULL,
+};
 
 /* perf's usage_with_options: everything (d == NULL) or just one option */
 static int usage(const opt_def *d, FILE *f)
 {
-	fprintf(f, "\n%s\n", usage_line);
-	if (d) {
-		print_opt(d, f);
-	} else {
-		print_opt(&(opt_def){ 'h', "help", O_BOOL, 0, NULL, "show this help" }, f);
-		for (size_t i = 0; i < NR_OPTS; i++)
-			print_opt(&opts[i], f);
-	}
-	fputc('\n', f);
+	po_usage(&cmd_diff_opts, d, f);
 	return EXIT_USAGE;
-}
-
-static const opt_def *find_long(const char *name, size_t len, bool *ambiguous)
-{
-	const opt_def *hit = NULL;
-	*ambiguous = false;
-	for (size_t i = 0; i < NR_OPTS; i++) {
-		if (!opts[i].l || strncmp(opts[i].l, name, len))
-			continue;
-		if (strlen(opts[i].l) == len)
-			return &opts[i];
-		if (hit)
-			*ambiguous = true;
-		hit = &opts[i];
-	}
-	return *ambiguous ? NULL : hit;
 }
 
 static const opt_def *find_short(char c)
 {
-	for (size_t i = 0; i < NR_OPTS; i++)
-		if (opts[i].s == c)
-			return &opts[i];
-	return NULL;
-}
-
-/* returns 0, or the exit code */
-static int set_opt(diff_cli *c, const opt_def *d, const char *arg, bool negated)
-{
-	char *base = (char *)c;
-	switch (d->kind) {
-	case O_BOOL:
-		*(bool *)(base + d->off) = !negated;
-		return 0;
-	case O_COUNT:
-		*(int *)(base + d->off) = negated ? 0 : *(int *)(base + d->off) + 1;
-		return 0;
-	case O_STR_NOEMPTY:
-		if (!arg || !*arg) {
-			fprintf(stderr, "  Error: option `%s' requires a non empty argument\n", d->l);
-			return usage(d, stderr);
-		}
-		/* fallthrough */
-	case O_STR:
-		*(const char **)(base + d->off) = negated ? NULL : arg;
-		return 0;
-	}
-	return 0;
+	return po_find(&cmd_diff_opts, NULL, c);
 }
 
 static int parse_args(diff_cli *c, int argc, char **argv, char ***files, int *nfiles)
 {
 	char **pos = calloc((size_t)argc + 1, sizeof(char *));
-	int npos = 0;
+	int st;
 	if (!pos)
 		return EXIT_SETUP;
 	*files = pos;
-	for (int i = 1; i < argc; i++) {
-		char *a = argv[i];
-		if (!strcmp(a, "--")) {
-			while (++i < argc)
-				pos[npos++] = argv[i];
-			break;
-		}
-		if (a[0] != '-' || !a[1]) {
-			pos[npos++] = a;
-			continue;
-		}
-		if (a[1] == '-') {
-			char *name = a + 2, *eq = strchr(name, '=');
-			size_t len = eq ? (size_t)(eq - name) : strlen(name);
-			bool neg = false, amb;
-			if (len == 4 && !strncmp(name, "help", 4)) {
-				usage(NULL, stdout);
-				return EXIT_USAGE;
-			}
-			const opt_def *d = find_long(name, len, &amb);
-			if (!d && len > 3 && !strncmp(name, "no-", 3)) {
-				d = find_long(name + 3, len - 3, &amb);
-				neg = d != NULL;
-			}
-			if (!d) {
-				fprintf(stderr, "  Error: %s option `%.*s'\n", amb ? "Ambiguous" : "unknown", (int)len, name);
-				return usage(NULL, stderr);
-			}
-			const char *arg = NULL;
-			if (d->kind == O_STR || d->kind == O_STR_NOEMPTY) {
-				if (neg)
-					arg = NULL;
-				else if (eq)
-					arg = eq + 1;
-				else if (i + 1 < argc)
-					arg = argv[++i];
-				else {
-					fprintf(stderr, "  Error: option `%s' requires a value\n", d->l);
-					return usage(d, stderr);
-				}
-			} else if (eq) {
-				fprintf(stderr, "  Error: option `%s' takes no value\n", d->l);
-				return usage(d, stderr);
-			}
-			int rc = set_opt(c, d, arg, neg);
-			if (rc)
-				return rc;
-			continue;
-		}
-		/* short options, possibly bundled: -bpF, -o1, -t, */
-		for (char *p = a + 1; *p; p++) {
-			if (*p == 'h') {
-				usage(NULL, stdout);
-				return EXIT_USAGE;
-			}
-			const opt_def *d = find_short(*p);
-			if (!d) {
-				fprintf(stderr, "  Error: unknown switch `%c'\n", *p);
-				return usage(NULL, stderr);
-			}
-			if (d->kind == O_STR || d->kind == O_STR_NOEMPTY) {
-				const char *arg;
-				if (p[1])
-					arg = p + 1;
-				else if (i + 1 < argc)
-					arg = argv[++i];
-				else {
-					fprintf(stderr, "  Error: switch `%c' requires a value\n", *p);
-					return usage(d, stderr);
-				}
-				int rc = set_opt(c, d, arg, false);
-				if (rc)
-					return rc;
-				break;
-			}
-			int rc = set_opt(c, d, NULL, false);
-			if (rc)
-				return rc;
-		}
-	}
-	*nfiles = npos;
+	if (!po_parse(&cmd_diff_opts, c, argc, argv, pos, nfiles, &st))
+		return st ? st : -1;    /* -1: done (--list-opts), exit 0 */
 	return 0;
 }
 
@@ -525,7 +370,7 @@ int cmd_diff(int argc, char **argv)
 	rc = parse_args(&c, argc, argv, &pos, &npos);
 	if (rc) {
 		free(pos);
-		return rc;
+		return rc < 0 ? 0 : rc;
 	}
 	rc = EXIT_USAGE;
 	diff_opts *o = &c.o;
@@ -554,7 +399,7 @@ int cmd_diff(int argc, char **argv)
 		else if (!strcmp(c.percentage, "absolute"))
 			o->relative = false;
 		else {
-			usage(find_long("percentage", 10, &(bool){0}), stderr);
+			usage(po_find(&cmd_diff_opts, "percentage", 0), stderr);
 			goto out_free;
 		}
 	}

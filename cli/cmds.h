@@ -25,6 +25,7 @@ extern const struct po_cmd cmd_calibrate_opts;
 extern const struct po_cmd cmd_record_instrument_opts;
 extern const struct po_cmd cmd_record_opts;
 extern const struct po_cmd cmd_report_opts;
+extern const struct po_cmd cmd_diff_opts;
 
 /* Shared CLI helpers (cli/cli-util.c) */
 #include "proff/error.h"

@@ -45,6 +45,10 @@ enum opt_kind {
 typedef struct opt_def opt_def;
 typedef struct po_ctx po_ctx;
 
+/* A table entry leaves out the trailing fields it does not use (flags,
+ * callback, value), as perf's tables do: no warning for that. */
+#pragma GCC diagnostic ignored "-Wmissing-field-initializers"
+
 /* arg is NULL when the option took none (flag or absent optional
  * argument); unset is true for --no-NAME. Returns 0, or the exit status
  * the command stops with (after reporting: po_error() for usage errors). */

@@ -101,7 +101,7 @@ static const opt_def options[] = {
 	{ 0, "kallsyms", O_STR, F(kallsyms), "FILE", "kernel symbols from FILE", 0, NULL, 0 },
 	{ 0, "buildid-dir", O_STR, F(buildid_dir), "DIR", "build-id cache directory (default ~/.debug)", 0, NULL, 0 },
 	{ 0, "stdio", O_CALLBACK, 0, NULL, "text output (the default)", PO_NOARG | PO_NONEG, NULL, 0 },
-	{ 0, "no-pager", O_CALLBACK, 0, NULL, "(accepted; proff never pages)", PO_NOARG | PO_NONEG, NULL, 0 },
+	PO_UI_OPTIONS,
 	{ 0, "no-compensate", O_BOOL, F(no_compensate), NULL, "exact traces: raw times, no overhead subtraction", PO_NONEG, NULL, 0 },
 	{ 0, "calibration", O_STR, F(calibration), "FILE", "proff calibrate -o FILE: exact traces are compensated with it (default $PROFF_CALIBRATION), sampled profiles show the recorder's cost", 0, NULL, 0 },
 	{ 'T', "tree", O_BOOL, F(tree), NULL, "exact traces: the execution tree with times and calls", 0, NULL, 0 },
@@ -331,6 +331,8 @@ int cmd_report(int argc, char **argv)
 			   a.input);
 		return 1;
 	}
+	if (a.header_only || a.dump)
+		cli_pager_start("report");
 	if (a.header_only)
 		return print_header_lines(a.input, true) < 0 ? 1 : 0;
 	if (a.dump) {
@@ -358,6 +360,7 @@ int cmd_report(int argc, char **argv)
 	fmt.percent_limit = a.percent_limit;
 	fmt.show_nr_samples = a.show_nr_samples;
 	fmt.time_spec = a.time;
+	fmt.color = !a.json && cli_use_color("report");
 	const char *pct = a.percentage ? a.percentage : pf_config_get("hist.percentage");
 	if (pct) {
 		if (!strcmp(pct, "relative"))
@@ -457,6 +460,8 @@ int cmd_report(int argc, char **argv)
 		parent_key |= keys[k] == HK_PARENT;
 	lo.use_callchain = children_wanted || !cc_none || parent_key;
 
+	if (a.header)
+		cli_pager_start("report");
 	if (a.header && print_header_lines(a.input, false) < 0) {
 		hist_opts_release(&ho);
 		return 1;
@@ -472,6 +477,7 @@ int cmd_report(int argc, char **argv)
 		hist_opts_release(&ho);
 		return 1;
 	}
+	cli_pager_start("report");
 	for (size_t i = 0; i < prof->nr_warnings; i++)
 		cli_warnf("%s", prof->warnings[i]);   /* they name the file */
 	fmt.exact = prof->exact != NULL;

@@ -4,6 +4,9 @@
 #ifndef PROFF_CLI_CMDS_H
 #define PROFF_CLI_CMDS_H
 
+#include <stdbool.h>
+#include <stddef.h>
+
 int cmd_record(int argc, char **argv);
 int cmd_report(int argc, char **argv);
 int cmd_diff(int argc, char **argv);
@@ -34,6 +37,21 @@ void cli_errorf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 void cli_warnf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
 #define EXIT_USAGE 129   /* as perf/git for usage errors */
+
+/* The terminal (cli/ui.c): the pager and colour of a command's output.
+ * cli_ui_init before anything else (whether stdout is a terminal, before
+ * the pager takes it); cli_pager_start just before a command's output
+ * (nothing unless stdout is a terminal and no option or config says no);
+ * cli_pager_finish once the command is done (proff.c). */
+enum { CLI_COLOR_AUTO, CLI_COLOR_ALWAYS, CLI_COLOR_NEVER };
+void cli_ui_init(void);
+void cli_pager_option(bool on);                  /* --pager / --no-pager */
+int cli_color_option(const char *when);          /* --color[=WHEN]; -1 if WHEN is not one */
+int cli_color_parse(const char *v);              /* auto|always|never and booleans; -1 */
+bool cli_use_color(const char *cmd);
+void cli_pager_start(const char *cmd);
+bool cli_pager_active(void);
+void cli_pager_finish(void);
 
 /* The manual page of a command (NULL: proff(1)), cli/help.c: its path
  * (0, or -1 if not installed nor built), or shown with man on a terminal

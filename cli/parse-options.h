@@ -119,4 +119,11 @@ bool po_near(const char *typed, size_t len, const char *cand, unsigned best);
  * man-page test: "--name", "--name=" (takes a value), "-x". */
 void po_list_opts(const po_cmd *cmd, FILE *f);
 
+/* The terminal options of the commands that page and colour their output
+ * (cli/ui.c): one line in their tables. */
+po_callback po_opt_pager, po_opt_color;
+#define PO_UI_OPTIONS \
+	{ 0, "pager", O_CALLBACK, 0, NULL, "page the output on a terminal (--no-pager: never)", PO_NOARG, po_opt_pager, 0 }, \
+	{ 0, "color", O_CALLBACK, 0, "when", "colour the output: auto (on a terminal), always, never", PO_OPTARG, po_opt_color, 0 }
+
 #endif

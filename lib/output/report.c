@@ -159,13 +159,26 @@ static void left_margin(FILE *out, int lm)
 		fputc(' ', out);
 }
 
+/* perf's percent_color: red from 5 %, green above 0.5 %, else none (NULL) */
+static const char *pct_color(double pct)
+{
+	if (fabs(pct) >= 5.0)
+		return REPORT_COLOR_RED;
+	if (fabs(pct) > 0.5)
+		return REPORT_COLOR_GREEN;
+	return NULL;
+}
+
 static void print_value(const gctx *g, uint64_t period, uint64_t count, uint64_t total)
 {
 	switch (g->f->cc_value) {
 	case CCV_PERIOD: fprintf(g->out, "%" PRIu64, period); break;
 	case CCV_COUNT: fprintf(g->out, "%" PRIu64, count); break;
-	default:
-		fprintf(g->out, "%.2f%%", total ? (double)period * 100.0 / (double)total : 0.0);
+	default: {
+		double pct = total ? (double)period * 100.0 / (double)total : 0.0;
+		const char *c = g->f->color ? pct_color(pct) : NULL;
+		fprintf(g->out, "%s%.2f%%%s", c ? c : "", pct, c ? REPORT_COLOR_RESET : "");
+	}
 	}
 }
 
@@ -477,6 +490,20 @@ static size_t fmt_pct(char *b, uint64_t v, uint64_t total, int width)
 	return n < 0 ? 0 : n < width + 32 ? (size_t)n : (size_t)width + 31;
 }
 
+/* fmt_pct, in perf's percent colour when color is set (the cell's padding
+ * inside the colour, as perf) */
+static size_t put_pct(char *b, uint64_t v, uint64_t total, int width, bool color)
+{
+	const char *c = color ? pct_color(total ? (double)v * 100.0 / (double)total : 0.0) : NULL;
+	if (!c)
+		return fmt_pct(b, v, total, width);
+	size_t k = strlen(c), n;
+	memcpy(b, c, k);
+	n = k + fmt_pct(b + k, v, total, width);
+	memcpy(b + n, REPORT_COLOR_RESET, sizeof(REPORT_COLOR_RESET) - 1);
+	return n + sizeof(REPORT_COLOR_RESET) - 1;
+}
+
 /* With a calibration file: what taking the samples cost the profiled
  * program, samples x cost per sample; for time events also as a share of the
  * sampled time. */
@@ -528,8 +555,8 @@ static void print_rows(FILE *out, hist *h, const report_fmt *f, const col *cols,
 			int w = cols[c].width < 2048 ? cols[c].width : 2048;
 			int n = 0;
 			switch (cols[c].key) {
-			case COL_CHILDREN: ln += fmt_pct(line + ln, e->period_acc, total, w); continue;
-			case COL_SELF: ln += fmt_pct(line + ln, e->period, total, w); continue;
+			case COL_CHILDREN: ln += put_pct(line + ln, e->period_acc, total, w, f->color); continue;
+			case COL_SELF: ln += put_pct(line + ln, e->period, total, w, f->color); continue;
 			case COL_SAMPLES:
 			case COL_CALLS: n = snprintf(buf, sizeof(buf), "%*" PRIu64, w, e->nr_events); break;
 			case COL_TOTAL_T: report_fmt_time(buf, sizeof(buf), (double)e->period_acc); n = -1; break;

@@ -30,6 +30,13 @@ NEEDED=(
   "binutils:/usr/bin/objcopy"
   "python3-dbg:/usr/bin/python3-dbg"
   "time:/usr/bin/time"
+  "tmux:/usr/bin/tmux"
+  "bsdutils:/usr/bin/script"
+  "less:/usr/bin/less"
+  "man-db:/usr/bin/man"
+  "scdoc:/usr/bin/scdoc"
+  "python3-jsonschema:/usr/lib/python3/dist-packages/jsonschema/__init__.py"
+  "bash-completion:/usr/share/bash-completion/bash_completion"
 )
 
 missing=()

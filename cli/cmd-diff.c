@@ -74,6 +74,7 @@ static const opt_def opts[] = {
 	{ 0, "stream", O_BOOL, F(stream), NULL, "Enable hot streams comparison." },
 	{ 0, "json", O_BOOL, F(json), NULL, "print the rows and every computed value as JSON" },
 	{ 0, "jobs", O_STR, F(jobs_arg), "n", "load at most n files at once (default: all)" },
+	PO_UI_OPTIONS,
 };
 #undef F
 #define NR_OPTS (sizeof(opts) / sizeof(opts[0]))
@@ -579,6 +580,7 @@ int cmd_diff(int argc, char **argv)
 		goto out_jobs;
 	}
 
+	cli_pager_start("diff");
 	if (c.json)
 		diff_json_begin(o, paths, nfiles, ho.sort, stdout);
 	const pf_profile *base = profs[0];

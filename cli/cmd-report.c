@@ -472,7 +472,14 @@ int cmd_report(int argc, char **argv)
 	if (children_wanted)
 		cli_fast_heap(8);
 	phase(NULL, &t0);
-	if (pf_profile_load(a.input, &lo, &prof, &err) < 0) {
+	char what[256];
+	snprintf(what, sizeof(what), "reading %s", a.input);
+	cli_progress *progress = cli_progress_start(what, a.quiet);
+	lo.progress = progress ? cli_progress_update : NULL;
+	lo.progress_ctx = progress;
+	int lrc = pf_profile_load(a.input, &lo, &prof, &err);
+	cli_progress_done(progress);
+	if (lrc < 0) {
 		cli_error(&err);
 		hist_opts_release(&ho);
 		return 1;

@@ -53,6 +53,15 @@ void cli_pager_start(const char *cmd);
 bool cli_pager_active(void);
 void cli_pager_finish(void);
 
+/* The progress line of a long load (cli/progress.c): NULL when stderr is
+ * no terminal or quiet; cli_progress_update is the pf_load_opts.progress
+ * callback (ctx: the cli_progress); done erases the line. */
+#include <stdint.h>
+typedef struct cli_progress cli_progress;
+cli_progress *cli_progress_start(const char *what, bool quiet);
+void cli_progress_update(void *ctx, unsigned part, uint64_t done, uint64_t total);
+void cli_progress_done(cli_progress *p);
+
 /* The manual page of a command (NULL: proff(1)), cli/help.c: its path
  * (0, or -1 if not installed nor built), or shown with man on a terminal
  * (0 shown, -1 not: no terminal, no page or no man). */

@@ -166,6 +166,12 @@ typedef struct pf_load_opts {
 	bool no_compensate;        /* raw times, no overhead subtraction */
 	bool have_overheads;       /* use o_in_ns / o_full_ns instead of the recorded estimate */
 	double o_in_ns, o_full_ns;
+	/* Where the read is, for a progress line: called every few thousand
+	 * records from the reading thread (part 0: the whole file; 1 and 2:
+	 * the halves of a split read, on two threads) with the bytes of the
+	 * data section that part has read. NULL: not called. */
+	void (*progress)(void *ctx, unsigned part, uint64_t done, uint64_t total);
+	void *progress_ctx;
 } pf_load_opts;
 
 typedef struct pf_profile {

@@ -53,6 +53,19 @@ in_pty "PROFF_CONFIG=$TMP/never.cfg $PROFF --no-pager report -i $W/a.data" >"$TM
 ! grep -q $'\033' "$TMP/cfg.tty" && ok "color.ui = never: no colour" || not_ok "color.ui = never"
 expect_exit "--color=sometimes is a usage error" 129 "$PROFF" report --color=sometimes -i "$W/a.data"
 
+# --- progress ------------------------------------------------------------------
+# PROFF_PROGRESS_DELAY_MS=0: the line from the start of the load (else after
+# 0.5 s, more than this small file takes)
+in_pty "PROFF_PROGRESS_DELAY_MS=0 $PROFF --no-pager report -i $W/a.data --no-children -g none" >"$TMP/pg.tty"
+grep -aq "proff: reading $W/a.data" "$TMP/pg.tty" && ok "progress line on a terminal's stderr" || not_ok "progress line"
+grep -aq $'\r\033\[K# To display' "$TMP/pg.tty" && ok "progress line erased before the output" || not_ok "progress erased"
+PROFF_PROGRESS_DELAY_MS=0 "$PROFF" report -i "$W/a.data" >/dev/null 2>"$TMP/pg.err"
+[ ! -s "$TMP/pg.err" ] && ok "no progress when stderr is not a terminal" || not_ok "progress on a redirect"
+in_pty "PROFF_PROGRESS_DELAY_MS=0 $PROFF --no-pager report -q -i $W/a.data" >"$TMP/pgq.tty"
+! grep -aq "proff: reading" "$TMP/pgq.tty" && ok "-q: no progress" || not_ok "-q progress"
+in_pty "$PROFF --no-pager report -i $W/a.data" >"$TMP/pgd.tty"
+! grep -aq "proff: reading" "$TMP/pgd.tty" && ok "a load under 0.5 s shows no progress" || not_ok "progress on a short load"
+
 # --- the pager ------------------------------------------------------------------
 # the pager command runs through the shell (PAGER='less -S' style)
 in_pty "PROFF_PAGER='sed s/^/paged:/' $PROFF report -i $W/a.data --no-children -g none" >"$TMP/p.tty"
@@ -98,4 +111,10 @@ wait_file "$TMP/long.rc" && [ "$(cat "$TMP/long.rc")" = 0 ] && ok "q in less: pr
 tm new-session -d -s short -x 120 -y 40 "cd $TMP && $PROFF report -i $W/a.data -q -g none --percent-limit 10; echo \$? > $TMP/short.rc; sleep 60"
 wait_file "$TMP/short.rc" && [ "$(cat "$TMP/short.rc")" = 0 ] && ok "short output: no key needed, status 0" || not_ok "short output waited"
 tm capture-pane -p -t short | grep -q '%' && ok "short output: on the screen" || not_ok "short output shown"
+# the progress line in a pane: drawn, then gone from the screen
+tm new-session -d -s prog -x 150 -y 40 "cd $TMP && PROFF_PROGRESS_DELAY_MS=0 $PROFF --no-pager report -i $W/a.data -g none --percent-limit 10; echo \$? > $TMP/prog.rc; sleep 60"
+wait_file "$TMP/prog.rc"
+tm capture-pane -p -t prog >"$TMP/prog.screen"
+grep -q '% ' "$TMP/prog.screen" && ! grep -q 'proff: reading' "$TMP/prog.screen" && ok "progress gone from the screen after the load" ||
+	{ not_ok "progress gone"; sed 's/^/#   /' "$TMP/prog.screen" | head -5; }
 finish

@@ -29,6 +29,7 @@ extern const struct po_cmd cmd_record_instrument_opts;
 extern const struct po_cmd cmd_record_opts;
 extern const struct po_cmd cmd_report_opts;
 extern const struct po_cmd cmd_diff_opts;
+extern const struct po_cmd cmd_diff_stream_opts;
 
 /* Shared CLI helpers (cli/cli-util.c) */
 #include "proff/error.h"

@@ -11,6 +11,9 @@
 
 #include "cmds.h"
 #include "parse-options.h"
+#include "proff/calibrate.h"
+#include "proff/hist.h"
+#include "proff/record.h"
 
 struct cmd_struct {
 	const char *name;
@@ -30,7 +33,7 @@ static const struct cmd_struct commands[] = {
 /* The option tables by command, for `proff CMD --list-opts` and the
  * completion (dprofpp has Getopt::Std's options, listed by itself). */
 static const struct po_cmd *const option_tables[] = {
-	&cmd_record_opts, &cmd_record_instrument_opts, &cmd_report_opts, &cmd_diff_opts, &cmd_calibrate_opts,
+	&cmd_record_opts, &cmd_record_instrument_opts, &cmd_report_opts, &cmd_diff_opts, &cmd_diff_stream_opts, &cmd_calibrate_opts,
 };
 
 static void usage(FILE *f)
@@ -93,6 +96,42 @@ static void list_commands(void)
 		printf("%s\n", commands[i].name);
 }
 
+/* proff --list-values KIND: the words an option takes (completion) */
+static int list_values(const char *kind)
+{
+	static const char *const compute[] = { "delta", "delta-abs", "ratio", "wdiff:", "cycles", NULL };
+	static const char *const callgraph[] = { "graph", "fractal", "flat", "folded", "none", "caller", "callee",
+						 "function", "percent", "period", "count", NULL };
+	static const char *const color[] = { "auto", "always", "never", NULL };
+	static const char *const percentage[] = { "relative", "absolute", NULL };
+	static const char *const groups[] = { "timer", "instrument", "sample", NULL };
+	static const char *const clock[] = { "tsc", "monotonic", "none", NULL };
+	const char *const *v = NULL;
+	if (!strcmp(kind, "sort")) {
+		for (int k = 0; k < HK__MAX; k++) {
+			printf("%s\n", hist_keys[k].name);
+			if (hist_keys[k].alias)
+				printf("%s\n", hist_keys[k].alias);
+		}
+		return 0;
+	}
+	if (!strcmp(kind, "compute")) v = compute;
+	else if (!strcmp(kind, "call-graph")) v = callgraph;
+	else if (!strcmp(kind, "color")) v = color;
+	else if (!strcmp(kind, "percentage")) v = percentage;
+	else if (!strcmp(kind, "groups")) v = groups;
+	else if (!strcmp(kind, "clock")) v = clock;
+	else if (!strcmp(kind, "event")) v = rec_event_names();
+	else if (!strcmp(kind, "counter")) v = cal_counter_names();
+	if (!v) {
+		fprintf(stderr, "proff: --list-values: no such kind '%s'\n", kind);
+		return EXIT_USAGE;
+	}
+	for (size_t i = 0; v[i]; i++)
+		printf("%s\n", v[i]);
+	return 0;
+}
+
 static int run(const struct cmd_struct *c, int argc, char **argv)
 {
 	int rc = c->fn(argc, argv);
@@ -140,6 +179,8 @@ int main(int argc, char **argv)
 				fprintf(stderr, "proff: --color: '%s' is not auto, always or never\n", a + 8);
 				return EXIT_USAGE;
 			}
+		} else if (!strcmp(a, "--list-values") && i + 1 < argc) {
+			return list_values(argv[i + 1]);
 		} else if (!strcmp(a, "--list-cmds")) {
 			list_commands();
 			return 0;

@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "cmds.h"
+#include "proff/config.h"
 
 void cli_error(const proff_error *err)
 {
@@ -36,6 +37,40 @@ void cli_warnf(const char *fmt, ...)
 	vfprintf(stderr, fmt, ap);
 	va_end(ap);
 	fputc('\n', stderr);
+}
+
+void cli_config_bad(const char *key, const char *why)
+{
+	const char *file, *v = pf_config_get(key);
+	unsigned line;
+	if (pf_config_where(key, &file, &line))
+		fprintf(stderr, "proff: bad config value for '%s' in %s line %u ('%s'%s%s), ignoring...\n", key, file, line,
+			v ? v : "", why ? ": " : "", why ? why : "");
+	else
+		fprintf(stderr, "proff: bad config value for '%s', ignoring...\n", key);
+}
+
+bool cli_config_bool(const char *key, bool def)
+{
+	const char *v = pf_config_get(key);
+	if (!v)
+		return def;
+	int b = pf_config_parse_bool(v);
+	if (b < 0) {
+		cli_config_bad(key, "not a boolean");
+		return def;
+	}
+	return b;
+}
+
+void cli_config_warnings(void)
+{
+	const proff_error *e = pf_config_error();
+	if (e && e->code)
+		cli_warnf("%s; config ignored from there on", proff_err_str(e, (char[600]){0}, 600));
+	const char *n = pf_config_note();
+	if (n)
+		cli_warnf("%s", n);
 }
 
 int cli_parse_opt(int argc, char **argv, int *i, const struct cli_opt *opts, size_t nopts,

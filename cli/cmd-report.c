@@ -349,10 +349,17 @@ int cmd_report(int argc, char **argv)
 
 	/* perf's config key report.percent-limit: as the option, given before
 	 * the command line's */
+	cli_config_warnings();
 	const char *cfg_limit = a.percent_limit_at ? NULL : pf_config_get("report.percent-limit");
 	if (cfg_limit) {
-		a.percent_limit = strtod(cfg_limit, NULL);
-		a.percent_limit_at = -1;
+		char *end;
+		double v = strtod(cfg_limit, &end);
+		if (end == cfg_limit || *end || v < 0) {
+			cli_config_bad("report.percent-limit", "not a percentage");
+		} else {
+			a.percent_limit = v;
+			a.percent_limit_at = -1;
+		}
 	}
 	report_fmt fmt;
 	report_fmt_init(&fmt);
@@ -362,6 +369,10 @@ int cmd_report(int argc, char **argv)
 	fmt.time_spec = a.time;
 	fmt.color = !a.json && cli_use_color("report");
 	const char *pct = a.percentage ? a.percentage : pf_config_get("hist.percentage");
+	if (pct && !a.percentage && strcmp(pct, "relative") && strcmp(pct, "absolute")) {
+		cli_config_bad("hist.percentage", "neither relative nor absolute");
+		pct = NULL;
+	}
 	if (pct) {
 		if (!strcmp(pct, "relative"))
 			fmt.relative = true;
@@ -373,6 +384,33 @@ int cmd_report(int argc, char **argv)
 	bool caller_set = false, caller = false, cc_none = false;
 	fmt.cc_mode = CC_GRAPH;
 	double thr = fmt.cc_threshold;
+	/* perf's call-graph.* config keys: the defaults -g changes */
+	static const char *const cg_words[] = { "call-graph.print-type", "call-graph.order" };
+	for (size_t k = 0; k < 2; k++) {
+		const char *v = pf_config_get(cg_words[k]);
+		report_fmt t = fmt;
+		bool cs = caller_set, c = caller, n = cc_none;
+		if (!v)
+			continue;
+		if (strchr(v, ',') || parse_callgraph(v, &t, &cs, &c, &n) < 0 || t.cc_threshold != fmt.cc_threshold)
+			cli_config_bad(cg_words[k], NULL);
+		else
+			fmt = t, caller_set = cs, caller = c, cc_none = n;
+	}
+	static const char *const cg_nums[] = { "call-graph.threshold", "call-graph.print-limit" };
+	for (size_t k = 0; k < 2; k++) {
+		const char *v = pf_config_get(cg_nums[k]);
+		char *end;
+		double x = v ? strtod(v, &end) : 0;
+		if (!v)
+			continue;
+		if (end == v || *end || x < 0)
+			cli_config_bad(cg_nums[k], "not a number");
+		else if (k == 0)
+			thr = x;
+		else
+			fmt.cc_print_limit = (unsigned)x;
+	}
 	fmt.cc_threshold = -1;      /* set: -g gave a threshold */
 	if (a.callgraph && parse_callgraph(a.callgraph, &fmt, &caller_set, &caller, &cc_none) < 0) {
 		cli_errorf("invalid --call-graph '%s'", a.callgraph);
@@ -450,7 +488,7 @@ int cmd_report(int argc, char **argv)
 	/* the raw samples' order, for perf's input tree where its walks
 	 * depend on it (hist's tree mode: garbage callchain frames; the
 	 * samples' own addresses hardly ever need it) */
-	bool children_wanted = a.children_set ? a.children : pf_config_bool("report.children", true);
+	bool children_wanted = a.children_set ? a.children : cli_config_bool("report.children", true);
 	lo.keep_sequence = children_wanted;
 	/* no Children, no chains shown and no parent key: a row is a
 	 * sample's own ip, and perf resolves no callchain either (a profile

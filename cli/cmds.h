@@ -39,6 +39,13 @@ void cli_warnf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
 #define EXIT_USAGE 129   /* as perf/git for usage errors */
 
+/* The config file (proff/config.h) as perf treats it: a value that is not
+ * one gets "bad config value for 'KEY' in FILE line N, ignoring..." and the
+ * default; cli_config_warnings says once that a file was malformed. */
+void cli_config_bad(const char *key, const char *why);
+bool cli_config_bool(const char *key, bool def);
+void cli_config_warnings(void);
+
 /* The terminal (cli/ui.c): the pager and colour of a command's output.
  * cli_ui_init before anything else (whether stdout is a terminal, before
  * the pager takes it); cli_pager_start just before a command's output

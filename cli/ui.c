@@ -76,17 +76,18 @@ int cli_color_parse(const char *v)
 bool cli_use_color(const char *cmd)
 {
 	int c = ui.color_opt;
-	if (c < 0 && cmd) {
-		char key[64];
-		snprintf(key, sizeof(key), "color.%s", cmd);
-		const char *v = pf_config_get(key);
-		if (v)
-			c = cli_color_parse(v);
+	char key[64];
+	snprintf(key, sizeof(key), "color.%s", cmd ? cmd : "ui");
+	for (int k = 0; k < 2 && c < 0; k++) {
+		const char *v = pf_config_get(k ? "color.ui" : key);
+		if (!v)
+			continue;
+		c = cli_color_parse(v);
+		if (c < 0)
+			cli_config_bad(k ? "color.ui" : key, "not auto, always or never");
 	}
-	if (c < 0) {
-		const char *v = pf_config_get("color.ui");
-		c = v ? cli_color_parse(v) : CLI_COLOR_AUTO;
-	}
+	if (c < 0)
+		c = CLI_COLOR_AUTO;
 	if (c == CLI_COLOR_ALWAYS)
 		return true;
 	if (c == CLI_COLOR_NEVER)

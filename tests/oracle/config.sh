@@ -26,7 +26,7 @@ with_perf_config() {
 }
 with_perf_config "report.children = false" '[report]\n\tchildren = false\n' -g none
 with_perf_config "call-graph.print-type = flat, threshold = 3" '[call-graph]\n\tprint-type = flat\n\tthreshold = 3\n' --no-children
-with_perf_config "call-graph.print-type = fractal" '[call-graph]\n\tprint-type = fractal\n' --no-children -s sym
+with_perf_config "call-graph.print-type = graph, order = callee, threshold = 1" '[call-graph]\n\tprint-type = graph\n\torder = callee\n\tthreshold = 1\n' --no-children -s sym
 with_perf_config "call-graph.order = callee with children" '[call-graph]\n\torder = callee\n\tthreshold = 2\n' --children -s sym
 with_perf_config "call-graph.print-limit = 2" '[call-graph]\n\tprint-limit = 2\n\tprint-type = flat\n' --no-children
 with_perf_config "report.percent-limit = 5" '[report]\n\tpercent-limit = 5\n'

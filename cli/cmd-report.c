@@ -584,7 +584,7 @@ int cmd_report(int argc, char **argv)
 		printf("# To display the perf.data header info, please use --header/--header-only options.\n#\n%s#\n",
 		       filter_lines);
 	if (a.json)
-		printf("{\"file\":\"%s\",\"events\":[\n", a.input);
+		report_json_begin(stdout, a.input);
 	size_t printed = 0;
 	for (size_t ev = 0; ev < prof->nr_events; ev++) {
 		pf_event *e = &prof->events[ev];
@@ -640,7 +640,7 @@ int cmd_report(int argc, char **argv)
 	}
 	cli_fast_heap_done();
 	if (a.json)
-		printf("\n]}\n");
+		report_json_end(stdout);
 	else if (!a.quiet)
 		printf("\n\n#\n# (Tip: compare two profiles with: proff diff before.data after.data)\n#\n");
 	else

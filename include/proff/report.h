@@ -70,7 +70,11 @@ int report_print_tree(FILE *out, const pf_profile *p, double percent_limit);
  * characters (uftrace's style). */
 void report_fmt_time(char *buf, size_t len, double ns);
 
-/* JSON: one object per event (see docs/json.md). */
+/* JSON (docs/json.md): report_json_begin (the object, its schema and
+ * file), one report_print_json per event, report_json_end. */
+#define REPORT_JSON_SCHEMA "proff-report/2"
+void report_json_begin(FILE *out, const char *file);
 int report_print_json(FILE *out, hist *h, const report_fmt *f, bool first_event);
+void report_json_end(FILE *out);
 
 #endif

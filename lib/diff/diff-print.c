@@ -337,7 +337,7 @@ static void json_num(FILE *out, double v)
 void diff_json_begin(const diff_opts *o, const char *const *paths, size_t nfiles,
 		     const char *sort_spec, FILE *out)
 {
-	fputs("{\"proff_diff\":1,\"files\":[", out);
+	fputs("{\"schema\":\"proff-diff/1\",\"proff_diff\":1,\"files\":[", out);
 	for (size_t f = 0; f < nfiles; f++) {
 		fputs(f ? "," : "", out);
 		json_str(out, paths[f]);

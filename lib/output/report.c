@@ -704,6 +704,52 @@ static void json_str(FILE *out, const char *s)
 	fputc('"', out);
 }
 
+/* A row's call graph as a JSON tree: the nodes the text graph shows (the
+ * same threshold, order and print limit), one frame each; percent as the
+ * text prints it (of the total; fractal: of the parent). */
+static void json_chain(const gctx *g, uint32_t parent, uint64_t total)
+{
+	hist *h = g->h;
+	const pf_profile *p = h->prof;
+	child_ref *kids;
+	size_t nk = sorted_children(h, parent, min_hit_for(g, parent), &kids);
+	fputc('[', g->out);
+	for (size_t i = 0; i < nk; i++) {
+		if (g->f->cc_print_limit && i == g->f->cc_print_limit)
+			break;
+		uint32_t c = kids[i].node;
+		const pf_loc *l = &p->locs[h->cc_nodes[c].loc];
+		fputs(i ? ",{\"name\":" : "{\"name\":", g->out);
+		char buf[32];
+		json_str(g->out, frame_name(h, c, buf, sizeof(buf)));   /* as the text */
+		if (l->dso != PF_NONE) {
+			fputs(",\"dso\":", g->out);
+			json_str(g->out, pf_str(p, p->dsos[l->dso].short_name));
+		}
+		fprintf(g->out, ",\"period\":%" PRIu64 ",\"count\":%" PRIu64 ",\"percent\":%.6f", kids[i].cumul,
+			cumul_count(h, c), total ? (double)kids[i].cumul * 100.0 / (double)total : 0.0);
+		if (h->cc_nodes[c].first_child != PF_NONE) {
+			fputs(",\"children\":", g->out);
+			json_chain(g, c, g->f->cc_mode == CC_FRACTAL ? h->cc_nodes[c].children_hit : total);
+		}
+		fputc('}', g->out);
+	}
+	fputc(']', g->out);
+	free(kids);
+}
+
+void report_json_begin(FILE *out, const char *file)
+{
+	fprintf(out, "{\"schema\":\"%s\",\"file\":", REPORT_JSON_SCHEMA);
+	json_str(out, file);
+	fputs(",\"events\":[\n", out);
+}
+
+void report_json_end(FILE *out)
+{
+	fputs("\n]}\n", out);
+}
+
 int report_print_json(FILE *out, hist *h, const report_fmt *f, bool first_event)
 {
 	const pf_profile *p = h->prof;
@@ -750,7 +796,7 @@ int report_print_json(FILE *out, hist *h, const report_fmt *f, bool first_event)
 				if (nm) {
 					json_str(out, nm);
 				} else {
-					snprintf(buf, sizeof(buf), "%#018" PRIx64, e->addr);
+					snprintf(buf, sizeof(buf), "0x%016" PRIx64, e->addr);
 					json_str(out, buf);
 				}
 				break;
@@ -759,6 +805,11 @@ int report_print_json(FILE *out, hist *h, const report_fmt *f, bool first_event)
 				hist_keys[key].print(h, e, buf, sizeof(buf), 0, false, 0);
 				json_str(out, buf);
 			}
+		}
+		if (f->cc_mode != CC_NONE && e->cc_root != PF_NONE) {
+			gctx g = { out, h, f, total };
+			fputs(",\"callchain\":", out);
+			json_chain(&g, e->cc_root, f->cc_mode == CC_FRACTAL ? (f->children ? e->period_acc : e->period) : total);
 		}
 		fputc('}', out);
 	}

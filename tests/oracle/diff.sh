@@ -197,8 +197,11 @@ bcheck "3 files -d work" -d work a.data b.data c.data
 
 # -C on rows that mix threads (no comm/pid key): perf shows or hides such a row
 # by its first sample, proff shows it if any sample passes. Rows shown by both
-# are equal, and proff shows a superset.
-"$PROFF" diff -C work a.data b.data >"$TMP/p.out"; perf diff -C work a.data b.data >"$TMP/perf.out" 2>/dev/null
+# are equal, and proff shows a superset. A row only proff shows may widen a
+# column, so the lines are compared without their trailing padding (spaces,
+# and the dots of the header's rule).
+"$PROFF" diff -C work a.data b.data | sed -E 's/[ .]+$//' >"$TMP/p.out"
+perf diff -C work a.data b.data 2>/dev/null | sed -E 's/[ .]+$//' >"$TMP/perf.out"
 missing=$(grep -vxF -f "$TMP/p.out" "$TMP/perf.out" | wc -l)
 [ "$missing" = 0 ] && ok "-C work mixed rows: perf's rows are a subset" || { not_ok "-C work mixed rows: perf's rows are a subset"; diff "$TMP/perf.out" "$TMP/p.out" | head -10 | sed 's/^/#   /'; }
 

@@ -1,6 +1,6 @@
 /* cli-util.c — how the CLI reports errors and warnings (one line on stderr),
- * the option reader of the commands with their own option tables, and where
- * the instrumentation runtime is found. */
+ * config values it cannot use, and where the instrumentation runtime is
+ * found. */
 #include <errno.h>
 #include <limits.h>
 #include <stdarg.h>
@@ -71,53 +71,6 @@ void cli_config_warnings(void)
 	const char *n = pf_config_note();
 	if (n)
 		cli_warnf("%s", n);
-}
-
-int cli_parse_opt(int argc, char **argv, int *i, const struct cli_opt *opts, size_t nopts,
-		  const char *what, const struct cli_opt **op_out, const char **val_out)
-{
-	const char *a = argv[*i], *val = NULL;
-	const struct cli_opt *op = NULL;
-	if (a[0] != '-' || !a[1])
-		return 0;
-	if (a[1] == '-') {
-		const char *name = a + 2, *eq = strchr(name, '=');
-		size_t len = eq ? (size_t)(eq - name) : strlen(name);
-		for (size_t k = 0; k < nopts; k++)
-			if (strlen(opts[k].long_name) == len && !strncmp(opts[k].long_name, name, len))
-				op = &opts[k];
-		if (!op) {
-			cli_errorf("unknown option '%s'%s", a, what);
-			return -1;
-		}
-		if (eq && !op->has_arg) {
-			cli_errorf("option '--%s' takes no value", op->long_name);
-			return -1;
-		}
-		if (eq)
-			val = eq + 1;
-	} else {
-		for (size_t k = 0; k < nopts; k++)
-			if (opts[k].short_name == a[1])
-				op = &opts[k];
-		if (!op || (!op->has_arg && a[2])) {
-			cli_errorf("unknown option '%s'%s", a, what);
-			return -1;
-		}
-		if (a[2])
-			val = a + 2;
-	}
-	(*i)++;
-	if (op->has_arg && !val) {
-		if (*i >= argc) {
-			cli_errorf("option '%s' needs a value", a);
-			return -1;
-		}
-		val = argv[(*i)++];
-	}
-	*op_out = op;
-	*val_out = val;
-	return 1;
 }
 
 int cli_find_runtime(const char *given, char *out, size_t len)

@@ -76,23 +76,6 @@ void cli_progress_done(cli_progress *p);
 int cli_manual_path(const char *cmd, char *out, size_t len);
 int cli_show_manual(const char *cmd);
 
-/* A command's option table entry, for the commands that parse their own
- * argv with cli_parse_opt() (calibrate, record --instrument). */
-struct cli_opt {
-	char short_name;        /* 0 if none */
-	const char *long_name;
-	int has_arg;
-	int id;
-	const char *help;
-};
-
-/* Read the option at argv[*i]: "--name", "--name=value", "-x", "-xvalue",
- * or a value in the next word. Returns 1 with *op and *val set and *i past
- * the option; 0 if argv[*i] is not an option (*i unchanged); -1 on a usage
- * error, reported with `what` appended to "unknown option" messages. */
-int cli_parse_opt(int argc, char **argv, int *i, const struct cli_opt *opts, size_t nopts,
-		  const char *what, const struct cli_opt **op, const char **val);
-
 /* libproff-instrument.so: `given`, else $PROFF_RUNTIME, else next to the proff
  * binary or in ../lib/proff/ relative to it. 0 found (path in out); -1 the
  * given/environment path is unreadable (reported); -2 not found (not reported). */

@@ -39,15 +39,25 @@ void cli_warnf(const char *fmt, ...)
 	fputc('\n', stderr);
 }
 
-void cli_config_bad(const char *key, const char *why)
+static void config_bad(const char *key, const char *why, const char *tail)
 {
 	const char *file, *v = pf_config_get(key);
 	unsigned line;
 	if (pf_config_where(key, &file, &line))
-		fprintf(stderr, "proff: bad config value for '%s' in %s line %u ('%s'%s%s), ignoring...\n", key, file, line,
-			v ? v : "", why ? ": " : "", why ? why : "");
+		fprintf(stderr, "proff: bad config value for '%s' in %s line %u ('%s'%s%s)%s\n", key, file, line,
+			v ? v : "", why ? ": " : "", why ? why : "", tail);
 	else
-		fprintf(stderr, "proff: bad config value for '%s', ignoring...\n", key);
+		fprintf(stderr, "proff: bad config value for '%s'%s\n", key, tail);
+}
+
+void cli_config_bad(const char *key, const char *why)
+{
+	config_bad(key, why, ", ignoring...");
+}
+
+void cli_config_error(const char *key, const char *why)
+{
+	config_bad(key, why, "");
 }
 
 bool cli_config_bool(const char *key, bool def)

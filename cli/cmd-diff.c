@@ -208,8 +208,7 @@ static int config_defaults(diff_cli *c)
 		char *end;
 		long x = strtol(v, &end, 0);
 		if (*end || end == v || x < 0 || x > INT_MAX) {
-			cli_config_bad("diff.order", "not an order");
-			cli_errorf("Error in the given config file: wrong config key-value pair diff.order=%s", v);
+			cli_config_error("diff.order", "not an order");
 			return EXIT_SETUP;
 		}
 		c->o.order = (unsigned)x;

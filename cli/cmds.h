@@ -43,6 +43,7 @@ void cli_warnf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
  * one gets "bad config value for 'KEY' in FILE line N, ignoring..." and the
  * default; cli_config_warnings says once that a file was malformed. */
 void cli_config_bad(const char *key, const char *why);
+void cli_config_error(const char *key, const char *why);   /* the same, not ignored: an error */
 bool cli_config_bool(const char *key, bool def);
 void cli_config_warnings(void);
 

@@ -60,6 +60,8 @@ int main(void) { printf("%s\n", pf_config_get("nosuch.key") ? "set" : "unset"); 
 EOF
 if PKG_CONFIG_PATH="$D/usr/lib/pkgconfig" PKG_CONFIG_SYSROOT_DIR="$D" pkg-config --exists proff; then
 	flags=$(PKG_CONFIG_PATH="$D/usr/lib/pkgconfig" PKG_CONFIG_SYSROOT_DIR="$D" pkg-config --cflags --libs --static proff)
+	# a sanitized build's library needs the sanitizers' runtime
+	nm "$D/usr/lib/libproff.a" 2>/dev/null | grep -q __asan_ && flags="$flags -fsanitize=address,undefined"
 	# shellcheck disable=SC2086
 	if cc -o "$TMP/use" "$TMP/use.c" $flags 2>"$TMP/cc.err" && PROFF_CONFIG=/dev/null "$TMP/use" | grep -qx unset; then
 		ok "a program builds and runs against libproff (pkg-config proff)"

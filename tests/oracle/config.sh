@@ -70,8 +70,9 @@ grep -q "bad config value for 'color.ui' in $TMP/bad.cfg line 2" "$TMP/err" && o
 	not_ok "color.ui = sometimes"
 printf '[diff]\n\torder = x\n' >"$TMP/bad.cfg"
 PROFF_CONFIG="$TMP/bad.cfg" "$PROFF" diff "$W/a.data" "$W/b.data" >"$TMP/proff.out" 2>"$TMP/err"; rc=$?
-grep -q "bad config value for 'diff.order' in $TMP/bad.cfg line 2" "$TMP/err" && grep -q "wrong config key-value pair diff.order=x" "$TMP/err" &&
-	[ "$rc" = 255 ] && [ ! -s "$TMP/proff.out" ] && ok "diff.order = x: perf's two messages, file and line, status 255" ||
+grep -qx "proff: bad config value for 'diff.order' in $TMP/bad.cfg line 2 ('x': not an order)" "$TMP/err" &&
+	[ "$(wc -l <"$TMP/err")" = 1 ] && [ "$rc" = 255 ] && [ ! -s "$TMP/proff.out" ] &&
+	ok "diff.order = x: one line with file and line, status 255" ||
 	{ not_ok "diff.order = x (rc $rc)"; sed 's/^/#   /' "$TMP/err"; }
 # a malformed file: said once, the report goes on as perf's does
 printf '[report\n\tchildren = false\n' >"$TMP/bad.cfg"

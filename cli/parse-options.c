@@ -350,19 +350,23 @@ static int help(const po_cmd *cmd, bool manual)
 	return cmd->flags & PO_CMD_HELP_EXIT_USAGE ? EXIT_USAGE : 0;
 }
 
-/* One long option at argv[*i] ("--" stripped: name). 0 or an exit status. */
-static int parse_long(po_ctx *ctx, int argc, char **argv, int *i, const char *name, bool *stop)
+/* One long option at argv[*i] ("--" stripped: name). 0 or an exit status;
+ * *done: the command is done (-h, --list-opts), with that status. */
+static int parse_long(po_ctx *ctx, int argc, char **argv, int *i, const char *name, bool *stop, bool *done)
 {
 	const po_cmd *cmd = ctx->cmd;
 	const char *eq = strchr(name, '=');
 	size_t len = eq ? (size_t)(eq - name) : strlen(name);
 	bool neg = false;
 	const opt_def *amb[2];
-	if (!eq && !strcmp(name, "help"))
-		return help(cmd, true) + 1000;
+	if (!eq && !strcmp(name, "help")) {
+		*done = true;
+		return help(cmd, true);
+	}
 	if (!eq && !strcmp(name, "list-opts")) {
+		*done = true;
 		po_list_opts(cmd, stdout);
-		return 1000;
+		return 0;
 	}
 	const opt_def *d = find_long(cmd, name, len, amb);
 	if (!d && !amb[0] && len > 3 && !strncmp(name, "no-", 3)) {
@@ -401,14 +405,16 @@ static int parse_long(po_ctx *ctx, int argc, char **argv, int *i, const char *na
 	return set_value(ctx, d, arg, neg, false);
 }
 
-/* The short options bundled in argv[*i] ("-" stripped: s). */
-static int parse_short(po_ctx *ctx, int argc, char **argv, int *i, const char *s, bool *stop)
+/* The short options bundled in argv[*i] ("-" stripped: s); as parse_long. */
+static int parse_short(po_ctx *ctx, int argc, char **argv, int *i, const char *s, bool *stop, bool *done)
 {
 	const po_cmd *cmd = ctx->cmd;
 	for (const char *p = s; *p; p++) {
 		const opt_def *d = po_find(cmd, NULL, *p);
-		if (!d && *p == 'h')
-			return help(cmd, false) + 1000;
+		if (!d && *p == 'h') {
+			*done = true;
+			return help(cmd, false);
+		}
 		if (!d) {
 			fprintf(stderr, "  Error: unknown switch `%c'\n", *p);
 			print_usage_lines(cmd, stderr);
@@ -445,7 +451,7 @@ bool po_parse(const po_cmd *cmd, void *obj, int argc, char **argv, char **pos, i
 	int n = 0;
 	for (int i = 1; i < argc; i++) {
 		char *a = argv[i];
-		bool stop = false;
+		bool stop = false, done = false;
 		if (!strcmp(a, "--")) {
 			while (++i < argc)
 				pos[n++] = argv[i];
@@ -460,11 +466,10 @@ bool po_parse(const po_cmd *cmd, void *obj, int argc, char **argv, char **pos, i
 			pos[n++] = a;
 			continue;
 		}
-		int rc = a[1] == '-' ? parse_long(&ctx, argc, argv, &i, a + 2, &stop)
-				     : parse_short(&ctx, argc, argv, &i, a + 1, &stop);
-		if (rc) {
-			/* help and --list-opts come back as 1000 + their status */
-			*status = rc >= 1000 ? rc - 1000 : rc;
+		int rc = a[1] == '-' ? parse_long(&ctx, argc, argv, &i, a + 2, &stop, &done)
+				     : parse_short(&ctx, argc, argv, &i, a + 1, &stop, &done);
+		if (rc || done) {
+			*status = rc;
 			*npos = n;
 			return false;
 		}

@@ -551,7 +551,15 @@ int cmd_diff(int argc, char **argv)
 	}
 	cli_fast_heap(2);   /* its RSS target: no more ahead */
 	phase("start");
+	char what[64];
+	snprintf(what, sizeof(what), "reading %zu files", nfiles);
+	cli_progress *progress = cli_progress_start(what, o->quiet, nfiles);
+	for (size_t f = 0; progress && f < nfiles; f++) {
+		jobs[f].lo.progress = cli_progress_update;
+		jobs[f].lo.progress_ctx = cli_progress_slot(progress, f);
+	}
 	run_jobs(jobs, sizeof(*jobs), nfiles, par, load_thread);
+	cli_progress_done(progress);
 	for (size_t f = 0; f < nfiles; f++)
 		profs[f] = jobs[f].prof;
 	for (size_t f = 0; f < nfiles; f++) {

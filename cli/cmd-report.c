@@ -512,9 +512,9 @@ int cmd_report(int argc, char **argv)
 	phase(NULL, &t0);
 	char what[256];
 	snprintf(what, sizeof(what), "reading %s", a.input);
-	cli_progress *progress = cli_progress_start(what, a.quiet);
+	cli_progress *progress = cli_progress_start(what, a.quiet, 1);
 	lo.progress = progress ? cli_progress_update : NULL;
-	lo.progress_ctx = progress;
+	lo.progress_ctx = cli_progress_slot(progress, 0);
 	int lrc = pf_profile_load(a.input, &lo, &prof, &err);
 	cli_progress_done(progress);
 	if (lrc < 0) {

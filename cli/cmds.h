@@ -62,12 +62,14 @@ void cli_pager_start(const char *cmd);
 bool cli_pager_active(void);
 void cli_pager_finish(void);
 
-/* The progress line of a long load (cli/progress.c): NULL when stderr is
- * no terminal or quiet; cli_progress_update is the pf_load_opts.progress
- * callback (ctx: the cli_progress); done erases the line. */
+/* The progress line of a long load of nslots files (cli/progress.c): NULL
+ * when stderr is no terminal or quiet; cli_progress_update is the
+ * pf_load_opts.progress callback, its ctx cli_progress_slot (one per file
+ * read); done erases the line. */
 #include <stdint.h>
 typedef struct cli_progress cli_progress;
-cli_progress *cli_progress_start(const char *what, bool quiet);
+cli_progress *cli_progress_start(const char *what, bool quiet, size_t nslots);
+void *cli_progress_slot(cli_progress *p, size_t i);
 void cli_progress_update(void *ctx, unsigned part, uint64_t done, uint64_t total);
 void cli_progress_done(cli_progress *p);
 

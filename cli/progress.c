@@ -1,5 +1,6 @@
 /* progress.c — the progress line of a long load, on stderr when it is a
- * terminal: "proff: reading FILE: 45% (120 of 260 MB, 210 MB/s)", shown
+ * terminal: "proff: reading FILE: 45% (120 of 260 MB, 210 MB/s)" (the sum of
+ * the files when several are read at once), shown
  * once a load has taken PROGRESS_DELAY_MS (or $PROFF_PROGRESS_DELAY_MS; 0
  * shows it at once), redrawn a few times a second by a thread of its own,
  * erased when the load is done. The loader only stores where it is
@@ -17,9 +18,16 @@
 #define PROGRESS_DELAY_MS 500
 #define PROGRESS_TICK_MS 100
 
+/* one file being read (pf_load_opts.progress_ctx) */
+struct slot {
+	cli_progress *p;
+	_Atomic uint64_t done[3], total;    /* by part (pf_load_opts.progress) */
+};
+
 struct cli_progress {
 	char what[200];
-	_Atomic uint64_t done[3], total;    /* by part (pf_load_opts.progress) */
+	struct slot *slots;
+	size_t nslots;
 	atomic_bool stop;
 	bool shown;
 	pthread_t th;
@@ -39,13 +47,17 @@ static double since(const struct timespec *t0)
 
 static void draw(cli_progress *p)
 {
-	uint64_t total = atomic_load(&p->total);
-	uint64_t d0 = atomic_load(&p->done[0]), d1 = atomic_load(&p->done[1]), d2 = atomic_load(&p->done[2]);
-	/* a split read: two readers, each about half way for the whole */
-	uint64_t done = d0 > (d1 + d2) / 2 ? d0 : (d1 + d2) / 2;
+	uint64_t done = 0, total = 0;
+	for (size_t i = 0; i < p->nslots; i++) {
+		struct slot *sl = &p->slots[i];
+		uint64_t t = atomic_load(&sl->total);
+		uint64_t d0 = atomic_load(&sl->done[0]), d1 = atomic_load(&sl->done[1]), d2 = atomic_load(&sl->done[2]);
+		/* a split read: two readers, each about half way for the whole */
+		uint64_t d = d0 > (d1 + d2) / 2 ? d0 : (d1 + d2) / 2;
+		done += t && d > t ? t : d;
+		total += t;
+	}
 	double s = since(&p->t0), mb = (double)done / 1048576.0;
-	if (total && done > total)
-		done = total;
 	char line[320];
 	if (total)
 		snprintf(line, sizeof(line), "proff: %s: %3.0f%% (%.0f of %.0f MB, %.0f MB/s)", p->what,
@@ -77,13 +89,21 @@ static void *progress_main(void *arg)
 	return NULL;
 }
 
-cli_progress *cli_progress_start(const char *what, bool quiet)
+cli_progress *cli_progress_start(const char *what, bool quiet, size_t nslots)
 {
-	if (quiet || !isatty(STDERR_FILENO))
+	if (quiet || !isatty(STDERR_FILENO) || !nslots)
 		return NULL;
 	cli_progress *p = calloc(1, sizeof(*p));
 	if (!p)
 		return NULL;
+	p->slots = calloc(nslots, sizeof(*p->slots));
+	if (!p->slots) {
+		free(p);
+		return NULL;
+	}
+	p->nslots = nslots;
+	for (size_t i = 0; i < nslots; i++)
+		p->slots[i].p = p;
 	snprintf(p->what, sizeof(p->what), "%s", what);
 	const char *d = getenv("PROFF_PROGRESS_DELAY_MS");
 	p->delay_ms = d && *d ? atol(d) : PROGRESS_DELAY_MS;
@@ -96,13 +116,18 @@ cli_progress *cli_progress_start(const char *what, bool quiet)
 	return p;
 }
 
+void *cli_progress_slot(cli_progress *p, size_t i)
+{
+	return p && i < p->nslots ? &p->slots[i] : NULL;
+}
+
 void cli_progress_update(void *ctx, unsigned part, uint64_t done, uint64_t total)
 {
-	cli_progress *p = ctx;
-	if (!p || part > 2)
+	struct slot *sl = ctx;
+	if (!sl || part > 2)
 		return;
-	atomic_store_explicit(&p->done[part], done, memory_order_relaxed);
-	atomic_store_explicit(&p->total, total, memory_order_relaxed);
+	atomic_store_explicit(&sl->done[part], done, memory_order_relaxed);
+	atomic_store_explicit(&sl->total, total, memory_order_relaxed);
 }
 
 void cli_progress_done(cli_progress *p)
@@ -121,5 +146,6 @@ void cli_progress_done(cli_progress *p)
 	}
 	pthread_cond_destroy(&p->cond);
 	pthread_mutex_destroy(&p->lock);
+	free(p->slots);
 	free(p);
 }

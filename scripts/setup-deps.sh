@@ -37,6 +37,13 @@ NEEDED=(
   "npm:/usr/bin/npm"
   "python3-scipy:/usr/lib/python3/dist-packages/scipy/__init__.py"
   "python3-statsmodels:/usr/lib/python3/dist-packages/statsmodels/__init__.py"
+  "tmux:/usr/bin/tmux"
+  "bsdutils:/usr/bin/script"
+  "less:/usr/bin/less"
+  "man-db:/usr/bin/man"
+  "scdoc:/usr/bin/scdoc"
+  "python3-jsonschema:/usr/lib/python3/dist-packages/jsonschema/__init__.py"
+  "bash-completion:/usr/share/bash-completion/bash_completion"
 )
 
 missing=()

@@ -348,7 +348,7 @@ void diff_json_begin(const diff_opts *o, const char *const *paths, size_t nfiles
 	fprintf(out, ",\"order\":%u,\"percentage\":\"%s\",\"baseline_only\":%s,\"sort\":",
 		o->order, o->relative ? "relative" : "absolute", o->baseline_only ? "true" : "false");
 	json_str(out, sort_spec);
-	fputs(",\"events\":[", out);
+	fputs(",\"schema\":\"proff-diff/1\",\"events\":[", out);
 }
 
 static void json_key(FILE *out, const diff_result *r, const diff_row *row, int k)

@@ -3,6 +3,7 @@
 #   make            build build/proff, the library and the instrumentation runtime
 #   make check      install missing packages, build, run every test (normal + ASan/UBSan)
 #   make demo       install missing packages, record two versions of examples/ and report them
+#   make demo-fleet the same programs on a simulated fleet, pushed to ClickHouse (docs/fleet.md)
 #   make bench      benchmarks against perf/dprofpp/uftrace, side by side, ratios printed
 #   make fuzz       long libFuzzer runs of every parser (not part of check);
 #                   FUZZ_TIME=seconds per target, FUZZ_TARGETS="trace dprof ..."
@@ -20,7 +21,7 @@ SAN     ?= 0
 CC      ?= cc
 WERROR  ?= 0
 
-PKGS     := libdw libelf libzstd zlib libprotobuf-c
+PKGS     := libdw libelf libzstd zlib libprotobuf-c libcurl
 CPPFLAGS += -Iinclude -D_GNU_SOURCE -DPROFF_VERSION=\"0.1.0\"
 CFLAGS   ?= -O2 -g
 CFLAGS   += -std=gnu17 -Wall -Wextra -Wno-unused-parameter -fno-omit-frame-pointer
@@ -35,7 +36,7 @@ ifeq ($(TSAN),1)
 CFLAGS   += -fsanitize=thread -O1
 LDFLAGS  += -fsanitize=thread
 endif
-LIBS     := $(shell pkg-config --libs $(PKGS) 2>/dev/null || echo -ldw -lelf -lzstd -lz -lprotobuf-c) -lstdc++ -lm -lpthread
+LIBS     := $(shell pkg-config --libs $(PKGS) 2>/dev/null || echo -ldw -lelf -lzstd -lz -lprotobuf-c -lcurl) -lstdc++ -lm -lpthread
 
 LIB_SRC  := $(shell find lib -name '*.c' | sort)
 CLI_SRC  := $(wildcard cli/*.c)
@@ -110,6 +111,9 @@ check: deps
 demo: deps all
 	@bash examples/demo.sh
 
+demo-fleet: deps all
+	@bash examples/demo-fleet.sh
+
 bench: deps all
 	@bash bench/run.sh
 
@@ -162,7 +166,7 @@ uninstall:
 clean:
 	rm -rf build
 
-.PHONY: all tests deps check demo bench fuzz clean doc install uninstall
+.PHONY: all tests deps check demo demo-fleet bench fuzz clean doc install uninstall
 .SECONDARY:
 
 -include $(DEPS)

@@ -1,7 +1,8 @@
 #!/bin/bash
 # bench/pprof.sh — reading a large pprof profile: proff report (Self and
 # Children per symbol, no call graphs) against `go tool pprof -top
-# -nodecount=0` (flat and cum per function), side by side, medians of RUNS
+# -nodecount=0 -nodefraction=0` (flat and cum of every function), side by
+# side, medians of RUNS
 # runs taken in turn (bench/lib.sh measure_pair), with their peak RSS.
 # The profile is generated once into build/bench (not committed):
 # bench/gen-folded.py writes PPROF_STACKS distinct stacks (default 300,000,
@@ -35,15 +36,15 @@ print(d["total_period"], len(d["rows"]))' "$BENCH_DIR/pprof-proff.json")
 echo "  profile: $P ($(du -h "$P" | cut -f1) gzipped, $STACKS stacks, $samples samples, $locs functions)"
 
 status=0
-"$PPROF_TOOL" -top -nodecount=0 -symbolize=none "$P" > "$BENCH_DIR/pprof-go.txt" 2>/dev/null
+"$PPROF_TOOL" -top -nodecount=0 -nodefraction=0 -symbolize=none "$P" > "$BENCH_DIR/pprof-go.txt" 2>/dev/null
 if python3 "$ROOT/tests/tools/pprof_cmp.py" top "$BENCH_DIR/pprof-go.txt" "$BENCH_DIR/pprof-proff.json" > "$BENCH_DIR/pprof-cmp.txt"; then
 	same="same flat and cum ($(tail -1 "$BENCH_DIR/pprof-cmp.txt"))"
 else
 	same="NUMBERS DIFFER ($(tail -1 "$BENCH_DIR/pprof-cmp.txt"))"; status=1
 fi
-measure_pair "proff report -s sym -g none" "go tool pprof -top -nodecount=0" 5 \
+measure_pair "proff report -s sym -g none" "go tool pprof -top -nodecount=0" 8 \
 	"$PROFF" report -i "$P" -s sym -g none \
-	"$PPROF_TOOL" -top -nodecount=0 -symbolize=none "$P"
+	"$PPROF_TOOL" -top -nodecount=0 -nodefraction=0 -symbolize=none "$P"
 echo "  $same"
 printf 'pprof: proff %.2fs, go tool pprof %.2fs, ratio %sx; peak RSS proff %s MB, go tool pprof %s MB (1/%s)\n' \
 	"$MED_A" "$MED_B" "$(ratio "$MED_B" "$MED_A")" "$RSS_A" "$RSS_B" "$(ratio "$RSS_B" "$RSS_A")"

@@ -16,6 +16,7 @@ BENCHES=(
 	bench/dprofpp.sh
 	bench/flamegraph.sh
 	bench/pprof.sh
+	bench/fleet.sh
 )
 for b in "${BENCHES[@]}"; do
 	[ -f "$b" ] || continue

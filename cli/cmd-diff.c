@@ -26,9 +26,11 @@
 #include <unistd.h>
 
 #include "cmds.h"
+#include "cli-store.h"
 #include "diff-groups.h"
 #include "parse-options.h"
 #include "proff/config.h"
+#include "proff/formats.h"
 #include "proff/diff.h"
 #include "proff/hist.h"
 #include "proff/perfdata.h"
@@ -49,6 +51,8 @@ typedef struct diff_cli {
 	/* groups of runs */
 	const char *test_arg, *fdr_arg, *metric_arg, *fail_arg, *min_share_arg;
 	bool children, significant_only, power;
+	const char *sample_type, *label;   /* pprof profiles (lib/formats) */
+	const char *store, *replicate;   /* --store URL SEL_A -- SEL_B (cli/cli-store.c) */
 } diff_cli;
 
 #define F(x) offsetof(diff_cli, x)
@@ -85,6 +89,8 @@ static const opt_def opts[] = {
 	{ 0, "tid", O_STR, F(tid_list), "tid[,tid...]", "only consider symbols in these tids" },
 	{ 0, "stream", O_BOOL, F(stream), NULL, "Enable hot streams comparison." },
 	{ 0, "json", O_BOOL, F(json), NULL, "print the rows and every computed value as JSON" },
+	{ 0, "store", O_STR, F(store), "url", "compare selections of a store: SELECTOR_A -- SELECTOR_B (docs/fleet.md)" },
+	{ 0, "replicate", O_STR, F(replicate), "label", "--store: one run per value of this label (default: per profile)" },
 	{ 0, "flamegraph", O_STR, F(flamegraph), "file",
 	  "write a differential flame graph instead: file.svg, file.html (interactive) or file.folded (docs/flamegraph.md)" },
 	{ 0, "min-width", O_STR, F(min_width), "pct", "flame graph: merge frames narrower than pct % (default 0.1)" },
@@ -101,6 +107,8 @@ static const opt_def opts[] = {
 	{ 0, "power", O_BOOL, F(power), NULL, "groups: runs per group needed to detect the delta of other rows" },
 	{ 0, "fail-on-regression", O_STR, F(fail_arg), "T|T%",
 	  "groups: exit 3 when a significant increase above T (points, or T% of the baseline) exists" },
+	{ 0, "sample-type", O_STR, F(sample_type), "type", "pprof profiles: the sample type compared (name or index; default the last)" },
+	{ 0, "label", O_STR, F(label), "name=value[,value...]", "pprof profiles: only the samples whose label name has one of the values" },
 };
 #undef F
 #define NR_OPTS (sizeof(opts) / sizeof(opts[0]))
@@ -580,7 +588,7 @@ int cmd_diff(int argc, char **argv)
 	size_t nsep = 0;
 	for (int i = 0; i < npos; i++)
 		nsep += !pos[i];
-	if (nsep || stats_opts) {
+	if (nsep || stats_opts || c.store) {
 		rc = groups_setup(&c, &gopt, pos, &npos, &group);
 		if (rc)
 			goto out_free;
@@ -630,6 +638,25 @@ int cmd_diff(int argc, char **argv)
 			rc = EXIT_USAGE;
 			goto out_free;
 		}
+	}
+	if (c.store) {
+		/* what a store does not keep is refused, not ignored */
+		const char *no = c.dsos ? "--dsos" : c.comms ? "--comms" : c.symbols ? "--symbols" : c.pid_list ? "--pid" :
+				 c.tid_list ? "--tid" : c.time_str ? "--time" : c.cpu_list ? "--cpu" :
+				 c.flamegraph ? "--flamegraph" : NULL;
+		if (no) {
+			cli_errorf("--store: %s is not available for a store's profiles (docs/fleet.md)", no);
+			rc = EXIT_USAGE;
+			goto out_hopts;
+		}
+		/* the positional words are selectors (cli/cli-store.c) */
+		rc = cli_store_diff(c.store, c.replicate, pos, group, (size_t)npos, &ho, o, &gopt, c.json);
+		goto out_hopts;
+	}
+	if (c.replicate) {
+		cli_errorf("--replicate makes runs of a store's profiles: give --store URL");
+		rc = EXIT_USAGE;
+		goto out_hopts;
 	}
 	struct { const char *spec; pf_strlist *l; size_t *n; const char *what; } lists[] = {
 		{ c.dsos, &ho.dsos, &o->nr_dso_filter, "--dsos" },
@@ -720,6 +747,8 @@ int cmd_diff(int argc, char **argv)
 		pf_load_opts_init(&j->lo);
 		j->lo.symfs = c.symfs;
 		j->lo.kallsyms = c.kallsyms;
+		j->lo.sample_type = c.sample_type;
+		j->lo.label_filter = c.label;
 		if (c.buildid_dir)
 			j->lo.buildid_dir = c.buildid_dir;
 		j->lo.use_callchain = need_callchain;
@@ -839,6 +868,12 @@ int cmd_diff(int argc, char **argv)
 				for (size_t e = 0; e < profs[f]->nr_events && match < 0; e++)
 					if (profs[f]->events[e].type == be->type && profs[f]->events[e].config == be->config)
 						match = (long)e;
+			/* profiles of one event each, one of them read from pprof or
+			 * folded stacks under a name that is no perf event's (Go's
+			 * "cpu" against a perf.data's cpu-clock): that event */
+			if (match < 0 && profs[0]->nr_events == 1 && profs[f]->nr_events == 1 &&
+			    (be->type == PF_EVENT_TYPE_NAMED || profs[f]->events[0].type == PF_EVENT_TYPE_NAMED))
+				match = 0;
 			hj[f] = (hist_job){ .prof = profs[f], .evsel = match, .ho = &ho };
 		}
 		run_jobs(hj, sizeof(*hj), nfiles, par, hist_thread);

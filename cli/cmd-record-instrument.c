@@ -354,6 +354,10 @@ static bool no_calls(const char *path, const char *prog)
 			   "-finstrument-functions", prog);
 		return true;
 	}
+	/* the common case, at the cost of a few record headers (a trace of
+	 * gigabytes is not read here) */
+	if (proff_trace_has_events(path, &err) != 0)
+		return false;
 	if (proff_trace_open(path, &t, &err) < 0)
 		return false;
 	proff_trace_info in;

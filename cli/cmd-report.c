@@ -12,6 +12,7 @@
 #include <sys/resource.h>
 #include <time.h>
 
+#include "cli-store.h"
 #include "cmds.h"
 #include "parse-options.h"
 #include "proff/calibrate.h"
@@ -44,6 +45,9 @@ struct report_args {
 	const char *sample_type, *label;   /* pprof profiles (lib/formats) */
 	const char *flamegraph, *min_width;    /* --flamegraph FILE (cli/cli-flamegraph.c) */
 	bool flame_srcline;
+	const char *store;                     /* --store URL --where SEL (cli/cli-store.c) */
+	char *where[64];
+	size_t nwhere;
 };
 
 static int opt_children(po_ctx *ctx, const opt_def *d, const char *arg, bool unset)
@@ -70,6 +74,16 @@ static int opt_percent_limit(po_ctx *ctx, const opt_def *d, const char *arg, boo
 	if (end == arg || *end)
 		return po_error(ctx->cmd, d, "option `%s' expects a numerical value", d->l);
 	a->percent_limit_at = (int)ctx->seq;
+	return 0;
+}
+
+/* --where TERM, repeatable: the store's selection (cli/cli-store.c) */
+static int opt_where(po_ctx *ctx, const opt_def *d, const char *arg, bool unset)
+{
+	struct report_args *a = ctx->obj;
+	if (a->nwhere == sizeof(a->where) / sizeof(a->where[0]))
+		return po_error(ctx->cmd, d, "--where: at most 64 terms");
+	a->where[a->nwhere++] = (char *)arg;
 	return 0;
 }
 
@@ -113,6 +127,8 @@ static const opt_def options[] = {
 	{ 0, "flamegraph", O_STR, F(flamegraph), "FILE", "write a flame graph instead of the report: FILE.svg, FILE.html (interactive) or FILE.folded (docs/flamegraph.md)", 0, NULL, 0 },
 	{ 0, "min-width", O_STR, F(min_width), "PCT", "flame graph: merge frames narrower than PCT % of the total (default 0.1)", 0, NULL, 0 },
 	{ 0, "flamegraph-srcline", O_BOOL, F(flame_srcline), NULL, "flame graph: frames by function and source line too", 0, NULL, 0 },
+	{ 0, "store", O_STR, F(store), "URL", "report the profiles of a store (a directory or clickhouse://HOST:PORT/DB; docs/fleet.md)", 0, NULL, 0 },
+	{ 0, "where", O_CALLBACK, 0, "TERM", "--store: the profiles whose labels match (build=1.2, host=~web-.*, time>=2026-11-01; repeatable)", PO_NONEG, opt_where, 0 },
 };
 #undef F
 
@@ -324,7 +340,11 @@ int cmd_report(int argc, char **argv)
 	if (!go)
 		return st;
 
-	bool exact = pf_is_trace_file(a.input);
+	if (a.nwhere && !a.store) {
+		cli_errorf("--where selects the profiles of a store: give --store URL");
+		return EXIT_USAGE;
+	}
+	bool exact = !a.store && pf_is_trace_file(a.input);
 	if (exact && (a.dump || a.header || a.header_only)) {
 		/* an exact trace has no perf.data header: its record summary instead */
 		char *argv[] = { (char *)"record", (char *)"--instrument", (char *)"--info", (char *)a.input, NULL };
@@ -520,6 +540,21 @@ int cmd_report(int argc, char **argv)
 		return 1;
 	}
 
+	if (a.store) {
+		/* what a store does not keep is refused, not ignored */
+		const char *no = a.comms ? "--comms" : a.dsos ? "--dsos" : a.symbols ? "--symbols" : a.pids ? "--pid" :
+				 a.tids ? "--tid" : a.cpus ? "--cpu" : a.time ? "--time" : a.flamegraph ? "--flamegraph" :
+				 a.tree ? "--tree" : a.parent ? "--parent" : a.label ? "--label" : NULL;
+		if (no) {
+			cli_errorf("--store: %s is not available for a store's profiles (docs/fleet.md)", no);
+			hist_opts_release(&ho);
+			return EXIT_USAGE;
+		}
+		/* the store's rows, printed as a file's (cli/cli-store.c) */
+		rc = cli_store_report(a.store, a.where, a.nwhere, &ho, &fmt, children_wanted, a.json);
+		hist_opts_release(&ho);
+		return rc;
+	}
 	fg_opts fo;
 	fg_opts_init(&fo);
 	if (a.flamegraph) {

@@ -14,6 +14,7 @@ int cmd_dprofpp(int argc, char **argv);
 int cmd_calibrate(int argc, char **argv);
 int cmd_convert(int argc, char **argv);
 int cmd_ab(int argc, char **argv);
+int cmd_push(int argc, char **argv);
 
 /* diff --stream / -c cycles (cli/cmd-diff-stream.c); cmd_diff dispatches
  * there when cmd_diff_stream_wanted(argc, argv). */
@@ -32,6 +33,9 @@ extern const struct po_cmd cmd_record_opts;
 extern const struct po_cmd cmd_report_opts;
 extern const struct po_cmd cmd_diff_opts;
 extern const struct po_cmd cmd_diff_stream_opts;
+extern const struct po_cmd cmd_convert_opts;
+extern const struct po_cmd cmd_ab_opts;
+extern const struct po_cmd cmd_push_opts;
 
 /* Shared CLI helpers (cli/cli-util.c) */
 #include "proff/error.h"

@@ -29,6 +29,7 @@ static const struct cmd_struct commands[] = {
 	{ "calibrate", cmd_calibrate, "Measure what proff's own measuring costs on this machine" },
 	{ "convert",   cmd_convert,   "Write a profile as pprof, folded stacks, Chrome trace events or speedscope" },
 	{ "ab",        cmd_ab,        "Record two versions in turn (A B A B ...) and diff them with statistics" },
+	{ "push",      cmd_push,      "Store profiles with labels in a store directory or ClickHouse (docs/fleet.md)" },
 };
 #define NR_COMMANDS (sizeof(commands) / sizeof(commands[0]))
 
@@ -36,6 +37,7 @@ static const struct cmd_struct commands[] = {
  * completion (dprofpp has Getopt::Std's options, listed by itself). */
 static const struct po_cmd *const option_tables[] = {
 	&cmd_record_opts, &cmd_record_instrument_opts, &cmd_report_opts, &cmd_diff_opts, &cmd_diff_stream_opts, &cmd_calibrate_opts,
+	&cmd_convert_opts, &cmd_ab_opts, &cmd_push_opts,
 };
 
 static void usage(FILE *f)

@@ -26,6 +26,11 @@
 #include "proff/error.h"
 #include "proff/profile.h"
 
+/* The perf type of an event read from pprof or folded stacks whose name is
+ * no perf event's ("cpu", "alloc_space", "folded"); its config is a hash of
+ * the name. No perf PMU has this type ("prof"). */
+#define PF_EVENT_TYPE_NAMED 0x70726f66u
+
 enum pf_format {
 	PF_FORMAT_UNKNOWN = 0,
 	PF_FORMAT_PERF,            /* perf.data (file or pipe) */
@@ -67,6 +72,14 @@ typedef struct pf_write_opts {
  * samples' threads as labels pid, tid, comm (and cpu), their pprof labels
  * again, mappings with their build ids. */
 int pf_pprof_write(pf_profile *p, FILE *out, const pf_write_opts *o, proff_error *err);
+
+/* perf.data (a file: path), for perf report and perf diff: every event,
+ * thread, map and sample (a record per raw sample when the profile kept
+ * their order, pf_load_opts.keep_sequence; else per aggregated sample), the
+ * stacks as callchains. Needs addresses perf can look up: a profile whose
+ * functions are names without their binary (folded stacks) is refused
+ * (PROFF_ENOTSUP). */
+int pf_perfdata_write(pf_profile *p, const char *path, proff_error *err);
 
 /* Folded stacks of one event: "comm-pid/tid;root;...;leaf period" per
  * stack (the comm prefix when the profile knows its threads), kernel

@@ -157,6 +157,11 @@ typedef struct proff_trace proff_trace;
 int proff_trace_open(const char *path, proff_trace **out, proff_error *err);
 void proff_trace_close(proff_trace *t);
 
+/* Whether the file holds an event at all: a look at record headers up to
+ * the first events record that is not empty (cheap on a large trace, which
+ * proff_trace_open reads whole). 1 yes, 0 no, < 0 error (not a trace). */
+int proff_trace_has_events(const char *path, proff_error *err);
+
 typedef struct proff_trace_info {
 	size_t nsessions, nthreads, nrecords;
 	uint64_t nevents;

@@ -57,6 +57,34 @@ int64_t fmt_str(fmt_build *b, const char *s, size_t len)
 	return pf_strtab_intern(&b->p->strs, s, len);
 }
 
+/* perf's generic events by name (perf diff pairs events by type and config) */
+static const struct { const char *name; uint32_t type; uint64_t config; } perf_events[] = {
+	{ "cycles", 0, 0 }, { "cpu-cycles", 0, 0 }, { "instructions", 0, 1 }, { "cache-references", 0, 2 },
+	{ "cache-misses", 0, 3 }, { "branch-instructions", 0, 4 }, { "branches", 0, 4 },
+	{ "branch-misses", 0, 5 }, { "bus-cycles", 0, 6 }, { "stalled-cycles-frontend", 0, 7 },
+	{ "stalled-cycles-backend", 0, 8 }, { "ref-cycles", 0, 9 },
+	{ "cpu-clock", 1, 0 }, { "task-clock", 1, 1 }, { "page-faults", 1, 2 }, { "faults", 1, 2 },
+	{ "context-switches", 1, 3 }, { "cs", 1, 3 }, { "cpu-migrations", 1, 4 }, { "migrations", 1, 4 },
+	{ "minor-faults", 1, 5 }, { "major-faults", 1, 6 }, { "alignment-faults", 1, 7 },
+	{ "emulation-faults", 1, 8 }, { "dummy", 1, 9 },
+};
+
+void fmt_event_kind(pf_event *e)
+{
+	size_t n = strcspn(e->name, ":/");
+	for (size_t i = 0; i < sizeof(perf_events) / sizeof(perf_events[0]); i++)
+		if (strlen(perf_events[i].name) == n && !strncmp(perf_events[i].name, e->name, n)) {
+			e->type = perf_events[i].type;
+			e->config = perf_events[i].config;
+			return;
+		}
+	/* another name (pprof's "cpu", "alloc_space"; "folded"): a type no
+	 * perf event has, the name's hash as its config, so that the events
+	 * of two profiles pair by name */
+	e->type = PF_EVENT_TYPE_NAMED;
+	e->config = pf_hash_bytes(e->name, strlen(e->name), 0);
+}
+
 int fmt_build_init(fmt_build *b, const char *name, const char *event, const char *unit,
 		   const pf_load_opts *opts, proff_error *err)
 {
@@ -135,6 +163,7 @@ pf_profile *fmt_build_finish(fmt_build *b)
 	pf_profile *p = b->p;
 	build_tables_free(b);
 	pf_event *e = &p->events[0];
+	fmt_event_kind(e);
 	e->total_period = 0;
 	e->nr_samples = 0;
 	/* callchains: a stack of more than one frame somewhere (a profile of

@@ -41,7 +41,11 @@ typedef struct fmt_build {
  * stack trie's root and label set 0. 0, or a negative error (err set). */
 int fmt_build_init(fmt_build *b, const char *name, const char *event, const char *unit,
 		   const pf_load_opts *opts, proff_error *err);
-/* The profile, finished: events' totals, arrays cut to size. b is spent. */
+/* An event's perf type and config from its name (perf's generic events:
+ * cpu-clock is software 0, ...); other names get PF_EVENT_TYPE_NAMED and
+ * a hash of the name, so that events pair by name across profiles */
+void fmt_event_kind(pf_event *e);
+/* The profile, finished: events' totals and kinds, arrays cut to size. b is spent. */
 pf_profile *fmt_build_finish(fmt_build *b);
 /* Frees the profile under construction (after an error). */
 void fmt_build_abort(fmt_build *b);

@@ -57,7 +57,10 @@ void proff_trace_note(proff_trace *t, int anomaly, uint32_t func)
 	if (func == UINT32_MAX)
 		return;
 	if (func >= t->nqfunc) {
-		size_t nn = t->nfuncs > func ? t->nfuncs : (size_t)func + 1;
+		/* geometric: functions keep appearing while a trace is decoded */
+		size_t nn = t->nqfunc * 2 > (size_t)func + 1 ? t->nqfunc * 2 : (size_t)func + 1;
+		if (nn < t->nfuncs)
+			nn = t->nfuncs;
 		uint64_t(*q)[PROFF_TA_COUNT] = pf_realloc_array(t->qfunc, nn, sizeof(*q));
 		if (!q)
 			return;            /* the total still counts; only the naming is lost */

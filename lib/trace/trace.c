@@ -411,6 +411,33 @@ fail:
 	return rc;
 }
 
+int proff_trace_has_events(const char *path, proff_error *err)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return proff_err_sys(err, errno == ENOENT ? PROFF_ENOENT : PROFF_EIO, path, "cannot open");
+	uint64_t off = 0;
+	int rc = 0;
+	for (;;) {
+		proff_trace_rec r;
+		ssize_t n = pread(fd, &r, sizeof(r), (off_t)off);
+		if (n < (ssize_t)sizeof(r))
+			break;             /* end (or a torn last record): no event found */
+		if (r.magic != PROFF_TRACE_MAGIC || r.size < sizeof(r)) {
+			rc = proff_err_set(err, PROFF_EFORMAT, path, off, off ? "bad record at this offset"
+									: "not a proff trace");
+			break;
+		}
+		if (r.type == PTR_EVENTS && r.size > sizeof(r) + sizeof(proff_trace_events_hdr)) {
+			rc = 1;
+			break;
+		}
+		off += r.size;
+	}
+	close(fd);
+	return rc;
+}
+
 void proff_trace_close(proff_trace *t)
 {
 	if (!t)

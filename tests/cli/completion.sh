@@ -22,7 +22,7 @@ bash -c "source '$ROOT/completion/proff.bash'; complete -p proff" >"$TMP/cp" 2>&
 grep -q 'complete -F _proff proff' "$TMP/cp" && ok "complete -p proff after sourcing" || not_ok "complete -p: $(cat "$TMP/cp")"
 
 complete_words "" >"$TMP/c"
-printf 'ab\ncalibrate\nconvert\ndiff\ndprofpp\nhelp\nrecord\nreport\n' >"$TMP/e"
+printf 'ab\ncalibrate\nconvert\ndiff\ndprofpp\nhelp\npush\nrecord\nreport\n' >"$TMP/e"
 check_same "proff <TAB>: the commands" "$TMP/e" "$TMP/c"
 complete_words re >"$TMP/c"
 printf 'record\nreport\n' >"$TMP/e"

@@ -115,6 +115,40 @@ check_same "perf.data's pipe stream from a pipe (nothing consumed by the format 
 "$PROFF" report -i "$D/perfdata/small.data" | strip > "$W/a.txt"
 check_same "perf.data as a redirected file" "$W/a.txt" "$W/b.txt"
 
+# ---- -> perf.data ---------------------------------------------------------------------------
+# the raw samples in their order, threads, maps, callchains: perf report and
+# proff report of the written file print the source's report
+for f in small small-be small-two; do
+	"$PROFF" convert "$D/perfdata/$f.data" "$W/rt-$f.data" 2>"$W/err" || { not_ok "convert $f.data to perf.data"; cat "$W/err"; continue; }
+	for opts in "" "-s pid,sym" "--no-children -s dso,sym" "-g fractal,0.5,callee" "-s tid,dso,sym -n"; do
+		"$PROFF" report -i "$D/perfdata/$f.data" $opts 2>&1 | strip > "$W/a.txt"
+		"$PROFF" report -i "$W/rt-$f.data" $opts 2>&1 | strip > "$W/b.txt"
+		check_same "perf.data -> perf.data -> proff report: $f.data ${opts:-(defaults)}" "$W/a.txt" "$W/b.txt"
+	done
+	if command -v perf >/dev/null; then
+		for opts in "" "--no-children -s dso,sym" "-s pid,sym -g caller"; do
+			perf report -i "$D/perfdata/$f.data" --stdio $opts 2>/dev/null | grep -v '^# (Tip' > "$W/a.txt"
+			perf report -i "$W/rt-$f.data" --stdio $opts 2>/dev/null | grep -v '^# (Tip' > "$W/b.txt"
+			check_same "perf.data -> perf.data -> perf report: $f.data ${opts:-(defaults)}" "$W/a.txt" "$W/b.txt"
+		done
+	fi
+done
+expect_exit "perf.data output of folded stacks (names without binaries) is refused" 1 \
+	"$PROFF" convert "$D/formats/small.folded" "$W/x.data"
+grep -q 'function name without its binary' "$TMP/ee.err" && ok "... saying why" || not_ok "perf.data of folded: message"
+expect_exit "perf.data output to standard output is refused" 129 "$PROFF" convert --to perf "$D/perfdata/small.data" -
+
+# ---- proff diff across formats -----------------------------------------------------------
+"$PROFF" diff "$D/perfdata/small.data" "$W/small.pb.gz" > "$W/d.txt" 2>"$W/err"
+n=$(grep -c '^ *[0-9.]*% *+0\.00% ' "$W/d.txt"); bad=$(grep -v '^#' "$W/d.txt" | grep -c '%' )
+if [ "$n" -gt 10 ] && [ "$n" = "$bad" ]; then ok "diff perf.data against its pprof: $n rows, every delta +0.00%"
+else not_ok "diff perf.data against its pprof ($n of $bad rows +0.00%)"; head -20 "$W/d.txt" | sed 's/^/#   /'; cat "$W/err"; fi
+"$PROFF" diff "$D/formats/small.folded" "$W/s.pb.gz" > "$W/d.txt"
+n=$(grep -c '^ *[0-9.]*% *+0\.00% ' "$W/d.txt")
+[ "$n" = 8 ] && ok "diff folded against its pprof: 8 rows, every delta +0.00%" || { not_ok "diff folded against pprof ($n rows)"; sed 's/^/#   /' "$W/d.txt"; }
+"$PROFF" diff --sample-type samples "$W/small.pb.gz" "$W/small.pb.gz" > "$W/d.txt"
+grep -q "^# Event 'samples'" "$W/d.txt" && ok "diff --sample-type" || { not_ok "diff --sample-type"; head -3 "$W/d.txt"; }
+
 # ---- labels on profiles without them -------------------------------------------------------
 "$PROFF" report -i "$D/perfdata/small.data" -s label:x,comm -g none -q | sed 's/ *$//' > "$W/r.txt"
 if grep -q '^ *100\.00% *100\.00% *\[none\] *sh$' "$W/r.txt"; then ok "-s label:NAME on a perf.data: one [none] row"

@@ -21,7 +21,7 @@ awk '/^\[/{t=substr($0,2,length($0)-2); split(t,w," "); page=w[1]; next} {sub(/=
 [ "$(wc -l <"$TMP/table-opts")" -gt 100 ] && ok "the tables list their options ($(wc -l <"$TMP/table-opts"))" ||
 	not_ok "too few options from --list-opts"
 
-for page in record report diff calibrate; do
+for page in record report diff calibrate convert ab push; do
 	documented "proff-$page" >"$TMP/doc.$page"
 	awk -v p="$page" '$1 == p {print $2}' "$TMP/table-opts" >"$TMP/tab.$page"
 	missing=$(grep -vxF -f "$TMP/doc.$page" "$TMP/tab.$page" | tr '\n' ' ')

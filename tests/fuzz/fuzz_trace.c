@@ -1,7 +1,8 @@
 /* fuzz_trace.c — libFuzzer target for the exact-trace reader (lib/trace) and
  * its conversions: the input is written to a memfd and opened by path
  * (/proc/self/fd/N: proff_trace_open maps a file), then every event is
- * decoded (proff_trace_foreach, invariants checked), the statistics computed
+ * decoded (proff_trace_foreach, invariants checked; proff_trace_has_events
+ * and the pass's anomaly counts too), the statistics computed
  * with and without compensation, the trace fed to the dprofpp builder and
  * reported, and finally loaded as a profile (pf_profile_load, which detects
  * the trace magic). Symbols are looked up under a symfs that does not exist,
@@ -81,6 +82,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	proff_trace *t;
 	proff_error e;
 	memset(&e, 0, sizeof(e));
+	int has = proff_trace_has_events(path, &e);
+	if (has < 0)
+		check_err(has, &e);
+	memset(&e, 0, sizeof(e));
 	int rc = proff_trace_open(path, &t, &e);
 	check_err(rc, &e);
 	if (rc == 0) {
@@ -94,6 +99,17 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		ctx c = { .t = t, .nthreads = in.nthreads };
 		memset(&e, 0, sizeof(e));
 		check_err(proff_trace_foreach(t, ev_cb, &c, &e), &e);
+		/* the pass's anomaly counts: consistent with what was decoded */
+		proff_trace_quality q;
+		memset(&e, 0, sizeof(e));
+		if (proff_trace_quality_get(t, &q, &e) == 0) {
+			for (int a = 0; a < PROFF_TA_COUNT; a++)
+				for (int k = 0; k < PROFF_TRACE_QUALITY_TOP && q.top[a][k].name; k++)
+					if (q.top[a][k].count > q.count[a] || q.top[a][k].func >= proff_trace_nfuncs(t))
+						abort();
+			fprintf(devnull, "%d\n", proff_trace_quality_warns(&q, PROFF_TA_LOST_EXIT));
+			proff_trace_quality_free(&q);
+		}
 		for (int comp = 0; comp < 2; comp++) {
 			proff_trace_stats_opts so = { .compensate = comp };
 			proff_trace_stats st;

@@ -1,0 +1,79 @@
+#!/bin/bash
+# bench/fleet.sh — the fleet store (docs/fleet.md): a simulated fleet of
+# HOSTS host profiles (half build A, half build B with one function 10 %
+# heavier), resampled per host from a real recording (proff itself reporting
+# a profile of tests/data/stats/planted.c, -g: a program with symbols and
+# deep stacks); then
+#   - ingest: proff push of every host file into the local store and into
+#     ClickHouse (one server started here): samples and rows per second, and
+#     bytes ClickHouse stores per sample after compression;
+#   - the fleet diff `proff diff --store URL build=A -- build=B`, on
+#     ClickHouse, on the local store, and `proff diff A1..An -- B1..Bn` of
+#     the same files read directly: medians, ratios.
+# Target (issue #32): ClickHouse's diff over 1,000 profiles <= 3 s and >= 5x
+# faster than reading the files. HOSTS=1000 SAMPLES=4000 by default.
+source "$(dirname "$0")/lib.sh"
+source "$ROOT/tests/tools/clickhouse.sh"
+HOSTS=${HOSTS:-1000}
+SAMPLES=${SAMPLES:-4000}
+RUNS=${RUNS:-3}
+command -v clickhouse-server >/dev/null || { echo "  clickhouse-server is not installed (scripts/setup-deps.sh)"; exit 1; }
+export PROFF_CONFIG=/dev/null
+F=$BENCH_DIR/fleet
+SRC=$F/src-top.folded
+mkdir -p "$F"
+if [ ! -s "$SRC" ]; then
+	echo "  recording the source profile (proff report of a planted.c profile, 30 times, -g)..."
+	cc -O1 -g -fno-omit-frame-pointer -o "$F/planted" "$ROOT/tests/data/stats/planted.c" &&
+	"$PROFF" record -q -c 100000 -g -o "$F/planted.data" "$F/planted" 20000000 100 >/dev/null 2>&1 &&
+	"$PROFF" record -q -F 4000 -g -o "$F/src.data" -- sh -c "for i in \$(seq 30); do '$PROFF' report -i '$F/planted.data' >/dev/null; '$PROFF' report -i '$F/planted.data' --no-children -s sym,srcline >/dev/null; done" >/dev/null 2>&1 &&
+	"$PROFF" convert "$F/src.data" "$F/src.folded" >/dev/null || { echo "  recording failed"; exit 1; }
+	# a service's profile has thousands of distinct stacks, not the
+	# hundreds of thousands of this recording's deep recursions: its
+	# 5,000 heaviest stacks (hosts of one build share most of them)
+	sort -t' ' -k2,2nr "$F/src.folded" | head -5000 >"$SRC"
+fi
+H=$F/hosts-$HOSTS-$SAMPLES
+if [ ! -d "$H" ]; then
+	mkdir -p "$H.tmp"
+	# the planted change: the source's hottest function with a name (not an
+	# unresolved [dso] frame), 10 % heavier in B
+	hot=$(awk '{n = split($1, f, ";"); if (f[n] !~ /^\[/) w[f[n]] += $2} END {for (k in w) if (w[k] > m) {m = w[k]; h = k}; print h}' "$SRC")
+	python3 "$ROOT/tests/tools/fleet_hosts.py" "$SRC" "$H.tmp" a $((HOSTS / 2)) "$SAMPLES" 1 &&
+	python3 "$ROOT/tests/tools/fleet_hosts.py" "$SRC" "$H.tmp" b $((HOSTS / 2)) "$SAMPLES" 2 "$hot" 1.1 &&
+	echo "$hot" >"$H.tmp/planted" && mv "$H.tmp" "$H" || exit 1
+fi
+echo "  fleet: $HOSTS host profiles of $SAMPLES samples ($(du -sh "$H" | cut -f1) of folded stacks), planted: $(cat "$H/planted")"
+
+CHD=$(mktemp -d "$BENCH_DIR/ch.XXXXXX")
+trap 'ch_stop_all; rm -rf "$CHD"' EXIT
+ch_start "$CHD" bench || exit 1
+ch_sql bench "CREATE DATABASE fleet" >/dev/null
+URL=clickhouse://127.0.0.1:$CH_HTTP_bench/fleet
+LOCAL=$CHD/local
+
+nsamples=$(cat "$H"/*.folded | awk '{s += NF ? 1 : 0} END {print s}')
+ts() { date +%s.%N; }
+t0=$(ts); "$PROFF" push -q --store "$LOCAL" --label build=A "$H"/a-*.folded && "$PROFF" push -q --store "$LOCAL" --label build=B "$H"/b-*.folded; t1=$(ts)
+"$PROFF" push -q --store "$URL" --label build=A "$H"/a-*.folded && "$PROFF" push -q --store "$URL" --label build=B "$H"/b-*.folded; t2=$(ts)
+rows=$(ch_sql bench "SELECT count() FROM fleet.proff_samples")
+ch_sql bench "OPTIMIZE TABLE fleet.proff_samples FINAL" >/dev/null 2>&1
+bytes=$(ch_sql bench "SELECT sum(data_compressed_bytes) FROM system.columns WHERE database = 'fleet'")
+local_bytes=$(du -sb "$LOCAL" | cut -f1)
+awk -v s="$nsamples" -v r="$rows" -v a="$t0" -v b="$t1" -v c="$t2" -v by="$bytes" -v lb="$local_bytes" 'BEGIN {
+	printf "  ingest, local store: %.2f s, %.0f samples/s (folded lines), %.0f rows/s, %.1f bytes stored per sample\n", b - a, s / (b - a), r / (b - a), lb / s
+	printf "  ingest, ClickHouse:  %.2f s, %.0f samples/s, %.0f rows/s (%d sample rows), %.2f bytes per sample after compression (%.1f MB)\n", c - b, s / (c - b), r / (c - b), r, by / s, by / 1e6 }'
+
+measure "ClickHouse: proff diff --store build=A -- build=B" "$PROFF" diff --store "$URL" build=A -- build=B; ch_t=$MED_S
+measure "local store: the same diff" "$PROFF" diff --store "$LOCAL" build=A -- build=B; lo_t=$MED_S
+measure "files: proff diff A1..A$((HOSTS / 2)) -- B1..B$((HOSTS / 2))" "$PROFF" diff "$H"/a-*.folded -- "$H"/b-*.folded; fi_t=$MED_S
+"$PROFF" diff --store "$URL" build=A -- build=B | grep -v '^#  \[' >"$CHD/ch.txt"
+"$PROFF" diff "$H"/a-*.folded -- "$H"/b-*.folded | grep -v '^#  \[' >"$CHD/files.txt"
+python3 - "$CHD/ch.txt" "$CHD/files.txt" <<'EOF'
+import sys
+a = [l for l in open(sys.argv[1]) if not l.startswith('#')]
+b = [l for l in open(sys.argv[2]) if not l.startswith('#')]
+print("  rows: ClickHouse %d, files %d, %s" % (len(a), len(b), "identical" if sorted(a) == sorted(b) else "DIFFERENT"))
+EOF
+awk -v c="$ch_t" -v l="$lo_t" -v f="$fi_t" 'BEGIN {
+	printf "  fleet diff over the profiles: ClickHouse %.3f s, local store %.3f s, files %.3f s: ClickHouse %.1fx faster than the files (target >= 5x, <= 3 s), local store %.1fx\n", c, l, f, f / c, f / l }'

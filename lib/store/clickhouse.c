@@ -1,0 +1,866 @@
+/* clickhouse.c — the ClickHouse store, over its HTTP interface (libcurl).
+ *
+ * Tables (docs/fleet.md has the DDL this file sends):
+ *   proff_stacks    one row per distinct stack: its hash and the frames'
+ *                   columns as parallel arrays (ReplacingMergeTree by hash);
+ *   proff_samples   one row per (profile, push, event, comm, stack): period
+ *                   and count, with the profile's labels and time
+ *                   (MergeTree, partitioned by day, ordered by event, id);
+ *   proff_profiles  one row per push of a profile, written last: the marker.
+ *   proff_rows      a view of samples joined with their stacks.
+ * On a cluster the first three are Distributed tables over *_local tables
+ * on every shard, samples and stacks sharded by the stack hash (a sample
+ * and its stack on one shard: the view's join is local), and proff_rows a
+ * Distributed table over each shard's view: a query's GROUP BY runs on the
+ * shards, and only rows per replicate come back.
+ *
+ * A push: is the id marked? (then nothing to do); insert the stacks the
+ * server lacks; insert the samples (one INSERT); insert the marker. A
+ * push that fails before the marker leaves rows no query reads (queries
+ * read the samples of marked pushes only, one push per id), and pushing
+ * again makes a new push of them.
+ */
+#include <curl/curl.h>
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "store-int.h"
+
+typedef struct ch_store {
+	CURL *curl;
+	char *base;                /* http://host:port/ */
+	char *db;
+	char *user, *password;
+	int mode;                  /* 0 unknown, 1 one server, 2 cluster */
+	int stop_after;            /* test hook: fail a push after this step */
+} ch_store;
+
+/* ---- HTTP -------------------------------------------------------------------- */
+
+static size_t on_data(char *p, size_t sz, size_t n, void *arg)
+{
+	sbuf *b = arg;
+	sbuf_put(b, p, sz * n);
+	return b->oom ? 0 : sz * n;
+}
+
+/* POST body (SQL, then data for an INSERT) with query (URL-encoded SQL or
+ * NULL); the answer in *resp. 0, or an error naming the store. */
+static int ch_post(store *s, const char *query, const char *body, size_t blen, const char *settings, sbuf *resp,
+		   proff_error *err)
+{
+	ch_store *c = s->impl;
+	sbuf url = { 0 };
+	sbuf_printf(&url, "%s?database=%s", c->base, c->db);
+	if (settings)
+		sbuf_printf(&url, "&%s", settings);
+	if (query) {
+		char *q = curl_easy_escape(c->curl, query, 0);
+		if (!q) {
+			sbuf_free(&url);
+			return proff_err_set(err, PROFF_ENOMEM, NULL, PROFF_NO_OFFSET, "out of memory");
+		}
+		sbuf_printf(&url, "&query=%s", q);
+		curl_free(q);
+	}
+	if (url.oom) {
+		sbuf_free(&url);
+		return proff_err_set(err, PROFF_ENOMEM, NULL, PROFF_NO_OFFSET, "out of memory");
+	}
+	resp->n = 0;
+	CURL *h = c->curl;
+	curl_easy_reset(h);
+	curl_easy_setopt(h, CURLOPT_URL, url.p);
+	curl_easy_setopt(h, CURLOPT_POST, 1L);
+	curl_easy_setopt(h, CURLOPT_POSTFIELDS, body);
+	curl_easy_setopt(h, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)blen);
+	curl_easy_setopt(h, CURLOPT_WRITEFUNCTION, on_data);
+	curl_easy_setopt(h, CURLOPT_WRITEDATA, resp);
+	curl_easy_setopt(h, CURLOPT_CONNECTTIMEOUT, 10L);
+	curl_easy_setopt(h, CURLOPT_NOSIGNAL, 1L);
+	curl_easy_setopt(h, CURLOPT_ACCEPT_ENCODING, "");
+	struct curl_slist *hdr = curl_slist_append(NULL, "Content-Type: text/plain; charset=UTF-8");
+	curl_easy_setopt(h, CURLOPT_HTTPHEADER, hdr);
+	if (c->user) {
+		curl_easy_setopt(h, CURLOPT_USERNAME, c->user);
+		curl_easy_setopt(h, CURLOPT_PASSWORD, c->password ? c->password : "");
+	}
+	CURLcode cc = curl_easy_perform(h);
+	curl_slist_free_all(hdr);
+	sbuf_free(&url);
+	if (cc != CURLE_OK)
+		return proff_err_set(err, PROFF_EIO, s->name, PROFF_NO_OFFSET, "cannot reach the server: %s",
+				     curl_easy_strerror(cc));
+	if (resp->oom)
+		return proff_err_set(err, PROFF_ENOMEM, NULL, PROFF_NO_OFFSET, "out of memory");
+	long status = 0;
+	curl_easy_getinfo(h, CURLINFO_RESPONSE_CODE, &status);
+	if (status != 200) {
+		/* ClickHouse's message: its first line, without the stack trace */
+		const char *m = resp->p ? resp->p : "";
+		size_t l = strcspn(m, "\n");
+		if (l > 400)
+			l = 400;
+		return proff_err_set(err, PROFF_EIO, s->name, PROFF_NO_OFFSET, "the server answered %ld: %.*s", status,
+				     (int)l, m);
+	}
+	return 0;
+}
+
+static int ch_sql(store *s, const char *sql, sbuf *resp, proff_error *err)
+{
+	return ch_post(s, NULL, sql, strlen(sql), NULL, resp, err);
+}
+
+/* ---- schema ---------------------------------------------------------------------- */
+
+static const char *const cols_stacks =
+	"(stack UInt64, dso Array(String), dso_long Array(String), sym Array(String), "
+	"srcline Array(String), addr Array(UInt64), level Array(String))";
+static const char *const cols_samples =
+	"(day Date, time DateTime, id String, push UInt64, label_keys Array(String), "
+	"label_values Array(String), event String, seq UInt32, comm String, stack UInt64, period UInt64, count UInt64)";
+static const char *const cols_profiles =
+	"(day Date, time DateTime, id String, push UInt64, label_keys Array(String), label_values Array(String), "
+	"events Array(String), event_types Array(UInt32), event_configs Array(UInt64), totals Array(UInt64), "
+	"nsamples Array(UInt64), callchain Array(UInt8), nr_stacks UInt64, nr_samples UInt64)";
+
+static int create_local(store *s, const char *sfx, proff_error *err)
+{
+	ch_store *c = s->impl;
+	sbuf q = { 0 }, r = { 0 };
+	int rc = 0;
+	for (int t = 0; t < 3 && !rc; t++) {
+		q.n = 0;
+		if (t == 0)
+			sbuf_printf(&q, "CREATE TABLE IF NOT EXISTS %s.proff_stacks%s %s ENGINE = ReplacingMergeTree "
+				    "ORDER BY stack", c->db, sfx, cols_stacks);
+		else if (t == 1)
+			sbuf_printf(&q, "CREATE TABLE IF NOT EXISTS %s.proff_samples%s %s ENGINE = MergeTree "
+				    "PARTITION BY day ORDER BY (event, id, push, comm, stack)", c->db, sfx, cols_samples);
+		else
+			sbuf_printf(&q, "CREATE TABLE IF NOT EXISTS %s.proff_profiles%s %s ENGINE = MergeTree "
+				    "PARTITION BY day ORDER BY (id, push)", c->db, sfx, cols_profiles);
+		rc = q.oom ? proff_err_set(err, PROFF_ENOMEM, NULL, PROFF_NO_OFFSET, "out of memory") : ch_sql(s, q.p, &r, err);
+	}
+	if (!rc) {
+		q.n = 0;
+		sbuf_printf(&q, "CREATE VIEW IF NOT EXISTS %s.proff_rows%s AS SELECT * FROM %s.proff_samples%s "
+			    "ANY INNER JOIN %s.proff_stacks%s USING stack", c->db, sfx, c->db, sfx, c->db, sfx);
+		rc = ch_sql(s, q.p, &r, err);
+	}
+	sbuf_free(&q);
+	sbuf_free(&r);
+	return rc;
+}
+
+static int valid_ident(const char *s)
+{
+	if (!*s || strlen(s) > 64)
+		return 0;
+	for (const char *p = s; *p; p++)
+		if (!((*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') || *p == '_' || (p != s && *p >= '0' && *p <= '9')))
+			return 0;
+	return 1;
+}
+
+static int ch_init(store *s, const char *cluster, proff_error *err)
+{
+	ch_store *c = s->impl;
+	if (!cluster)
+		return create_local(s, "", err);
+	if (!strcmp(cluster, "local"))
+		return create_local(s, "_local", err);
+	if (!valid_ident(cluster))
+		return proff_err_set(err, PROFF_EUSAGE, NULL, PROFF_NO_OFFSET,
+				     "--init: '%.64s' is no cluster name (letters, digits, '_')", cluster);
+	int rc = create_local(s, "_local", err);
+	sbuf q = { 0 }, r = { 0 };
+	static const struct { const char *t, *key; } d[] = {
+		{ "proff_stacks", "stack" }, { "proff_samples", "stack" }, { "proff_profiles", "cityHash64(id)" },
+		{ "proff_rows", "stack" },
+	};
+	for (size_t i = 0; i < 4 && !rc; i++) {
+		q.n = 0;
+		sbuf_printf(&q, "CREATE TABLE IF NOT EXISTS %s.%s AS %s.%s_local ENGINE = Distributed(%s, %s, %s_local, %s)",
+			    c->db, d[i].t, c->db, i == 3 ? "proff_samples" : d[i].t, cluster, c->db, d[i].t, d[i].key);
+		if (i == 3) {
+			/* a view has no engine to copy: the columns of samples and stacks */
+			q.n = 0;
+			sbuf_printf(&q, "CREATE TABLE IF NOT EXISTS %s.proff_rows (day Date, time DateTime, id String, push UInt64, "
+				    "label_keys Array(String), label_values Array(String), event String, seq UInt32, comm String, "
+				    "stack UInt64, period UInt64, count UInt64, dso Array(String), dso_long Array(String), "
+				    "sym Array(String), srcline Array(String), addr Array(UInt64), level Array(String)) "
+				    "ENGINE = Distributed(%s, %s, proff_rows_local, stack)", c->db, cluster, c->db);
+		}
+		rc = q.oom ? proff_err_set(err, PROFF_ENOMEM, NULL, PROFF_NO_OFFSET, "out of memory") : ch_sql(s, q.p, &r, err);
+	}
+	sbuf_free(&q);
+	sbuf_free(&r);
+	c->mode = 0;
+	return rc;
+}
+
+/* one server or a cluster: the engine of proff_samples */
+static int ch_mode(store *s, bool create, proff_error *err)
+{
+	ch_store *c = s->impl;
+	if (c->mode)
+		return 0;
+	sbuf q = { 0 }, r = { 0 };
+	sbuf_printf(&q, "SELECT engine FROM system.tables WHERE database = ");
+	sbuf_quote(&q, c->db, strlen(c->db));
+	sbuf_puts(&q, " AND name = 'proff_samples' FORMAT TabSeparated");
+	int rc = ch_sql(s, q.p, &r, err);
+	if (!rc) {
+		if (r.n && !strncmp(r.p, "Distributed", 11))
+			c->mode = 2;
+		else if (r.n)
+			c->mode = 1;
+		else if (create && !(rc = create_local(s, "", err)))
+			c->mode = 1;
+		else if (!rc)
+			rc = proff_err_set(err, PROFF_ENOENT, s->name, PROFF_NO_OFFSET,
+					   "no proff tables in this database (proff push creates them)");
+	}
+	sbuf_free(&q);
+	sbuf_free(&r);
+	return rc;
+}
+
+/* ---- push ------------------------------------------------------------------------ */
+
+static void json_str(sbuf *b, const char *s, size_t len)
+{
+	sbuf_put(b, "\"", 1);
+	size_t run = 0;
+	for (size_t i = 0; i < len; i++) {
+		unsigned char ch = (unsigned char)s[i];
+		if (ch >= 0x20 && ch != '"' && ch != '\\' && ch != 0x7f)
+			continue;
+		sbuf_put(b, s + run, i - run);
+		if (ch == '"' || ch == '\\') {
+			char e[2] = { '\\', (char)ch };
+			sbuf_put(b, e, 2);
+		} else {
+			sbuf_printf(b, "\\u%04x", ch);
+		}
+		run = i + 1;
+	}
+	sbuf_put(b, s + run, len - run);
+	sbuf_put(b, "\"", 1);
+}
+
+static void json_sid(sbuf *b, const store_prof *sp, uint32_t id)
+{
+	json_str(b, pf_strtab_get(&sp->strs, id), sp->strs.lens[id]);
+}
+
+static void labels_json(sbuf *b, const store_prof *sp)
+{
+	sbuf_puts(b, "\"label_keys\":[");
+	for (size_t i = 0; i < sp->nr_labels; i++) {
+		if (i)
+			sbuf_puts(b, ",");
+		json_sid(b, sp, sp->labels[i].key);
+	}
+	sbuf_puts(b, "],\"label_values\":[");
+	for (size_t i = 0; i < sp->nr_labels; i++) {
+		if (i)
+			sbuf_puts(b, ",");
+		json_sid(b, sp, sp->labels[i].value);
+	}
+	sbuf_puts(b, "]");
+}
+
+static void day_time(sbuf *b, int64_t t)
+{
+	time_t tt = (time_t)(t < 0 ? 0 : t);
+	struct tm tm;
+	gmtime_r(&tt, &tm);
+	sbuf_printf(b, "\"day\":\"%04d-%02d-%02d\",\"time\":%lld", tm.tm_year + 1900, tm.tm_mon + 1, tm.tm_mday,
+		    (long long)tt);
+}
+
+static int insert(store *s, const char *table, const sbuf *rows, proff_error *err)
+{
+	ch_store *c = s->impl;
+	char q[256];
+	snprintf(q, sizeof(q), "INSERT INTO %s.%s FORMAT JSONEachRow", c->db, table);
+	sbuf r = { 0 };
+	int rc = ch_post(s, q, rows->p ? rows->p : "", rows->n,
+			 c->mode == 2 ? "insert_distributed_sync=1&input_format_skip_unknown_fields=0" : NULL, &r, err);
+	sbuf_free(&r);
+	return rc;
+}
+
+/* The stacks of the batch the server lacks (asked by hash in chunks),
+ * each once, in one INSERT */
+static int insert_stacks(store *s, const store_prof *const *sps, size_t n, const int *status, proff_error *err)
+{
+	ch_store *c = s->impl;
+	pf_map64 idx;        /* hash -> profile << 32 | stack, for the stacks of the new profiles */
+	pf_map64_init(&idx);
+	uint64_t *hashes = NULL;
+	size_t nh = 0, cap = 0;
+	sbuf q = { 0 }, r = { 0 }, b = { 0 };
+	int rc = 0;
+	for (size_t p = 0; p < n && !rc; p++) {
+		if (status[p] != STORE_PUT_NEW)
+			continue;
+		for (size_t i = 0; i < sps[p]->nr_stacks; i++) {
+			bool f;
+			uint64_t *v = pf_map64_upsert(&idx, sps[p]->stacks[i].hash, &f);
+			if (!v || (!f && PF_GROW(hashes, cap, nh + 1))) {
+				rc = proff_err_set(err, PROFF_ENOMEM, NULL, PROFF_NO_OFFSET, "out of memory");
+				break;
+			}
+			if (!f) {
+				*v = (uint64_t)p << 32 | i;
+				hashes[nh++] = sps[p]->stacks[i].hash;
+			}
+		}
+	}
+	for (size_t at = 0; at < nh && !rc; at += 8192) {
+		q.n = 0;
+		sbuf_printf(&q, "SELECT DISTINCT stack FROM %s.proff_stacks WHERE stack IN (", c->db);
+		for (size_t i = at; i < nh && i < at + 8192; i++)
+			sbuf_printf(&q, i > at ? ",%" PRIu64 : "%" PRIu64, hashes[i]);
+		sbuf_puts(&q, ") FORMAT TabSeparated");
+		if (q.oom) {
+			rc = proff_err_set(err, PROFF_ENOMEM, NULL, PROFF_NO_OFFSET, "out of memory");
+			break;
+		}
+		/* in the body: a long IN list exceeds no URL limit */
+		if ((rc = ch_sql(s, q.p, &r, err)))
+			break;
+		for (const char *p = r.p; p && *p;) {
+			char *e;
+			uint64_t h = strtoull(p, &e, 10), v;
+			if (e != p && pf_map64_get(&idx, h, &v))
+				pf_map64_upsert(&idx, h, &(bool){ 0 })[0] = UINT64_MAX;     /* there already */
+			p = strchr(e, '\n');
+			p = p ? p + 1 : NULL;
+		}
+	}
+	size_t nnew = 0;
+	for (size_t k = 0; k < nh && !rc; k++) {
+		uint64_t v;
+		if (!pf_map64_get(&idx, hashes[k], &v) || v == UINT64_MAX)
+			continue;
+		const store_prof *sp = sps[v >> 32];
+		const store_stack *st = &sp->stacks[v & 0xffffffffu];
+		const uint32_t *fr = sp->stack_frames + st->first;
+		sbuf_printf(&b, "{\"stack\":%" PRIu64, st->hash);
+		static const char *const names[] = { "dso", "dso_long", "sym", "srcline" };
+		for (int col = 0; col < 4; col++) {
+			sbuf_printf(&b, ",\"%s\":[", names[col]);
+			for (uint32_t j = 0; j < st->n; j++) {
+				const store_frame *f = &sp->frames[fr[j]];
+				uint32_t id = col == 0 ? f->dso : col == 1 ? f->dso_long : col == 2 ? f->sym : f->srcline;
+				if (j)
+					sbuf_puts(&b, ",");
+				json_sid(&b, sp, id);
+			}
+			sbuf_puts(&b, "]");
+		}
+		sbuf_puts(&b, ",\"addr\":[");
+		for (uint32_t j = 0; j < st->n; j++)
+			sbuf_printf(&b, j ? ",%" PRIu64 : "%" PRIu64, sp->frames[fr[j]].addr);
+		sbuf_puts(&b, "],\"level\":[");
+		for (uint32_t j = 0; j < st->n; j++) {
+			char l = sp->frames[fr[j]].level ? sp->frames[fr[j]].level : '.';
+			if (j)
+				sbuf_puts(&b, ",");
+			json_str(&b, &l, 1);
+		}
+		sbuf_puts(&b, "]}\n");
+		nnew++;
+	}
+	if (!rc && b.oom)
+		rc = proff_err_set(err, PROFF_ENOMEM, NULL, PROFF_NO_OFFSET, "out of memory");
+	if (!rc && nnew)
+		rc = insert(s, "proff_stacks", &b, err);
+	pf_map64_free(&idx);
+	free(hashes);
+	sbuf_free(&q);
+	sbuf_free(&r);
+	sbuf_free(&b);
+	return rc;
+}
+
+static void samples_json(sbuf *b, const store_prof *sp, uint64_t push)
+{
+	sbuf head = { 0 };
+	sbuf_puts(&head, "{");
+	day_time(&head, sp->time);
+	sbuf_printf(&head, ",\"id\":\"%s\",\"push\":%" PRIu64 ",", sp->id, push);
+	labels_json(&head, sp);
+	for (size_t i = 0; i < sp->nr_samples; i++) {
+		const store_sample *sm = &sp->samples[i];
+		sbuf_put(b, head.p, head.n);
+		sbuf_puts(b, ",\"event\":");
+		json_sid(b, sp, sp->events[sm->event].name);
+		sbuf_puts(b, ",\"comm\":");
+		json_sid(b, sp, sm->comm);
+		sbuf_printf(b, ",\"seq\":%zu,\"stack\":%" PRIu64 ",\"period\":%" PRIu64 ",\"count\":%" PRIu64 "}\n",
+			    i, sp->stacks[sm->stack].hash, sm->period, sm->count);
+	}
+	if (head.oom)
+		b->oom = true;
+	sbuf_free(&head);
+}
+
+static void marker_json(sbuf *bp, const store_prof *sp, uint64_t push)
+{
+#define b (*bp)
+	sbuf_puts(&b, "{");
+	day_time(&b, sp->time);
+	sbuf_printf(&b, ",\"id\":\"%s\",\"push\":%" PRIu64 ",", sp->id, push);
+	labels_json(&b, sp);
+	sbuf_puts(&b, ",\"events\":[");
+	for (size_t e = 0; e < sp->nr_events; e++) {
+		if (e)
+			sbuf_puts(&b, ",");
+		json_sid(&b, sp, sp->events[e].name);
+	}
+#define ARR(name, fmt, expr) do { \
+	sbuf_puts(&b, "],\"" name "\":["); \
+	for (size_t e = 0; e < sp->nr_events; e++) \
+		sbuf_printf(&b, e ? "," fmt : fmt, expr); } while (0)
+	ARR("event_types", "%u", sp->events[e].type);
+	ARR("event_configs", "%" PRIu64, sp->events[e].config);
+	ARR("totals", "%" PRIu64, sp->events[e].total);
+	ARR("nsamples", "%" PRIu64, sp->events[e].samples);
+	ARR("callchain", "%d", sp->events[e].callchain ? 1 : 0);
+#undef ARR
+	sbuf_printf(&b, "],\"nr_stacks\":%zu,\"nr_samples\":%zu}\n", sp->nr_stacks, sp->nr_samples);
+#undef b
+}
+
+static int ch_put(store *s, const store_prof *const *sps, size_t n, int *status, proff_error *err)
+{
+	ch_store *c = s->impl;
+	int rc = ch_mode(s, true, err);
+	if (rc)
+		return rc;
+	/* which ids are marked already */
+	sbuf q = { 0 }, r = { 0 };
+	sbuf_printf(&q, "SELECT DISTINCT id FROM %s.proff_profiles WHERE id IN (", c->db);
+	for (size_t i = 0; i < n; i++)
+		sbuf_printf(&q, i ? ",'%s'" : "'%s'", sps[i]->id);       /* ids are hex digits */
+	sbuf_puts(&q, ") FORMAT TabSeparated");
+	rc = q.oom ? proff_err_set(err, PROFF_ENOMEM, NULL, PROFF_NO_OFFSET, "out of memory") : ch_sql(s, q.p, &r, err);
+	sbuf_free(&q);
+	if (rc) {
+		sbuf_free(&r);
+		return rc;
+	}
+	size_t nnew = 0;
+	for (size_t i = 0; i < n; i++) {
+		status[i] = r.p && strstr(r.p, sps[i]->id) ? STORE_PUT_EXISTS : STORE_PUT_NEW;
+		for (size_t j = 0; j < i && status[i] == STORE_PUT_NEW; j++)
+			if (!strcmp(sps[j]->id, sps[i]->id))
+				status[i] = STORE_PUT_EXISTS;
+		nnew += status[i] == STORE_PUT_NEW;
+	}
+	sbuf_free(&r);
+	if (!nnew)
+		return 0;
+	/* a push's number: its time in ns (the earliest marked push of an id is
+	 * the one queries read) */
+	struct timespec ts;
+	clock_gettime(CLOCK_REALTIME, &ts);
+	uint64_t push = (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+	if ((rc = insert_stacks(s, sps, n, status, err)))
+		return rc;
+	if (c->stop_after == 1)
+		return proff_err_set(err, PROFF_EIO, s->name, PROFF_NO_OFFSET, "stopped after the stacks (test hook)");
+	sbuf b = { 0 };
+	for (size_t i = 0; i < n; i++)
+		if (status[i] == STORE_PUT_NEW)
+			samples_json(&b, sps[i], push);
+	rc = b.oom ? proff_err_set(err, PROFF_ENOMEM, NULL, PROFF_NO_OFFSET, "out of memory")
+		   : b.n ? insert(s, "proff_samples", &b, err) : 0;
+	if (!rc && c->stop_after == 2)
+		rc = proff_err_set(err, PROFF_EIO, s->name, PROFF_NO_OFFSET, "stopped after the samples (test hook)");
+	/* the markers last, in one INSERT: the batch's profiles appear together */
+	b.n = 0;
+	for (size_t i = 0; i < n && !rc; i++)
+		if (status[i] == STORE_PUT_NEW)
+			marker_json(&b, sps[i], push);
+	if (!rc)
+		rc = b.oom ? proff_err_set(err, PROFF_ENOMEM, NULL, PROFF_NO_OFFSET, "out of memory")
+			   : insert(s, "proff_profiles", &b, err);
+	sbuf_free(&b);
+	return rc;
+}
+
+/* ---- queries ----------------------------------------------------------------------- */
+
+/* the replicate's name and the group of a row of samples or profiles */
+static void rep_group_sql(sbuf *q, const store_query *qq)
+{
+	if (qq->replicate) {
+		sbuf_puts(q, "if(has(label_keys, ");
+		sbuf_quote(q, qq->replicate, strlen(qq->replicate));
+		sbuf_puts(q, "), label_values[indexOf(label_keys, ");
+		sbuf_quote(q, qq->replicate, strlen(qq->replicate));
+		sbuf_puts(q, ")], '[none]') AS rep, ");
+	} else {
+		sbuf_puts(q, "id AS rep, ");
+	}
+	sbuf_puts(q, "multiIf(");
+	for (size_t g = 0; g < qq->ngroups; g++) {
+		char *w = store_sel_sql(&qq->groups[g]);
+		if (!w) {
+			q->oom = true;
+			return;
+		}
+		sbuf_printf(q, "%s, %zu, ", w, g);
+		free(w);
+	}
+	sbuf_puts(q, "-1) AS grp");
+}
+
+static void marked_sql(sbuf *q, const ch_store *c)
+{
+	sbuf_printf(q, "(id, push) GLOBAL IN (SELECT id, min(push) FROM %s.proff_profiles GROUP BY id)", c->db);
+}
+
+/* a TSV line's fields, unescaped in place into f[] (pointers into line) */
+static int split_tsv(char *line, char **f, size_t *len, size_t nf)
+{
+	size_t i = 0;
+	char *p = line;
+	for (; i < nf; i++) {
+		f[i] = p;
+		char *o = p;
+		while (*p && *p != '\t') {
+			if (*p == '\\' && p[1]) {
+				char e = p[1];
+				*o++ = e == 't' ? '\t' : e == 'n' ? '\n' : e == '0' ? '\0' : e == 'r' ? '\r' :
+				       e == 'b' ? '\b' : e == 'f' ? '\f' : e;
+				p += 2;
+			} else {
+				*o++ = *p++;
+			}
+		}
+		len[i] = (size_t)(o - f[i]);
+		bool more = *p == '\t';
+		*o = '\0';
+		if (more)
+			p++;
+		else
+			return i + 1 == nf ? 0 : -1;
+		(void)o;
+	}
+	return -1;
+}
+
+static int ch_query(store *s, const store_query *qq, store_result *r, proff_error *err)
+{
+	ch_store *c = s->impl;
+	int rc = ch_mode(s, false, err);
+	if (rc)
+		return rc;
+	sbuf q = { 0 }, resp = { 0 };
+	/* the replicates and their totals */
+	sbuf_puts(&q, "SELECT grp, rep, sum(totals[indexOf(events, ");
+	sbuf_quote(&q, qq->event, strlen(qq->event));
+	sbuf_puts(&q, ")]), sum(nsamples[indexOf(events, ");
+	sbuf_quote(&q, qq->event, strlen(qq->event));
+	sbuf_puts(&q, ")]), count(), max(callchain[indexOf(events, ");
+	sbuf_quote(&q, qq->event, strlen(qq->event));
+	sbuf_puts(&q, ")]) FROM (SELECT totals, nsamples, events, callchain, ");
+	rep_group_sql(&q, qq);
+	sbuf_printf(&q, " FROM %s.proff_profiles WHERE ", c->db);
+	marked_sql(&q, c);
+	sbuf_puts(&q, ") WHERE grp >= 0 GROUP BY grp, rep FORMAT TabSeparated");
+	if (q.oom || (rc = ch_sql(s, q.p, &resp, err)))
+		goto out;
+	for (char *line = resp.p; line && *line;) {
+		char *nl = strchr(line, '\n');
+		if (nl)
+			*nl = '\0';
+		char *f[6];
+		size_t fl[6];
+		if (split_tsv(line, f, fl, 6)) {
+			rc = proff_err_set(err, PROFF_EFORMAT, s->name, PROFF_NO_OFFSET, "an answer of another shape");
+			goto out;
+		}
+		long rep = store_result_rep(r, (uint32_t)strtoul(f[0], NULL, 10), f[1], fl[1]);
+		if (rep < 0)
+			goto nomem;
+		r->rep_total[rep] += strtoull(f[2], NULL, 10);
+		r->rep_samples[rep] += strtoull(f[3], NULL, 10);
+		r->rep_profiles[rep] += (uint32_t)strtoul(f[4], NULL, 10);
+		r->nprofiles += strtoul(f[4], NULL, 10);
+		r->callchain |= f[5][0] == '1';
+		line = nl ? nl + 1 : NULL;
+	}
+
+	/* the rows: Self of each stack's leaf, Children once per distinct key
+	 * of a stack (arrayEnumerateUniq numbers a value's occurrences) */
+	const char *karr[HIST_MAX_KEYS];
+	size_t nfk = 0;
+	q.n = 0;
+	sbuf_puts(&q, "SELECT ");
+	rep_group_sql(&q, qq);
+	for (int k = 0; k < qq->nkeys; k++) {
+		switch (qq->keys[k]) {
+		case HK_COMM: sbuf_puts(&q, ", comm"); break;
+		case HK_DSO: sbuf_puts(&q, ", f_dso"); karr[nfk++] = qq->verbose ? "dso_long" : "dso"; break;
+		case HK_SYM:
+			sbuf_puts(&q, qq->by_addr ? ", if(f_sym = '', concat('\\x01', lower(hex(f_addr))), f_sym)" : ", f_sym");
+			karr[nfk++] = qq->by_addr ? "arrayMap((s, a) -> if(s = '', toString(a), s), sym, addr)" : "sym";
+			break;
+		case HK_SRCLINE: sbuf_puts(&q, ", f_src"); karr[nfk++] = "srcline"; break;
+		case HK_LABEL:
+			sbuf_puts(&q, ", if(has(label_keys, ");
+			sbuf_quote(&q, qq->label_key, strlen(qq->label_key));
+			sbuf_puts(&q, "), label_values[indexOf(label_keys, ");
+			sbuf_quote(&q, qq->label_key, strlen(qq->label_key));
+			sbuf_puts(&q, ")], '[none]')");
+			break;
+		default: sbuf_puts(&q, ", ''"); break;
+		}
+		sbuf_printf(&q, " AS k%d", k);
+	}
+	sbuf_puts(&q, ", sum(if(f_pos = 1, period, 0)), sum(if(f_first = 1, period, 0)), sum(if(f_pos = 1, count, 0)), "
+		      "argMin(f_level, seq), minIf(f_addr, f_sym = '')");
+	/* only the arrays the keys read are joined (each is a column read per row) */
+	bool want_dso = false, want_src = false;
+	for (int k = 0; k < qq->nkeys; k++) {
+		want_dso |= qq->keys[k] == HK_DSO;
+		want_src |= qq->keys[k] == HK_SRCLINE;
+	}
+	const char *dcol = qq->verbose ? "dso_long" : "dso";
+	if (c->mode == 2) {
+		/* a cluster: each shard's view joins its samples and stacks */
+		sbuf_printf(&q, " FROM %s.proff_rows", c->db);
+	} else {
+		/* one server: the selected samples first, joined with only the
+		 * stacks they use (the view would hash every stack stored) */
+		sbuf v = { 0 };
+		sbuf_puts(&v, "event = ");
+		sbuf_quote(&v, qq->event, strlen(qq->event));
+		sbuf_puts(&v, " AND ");
+		marked_sql(&v, c);
+		sbuf_puts(&v, " AND multiIf(");
+		for (size_t g = 0; g < qq->ngroups; g++) {
+			char *w = store_sel_sql(&qq->groups[g]);
+			if (!w) {
+				v.oom = true;
+				break;
+			}
+			sbuf_printf(&v, "%s, %zu, ", w, g);
+			free(w);
+		}
+		sbuf_puts(&v, "-1) >= 0");
+		sbuf_printf(&q, " FROM (SELECT * FROM (SELECT id, push, time, label_keys, label_values, event, seq, comm, "
+			    "stack, period, count FROM %s.proff_samples WHERE %s) ANY INNER JOIN (SELECT stack, sym, level, "
+			    "addr%s%s%s FROM %s.proff_stacks WHERE stack IN (SELECT stack FROM %s.proff_samples WHERE %s)) "
+			    "USING stack)", c->db, v.p ? v.p : "0", want_dso ? ", " : "", want_dso ? dcol : "",
+			    want_src ? ", srcline" : "", c->db, c->db, v.p ? v.p : "0");
+		if (v.oom)
+			q.oom = true;
+		sbuf_free(&v);
+	}
+	sbuf_puts(&q, " ARRAY JOIN sym AS f_sym, level AS f_level, addr AS f_addr, arrayEnumerate(sym) AS f_pos, ");
+	if (want_dso)
+		sbuf_printf(&q, "%s AS f_dso, ", dcol);
+	if (want_src)
+		sbuf_puts(&q, "srcline AS f_src, ");
+	if (nfk) {
+		sbuf_puts(&q, "arrayEnumerateUniq(");
+		for (size_t i = 0; i < nfk; i++)
+			sbuf_printf(&q, i ? ", %s" : "%s", karr[i]);
+		sbuf_puts(&q, ") AS f_first");
+	} else {
+		sbuf_puts(&q, "arrayEnumerate(sym) AS f_first");
+	}
+	sbuf_puts(&q, " WHERE event = ");
+	sbuf_quote(&q, qq->event, strlen(qq->event));
+	sbuf_puts(&q, " AND ");
+	marked_sql(&q, c);
+	sbuf_puts(&q, " AND (f_pos = 1 OR f_first = 1) AND grp >= 0 GROUP BY grp, rep");
+	for (int k = 0; k < qq->nkeys; k++)
+		sbuf_printf(&q, ", k%d", k);
+	sbuf_puts(&q, " FORMAT TabSeparated");
+	if (q.oom)
+		goto nomem;
+	/* the selection columns are read before the join where the server can */
+	rc = ch_post(s, NULL, q.p, q.n, "enable_optimize_predicate_expression=1", &resp, err);
+	if (rc)
+		goto out;
+	size_t nf = 2 + (size_t)qq->nkeys + 5;
+	char **f = calloc(nf, sizeof(char *));
+	size_t *fl = calloc(nf, sizeof(size_t));
+	if (!f || !fl) {
+		free(f);
+		free(fl);
+		goto nomem;
+	}
+	for (char *line = resp.p; line && *line && !rc;) {
+		char *nl = strchr(line, '\n');
+		if (nl)
+			*nl = '\0';
+		if (split_tsv(line, f, fl, nf)) {
+			rc = proff_err_set(err, PROFF_EFORMAT, s->name, PROFF_NO_OFFSET, "an answer of another shape");
+			break;
+		}
+		long rep = store_result_rep(r, (uint32_t)strtoul(f[1], NULL, 10), f[0], fl[0]);
+		long row = rep < 0 ? -1 : store_result_row(r, (const char *const *)f + 2, fl + 2);
+		size_t b = 2 + (size_t)qq->nkeys;
+		if (row < 0 || store_result_add_count(r, (size_t)row, (size_t)rep, strtoull(f[b], NULL, 10),
+						      r->children ? strtoull(f[b + 1], NULL, 10) : 0,
+						      strtoull(f[b + 2], NULL, 10))) {
+			free(f);
+			free(fl);
+			goto nomem;
+		}
+		if (fl[b + 3] == 1 && !r->row_level[row])
+			r->row_level[row] = f[b + 3][0];
+		uint64_t a = strtoull(f[b + 4], NULL, 10);
+		if (a && a < r->row_addr[row])
+			r->row_addr[row] = a;
+		line = nl ? nl + 1 : NULL;
+	}
+	free(f);
+	free(fl);
+out:
+	sbuf_free(&q);
+	sbuf_free(&resp);
+	return rc;
+nomem:
+	sbuf_free(&q);
+	sbuf_free(&resp);
+	return proff_err_set(err, PROFF_ENOMEM, NULL, PROFF_NO_OFFSET, "out of memory");
+}
+
+static int ch_events(store *s, const store_sel *groups, size_t ngroups, char ***names, proff_error *err)
+{
+	ch_store *c = s->impl;
+	int rc = ch_mode(s, false, err);
+	if (rc)
+		return rc;
+	sbuf q = { 0 }, r = { 0 };
+	sbuf_printf(&q, "SELECT events FROM %s.proff_profiles WHERE ", c->db);
+	marked_sql(&q, c);
+	sbuf_puts(&q, " AND (0");
+	for (size_t g = 0; g < ngroups; g++) {
+		char *w = store_sel_sql(&groups[g]);
+		if (!w) {
+			q.oom = true;
+			break;
+		}
+		sbuf_printf(&q, " OR %s", w);
+		free(w);
+	}
+	sbuf_puts(&q, ") ORDER BY id FORMAT TabSeparated");
+	if (q.oom)
+		rc = proff_err_set(err, PROFF_ENOMEM, NULL, PROFF_NO_OFFSET, "out of memory");
+	else
+		rc = ch_sql(s, q.p, &r, err);
+	size_t n = 0;
+	/* lines like ['cycles','instructions'] (names quoted, \' and \\ escaped,
+	 * the whole TSV-escaped once more) */
+	for (char *p = r.p; !rc && p && *p;) {
+		char *nl = strchr(p, '\n');
+		if (nl)
+			*nl = '\0';
+		char *f[1];
+		size_t fl[1];
+		if (split_tsv(p, f, fl, 1) || f[0][0] != '[') {
+			rc = proff_err_set(err, PROFF_EFORMAT, s->name, PROFF_NO_OFFSET, "an answer of another shape");
+			break;
+		}
+		for (char *a = f[0] + 1; *a == '\'';) {
+			char *o = a + 1, *w = o, *start = o;
+			while (*o && *o != '\'') {
+				if (*o == '\\' && o[1])
+					o++;
+				*w++ = *o++;
+			}
+			*w = '\0';
+			if (store_events_add(names, &n, start)) {
+				rc = proff_err_set(err, PROFF_ENOMEM, NULL, PROFF_NO_OFFSET, "out of memory");
+				break;
+			}
+			a = *o ? o + 1 : o;
+			if (*a == ',')
+				a++;
+		}
+		p = nl ? nl + 1 : NULL;
+	}
+	sbuf_free(&q);
+	sbuf_free(&r);
+	return rc;
+}
+
+static void ch_close(store *s)
+{
+	ch_store *c = s->impl;
+	if (!c)
+		return;
+	if (c->curl)
+		curl_easy_cleanup(c->curl);
+	free(c->base);
+	free(c->db);
+	free(c->user);
+	free(c->password);
+	free(c);
+}
+
+static const struct store_ops ch_ops = { ch_init, ch_put, ch_query, ch_events, ch_close };
+
+int store_ch_open(const char *url, const store_auth *auth, store *s, proff_error *err)
+{
+	const char *hp = url + strlen("clickhouse://");
+	if (strchr(hp, '@'))
+		return proff_err_set(err, PROFF_EUSAGE, NULL, PROFF_NO_OFFSET,
+				     "--store: credentials do not go in the URL (use $PROFF_CLICKHOUSE_USER and "
+				     "$PROFF_CLICKHOUSE_PASSWORD, or store.user and store.password in the config file)");
+	const char *slash = strchr(hp, '/');
+	if (!slash || slash == hp || !slash[1])
+		return proff_err_set(err, PROFF_EUSAGE, NULL, PROFF_NO_OFFSET,
+				     "--store: expected clickhouse://HOST:PORT/DATABASE");
+	size_t hl = (size_t)(slash - hp);
+	for (size_t i = 0; i < hl; i++) {
+		char ch = hp[i];
+		if (!((ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z') || (ch >= '0' && ch <= '9') || ch == '.' ||
+		      ch == '-' || ch == ':' || ch == '[' || ch == ']'))
+			return proff_err_set(err, PROFF_EUSAGE, NULL, PROFF_NO_OFFSET,
+					     "--store: the host '%.*s' has a character that is not allowed", (int)hl, hp);
+	}
+	const char *db = slash + 1;
+	if (!valid_ident(db))
+		return proff_err_set(err, PROFF_EUSAGE, NULL, PROFF_NO_OFFSET,
+				     "--store: '%.64s' is no database name (letters, digits, '_')", db);
+	ch_store *c = pf_calloc(1, sizeof(*c));
+	if (!c)
+		return proff_err_set(err, PROFF_ENOMEM, NULL, PROFF_NO_OFFSET, "out of memory");
+	s->ops = &ch_ops;
+	s->impl = c;
+	c->db = strdup(db);
+	c->base = malloc(hl + 16);
+	s->name = malloc(strlen(url) + 1);
+	if (!c->db || !c->base || !s->name)
+		return proff_err_set(err, PROFF_ENOMEM, NULL, PROFF_NO_OFFSET, "out of memory");
+	snprintf(c->base, hl + 16, "http://%.*s/", (int)hl, hp);
+	strcpy(s->name, url);
+	const char *user = auth ? auth->user : NULL, *pass = auth ? auth->password : NULL;
+	if (user && !(c->user = strdup(user)))
+		return proff_err_set(err, PROFF_ENOMEM, NULL, PROFF_NO_OFFSET, "out of memory");
+	if (pass && !(c->password = strdup(pass)))
+		return proff_err_set(err, PROFF_ENOMEM, NULL, PROFF_NO_OFFSET, "out of memory");
+	if (auth)
+		c->stop_after = auth->stop_after;
+	if (curl_global_init(CURL_GLOBAL_DEFAULT) != CURLE_OK || !(c->curl = curl_easy_init()))
+		return proff_err_set(err, PROFF_EINTERNAL, NULL, PROFF_NO_OFFSET, "cannot start libcurl");
+	return 0;
+}

@@ -1,0 +1,242 @@
+#!/bin/bash
+# tests/cli/fleet.sh — proff push, report --store and diff --store (docs/fleet.md):
+# the same profiles pushed to a local store, to one ClickHouse server and to
+# two shards behind Distributed tables give report and diff equal to those of
+# the files read directly; a simulated fleet of 200 hosts per build with a
+# planted 10 % change; faults (a push cut short, a server stopped, a shard
+# down, a profile pushed twice); hostile labels and selectors (no SQL
+# injection). The servers are plain processes on loopback ports under $TMP,
+# stopped by pid at the end, also on failure.
+source "$(dirname "$0")/../lib.sh"
+
+case $PROFF in /*) ;; *) PROFF=$PWD/$PROFF ;; esac
+export PROFF_CONFIG=/dev/null
+unset PROFF_STORE PROFF_CLICKHOUSE_USER PROFF_CLICKHOUSE_PASSWORD
+"$PROFF" record -q -o "$TMP/probe.data" true >/dev/null 2>&1 || { skip "fleet (recording does not work here)"; finish; }
+W=$TMP/w; mkdir -p "$W"; cd "$W" || exit 1
+cc -O1 -g -fno-omit-frame-pointer -o planted "$ROOT/tests/data/stats/planted.c" || { not_ok "build planted.c"; finish; }
+# build A and build B (hot_b 10 % heavier), three hosts each
+"$PROFF" record -q -r 3 -c 200000 -g -o a.data ./planted 20000000 100 >/dev/null 2>&1
+"$PROFF" record -q -r 3 -c 200000 -g -o b.data ./planted 20000000 110 >/dev/null 2>&1
+# three more, pushed only by the fault and hostile-label checks
+"$PROFF" record -q -r 3 -c 200000 -g -o x.data ./planted 4000000 100 >/dev/null 2>&1
+A="a.data.1 a.data.2 a.data.3"; B="b.data.1 b.data.2 b.data.3"
+
+# same NAME EXPECTED ACTUAL: byte equality
+same() { check_same "$@"; }
+
+# push every run with its build's label (one push per build); a run is named by its id
+push_all() {
+	local url=$1
+	"$PROFF" push -q --store "$url" --label build=A $A && "$PROFF" push -q --store "$url" --label build=B $B
+}
+IDS=""
+for f in $A $B; do
+	id=$("$PROFF" push --store "$W/ids" "$f" | cut -d' ' -f1)
+	IDS="$IDS -e s/$id/${f//./\\.}/"
+done
+ID1=$("$PROFF" push --store "$W/ids" a.data.1 | cut -d' ' -f1)
+
+# the direct answers: a report of one file, the group diff of the files
+"$PROFF" report -i a.data.1 -g none >direct.report
+"$PROFF" report -i a.data.1 -g none --no-children -s sym,srcline >direct.report2
+"$PROFF" diff --children $A -- $B >direct.diff
+"$PROFF" diff --metric absolute -s sym $A -- $B >direct.diff2
+for f in $A; do "$PROFF" report -i "$f" --json -g none; done >direct.jsons
+
+# a store names a diff's runs by their ids, in id order: the lines that list
+# runs or their values are compared as sets of words
+sort_runs() { python3 -c '
+import re, sys
+for l in sys.stdin:
+    if re.match(r"#  \[[0-9]\] ([0-9]+ runs|[0-9.]+ [0-9.]+)", l):
+        l = " ".join(sorted(l.split())) + "\n"
+    sys.stdout.write(l)'; }
+
+# compare STORE_URL NAME: the store's answers against the direct ones
+compare() {
+	local url=$1 name=$2
+	"$PROFF" report --store "$url" --where id=$ID1 --where build=A >r1 2>r1.err
+	same "$name: report of one profile = the file's report" direct.report r1
+	"$PROFF" report --store "$url" --where id=$ID1 --where build=A --no-children -s sym,srcline >r2 2>r2.err
+	same "$name: report --no-children -s sym,srcline = the file's" direct.report2 r2
+	"$PROFF" diff --store "$url" --children build=A -- build=B 2>d1.err | sed $IDS | sort_runs >d1
+	sort_runs <direct.diff >direct.diff.s
+	same "$name: diff --children build=A -- build=B = the files' group diff" direct.diff.s d1
+	"$PROFF" diff --store "$url" --metric absolute -s sym build=A -- build=B 2>d2.err | sed $IDS | sort_runs >d2
+	sort_runs <direct.diff2 >direct.diff2.s
+	same "$name: diff --metric absolute -s sym = the files' group diff" direct.diff2.s d2
+	# a report over three profiles: every row's Self and Children the sums of the files' rows
+	"$PROFF" report --store "$url" --where build=A --json >r3.json 2>r3.err
+	python3 - direct.jsons r3.json <<'EOF' >sum.out 2>&1 && ok "$name: report over three profiles = the sums of the files' rows" || { not_ok "$name: report over three profiles = the sums of the files' rows"; head -5 sum.out | sed 's/^/#   /'; }
+import json, sys
+dec = json.JSONDecoder()
+text = open(sys.argv[1]).read()
+want, tot, i = {}, 0, 0
+while i < len(text):
+    if text[i].isspace():
+        i += 1
+        continue
+    doc, i = dec.raw_decode(text, i)
+    ev = doc["events"][0]
+    tot += ev["total_period"]
+    for r in ev["rows"]:
+        k = (r["comm"], r["dso"], r["sym"])
+        s = want.setdefault(k, [0, 0, 0])
+        s[0] += r["self_period"]; s[1] += r["children_period"]; s[2] += r["samples"]
+got = json.load(open(sys.argv[2]))["events"][0]
+assert got["total_period"] == tot, (got["total_period"], tot)
+have = {(r["comm"], r["dso"], r["sym"]): [r["self_period"], r["children_period"], r["samples"]] for r in got["rows"]}
+bad = [(k, have.get(k), want.get(k)) for k in sorted(set(have) | set(want)) if have.get(k) != want.get(k)]
+assert not bad, bad[:4]
+print(len(have), "rows")
+EOF
+}
+
+# --- the local store ----------------------------------------------------------------
+push_all "$W/local" && ok "local: push of six profiles" || not_ok "local: push of six profiles"
+compare "$W/local" local
+"$PROFF" push --store "$W/local" --label build=A a.data.1 >again.out 2>&1
+grep -q "already stored" again.out && [ "$(ls "$W/local/profiles" | wc -l)" = 6 ] && ok "local: a second push of a profile stores nothing" || not_ok "local: a second push of a profile stores nothing"
+"$PROFF" report --store "$W/local" --where build=A --json >again.json
+cmp -s again.json r3.json && ok "local: a profile pushed twice is counted once" || not_ok "local: a profile pushed twice is counted once"
+
+# --- bad input --------------------------------------------------------------------------
+bad() {
+	local name=$1 code=$2 re=$3; shift 3
+	"$PROFF" "$@" >b.out 2>b.err; local rc=$?
+	if [ "$rc" = "$code" ] && [ ! -s b.out ] && grep -qE -e "$re" b.err && [ "$(grep -c . b.err)" -le 2 ]; then
+		ok "bad input: $name"
+	else
+		not_ok "bad input: $name (exit $rc, expected $code)"; head -3 b.err b.out | sed 's/^/#   /'
+	fi
+}
+bad "--where without --store" 129 "give --store" report --where build=A
+bad "a selector without operator" 129 "no operator" report --store "$W/local" --where build
+bad "a bad time" 129 "is no time" report --store "$W/local" --where "time>=yesterday"
+bad "< on a label" 129 "compare times only" report --store "$W/local" --where "build<2"
+bad "a bad regex" 129 "bad regular expression" report --store "$W/local" --where "host=~(("
+bad "no such store" 1 "no proff store here" report --store "$W/nowhere" --where build=A
+bad "nothing matches" 1 "no stored profile matches" report --store "$W/local" --where build=Z
+bad "one selector for a diff" 129 "two selectors" diff --store "$W/local" build=A
+bad "a selector matching nothing" 1 "matches selector 2" diff --store "$W/local" build=A -- build=Z
+bad "a filter a store does not keep" 129 "--comms is not available" report --store "$W/local" --where build=A --comms planted
+bad "a flame graph of a store" 129 "--flamegraph is not available" diff --store "$W/local" --flamegraph x.html build=A -- build=B
+bad "sort key a store does not keep" 129 "a store keeps comm, dso, sym, srcline" report --store "$W/local" --where build=A -s pid
+bad "credentials in the URL" 129 "credentials do not go in the URL" push --store clickhouse://u:secret@127.0.0.1:1/db a.data.1
+grep -q secret b.err && not_ok "a password given in a URL is never printed" || ok "a password given in a URL is never printed"
+bad "label with a control character" 129 "control character" push --store "$W/local" --label "x=a$(printf '\001')b" a.data.1
+# (a value of 1 MB cannot pass through argv: 128 KiB per argument; test_store takes one through the API)
+head -c 100000 /dev/zero | tr '\0' x >big.txt
+bad "a 100 KB label value" 129 "longer than the limit" push --store "$W/local" --label "big=$(cat big.txt)" a.data.1
+bad "a reserved label key" 129 "reserved" push --store "$W/local" --label time2=x --label id=y a.data.1
+printf 'proff-profile\t1\nid\t0123\n' >"$W/local/profiles/0123456789abcdef0123456789abcdef.prof"
+bad "a damaged profile file" 1 "0123456789abcdef0123456789abcdef.prof: line 2: an id is 32 hex digits" report --store "$W/local" --where build=A
+rm -f "$W/local/profiles/0123456789abcdef0123456789abcdef.prof"
+
+# --- hostile labels (local; the ClickHouse part below) ------------------------------------
+EVIL="x'; DROP TABLE proff_samples; --"
+"$PROFF" push -q --store "$W/hostile" --label "evil=$EVIL" --label 'path=C:\dir\"q"' b.data.1 &&
+"$PROFF" push -q --store "$W/hostile" --label evil=plain --label 'path=plain' b.data.2 || not_ok "hostile labels pushed"
+"$PROFF" report --store "$W/hostile" --where "evil=$EVIL" --json >h1.json && grep -q '"samples"' h1.json &&
+"$PROFF" report --store "$W/hostile" --where 'path=C:\dir\"q"' --json >h2.json && cmp -s h1.json h2.json &&
+"$PROFF" report -i b.data.1 -g none --json | sed 1d >h0.json && sed 1d h1.json | cmp -s - h0.json \
+	&& ok "local: quotes and backslashes stored and matched literally (one profile)" || not_ok "local: quotes and backslashes stored and matched literally (one profile)"
+
+# --- ClickHouse -------------------------------------------------------------------------
+if ! command -v clickhouse-server >/dev/null; then
+	skip "ClickHouse (clickhouse-server is not installed: scripts/setup-deps.sh)"
+	finish
+fi
+source "$ROOT/tests/tools/clickhouse.sh"
+trap 'ch_stop_all; rm -rf "$TMP"' EXIT
+CH_SHARDS="s1 s2"
+ch_plan
+ch_spawn "$TMP/ch" one; ch_spawn "$TMP/ch" s1; ch_spawn "$TMP/ch" s2
+ch_wait one && ch_wait s1 && ch_wait s2 || { not_ok "ClickHouse servers start"; finish; }
+ok "ClickHouse: three servers started (one alone, two shards)"
+ONE=clickhouse://127.0.0.1:$CH_HTTP_one/fleet
+CL=clickhouse://127.0.0.1:$CH_HTTP_s1/fleet
+ch_sql one "CREATE DATABASE fleet" && ch_sql s1 "CREATE DATABASE fleet" && ch_sql s2 "CREATE DATABASE fleet"
+"$PROFF" push --store "clickhouse://127.0.0.1:$CH_HTTP_s2/fleet" --init local &&
+"$PROFF" push --store "$CL" --init proff_fleet && ok "ClickHouse: --init local on a shard, --init CLUSTER on the first" || not_ok "ClickHouse: --init"
+
+push_all "$ONE" && ok "one server: push of six profiles" || not_ok "one server: push of six profiles"
+compare "$ONE" "one server"
+push_all "$CL" && ok "two shards: push of six profiles" || not_ok "two shards: push of six profiles"
+compare "$CL" "two shards"
+n1=$(ch_sql s1 "SELECT count() FROM fleet.proff_samples_local"); n2=$(ch_sql s2 "SELECT count() FROM fleet.proff_samples_local")
+[ "${n1:-0}" -gt 0 ] && [ "${n2:-0}" -gt 0 ] && ok "two shards: each holds part of the samples ($n1 + $n2 rows)" || not_ok "two shards: each holds part of the samples ($n1 + $n2 rows)"
+
+# a profile pushed twice: counted once
+"$PROFF" push --store "$ONE" --label build=A a.data.1 2>&1 | grep -q "already stored" && ok "one server: a second push stores nothing" || not_ok "one server: a second push stores nothing"
+"$PROFF" report --store "$ONE" --where build=A --json >again.json
+cmp -s again.json <(sed '1s/"file":"[^"]*"/"file":"X"/' r3.json | sed "1s|\"file\":\"X\"|\"file\":\"$ONE\"|") && ok "one server: a profile pushed twice is counted once" || not_ok "one server: a profile pushed twice is counted once"
+
+# a push cut short after its samples (the connection lost): nothing visible, the retry completes
+"$PROFF" report --store "$ONE" --where build=A --json >before.json
+PROFF_STORE_STOP_AFTER=samples "$PROFF" push --store "$ONE" --label build=A --label host=h9 x.data.1 >cut.out 2>cut.err; rc=$?
+[ $rc = 1 ] && grep -q "not stored (nothing of it is visible" cut.err && grep -q "push it again: x.data.1" cut.err \
+	&& ok "a push cut short: exit 1, says what to push again" || { not_ok "a push cut short: exit 1, says what to push again (exit $rc)"; head -3 cut.err | sed 's/^/#   /'; }
+"$PROFF" report --store "$ONE" --where build=A --json >after.json
+cmp -s before.json after.json && ok "a push cut short: nothing half stored" || not_ok "a push cut short: nothing half stored"
+"$PROFF" push -q --store "$ONE" --label build=A --label host=h9 x.data.1 && "$PROFF" report --store "$ONE" --where host=h9 -g none >h9.txt &&
+	"$PROFF" report -i x.data.1 -g none >b3.txt && cmp -s b3.txt h9.txt && ok "a push cut short: the retry stores it whole, once" || not_ok "a push cut short: the retry stores it whole, once"
+
+# the server stopped: a clear error; started again on its data, the push completes
+ch_stop one
+"$PROFF" push --store "$ONE" --label build=C x.data.2 >down.out 2>down.err; rc=$?
+[ $rc = 1 ] && grep -q "cannot reach the server" down.err && grep -q "push it again: x.data.2" down.err && ok "server stopped: push fails clearly" || not_ok "server stopped: push fails clearly (exit $rc)"
+"$PROFF" report --store "$ONE" --where build=A >down.out 2>down.err; rc=$?
+[ $rc = 1 ] && [ ! -s down.out ] && grep -q "cannot reach the server" down.err && ok "server stopped: a query fails clearly, prints nothing" || not_ok "server stopped: a query fails clearly (exit $rc)"
+ch_start "$TMP/ch" one && "$PROFF" push -q --store "$ONE" --label build=C x.data.2 &&
+	"$PROFF" report --store "$ONE" --where build=C -g none >c.txt && "$PROFF" report -i x.data.2 -g none >a2.txt && cmp -s a2.txt c.txt \
+	&& ok "server restarted: the push completes" || not_ok "server restarted: the push completes"
+
+# one shard down: a clear error, no answer from half the data
+ch_stop s2
+"$PROFF" diff --store "$CL" build=A -- build=B >sd.out 2>sd.err; rc=$?
+[ $rc = 1 ] && [ ! -s sd.out ] && grep -qE "the server answered|cannot reach" sd.err && ok "a shard down: the query fails clearly, prints nothing" || { not_ok "a shard down: the query fails clearly (exit $rc)"; head -3 sd.err | sed 's/^/#   /'; }
+ch_start "$TMP/ch" s2 && "$PROFF" diff --store "$CL" --children build=A -- build=B 2>back.err | sed $IDS | sort_runs >d1 && cmp -s direct.diff.s d1 \
+	&& ok "the shard back: the same answer as before" || { not_ok "the shard back: the same answer as before"; head -3 back.err | sed 's/^/#   /'; diff direct.diff.s d1 | head -10 | sed 's/^/#   /'; }
+
+# hostile labels and selectors on ClickHouse: stored and matched literally, no injection
+HOS=clickhouse://127.0.0.1:$CH_HTTP_one/hostile
+ch_sql one "CREATE DATABASE hostile"
+"$PROFF" push -q --store "$HOS" --label "evil=$EVIL" --label 'path=C:\dir\"q"' b.data.1 &&
+"$PROFF" push -q --store "$HOS" --label evil=plain --label path=plain b.data.2 || not_ok "ClickHouse: hostile labels pushed"
+"$PROFF" report --store "$HOS" --where "evil=$EVIL" --json | sed 1d >ch1.json && sed 1d h1.json | cmp -s - ch1.json &&
+"$PROFF" report --store "$HOS" --where 'path=C:\dir\"q"' --json | sed 1d | cmp -s - ch1.json \
+	&& ok "ClickHouse: quotes, backslashes and '; DROP TABLE stored and matched literally" || not_ok "ClickHouse: quotes, backslashes and '; DROP TABLE stored and matched literally"
+"$PROFF" report --store "$HOS" --where "evil=plain' OR '1'='1" >inj.out 2>inj.err; rc=$?
+[ $rc = 1 ] && grep -q "no stored profile matches" inj.err && ok "ClickHouse: an injected OR matches nothing" || not_ok "ClickHouse: an injected OR matches nothing (exit $rc)"
+"$PROFF" report --store "$HOS" --where "evil=~DROP TABLE" --json | sed 1d | cmp -s - ch1.json && ok "ClickHouse: a regex matched inside a hostile value" || not_ok "ClickHouse: a regex matched inside a hostile value"
+"$PROFF" report --store "$HOS" --where "path=~x' OR 1=1 OR 'y" >inj.out 2>inj.err; rc=$?
+[ $rc = 1 ] && grep -q "no stored profile matches" inj.err && ok "ClickHouse: an injected regex matches nothing" || not_ok "ClickHouse: an injected regex matches nothing (exit $rc)"
+[ "$(ch_sql one "SELECT count() FROM system.tables WHERE database = 'hostile' AND name LIKE 'proff_%'")" = 4 ] &&
+	[ "$(ch_sql one "SELECT count() FROM hostile.proff_profiles")" = 2 ] && ok "ClickHouse: every table still there, both profiles kept (no injection)" || not_ok "ClickHouse: every table still there (no injection)"
+
+# --- a simulated fleet: 200 hosts per build, hot_b 10 % heavier in build B ---------------------------
+# (statistics over many pushes: the normal build's run; the sanitizer run has checked the code paths above)
+case "$PROFF" in
+*asan*) skip "fleet of 400 hosts (run with the normal build only)"; ch_stop_all; finish;;
+esac
+"$PROFF" record -q -c 200000 -g -o src.data ./planted 60000000 100 >/dev/null 2>&1
+"$PROFF" convert src.data src.folded >/dev/null 2>&1 || not_ok "convert the fleet's source recording"
+mkdir -p hosts
+python3 "$ROOT/tests/tools/fleet_hosts.py" src.folded hosts a 200 600 1 &&
+python3 "$ROOT/tests/tools/fleet_hosts.py" src.folded hosts b 200 600 2 hot_b 1.1 || not_ok "fleet files made"
+"$PROFF" push -q --store "$W/fleet" --label build=A hosts/a-*.folded && "$PROFF" push -q --store "$W/fleet" --label build=B hosts/b-*.folded &&
+"$PROFF" push -q --store "$ONE" --label build=FA hosts/a-*.folded && "$PROFF" push -q --store "$ONE" --label build=FB hosts/b-*.folded \
+	&& ok "fleet: 400 host profiles pushed to the local store and ClickHouse" || not_ok "fleet: 400 host profiles pushed"
+"$PROFF" diff --store "$W/fleet" --metric absolute -s sym build=A -- build=B >fleet.txt 2>fleet.err
+line=$(grep -E '\[\.\] hot_b$' fleet.txt)
+echo "$line" | grep -qE ' \* ' && ok "fleet: hot_b's 10 % is significant across 200 hosts per build" || { not_ok "fleet: hot_b significant"; echo "#   $line"; }
+[ "$(grep -E '^ ' fleet.txt | grep -c ' \* ')" = 1 ] && ok "fleet: no other row is significant (absolute periods)" || { not_ok "fleet: no other row is significant"; grep ' \* ' fleet.txt | head -3 | sed 's/^/#   /'; }
+"$PROFF" diff --store "$ONE" --metric absolute -s sym build=FA -- build=FB >fleet-ch.txt 2>&1
+diff <(grep -v '^#  \[' fleet.txt) <(grep -v '^#  \[' fleet-ch.txt) >/dev/null && ok "fleet: ClickHouse's diff = the local store's" || { not_ok "fleet: ClickHouse's diff = the local store's"; diff <(grep -v '^#  \[' fleet.txt) <(grep -v '^#  \[' fleet-ch.txt) | head -5 | sed 's/^/#   /'; }
+"$PROFF" diff --store "$W/fleet" --metric absolute -s sym build=A 'id=~^[0-7]' -- build=A 'id=~^[89a-f]' >aa.txt 2>aa.err
+n=$(grep -E '^ ' aa.txt | grep -c ' \* ')
+grep -q 'hot_b' aa.txt && [ "$n" = 0 ] && ok "fleet: an A/A split of build A's hosts shows nothing significant" || { not_ok "fleet: A/A split ($n significant)"; head -3 aa.err | sed 's/^/#   /'; }
+ch_stop_all
+finish

@@ -82,6 +82,7 @@ static int do_file(groups_state *s, size_t f)
 	int rc = pf_profile_load(d->paths[f], &d->load[f], &prof, err);
 	if (rc < 0)
 		return rc;
+	cli_trace_quality_warn(d->paths[f], prof->trace_quality);   /* exact traces' anomalies, as report */
 	size_t len = 1;
 	for (size_t e = 0; e < prof->nr_events; e++)
 		len += strlen(prof->events[e].name ? prof->events[e].name : "?") + 2;

@@ -805,6 +805,7 @@ int cmd_diff(int argc, char **argv)
 			cli_error(&jobs[f].err);
 			goto out_jobs;
 		}
+		cli_trace_quality_warn(paths[f], profs[f]->trace_quality);   /* exact traces' anomalies, as report */
 		if (c.cpu_list) {
 			for (size_t e = 0; e < profs[f]->nr_events; e++)
 				if (!profs[f]->events[e].has_cpu) {

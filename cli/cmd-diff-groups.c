@@ -206,6 +206,7 @@ int cmd_diff_groups(const diff_groups_run *d)
 			goto out;
 		}
 	}
+	cli_pager_start("diff");
 	if (d->json)
 		diff_table_json_begin(d->o, d->g, d->paths, d->nruns, d->group, d->ho->sort, stdout);
 	for (size_t i = 0; i < s.ntabs; i++) {

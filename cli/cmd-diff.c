@@ -770,6 +770,7 @@ int cmd_diff(int argc, char **argv)
 		long x = strtol(c.jobs_arg, NULL, 10);
 		par = x < 1 ? 1 : (size_t)x;
 	}
+	o->color = !c.json && cli_use_color("diff");   /* perf's colours, on a terminal */
 	if (group) {
 		rc = run_groups(&c, &gopt, paths, group, nfiles, jobs, &ho, c.jobs_arg ? par : 0, &shared_syms);
 		goto out_jobs;

@@ -56,6 +56,57 @@ in_pty "PROFF_CONFIG=$TMP/never.cfg $PROFF --no-pager report -i $W/a.data" >"$TM
 ! grep -q $'\033' "$TMP/cfg.tty" && ok "color.ui = never: no colour" || not_ok "color.ui = never"
 expect_exit "--color=sometimes is a usage error" 129 "$PROFF" report --color=sometimes -i "$W/a.data"
 
+# --- diff's colours: perf diff's on a terminal (Baseline and the compute
+# column by value, red from 5, green above 0.5, either sign); -t uncoloured
+perf record -q -e cpu-clock -o "$W/b.data" -- "$W/calls" >/dev/null 2>&1 || not_ok "record b"
+n=0
+for opts in "" "-c delta" "-c ratio" "-c wdiff:1,3" "-p -F" "-t ," "-s dso"; do
+	in_pty "perf --no-pager diff $opts $W/a.data $W/b.data 2>/dev/null" >"$TMP/perf.tty"
+	in_pty "$PROFF --no-pager diff $opts $W/a.data $W/b.data" >"$TMP/proff.tty"
+	check_same "diff: colours on a terminal equal perf's (${opts:-no option})" "$TMP/perf.tty" "$TMP/proff.tty"
+	n=$((n + $(grep -ac $'\033\\[3[12]m' "$TMP/proff.tty")))
+done
+[ "$n" -gt 0 ] && ok "diff: coloured cells on a terminal ($n)" || not_ok "diff: no colour seen on a terminal"
+"$PROFF" diff "$W/a.data" "$W/b.data" >"$TMP/diff.out"
+in_pty "$PROFF --no-pager diff --color=never $W/a.data $W/b.data" | tr -d '\r' >"$TMP/diff.never"
+check_same "diff: redirected = --color=never on a terminal" "$TMP/diff.out" "$TMP/diff.never"
+! grep -q $'\033' "$TMP/diff.out" && ok "diff redirected: no escape sequence" || not_ok "diff: escapes in redirected output"
+
+# groups of runs: a significant row's delta red (increase) or green
+# (decrease), nothing else; redirected, the same bytes without escapes
+cc -O1 -g -fno-omit-frame-pointer -o "$W/planted" "$ROOT/tests/data/stats/planted.c" || not_ok "build planted.c"
+"$PROFF" record -q -r 3 -c 200000 -o "$W/ga" "$W/planted" 20000000 100 >/dev/null 2>&1
+"$PROFF" record -q -r 3 -c 200000 -o "$W/gb" "$W/planted" 20000000 150 >/dev/null 2>&1
+G="$W/ga.1 $W/ga.2 $W/ga.3 -- $W/gb.1 $W/gb.2 $W/gb.3"
+# shellcheck disable=SC2086
+"$PROFF" diff $G >"$TMP/g.out"
+in_pty "$PROFF --no-pager diff $G" | tr -d '\r' >"$TMP/g.tty"
+sed 's/\x1b\[[0-9]*m//g' "$TMP/g.tty" >"$TMP/g.stripped"
+check_same "groups: the terminal's text without its escapes = the redirected output" "$TMP/g.out" "$TMP/g.stripped"
+! grep -q $'\033' "$TMP/g.out" && ok "groups redirected: no escape sequence" || not_ok "groups: escapes in redirected output"
+# each row: is it marked significant (a '*' column), its delta's sign, its colour
+if python3 - "$TMP/g.tty" <<'EOF2'; then ok "groups: exactly the significant rows' deltas coloured, red up, green down"; else not_ok "groups colours"; fi
+import re, sys
+rows = [l for l in open(sys.argv[1], encoding="utf-8", errors="replace") if not l.startswith("#") and l.strip()]
+seen = {"red": 0, "green": 0}
+for l in rows:
+    esc = re.findall(r"\x1b\[(3[12])m([^\x1b]*)\x1b\[m", l)
+    plain = re.sub(r"\x1b\[[0-9]*m", "", l)
+    sig = re.search(r"\s\*\s", plain) is not None
+    if not sig:
+        assert not esc, ("coloured, not significant", l)
+        continue
+    assert len(esc) == 1, ("significant, not coloured once", l)
+    code, cell = esc[0]
+    delta = cell.strip()
+    want = "31" if delta.startswith("+") else "32"
+    assert code == want, ("wrong colour", l)
+    assert plain.split()[1] == delta, ("the colour is not on the delta", l)
+    seen["red" if code == "31" else "green"] += 1
+assert seen["red"] + seen["green"] > 0, "no significant row"
+print(seen, file=sys.stderr)
+EOF2
+
 # --- progress ------------------------------------------------------------------
 # PROFF_PROGRESS_DELAY_MS=0: the line from the start of the load (else after
 # 0.5 s, more than this small file takes)

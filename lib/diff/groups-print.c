@@ -573,7 +573,7 @@ void diff_table_json_begin(const diff_opts *o, const diff_group_opts *g, const c
 			fputc(',', out);
 		json_str(out, paths[r]);
 	}
-	fputs("]}]},\"events\":[", out);
+	fputs("]}]},\"schema\":\"proff-diff-groups/1\",\"events\":[", out);
 }
 
 static void json_runs(FILE *out, const diff_table *t, const diff_trow *row, int w, size_t g)

@@ -41,6 +41,10 @@ emit "$PROFF" report -i "$W/flat.data" --json
 emit "$PROFF" diff --json "$W/a.data" "$W/b.data"
 emit "$PROFF" diff --json -c wdiff:1,2 -s comm,dso,sym "$W/a.data" "$W/b.data" "$W/a.data"
 emit "$PROFF" diff --json -c ratio -b --percentage relative -d calls "$W/a.data" "$W/b.data"
+# groups of runs (the a/b recordings twice: no noise, every test's members)
+emit "$PROFF" diff --json "$W/a.data" "$W/a.data" -- "$W/b.data" "$W/b.data"
+emit "$PROFF" diff --json --children --power --test mwu -c wdiff:1,2 --fail-on-regression 50% "$W/a.data" "$W/b.data" -- "$W/b.data" "$W/a.data"
+emit "$PROFF" diff --json -c ratio "$W/a.data" -- "$W/b.data"
 emit "$PROFF" calibrate --quick -q --only timer -r 1 -t '' --json
 # an exact trace
 printf '#include <stdio.h>\nstatic int f(int n) { return n < 2 ? n : f(n - 1) + f(n - 2); }\nint main(void) { printf("%%d\\n", f(18)); return 0; }\n' >"$W/fib.c"
@@ -63,7 +67,7 @@ for block in re.findall(r"```json\n(.*?)```", md, re.S):
     s = json.loads(block)
     jsonschema.Draft202012Validator.check_schema(s)
     schemas[s["$id"]] = s
-assert set(schemas) == {"proff-report/2", "proff-diff/1", "proff-calibrate/1"}, sorted(schemas)
+assert set(schemas) == {"proff-report/2", "proff-diff/1", "proff-diff-groups/1", "proff-calibrate/1"}, sorted(schemas)
 bad = 0
 seen = set()
 for path in sorted(glob.glob(os.path.join(sys.argv[2], "*.json")), key=lambda p: int(os.path.basename(p)[:-5])):

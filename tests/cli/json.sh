@@ -45,6 +45,22 @@ emit "$PROFF" diff --json -c ratio -b --percentage relative -d calls "$W/a.data"
 emit "$PROFF" diff --json "$W/a.data" "$W/a.data" -- "$W/b.data" "$W/b.data"
 emit "$PROFF" diff --json --children --power --test mwu -c wdiff:1,2 --fail-on-regression 50% "$W/a.data" "$W/b.data" -- "$W/b.data" "$W/a.data"
 emit "$PROFF" diff --json -c ratio "$W/a.data" -- "$W/b.data"
+# a flame graph page's embedded data
+flame_json() {  # flame_json PAGE CMD...: the page's proff-data, kept as a JSON to validate
+	local page=$1; shift
+	n=$((n + 1))
+	if "$@" >/dev/null 2>"$TMP/json/$n.err" && python3 -c '
+import re, sys
+m = re.search(r"<script type=\"application/json\" id=\"proff-data\">(.*?)</script>", open(sys.argv[1]).read(), re.S)
+sys.stdout.write(m.group(1))' "$page" >"$TMP/json/$n.json"; then
+		echo "$1 ${*:2}" >"$TMP/json/$n.cmd"
+	else
+		not_ok "$* (flame graph data)"; head -3 "$TMP/json/$n.err" | sed 's/^/#   /'; rm -f "$TMP/json/$n.json"
+	fi
+}
+flame_json "$W/r.html" "$PROFF" report -i "$W/a.data" --flamegraph "$W/r.html"
+flame_json "$W/rs.html" "$PROFF" report -i "$W/a.data" --flamegraph "$W/rs.html" --flamegraph-srcline
+flame_json "$W/d.html" "$PROFF" diff "$W/a.data" "$W/b.data" --flamegraph "$W/d.html"
 emit "$PROFF" calibrate --quick -q --only timer -r 1 -t '' --json
 # an exact trace
 printf '#include <stdio.h>\nstatic int f(int n) { return n < 2 ? n : f(n - 1) + f(n - 2); }\nint main(void) { printf("%%d\\n", f(18)); return 0; }\n' >"$W/fib.c"
@@ -67,7 +83,8 @@ for block in re.findall(r"```json\n(.*?)```", md, re.S):
     s = json.loads(block)
     jsonschema.Draft202012Validator.check_schema(s)
     schemas[s["$id"]] = s
-assert set(schemas) == {"proff-report/2", "proff-diff/1", "proff-diff-groups/1", "proff-calibrate/1"}, sorted(schemas)
+assert set(schemas) == {"proff-report/2", "proff-diff/1", "proff-diff-groups/1", "proff-calibrate/1",
+                        "proff-flamegraph/1"}, sorted(schemas)
 bad = 0
 seen = set()
 for path in sorted(glob.glob(os.path.join(sys.argv[2], "*.json")), key=lambda p: int(os.path.basename(p)[:-5])):

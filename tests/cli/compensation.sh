@@ -15,8 +15,8 @@
 # interleaved, timed runs under SCHED_FIFO where allowed (chrt); per round the
 # mean time per call leaving out the slowest call, then medians over the rounds:
 #
-#   work()  compensated within TOL_WORK (20 %) of the reference, raw at least
-#           1 + 2 TOL_WORK = 1.4x the reference (so that the first check can
+#   work()  compensated within TOL_WORK (30 %) of the reference, raw at least
+#           1 + 2 TOL_WORK = 1.6x the reference (so that the first check can
 #           fail; 1.68x on a faster CPU than the 2.3-2.7x below); work() is
 #           counted in units of pure() of the same process, which cancels a
 #           faster or slower state of the machine during one process;
@@ -30,6 +30,12 @@
 # Without chrt (20 runs, load 2.4-3.4): work() 1.016-1.172. With the former
 # calibration (minimum over repeats, tail-called exit hook): 1.063-1.144. The
 # tolerance of 20 % is about 1/8 of the instrumentation overhead of work().
+# Later, with the whole of `make check` around it (CI's VM, and this VM at a
+# load average of 4-7): 1.22-1.37 with raw 1.82-2.06, with this runtime and
+# with the one before trace format 2 alike (so no regression of the hooks: the
+# start-up calibration's loop and the workload see a busy machine
+# differently). The tolerance is therefore 30 %: still a third of the raw
+# error, which a missing or halved compensation cannot meet.
 # Timing runs with the normal build only; the sanitizer rerun (one round)
 # checks the counts and that compensation lowers the times.
 source "$(dirname "$0")/../lib.sh"
@@ -38,7 +44,7 @@ SRC=$ROOT/tests/data/compensation/workload.c
 PROFF=$(cd "$(dirname "$PROFF")" && pwd)/$(basename "$PROFF")
 BIN=$(dirname "$PROFF")
 ROUNDS=${ROUNDS:-15}
-TOL_WORK=${TOL_WORK:-0.20}
+TOL_WORK=${TOL_WORK:-0.30}
 TOL_PURE=${TOL_PURE:-0.10}
 # raw work() must lie at least twice the tolerance off the reference, so that
 # the compensated check could fail (1.68-2.7x measured: the faster the CPU's

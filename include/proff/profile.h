@@ -184,6 +184,12 @@ typedef struct pf_load_opts {
 	/* pprof profiles: only the samples whose label NAME has one of the
 	 * values ("NAME=VALUE[,VALUE...]", as pprof's -tagfocus; NULL: all) */
 	const char *label_filter;
+	/* Where the read is, for a progress line: called every few thousand
+	 * records from the reading thread (part 0: the whole file; 1 and 2:
+	 * the halves of a split read, on two threads) with the bytes of the
+	 * data section that part has read. NULL: not called. */
+	void (*progress)(void *ctx, unsigned part, uint64_t done, uint64_t total);
+	void *progress_ctx;
 } pf_load_opts;
 
 typedef struct pf_profile {

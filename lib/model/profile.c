@@ -67,6 +67,7 @@ typedef struct pthread_ {
 
 struct pf_profile_priv {
 	pf_load_opts opts;
+	uint64_t progress_first, progress_n;   /* opts.progress: first record's offset, records */
 	proff_error *err;
 	/* threads */
 	pthread_ *threads; size_t nthreads, capthreads;
@@ -1615,6 +1616,13 @@ static int on_event(void *ctx, const pd_event *ev)
 {
 	pf_profile *p = ctx;
 	struct pf_profile_priv *pr = p->priv;
+	if (pr->opts.progress && !(pr->progress_n++ & 4095)) {
+		if (pr->progress_n == 1)
+			pr->progress_first = ev->file_offset;
+		if (ev->file_offset > pr->progress_first)
+			pr->opts.progress(pr->opts.progress_ctx, (unsigned)pr->split_role,
+					  ev->file_offset - pr->progress_first, pd_data_size(pr->rd));
+	}
 	if (ev->type != PD_SAMPLE && pr->npend) {
 		/* side-band changes threads and maps: the samples before it first */
 		int rc = drain_samples(p);

@@ -1,4 +1,6 @@
-/* config.c — reading proff's git-config-style file (see proff/config.h). */
+/* config.c — reading proff's git-config-style file, and the sections of
+ * perf's that proff knows (see proff/config.h). Every value keeps the file
+ * and line it came from, for "bad config value" messages. */
 #include "proff/config.h"
 #include "proff/util.h"
 
@@ -13,21 +15,33 @@
 #define CONFIG_KEY_MAX  255    /* "section.name" */
 #define CONFIG_FILE_MAX (1 << 20)
 
-struct kv { char *key, *val; };
+struct kv { char *key, *val, *file; unsigned line; };
 static struct kv *cfg;
 static size_t ncfg, capcfg;
 static bool loaded;
 static proff_error load_err;
+static char perf_note[600];    /* perf's file could not be read: why */
 
 static void cfg_clear(void)
 {
 	for (size_t i = 0; i < ncfg; i++) {
 		free(cfg[i].key);
 		free(cfg[i].val);
+		free(cfg[i].file);
 	}
 	free(cfg);
 	cfg = NULL;
 	ncfg = capcfg = 0;
+}
+
+/* perf's sections that proff reads from perf's file */
+static bool perf_section(const char *section)
+{
+	static const char *const known[] = { "report", "diff", "call-graph", "hist" };
+	for (size_t i = 0; i < sizeof(known) / sizeof(known[0]); i++)
+		if (!strcasecmp(section, known[i]))
+			return true;
+	return false;
 }
 
 static char *trim(char *s)
@@ -40,7 +54,7 @@ static char *trim(char *s)
 	return s;
 }
 
-static int cfg_set(const char *section, const char *name, const char *val)
+static int cfg_set(const char *section, const char *name, const char *val, const char *file, unsigned line)
 {
 	char key[CONFIG_KEY_MAX + 1];
 	snprintf(key, sizeof(key), "%s.%s", section, name);   /* length checked by the caller */
@@ -48,32 +62,38 @@ static int cfg_set(const char *section, const char *name, const char *val)
 		*p = (char)tolower((unsigned char)*p);
 	for (size_t i = 0; i < ncfg; i++) {
 		if (!strcmp(cfg[i].key, key)) {     /* last one wins, as in git */
-			char *v = strdup(val);
-			if (!v)
+			char *v = strdup(val), *f = strdup(file);
+			if (!v || !f) {
+				free(v);
+				free(f);
 				return -1;
+			}
 			free(cfg[i].val);
+			free(cfg[i].file);
 			cfg[i].val = v;
+			cfg[i].file = f;
+			cfg[i].line = line;
 			return 0;
 		}
 	}
 	if (PF_GROW(cfg, capcfg, ncfg + 1) < 0)
 		return -1;
-	char *k = strdup(key), *v = strdup(val);
-	if (!k || !v) {
+	char *k = strdup(key), *v = strdup(val), *f = strdup(file);
+	if (!k || !v || !f) {
 		free(k);
 		free(v);
+		free(f);
 		return -1;
 	}
-	cfg[ncfg].key = k;
-	cfg[ncfg].val = v;
+	cfg[ncfg] = (struct kv){ k, v, f, line };
 	ncfg++;
 	return 0;
 }
 
-int pf_config_load(const char *path, proff_error *err)
+/* Add path's keys (only perf's sections proff knows, with perf_only) to
+ * what is loaded; a later file's key wins. */
+static int load_file(const char *path, bool perf_only, proff_error *err)
 {
-	cfg_clear();
-	loaded = true;
 	FILE *f = fopen(path, "r");
 	if (!f) {
 		if (errno == ENOENT)
@@ -181,7 +201,9 @@ int pf_config_load(const char *path, proff_error *err)
 			v[vl - 1] = '\0';
 			v++;
 		}
-		if (cfg_set(section, name, v) < 0) {
+		if (perf_only && !perf_section(section))
+			continue;
+		if (cfg_set(section, name, v, path, lineno) < 0) {
 			rc = proff_err_set(err, PROFF_ENOMEM, path, this_off, "out of memory");
 			break;
 		}
@@ -190,23 +212,52 @@ int pf_config_load(const char *path, proff_error *err)
 	return rc;
 }
 
+int pf_config_load(const char *path, proff_error *err)
+{
+	cfg_clear();
+	loaded = true;
+	perf_note[0] = 0;
+	return load_file(path, false, err);
+}
+
+/* $VAR, else ~/NAME, into buf; NULL if neither */
+static const char *config_path(const char *var, const char *name, char *buf, size_t len)
+{
+	const char *p = getenv(var);
+	if (p)
+		return p;
+	const char *home = getenv("HOME");
+	if (!home)
+		return NULL;
+	snprintf(buf, len, "%s/%s", home, name);
+	return buf;
+}
+
+/* perf's file first ($PERF_CONFIG or ~/.perfconfig: the sections proff
+ * knows), then proff's ($PROFF_CONFIG or ~/.proffconfig), whose keys win. */
 static void autoload(void)
 {
 	if (loaded)
 		return;
+	loaded = true;
 	proff_err_clear(&load_err);
-	const char *p = getenv("PROFF_CONFIG");
+	perf_note[0] = 0;
 	char buf[4096];
-	if (!p) {
-		const char *home = getenv("HOME");
-		if (!home) {
-			loaded = true;
-			return;
+	const char *perf = config_path("PERF_CONFIG", ".perfconfig", buf, sizeof(buf));
+	if (perf) {
+		proff_error e;
+		proff_err_clear(&e);
+		if (load_file(perf, true, &e) < 0) {
+			/* perf's file is perf's: a line proff cannot read leaves it
+			 * out, said once (pf_config_note) */
+			char eb[512];
+			snprintf(perf_note, sizeof(perf_note), "%s; perf's config file ignored", proff_err_str(&e, eb, sizeof(eb)));
+			cfg_clear();
 		}
-		snprintf(buf, sizeof(buf), "%s/.proffconfig", home);
-		p = buf;
 	}
-	pf_config_load(p, &load_err);
+	const char *own = config_path("PROFF_CONFIG", ".proffconfig", buf, sizeof(buf));
+	if (own)
+		load_file(own, false, &load_err);
 }
 
 const char *pf_config_get(const char *key)
@@ -221,17 +272,39 @@ const char *pf_config_get(const char *key)
 bool pf_config_bool(const char *key, bool def)
 {
 	const char *v = pf_config_get(key);
-	if (!v)
-		return def;
-	if (!strcasecmp(v, "true") || !strcasecmp(v, "yes") || !strcasecmp(v, "on") || !strcmp(v, "1"))
-		return true;
-	if (!strcasecmp(v, "false") || !strcasecmp(v, "no") || !strcasecmp(v, "off") || !strcmp(v, "0"))
-		return false;
-	return def;
+	int b = v ? pf_config_parse_bool(v) : -1;
+	return b < 0 ? def : b;
 }
 
 const proff_error *pf_config_error(void)
 {
 	autoload();
 	return &load_err;
+}
+
+const char *pf_config_note(void)
+{
+	autoload();
+	return perf_note[0] ? perf_note : NULL;
+}
+
+bool pf_config_where(const char *key, const char **file, unsigned *line)
+{
+	autoload();
+	for (size_t i = 0; i < ncfg; i++)
+		if (!strcasecmp(cfg[i].key, key)) {
+			*file = cfg[i].file;
+			*line = cfg[i].line;
+			return true;
+		}
+	return false;
+}
+
+int pf_config_parse_bool(const char *v)
+{
+	if (!strcasecmp(v, "true") || !strcasecmp(v, "yes") || !strcasecmp(v, "on") || !strcmp(v, "1"))
+		return 1;
+	if (!strcasecmp(v, "false") || !strcasecmp(v, "no") || !strcasecmp(v, "off") || !strcmp(v, "0"))
+		return 0;
+	return -1;
 }

@@ -40,6 +40,7 @@ struct report_args {
 	bool quiet, json, dump, header, header_only, force, show_nr_samples, no_compensate;
 	const char *calibration;
 	bool tree;
+	bool no_inline;                        /* --no-inline: callchain entries without their inlined frames */
 	int verbose;
 	const char *symfs, *kallsyms, *buildid_dir;
 	const char *sample_type, *label;   /* pprof profiles (lib/formats) */
@@ -57,6 +58,7 @@ enum {
 	O_SAMPLE_TYPE, O_LABEL,
 	O_FLAMEGRAPH, O_MIN_WIDTH, O_FLAME_SRCLINE,
 	O_STORE, O_WHERE,
+	O_INLINE, O_NO_INLINE,
 };
 
 struct opt_doc { struct option o; int shortc; const char *arg, *help; };
@@ -102,6 +104,8 @@ static const struct opt_doc options[] = {
 	{ { "flamegraph-srcline", no_argument, NULL, O_FLAME_SRCLINE }, 0, NULL, "flame graph: frames by function and source line too" },
 	{ { "store", required_argument, NULL, O_STORE }, 0, "URL", "report the profiles of a store (a directory or clickhouse://HOST:PORT/DB; docs/fleet.md)" },
 	{ { "where", required_argument, NULL, O_WHERE }, 0, "TERM", "--store: the profiles whose labels match (build=1.2, host=~web-.*, time>=2026-11-01; repeatable)" },
+	{ { "inline", no_argument, NULL, O_INLINE }, 0, NULL, "callchain entries with their inlined frames (the default; docs/symbols.md)" },
+	{ { "no-inline", no_argument, NULL, O_NO_INLINE }, 0, NULL, "callchain entries without their inlined frames" },
 	{ { "help", no_argument, NULL, 'h' }, 'h', NULL, "this help" },
 };
 #define NOPTS (sizeof(options) / sizeof(options[0]))
@@ -379,6 +383,8 @@ int cmd_report(int argc, char **argv)
 		case O_MIN_WIDTH: a.min_width = optarg; break;
 		case O_FLAME_SRCLINE: a.flame_srcline = true; break;
 		case O_STORE: a.store = optarg; break;
+		case O_INLINE: a.no_inline = false; break;
+		case O_NO_INLINE: a.no_inline = true; break;
 		case O_WHERE:
 			if (a.nwhere == sizeof(a.where) / sizeof(a.where[0])) {
 				cli_errorf("--where: at most 64 terms");
@@ -486,6 +492,7 @@ int cmd_report(int argc, char **argv)
 	lo.max_stack = 0;    /* applied by the hist layer, which knows the callchain order */
 	lo.time_spec = a.time;
 	lo.demangle_params = a.verbose > 0;
+	lo.inline_frames = !a.no_inline;
 	lo.no_compensate = a.no_compensate;
 	lo.sample_type = a.sample_type;
 	lo.label_filter = a.label;

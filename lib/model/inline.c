@@ -152,7 +152,7 @@ static int look_up(struct expand *x, uint32_t loc)
 	size_t at = x->nframes;
 	for (size_t k = 0; k < nf; k++) {
 		const char *name = fr[k].name ? fr[k].name : "??";
-		uint32_t sym = k + 1 == nf && !strcmp(name, real) ? l.sym : inlined_sym(x, l.sym, name);
+		uint32_t sym = !strcmp(name, real) ? l.sym : inlined_sym(x, l.sym, name);   /* perf: any frame of the real name */
 		if (sym == PF_NONE)
 			return -1;
 		uint32_t fl = frame_loc(x, loc, sym, &fr[k]);

@@ -198,6 +198,13 @@ int pf_profile_expand_inlines(pf_profile *p, proff_error *err)
 {
 	if (p->loc_real || p->nr_nodes < 2 || p->exact)
 		return 0;
+	/* perf 6.1 adds inlined frames to the chains it unwinds itself
+	 * (--call-graph dwarf: PERF_SAMPLE_STACK_USER), not to recorded ones */
+	bool dwarf = false;
+	for (size_t i = 0; i < p->nr_events; i++)
+		dwarf |= (p->events[i].sample_type & (1ULL << 13)) != 0;
+	if (!dwarf)
+		return 0;
 	struct expand x = { .p = p };
 	size_t nold = p->nr_locs, nodes = p->nr_nodes;
 	uint32_t *map = malloc(nodes * sizeof(*map));

@@ -40,6 +40,7 @@ struct report_args {
 	bool quiet, json, dump, header, header_only, force, show_nr_samples, no_compensate;
 	const char *calibration;
 	bool tree;
+	bool inline_frames;                    /* --inline (default) / --no-inline: callchain entries with their inlined frames */
 	int verbose;
 	const char *symfs, *kallsyms, *buildid_dir;
 	const char *sample_type, *label;   /* pprof profiles (lib/formats) */
@@ -129,6 +130,7 @@ static const opt_def options[] = {
 	{ 0, "flamegraph-srcline", O_BOOL, F(flame_srcline), NULL, "flame graph: frames by function and source line too", 0, NULL, 0 },
 	{ 0, "store", O_STR, F(store), "URL", "report the profiles of a store (a directory or clickhouse://HOST:PORT/DB; docs/fleet.md)", 0, NULL, 0 },
 	{ 0, "where", O_CALLBACK, 0, "TERM", "--store: the profiles whose labels match (build=1.2, host=~web-.*, time>=2026-11-01; repeatable)", PO_NONEG, opt_where, 0 },
+	{ 0, "inline", O_BOOL, F(inline_frames), NULL, "callchain entries with their inlined frames (the default; --no-inline: without; docs/symbols.md)", 0, NULL, 0 },
 };
 #undef F
 
@@ -326,7 +328,7 @@ static int print_header_lines(const char *path, bool full)
 int cmd_report(int argc, char **argv)
 {
 	cli_stdout_bulk();
-	struct report_args a = { .input = "perf.data", .max_stack = -1 };
+	struct report_args a = { .input = "perf.data", .max_stack = -1, .inline_frames = true };
 	char **pos = calloc((size_t)argc + 1, sizeof(char *));
 	int npos = 0, st;
 	if (!pos)
@@ -465,6 +467,7 @@ int cmd_report(int argc, char **argv)
 	lo.max_stack = 0;    /* applied by the hist layer, which knows the callchain order */
 	lo.time_spec = a.time;
 	lo.demangle_params = a.verbose > 0;
+	lo.inline_frames = a.inline_frames;
 	lo.no_compensate = a.no_compensate;
 	lo.sample_type = a.sample_type;
 	lo.label_filter = a.label;

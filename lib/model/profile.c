@@ -2557,6 +2557,8 @@ threads:
 	p->nr_threads = pr->nthreads;
 	release_load_state(pr);
 	fit_arrays(p);
+	if (pr->opts.inline_frames && pr->opts.use_callchain && (rc = pf_profile_expand_inlines(p, err)) < 0)
+		goto fail;
 	*out = p;
 	return 0;
 fail_rd:
@@ -2729,6 +2731,8 @@ void pf_profile_free(pf_profile *p)
 	free(p->locs);
 	free(p->nodes);
 	free(p->nochain);
+	free(p->loc_real);
+	free(p->sym_inlined);
 	free(p->samples);
 	free(p->level_notes);
 	free(p->exact);

@@ -71,11 +71,16 @@ static int child_cmp(const void *pa, const void *pb)
 /* perf keeps a node's children in a tree ordered by (dso, symbol start or
  * ip) descending; ties of the sorted output keep that order. `order`
  * ranks a child in it. */
-typedef struct ckey { uint32_t node; uint32_t dso; uint64_t addr; } ckey;
+typedef struct ckey { uint32_t node; uint32_t dso; uint64_t addr; const char *name; bool inlined; } ckey;
 
 static int ckey_cmp(const void *pa, const void *pb)
 {
 	const ckey *a = pa, *b = pb;
+	/* perf compares an inlined entry with another by name */
+	if ((a->inlined || b->inlined) && a->name && b->name) {
+		int c = strcmp(a->name, b->name);
+		return c > 0 ? -1 : c < 0;
+	}
 	if (a->dso != b->dso)
 		return a->dso > b->dso ? -1 : 1;
 	if (a->addr != b->addr)
@@ -87,9 +92,12 @@ static ckey node_key(const hist *h, uint32_t n)
 {
 	const pf_profile *p = h->prof;
 	const pf_loc *l = &p->locs[h->cc_nodes[n].loc];
-	ckey k = { n, l->dso == PF_NONE ? 0 : l->dso + 1, l->ip };
-	if (l->sym != PF_NONE)
+	ckey k = { n, l->dso == PF_NONE ? 0 : l->dso + 1, l->ip, NULL, false };
+	if (l->sym != PF_NONE) {
 		k.addr = p->syms[l->sym].start;
+		k.name = pf_str(p, p->syms[l->sym].name);
+		k.inlined = pf_sym_is_inlined(p, l->sym);
+	}
 	return k;
 }
 

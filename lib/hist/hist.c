@@ -222,7 +222,9 @@ static int k_comm_print(const hist *h, const hist_entry *e, char *buf, size_t le
 
 static int k_pid_cmp(const hist *h, const hist_entry *a, const hist_entry *b)
 {
-	return a->tid < b->tid ? -1 : a->tid > b->tid;
+	/* perf compares tids as ints: -1 (a sample no task owned) first */
+	int32_t x = (int32_t)a->tid, y = (int32_t)b->tid;
+	return x < y ? -1 : x > y;
 }
 static size_t k_pid_width(const hist *h, const hist_entry *e) { return thread_comm_len(h, e) + 8; }
 static int k_pid_print(const hist *h, const hist_entry *e, char *buf, size_t len, int width, bool pad, char sep)
@@ -232,7 +234,7 @@ static int k_pid_print(const hist *h, const hist_entry *e, char *buf, size_t len
 	char tmp[600];
 	int cw = width > 8 ? width - 8 : 0;
 	uint32_t comm = e->thread < h->prof->nr_threads ? h->prof->threads[e->thread].comm : e->comm;
-	snprintf(tmp, sizeof(tmp), "%7u:%-*.*s", e->tid, cw, cw ? cw : 512, pf_str(h->prof, comm));
+	snprintf(tmp, sizeof(tmp), "%7d:%-*.*s", (int32_t)e->tid, cw, cw ? cw : 512, pf_str(h->prof, comm));
 	int n = put_name(buf, len, tmp, 0, sep);
 	return pad_to(buf, len, n, width, true);
 }

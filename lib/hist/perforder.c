@@ -249,7 +249,7 @@ static int64_t key_cmp(const hist *h, int key, int stage, uint32_t li, uint32_t 
 		return rcmp(r->comm, l->comm);
 	case HK_PID:
 	case HK_TID:
-		return (int64_t)full(ri)->tid - (int64_t)full(li)->tid;
+		return (int64_t)(int32_t)full(ri)->tid - (int32_t)full(li)->tid;   /* as ints: -1 first */
 	case HK_DSO:
 		return dso_cmp(l, r);
 	case HK_SYM:

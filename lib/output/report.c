@@ -805,7 +805,7 @@ int report_print_json(FILE *out, hist *h, const report_fmt *f, bool first_event)
 			switch (key) {
 			case HK_PID:
 			case HK_TID:
-				fprintf(out, "%u", e->tid);
+				fprintf(out, "%d", (int32_t)e->tid);   /* -1: a sample no task owned */
 				break;
 			case HK_CPU:
 				fprintf(out, "%d", e->cpu == PF_NONE ? -1 : (int)e->cpu);

@@ -7,6 +7,10 @@
 #   make bench      benchmarks against perf/dprofpp/uftrace, side by side, ratios printed
 #   make fuzz       long libFuzzer runs of every parser (not part of check);
 #                   FUZZ_TIME=seconds per target, FUZZ_TARGETS="trace dprof ..."
+#   make doc        the manual pages (docs/man/*.scd, scdoc) into build/man/man1
+#   make install    PREFIX=/usr/local DESTDIR=: proff, the instrumentation runtime,
+#                   man pages, bash/zsh completion, libproff.a + headers + proff.pc;
+#                   make uninstall removes them
 #
 # Every lib/**/*.c goes into libproff.a, every cli/*.c into the proff binary,
 # every tests/unit/test_*.c becomes one cmocka test binary. Adding a file needs
@@ -99,7 +103,7 @@ deps:
 # then an ASan+UBSan build running the unit and end-to-end tests again, and
 # a ThreadSanitizer build of the test that reads files with two threads.
 check: deps
-	@$(MAKE) --no-print-directory all tests WERROR=1
+	@$(MAKE) --no-print-directory all tests doc WERROR=1
 	@$(MAKE) --no-print-directory all tests BUILD=build/asan SAN=1 WERROR=1
 	@$(MAKE) --no-print-directory build/tsan/tests/test_profile_split build/tsan/tests/test_symbol_threads build/tsan/tests/test_hist build/tsan/tests/test_diff_groups BUILD=build/tsan TSAN=1 WERROR=1
 	@bash tests/run.sh
@@ -116,10 +120,53 @@ bench: deps all
 fuzz: deps all
 	@PROFF=$(BUILD)/proff bash tests/fuzz/run.sh $(FUZZ_TIME) $(FUZZ_TARGETS)
 
+# The manual pages: one scdoc source per page, troff beside the binary (where
+# `proff CMD --help` finds them before they are installed).
+MAN_SRC  := $(wildcard docs/man/*.scd)
+MAN_OUT  := $(MAN_SRC:docs/man/%.scd=$(BUILD)/man/man1/%)
+doc: $(MAN_OUT)
+$(BUILD)/man/man1/%: docs/man/%.scd
+	@mkdir -p $(dir $@)
+	scdoc < $< > $@
+
+PREFIX     ?= /usr/local
+DESTDIR    ?=
+BINDIR     := $(PREFIX)/bin
+LIBDIR     := $(PREFIX)/lib
+INCDIR     := $(PREFIX)/include
+MANDIR     := $(PREFIX)/share/man
+BASHCOMPDIR := $(PREFIX)/share/bash-completion/completions
+ZSHCOMPDIR := $(PREFIX)/share/zsh/site-functions
+PUB_HDR    := $(wildcard include/proff/*.h)
+
+# proff finds its runtime in $(LIBDIR)/proff (../lib/proff from its own
+# directory) and its manual pages in ../share/man: a prefix moves as a whole.
+install: all doc
+	install -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(LIBDIR)/proff $(DESTDIR)$(LIBDIR)/pkgconfig \
+		$(DESTDIR)$(INCDIR)/proff $(DESTDIR)$(MANDIR)/man1 $(DESTDIR)$(BASHCOMPDIR) $(DESTDIR)$(ZSHCOMPDIR)
+	install -m 755 $(BUILD)/proff $(DESTDIR)$(BINDIR)/proff
+	install -m 755 $(BUILD)/libproff-instrument.so $(DESTDIR)$(LIBDIR)/proff/libproff-instrument.so
+	install -m 644 $(BUILD)/libproff-instrument.a $(DESTDIR)$(LIBDIR)/proff/libproff-instrument.a
+	install -m 644 $(BUILD)/libproff.a $(DESTDIR)$(LIBDIR)/libproff.a
+	install -m 644 $(PUB_HDR) $(DESTDIR)$(INCDIR)/proff/
+	install -m 644 $(MAN_OUT) $(DESTDIR)$(MANDIR)/man1/
+	install -m 644 completion/proff.bash $(DESTDIR)$(BASHCOMPDIR)/proff
+	install -m 644 completion/_proff $(DESTDIR)$(ZSHCOMPDIR)/_proff
+	sed -e 's|@PREFIX@|$(PREFIX)|' -e "s|@VERSION@|$$($(BUILD)/proff --version | sed 's/.* //')|" \
+		-e 's|@LIBS@|$(LIBS)|' scripts/proff.pc.in > $(DESTDIR)$(LIBDIR)/pkgconfig/proff.pc
+
+uninstall:
+	rm -f $(DESTDIR)$(BINDIR)/proff $(DESTDIR)$(LIBDIR)/libproff.a $(DESTDIR)$(LIBDIR)/pkgconfig/proff.pc \
+		$(DESTDIR)$(LIBDIR)/proff/libproff-instrument.so $(DESTDIR)$(LIBDIR)/proff/libproff-instrument.a \
+		$(DESTDIR)$(BASHCOMPDIR)/proff $(DESTDIR)$(ZSHCOMPDIR)/_proff
+	rm -f $(addprefix $(DESTDIR)$(INCDIR)/proff/,$(notdir $(PUB_HDR)))
+	rm -f $(addprefix $(DESTDIR)$(MANDIR)/man1/,$(notdir $(MAN_OUT)))
+	-rmdir $(DESTDIR)$(LIBDIR)/proff $(DESTDIR)$(INCDIR)/proff 2>/dev/null
+
 clean:
 	rm -rf build
 
-.PHONY: all tests deps check demo demo-fleet bench fuzz clean
+.PHONY: all tests deps check demo demo-fleet bench fuzz clean doc install uninstall
 .SECONDARY:
 
 -include $(DEPS)

@@ -21,7 +21,7 @@ echo "  profile: $D ($(du -h "$D" | cut -f1), $nsamp samples)"
 bench_pair() {   # bench_pair LABEL TARGET_RATIO OPTS...
 	local label=$1 target=$2; shift 2
 	perf report --no-inline -i "$D" --stdio "$@" 2>/dev/null | grep -v '^# (Tip' > "$BENCH_DIR/perf.out"
-	"$PROFF" report -i "$D" "$@" 2>/dev/null | grep -v '^# (Tip' > "$BENCH_DIR/proff.out"
+	"$PROFF" report --no-inline -i "$D" "$@" 2>/dev/null | grep -v '^# (Tip' > "$BENCH_DIR/proff.out"
 	if cmp -s "$BENCH_DIR/perf.out" "$BENCH_DIR/proff.out"; then same="identical output"; else same="OUTPUT DIFFERS ($(diff "$BENCH_DIR/perf.out" "$BENCH_DIR/proff.out" | grep -c '^[<>]') lines)"; fi
 	measure_pair "perf report --no-inline --stdio $*" "proff report $*" $((6 + $#)) perf report --no-inline -i "$D" --stdio "$@" \
 		"$PROFF" report -i "$D" "$@"

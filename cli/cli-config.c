@@ -1,4 +1,4 @@
-/* cli-config.c — the CLI's config: proff's config file (proff/config.h),
+/* cli-config.c — the CLI's config: perf's and proff's config files (proff/config.h),
  * owned here and passed to what reads it. Loaded on first use, so that a
  * command which reads no key never opens the file (a malformed file then
  * fails only the commands that read it, as before the library stopped
@@ -24,7 +24,7 @@ const proff_config *cli_config(void)
 	return config;
 }
 
-const proff_error *cli_config_error(void)
+const proff_error *cli_config_load_error(void)
 {
 	cli_config();
 	return &config_err;

@@ -1,6 +1,6 @@
 /* cli-util.c — how the CLI reports errors and warnings (one line on stderr),
- * the option reader of the commands with their own option tables, and where
- * the instrumentation runtime is found. */
+ * config values it cannot use, and where the instrumentation runtime is
+ * found. */
 #include <errno.h>
 #include <limits.h>
 #include <stdarg.h>
@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "cmds.h"
+#include "proff/config.h"
 
 void cli_error(const proff_error *err)
 {
@@ -38,51 +39,48 @@ void cli_warnf(const char *fmt, ...)
 	fputc('\n', stderr);
 }
 
-int cli_parse_opt(int argc, char **argv, int *i, const struct cli_opt *opts, size_t nopts,
-		  const char *what, const struct cli_opt **op_out, const char **val_out)
+static void config_bad(const char *key, const char *why, const char *tail)
 {
-	const char *a = argv[*i], *val = NULL;
-	const struct cli_opt *op = NULL;
-	if (a[0] != '-' || !a[1])
-		return 0;
-	if (a[1] == '-') {
-		const char *name = a + 2, *eq = strchr(name, '=');
-		size_t len = eq ? (size_t)(eq - name) : strlen(name);
-		for (size_t k = 0; k < nopts; k++)
-			if (strlen(opts[k].long_name) == len && !strncmp(opts[k].long_name, name, len))
-				op = &opts[k];
-		if (!op) {
-			cli_errorf("unknown option '%s'%s", a, what);
-			return -1;
-		}
-		if (eq && !op->has_arg) {
-			cli_errorf("option '--%s' takes no value", op->long_name);
-			return -1;
-		}
-		if (eq)
-			val = eq + 1;
-	} else {
-		for (size_t k = 0; k < nopts; k++)
-			if (opts[k].short_name == a[1])
-				op = &opts[k];
-		if (!op || (!op->has_arg && a[2])) {
-			cli_errorf("unknown option '%s'%s", a, what);
-			return -1;
-		}
-		if (a[2])
-			val = a + 2;
+	const char *file, *v = pf_config_get(cli_config(), key);
+	unsigned line;
+	if (pf_config_where(cli_config(), key, &file, &line))
+		fprintf(stderr, "proff: bad config value for '%s' in %s line %u ('%s'%s%s)%s\n", key, file, line,
+			v ? v : "", why ? ": " : "", why ? why : "", tail);
+	else
+		fprintf(stderr, "proff: bad config value for '%s'%s\n", key, tail);
+}
+
+void cli_config_bad(const char *key, const char *why)
+{
+	config_bad(key, why, ", ignoring...");
+}
+
+void cli_config_error(const char *key, const char *why)
+{
+	config_bad(key, why, "");
+}
+
+bool cli_config_bool(const char *key, bool def)
+{
+	const char *v = pf_config_get(cli_config(), key);
+	if (!v)
+		return def;
+	int b = pf_config_parse_bool(v);
+	if (b < 0) {
+		cli_config_bad(key, "not a boolean");
+		return def;
 	}
-	(*i)++;
-	if (op->has_arg && !val) {
-		if (*i >= argc) {
-			cli_errorf("option '%s' needs a value", a);
-			return -1;
-		}
-		val = argv[(*i)++];
-	}
-	*op_out = op;
-	*val_out = val;
-	return 1;
+	return b;
+}
+
+void cli_config_warnings(void)
+{
+	const proff_error *e = cli_config_load_error();
+	if (e && e->code)
+		cli_warnf("%s; config ignored from there on", proff_err_str(e, (char[600]){0}, 600));
+	const char *n = pf_config_note(cli_config());
+	if (n)
+		cli_warnf("%s", n);
 }
 
 int cli_find_runtime(const char *given, char *out, size_t len)

@@ -12,6 +12,8 @@
  * fails or cannot be recorded, 130 when interrupted.
  */
 #include <errno.h>
+#include <stddef.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -21,40 +23,10 @@
 
 #include "cmds.h"
 #include "diff-groups.h"
+#include "parse-options.h"
 #include "record-cli.h"
 
 #define MAX_RUNS 1000
-
-/* the diff options passed through: name, takes a value */
-static const struct { char s; const char *l; bool arg; } diff_opts_fwd[] = {
-	{ 0, "test", true }, { 0, "fdr", true }, { 0, "metric", true }, { 0, "min-share", true },
-	{ 0, "children", false }, { 0, "significant-only", false }, { 0, "power", false },
-	{ 0, "fail-on-regression", true }, { 's', "sort", true }, { 'c', "compute", true },
-	{ 'S', "symbols", true }, { 'd', "dsos", true }, { 'C', "comms", true },
-	{ 0, "percentage", true }, { 'b', "baseline-only", false }, { 'p', "period", false },
-	{ 't', "field-separator", true }, { 'v', "verbose", false }, { 0, "json", false },
-	{ 0, "symfs", true }, { 0, "jobs", true },
-};
-#define NR_FWD (sizeof(diff_opts_fwd) / sizeof(diff_opts_fwd[0]))
-
-static void usage(FILE *f)
-{
-	fprintf(f,
-		"usage: proff ab [options] [diff options] 'COMMAND A' 'COMMAND B'\n\n"
-		"Records both commands in turn (warm-up runs first, then A B A B ...) and prints\n"
-		"proff diff DIR/a.1 ... -- DIR/b.1 ... with the statistics of every row.\n\n"
-		"    -r, --runs N               recorded runs of each command (default 5)\n"
-		"    -w, --warmup N             unrecorded runs of each command first (default 1)\n"
-		"    -o, --output-dir DIR       where the recordings go (default proff-ab)\n"
-		"    -e, --event EV             event to sample (default cpu-clock)\n"
-		"    -F, --freq HZ              sampling frequency (default 4000)\n"
-		"        --count N              sample every N events instead (ns for cpu-clock)\n"
-		"    -g                         record callchains (--children turns them on)\n"
-		"    -q, --quiet                no progress lines\n\n"
-		"Diff options passed on: --test, --fdr, --metric, --min-share, --children,\n"
-		"--significant-only, --power, --fail-on-regression, -s, -c, -S, -d, -C, --percentage,\n"
-		"-b, -p, -t, -v, --json, --symfs, --jobs (see proff diff -h).\n");
-}
 
 static int parse_count(const char *opt, const char *v, unsigned long max, unsigned long *out)
 {
@@ -90,118 +62,115 @@ static int run_plain(const char *cmd)
 
 typedef struct ab_cli {
 	unsigned long runs, warmup, count;
+	const char *runs_arg, *warmup_arg, *count_arg;
 	const char *dir, *freq;
 	const char *events;
 	bool callgraph, quiet, children;
 	const char *cmd[2];
-	char **fwd;              /* diff options, as given */
+	char **fwd;              /* diff options, "--name[=value]" (allocated) */
 	int nfwd;
 } ab_cli;
 
-/* argv's option (short letter sh, or long name) is s / l */
-static bool is_opt(char sh, const char *name, char s, const char *l)
+/* A diff option: passed on to proff diff as --name[=value] */
+static int opt_forward(po_ctx *ctx, const opt_def *d, const char *arg, bool unset)
 {
-	return (sh && sh == s) || (name && l && !strcmp(name, l));
+	ab_cli *c = ctx->obj;
+	char *w;
+	if (asprintf(&w, "--%s%s%s%s", unset ? "no-" : "", d->l, arg ? "=" : "", arg ? arg : "") < 0) {
+		cli_errorf("out of memory");
+		return 1;
+	}
+	c->fwd[c->nfwd++] = w;
+	if (!strcmp(d->l, "children"))
+		c->children = !unset;
+	return 0;
 }
 
-/* returns 0, or an exit status */
+#define F(x) offsetof(ab_cli, x)
+#define FWD(S, L, ARGH, HELP) { S, L, O_CALLBACK, 0, ARGH, HELP, (ARGH) ? 0u : PO_NOARG, opt_forward, 0 }
+static const opt_def opts[] = {
+	{ 'r', "runs", O_STR, F(runs_arg), "N", "recorded runs of each command (default 5)", PO_NONEG, NULL, 0 },
+	{ 'w', "warmup", O_STR, F(warmup_arg), "N", "unrecorded runs of each command first (default 1)", PO_NONEG, NULL, 0 },
+	{ 'o', "output-dir", O_STR, F(dir), "dir", "where the recordings go (default proff-ab)", PO_NONEG, NULL, 0 },
+	{ 'e', "event", O_STR, F(events), "event", "event to sample (default cpu-clock)", 0, NULL, 0 },
+	{ 'F', "freq", O_STR, F(freq), "hz", "sampling frequency (default 4000)", 0, NULL, 0 },
+	{ 0, "count", O_STR, F(count_arg), "n", "sample every n events instead (ns for cpu-clock)", 0, NULL, 0 },
+	{ 'g', NULL, O_BOOL, F(callgraph), NULL, "record callchains (--children turns them on)", 0, NULL, 0 },
+	{ 'q', "quiet", O_BOOL, F(quiet), NULL, "no progress lines", 0, NULL, 0 },
+	{ 0, NULL, O_GROUP, 0, NULL, "Passed on to proff diff (see proff diff -h):" },
+	FWD(0, "test", "welch|mwu", "Welch's t-test (default) or Mann-Whitney U"),
+	FWD(0, "fdr", "Q", "false discovery rate, significant when q <= Q (default 0.05)"),
+	FWD(0, "metric", "share|absolute", "per-run share of the total (default) or period"),
+	FWD(0, "min-share", "P", "rows under P% of the total are not tested (default 0.1)"),
+	FWD(0, "children", NULL, "Children (inclusive) values too (records callchains)"),
+	FWD(0, "significant-only", NULL, "only rows with a significant change"),
+	FWD(0, "power", NULL, "runs per group needed to detect the delta of other rows"),
+	FWD(0, "fail-on-regression", "T|T%", "exit 3 when a significant increase above T exists"),
+	FWD('s', "sort", "key[,key2...]", "sort by key(s)"),
+	FWD('c', "compute", "method", "Entries differential computation selection"),
+	FWD('S', "symbols", "symbol[,symbol...]", "only consider these symbols"),
+	FWD('d', "dsos", "dso[,dso...]", "only consider symbols in these dsos"),
+	FWD('C', "comms", "comm[,comm...]", "only consider symbols in these comms"),
+	FWD(0, "percentage", "relative|absolute", "How to display percentage of filtered entries"),
+	FWD('b', "baseline-only", NULL, "Show only items with match in baseline"),
+	FWD('p', "period", NULL, "Show period values."),
+	FWD('t', "field-separator", "separator", "separator for columns"),
+	FWD('v', "verbose", NULL, "be more verbose"),
+	FWD(0, "json", NULL, "the diff as JSON"),
+	FWD(0, "symfs", "directory", "Look for files with symbols relative to this directory"),
+	FWD(0, "jobs", "n", "load at most n files at once"),
+	PO_UI_OPTIONS,
+};
+#undef FWD
+#undef F
+
+static void help_tail(FILE *f)
+{
+	fprintf(f, "\nRecords both commands in turn (warm-up runs first, then A B A B ...) and prints\n"
+		   "proff diff DIR/a.1 ... -- DIR/b.1 ... with the statistics of every row.\n");
+}
+
+static const char *const usage_lines[] = { "ab [<options>] [<diff options>] 'COMMAND A' 'COMMAND B'", NULL };
+const po_cmd cmd_ab_opts = {
+	"ab", usage_lines, opts, sizeof(opts) / sizeof(opts[0]), 0, help_tail,
+};
+
+/* returns 0, -1 (done: -h), or an exit status */
 static int parse(ab_cli *c, int argc, char **argv)
 {
-	int ncmd = 0;
-	for (int i = 1; i < argc; i++) {
-		const char *a = argv[i];
-		if (a[0] != '-' || !a[1]) {
-			if (ncmd == 2) {
-				cli_errorf("ab: a third command '%s': give two (quote each: 'prog-a args' 'prog-b args')", a);
-				return EXIT_USAGE;
-			}
-			c->cmd[ncmd++] = a;
-			continue;
-		}
-		const char *name = a[1] == '-' ? a + 2 : NULL, *val = NULL;
-		char sh = name ? 0 : a[1];
-		char lbuf[64];
-		if (name && strchr(name, '=')) {
-			size_t n = (size_t)(strchr(name, '=') - name);
-			snprintf(lbuf, sizeof(lbuf), "%.*s", (int)(n < 63 ? n : 63), name);
-			val = strchr(name, '=') + 1;
-			name = lbuf;
-		}
-#define IS(S, L) is_opt(sh, name, (S), (L))
-#define VALUE() (val ? val : (sh && a[2]) ? a + 2 : (i + 1 < argc) ? argv[++i] : NULL)
-		if (IS('h', "help")) {
-			usage(stdout);
-			return -1;
-		}
-		if (IS('g', NULL) || IS('q', "quiet")) {
-			if (sh && a[2]) {
-				cli_errorf("ab: unknown option '%s'", a);
-				return EXIT_USAGE;
-			}
-			if (IS('g', NULL))
-				c->callgraph = true;
-			else
-				c->quiet = true;
-			continue;
-		}
-		if (IS('r', "runs") || IS('w', "warmup") || IS('o', "output-dir") || IS('e', "event") ||
-		    IS('F', "freq") || IS(0, "count")) {
-			const char *v = VALUE();
-			if (!v) {
-				cli_errorf("ab: option '%s' needs a value", a);
-				return EXIT_USAGE;
-			}
-			if (IS('r', "runs")) {
-				if (parse_count("-r", v, MAX_RUNS, &c->runs))
-					return EXIT_USAGE;
-				if (!c->runs) {
-					cli_errorf("ab: -r needs at least one run of each command");
-					return EXIT_USAGE;
-				}
-			} else if (IS('w', "warmup")) {
-				if (parse_count("-w", v, MAX_RUNS, &c->warmup))
-					return EXIT_USAGE;
-			} else if (IS(0, "count")) {
-				if (parse_count("--count", v, UINT64_MAX >> 1, &c->count) || !c->count)
-					return EXIT_USAGE;
-			} else if (IS('o', "output-dir"))
-				c->dir = v;
-			else if (IS('e', "event"))
-				c->events = v;
-			else if (IS('F', "freq"))
-				c->freq = v;
-			continue;
-		}
-		/* a diff option: kept with its value */
-		bool found = false, takes = false;
-		for (size_t k = 0; k < NR_FWD && !found; k++)
-			if ((sh && diff_opts_fwd[k].s == sh) || (name && !strcmp(diff_opts_fwd[k].l, name))) {
-				found = true;
-				takes = diff_opts_fwd[k].arg;
-			}
-		if (!found) {
-			cli_errorf("ab: unknown option '%s'", a);
-			usage(stderr);
+	char **pos = calloc((size_t)argc + 1, sizeof(char *));
+	int npos = 0, st;
+	if (!pos) {
+		cli_errorf("out of memory");
+		return 1;
+	}
+	bool go = po_parse(&cmd_ab_opts, c, argc, argv, pos, &npos, &st);
+	if (go && npos > 2) {
+		st = po_error(&cmd_ab_opts, NULL, "ab: a third command '%s': give two (quote each: 'prog-a args' 'prog-b args')", pos[2]);
+		go = false;
+	} else if (go && npos < 2) {
+		st = po_error(&cmd_ab_opts, NULL, "ab: give the two commands to compare, each quoted: proff ab 'prog-a args' 'prog-b args'");
+		go = false;
+	}
+	if (go) {
+		c->cmd[0] = pos[0];
+		c->cmd[1] = pos[1];
+	}
+	free(pos);
+	if (!go)
+		return st ? st : -1;
+	if (c->runs_arg) {
+		if (parse_count("-r", c->runs_arg, MAX_RUNS, &c->runs))
+			return EXIT_USAGE;
+		if (!c->runs) {
+			cli_errorf("ab: -r needs at least one run of each command");
 			return EXIT_USAGE;
 		}
-		if (name && !strcmp(name, "children"))
-			c->children = true;
-		c->fwd[c->nfwd++] = argv[i];
-		if (takes && !val && !(sh && a[2])) {
-			if (i + 1 >= argc) {
-				cli_errorf("ab: option '%s' needs a value", a);
-				return EXIT_USAGE;
-			}
-			c->fwd[c->nfwd++] = argv[++i];
-		}
-#undef IS
-#undef VALUE
 	}
-	if (ncmd != 2) {
-		cli_errorf("ab: give the two commands to compare, each quoted: proff ab 'prog-a args' 'prog-b args'");
-		usage(stderr);
+	if (c->warmup_arg && parse_count("-w", c->warmup_arg, MAX_RUNS, &c->warmup))
 		return EXIT_USAGE;
-	}
+	if (c->count_arg && (parse_count("--count", c->count_arg, UINT64_MAX >> 1, &c->count) || !c->count))
+		return EXIT_USAGE;
 	return 0;
 }
 
@@ -215,6 +184,8 @@ int cmd_ab(int argc, char **argv)
 		return 1;
 	int rc = parse(&c, argc, argv);
 	if (rc) {
+		for (int i = 0; i < c.nfwd; i++)
+			free(c.fwd[i]);
 		free(c.fwd);
 		return rc < 0 ? 0 : rc;
 	}
@@ -319,6 +290,8 @@ int cmd_ab(int argc, char **argv)
 out:
 	free(names);
 	free(dargv);
+	for (int i = 0; i < c.nfwd; i++)
+		free(c.fwd[i]);
 	free(c.fwd);
 	return ret;
 }

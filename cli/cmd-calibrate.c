@@ -13,44 +13,8 @@
 #include <unistd.h>
 
 #include "cmds.h"
+#include "parse-options.h"
 #include "proff/calibrate.h"
-
-enum opt_id { O_REPEAT, O_COUNTER, O_FREQ, O_CPU, O_QUICK, O_JSON, O_OUTPUT, O_ONLY, O_CC, O_RUNTIME,
-	      O_QUIET, O_HELP };
-
-static const struct cli_opt opts[] = {
-	{ 'r', "repeat",  1, O_REPEAT,  "N        runs per measurement (default 10, --quick 3)" },
-	{ 't', "counter", 1, O_COUNTER, "LIST     hardware counters (default " CAL_DEFAULT_COUNTERS "; '' for none)" },
-	{ 'F', "freq",    1, O_FREQ,    "HZ[,HZ]  sampling frequencies to measure (default 4000,20000)" },
-	{ 'C', "cpu",     1, O_CPU,     "CPU      pin to this CPU (default: the current one)" },
-	{ 0,   "quick",   0, O_QUICK,   "         short workloads and 3 runs (a few seconds)" },
-	{ 0,   "json",    0, O_JSON,    "         JSON instead of the table" },
-	{ 'o', "output",  1, O_OUTPUT,  "FILE     write a calibration file (for --calibration / $" CAL_FILE_ENV ")" },
-	{ 0,   "only",    1, O_ONLY,    "LIST     measurement groups: timer,instrument,sample (default all)" },
-	{ 0,   "cc",      1, O_CC,      "CC       compiler for the workloads (default $CC or cc)" },
-	{ 0,   "runtime", 1, O_RUNTIME, "PATH     libproff-instrument.so (default next to proff, or $PROFF_RUNTIME)" },
-	{ 'q', "quiet",   0, O_QUIET,   "         no progress on stderr" },
-	{ 'h', "help",    0, O_HELP,    "         this help" },
-};
-#define NR_OPTS (sizeof(opts) / sizeof(opts[0]))
-
-static void usage(FILE *f)
-{
-	fprintf(f, "usage: proff calibrate [options]\n\n");
-	for (size_t i = 0; i < NR_OPTS; i++) {
-		char names[64];
-		if (opts[i].short_name)
-			snprintf(names, sizeof(names), "-%c, --%s", opts[i].short_name, opts[i].long_name);
-		else
-			snprintf(names, sizeof(names), "    --%s", opts[i].long_name);
-		fprintf(f, "    %-16s %s\n", names, opts[i].help);
-	}
-	fprintf(f, "\nCounters: ");
-	const char *const *n = cal_counter_names();
-	for (size_t i = 0; n[i]; i++)
-		fprintf(f, "%s%s", i ? ", " : "", n[i]);
-	fprintf(f, "\n");
-}
 
 struct conf {
 	cal_opts co;
@@ -71,74 +35,82 @@ static int parse_uint(const char *opt, const char *v, long lo, long hi, long *ou
 	return 0;
 }
 
-static int apply(struct conf *c, enum opt_id id, const char *v)
+static int opt_repeat(po_ctx *ctx, const opt_def *d, const char *v, bool unset)
 {
+	struct conf *c = ctx->obj;
 	long x;
-	switch (id) {
-	case O_REPEAT:
-		if (parse_uint("--repeat", v, 1, 200, &x) < 0)
-			return -1;
-		c->co.runs = (unsigned)x;
-		c->runs_set = true;
-		break;
-	case O_COUNTER: c->co.counters = v; break;
-	case O_FREQ: {
-		memset(c->co.freqs, 0, sizeof(c->co.freqs));
-		size_t n = 0, max = sizeof(c->co.freqs) / sizeof(c->co.freqs[0]) - 1;
-		char buf[128];
-		snprintf(buf, sizeof(buf), "%s", v);
-		for (char *save = NULL, *t = strtok_r(buf, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
-			if (n >= max) {
-				cli_errorf("--freq: at most %zu frequencies", max);
-				return -1;
-			}
-			if (parse_uint("--freq", t, 11, 1000000, &x) < 0)
-				return -1;
-			c->co.freqs[n++] = (uint64_t)x;
+	if (unset || parse_uint("--repeat", v, 1, 200, &x) < 0)
+		return EXIT_USAGE;
+	c->co.runs = (unsigned)x;
+	c->runs_set = true;
+	return 0;
+}
+
+static int opt_freq(po_ctx *ctx, const opt_def *d, const char *v, bool unset)
+{
+	struct conf *c = ctx->obj;
+	long x;
+	memset(c->co.freqs, 0, sizeof(c->co.freqs));
+	if (unset)
+		return 0;
+	size_t n = 0, max = sizeof(c->co.freqs) / sizeof(c->co.freqs[0]) - 1;
+	char buf[128];
+	snprintf(buf, sizeof(buf), "%s", v);
+	for (char *save = NULL, *t = strtok_r(buf, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
+		if (n >= max) {
+			cli_errorf("--freq: at most %zu frequencies", max);
+			return EXIT_USAGE;
 		}
-		if (!n) {
-			cli_errorf("--freq: no frequency given");
-			return -1;
-		}
-		break;
+		if (parse_uint("--freq", t, 11, 1000000, &x) < 0)
+			return EXIT_USAGE;
+		c->co.freqs[n++] = (uint64_t)x;
 	}
-	case O_CPU:
-		if (parse_uint("--cpu", v, 0, 4095, &x) < 0)
-			return -1;
-		c->co.cpu = (int)x;
-		break;
-	case O_QUICK: c->co.quick = true; break;
-	case O_JSON: c->json = true; break;
-	case O_OUTPUT: c->output = v; break;
-	case O_ONLY: c->co.groups = v; break;
-	case O_CC: c->co.cc = v; break;
-	case O_RUNTIME: c->co.runtime = v; break;
-	case O_QUIET: c->quiet = true; break;
-	case O_HELP: break;
+	if (!n) {
+		cli_errorf("--freq: no frequency given");
+		return EXIT_USAGE;
 	}
 	return 0;
 }
 
-/* 0, -1 on a usage error (reported), -2 for --help */
-static int parse(int argc, char **argv, struct conf *c)
+static int opt_cpu(po_ctx *ctx, const opt_def *d, const char *v, bool unset)
 {
-	for (int i = 1; i < argc;) {
-		const struct cli_opt *op;
-		const char *val;
-		int r = cli_parse_opt(argc, argv, &i, opts, NR_OPTS, "", &op, &val);
-		if (r < 0)
-			return -1;
-		if (r == 0) {
-			cli_errorf("calibrate takes no arguments ('%s')", argv[i]);
-			return -1;
-		}
-		if (op->id == O_HELP)
-			return -2;
-		if (apply(c, op->id, val) < 0)
-			return -1;
-	}
+	struct conf *c = ctx->obj;
+	long x = -1;
+	if (!unset && parse_uint("--cpu", v, 0, 4095, &x) < 0)
+		return EXIT_USAGE;
+	c->co.cpu = (int)x;
 	return 0;
 }
+
+#define F(x) offsetof(struct conf, x)
+static const opt_def opts[] = {
+	{ 'r', "repeat",  O_CALLBACK, 0, "N", "runs per measurement (default 10, --quick 3)", PO_NONEG, opt_repeat, 0 },
+	{ 't', "counter", O_STR, F(co.counters), "LIST", "hardware counters (default " CAL_DEFAULT_COUNTERS "; '' for none)", 0, NULL, 0 },
+	{ 'F', "freq",    O_CALLBACK, 0, "HZ[,HZ]", "sampling frequencies to measure (default 4000,20000)", 0, opt_freq, 0 },
+	{ 'C', "cpu",     O_CALLBACK, 0, "CPU", "pin to this CPU (default: the current one)", 0, opt_cpu, 0 },
+	{ 0,   "quick",   O_BOOL, F(co.quick), NULL, "short workloads and 3 runs (a few seconds)", 0, NULL, 0 },
+	{ 0,   "json",    O_BOOL, F(json), NULL, "JSON instead of the table", 0, NULL, 0 },
+	{ 'o', "output",  O_STR, F(output), "FILE", "write a calibration file (for --calibration / $" CAL_FILE_ENV ")", 0, NULL, 0 },
+	{ 0,   "only",    O_STR, F(co.groups), "LIST", "measurement groups: timer,instrument,sample (default all)", 0, NULL, 0 },
+	{ 0,   "cc",      O_STR, F(co.cc), "CC", "compiler for the workloads (default $CC or cc)", 0, NULL, 0 },
+	{ 0,   "runtime", O_STR, F(co.runtime), "PATH", "libproff-instrument.so (default next to proff, or $PROFF_RUNTIME)", 0, NULL, 0 },
+	{ 'q', "quiet",   O_BOOL, F(quiet), NULL, "no progress on stderr", 0, NULL, 0 },
+};
+#undef F
+
+static void help_tail(FILE *f)
+{
+	fprintf(f, "\nCounters: ");
+	const char *const *n = cal_counter_names();
+	for (size_t i = 0; n[i]; i++)
+		fprintf(f, "%s%s", i ? ", " : "", n[i]);
+	fprintf(f, "\n");
+}
+
+static const char *const usage_lines[] = { "calibrate [<options>]", NULL };
+const po_cmd cmd_calibrate_opts = {
+	"calibrate", usage_lines, opts, sizeof(opts) / sizeof(opts[0]), 0, help_tail,
+};
 
 /* libproff-instrument.so: --runtime, $PROFF_RUNTIME, next to the proff
  * binary or ../lib/proff/ relative to it (as record --instrument). */
@@ -157,15 +129,18 @@ static void progress(void *ctx, const char *msg)
 int cmd_calibrate(int argc, char **argv)
 {
 	struct conf c = { .co = { .cpu = -1 } };
-	int p = parse(argc, argv, &c);
-	if (p == -2) {
-		usage(stdout);
-		return 0;
+	char **pos = calloc((size_t)argc + 1, sizeof(char *));
+	int npos = 0, st;
+	if (!pos)
+		return 1;
+	bool go = po_parse(&cmd_calibrate_opts, &c, argc, argv, pos, &npos, &st);
+	if (go && npos) {
+		st = po_error(&cmd_calibrate_opts, NULL, "calibrate takes no arguments ('%s')", pos[0]);
+		go = false;
 	}
-	if (p < 0) {
-		usage(stderr);
-		return EXIT_USAGE;
-	}
+	free(pos);
+	if (!go)
+		return st;
 	if (!c.runs_set)
 		c.co.runs = c.co.quick ? 3 : 10;
 	if (!c.co.freqs[0]) {

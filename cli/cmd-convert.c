@@ -9,12 +9,13 @@
  * not for perf.data). The last two need an exact trace (proff record
  * --instrument). docs/formats/interchange.md describes what each keeps.
  */
-#include <getopt.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "cmds.h"
+#include "parse-options.h"
 #include "proff/formats.h"
 #include "proff/profile.h"
 #include "proff/trace.h"
@@ -44,24 +45,35 @@ static enum out_fmt fmt_of_name(const char *path)
 	return OUT_NONE;
 }
 
-static void usage(FILE *f)
+typedef struct convert_cli {
+	const char *to, *event, *sample_type, *symfs, *kallsyms, *buildid_dir;
+	bool lines;
+} convert_cli;
+
+#define F(x) offsetof(convert_cli, x)
+static const opt_def opts[] = {
+	{ 0, "to", O_STR, F(to), "format", "pprof, pb (not compressed), folded, perf, chrome, speedscope (default: OUT's name)", 0, NULL, 0 },
+	{ 0, "sample-type", O_STR, F(sample_type), "type", "pprof input: the sample type read (name or index; default the last)", 0, NULL, 0 },
+	{ 0, "event", O_STR, F(event), "name", "folded output: the event written (default the first with samples)", 0, NULL, 0 },
+	{ 0, "lines", O_BOOL, F(lines), NULL, "pprof output: the locations' source files and lines (from DWARF)", 0, NULL, 0 },
+	{ 0, "symfs", O_STR, F(symfs), "dir", "look for files under dir", 0, NULL, 0 },
+	{ 0, "kallsyms", O_STR, F(kallsyms), "file", "kernel symbols from file", 0, NULL, 0 },
+	{ 0, "buildid-dir", O_STR, F(buildid_dir), "dir", "build-id cache directory (default ~/.debug)", 0, NULL, 0 },
+};
+#undef F
+
+static void help_tail(FILE *f)
 {
-	fprintf(f, "\n Usage: proff convert [<options>] IN OUT\n\n"
-		   "    IN: perf.data, an exact trace, pprof (.pb.gz), folded stacks; - for standard input\n"
-		   "    OUT: its format from --to or its name: .pb.gz/.pprof (pprof, gzipped), .pb (pprof),\n"
-		   "         .folded (folded stacks), .data (perf.data), .trace.json (Chrome trace events),\n"
-		   "         .speedscope.json; - for standard output\n\n"
-		   "    --to FORMAT            pprof, pb (not compressed), folded, perf, chrome, speedscope\n"
-		   "    --sample-type TYPE     pprof input: the sample type read (name or index; default the last)\n"
-		   "    --event NAME           folded output: the event written (default the first with samples)\n"
-		   "    --lines                pprof output: the locations' source files and lines (from DWARF)\n"
-		   "    --symfs DIR            look for files under DIR\n"
-		   "    --kallsyms FILE        kernel symbols from FILE\n"
-		   "    --buildid-dir DIR      build-id cache directory (default ~/.debug)\n"
-		   "    -h, --help             this help\n\n");
+	fprintf(f, "\nIN: perf.data, an exact trace, pprof (.pb.gz), folded stacks; - for standard input\n"
+		   "OUT: its format from --to or its name: .pb.gz/.pprof (pprof, gzipped), .pb (pprof),\n"
+		   "     .folded (folded stacks), .data (perf.data), .trace.json (Chrome trace events),\n"
+		   "     .speedscope.json; - for standard output\n");
 }
 
-enum { O_TO = 256, O_SAMPLE_TYPE, O_EVENT, O_LINES, O_SYMFS, O_KALLSYMS, O_BUILDID_DIR };
+static const char *const usage_lines[] = { "convert [<options>] IN OUT", NULL };
+const po_cmd cmd_convert_opts = {
+	"convert", usage_lines, opts, sizeof(opts) / sizeof(opts[0]), 0, help_tail,
+};
 
 /* An exact trace as a timeline (Chrome, speedscope) */
 static int write_timeline(const char *in, FILE *out, enum out_fmt f, const char *symfs)
@@ -84,50 +96,30 @@ static int write_timeline(const char *in, FILE *out, enum out_fmt f, const char 
 
 int cmd_convert(int argc, char **argv)
 {
-	static const struct option longopts[] = {
-		{ "to", required_argument, NULL, O_TO },
-		{ "sample-type", required_argument, NULL, O_SAMPLE_TYPE },
-		{ "event", required_argument, NULL, O_EVENT },
-		{ "lines", no_argument, NULL, O_LINES },
-		{ "symfs", required_argument, NULL, O_SYMFS },
-		{ "kallsyms", required_argument, NULL, O_KALLSYMS },
-		{ "buildid-dir", required_argument, NULL, O_BUILDID_DIR },
-		{ "help", no_argument, NULL, 'h' },
-		{ 0 },
-	};
-	const char *to = NULL, *event = NULL;
+	convert_cli c = { 0 };
+	char **pos = calloc((size_t)argc + 1, sizeof(char *));
+	int npos = 0, st;
+	if (!pos)
+		return 1;
+	bool go = po_parse(&cmd_convert_opts, &c, argc, argv, pos, &npos, &st);
+	if (go && npos != 2) {
+		st = po_error(&cmd_convert_opts, NULL, "convert needs an input and an output file (- for standard input/output)");
+		go = false;
+	}
+	const char *in = pos[0], *outp = pos[1];
+	free(pos);
+	if (!go)
+		return st;
+	const char *to = c.to, *event = c.event;
 	pf_load_opts lo;
 	pf_load_opts_init(&lo);
 	lo.split_load = true;
+	lo.sample_type = c.sample_type;
+	lo.symfs = c.symfs;
+	lo.kallsyms = c.kallsyms;
+	lo.buildid_dir = c.buildid_dir;
 	pf_write_opts wo = { .evsel = -1 };
-	optind = 1;
-	opterr = 0;
-	int c;
-	while ((c = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
-		switch (c) {
-		case O_TO: to = optarg; break;
-		case O_SAMPLE_TYPE: lo.sample_type = optarg; break;
-		case O_EVENT: event = optarg; break;
-		case O_LINES: wo.lines = true; break;
-		case O_SYMFS: lo.symfs = optarg; break;
-		case O_KALLSYMS: lo.kallsyms = optarg; break;
-		case O_BUILDID_DIR: lo.buildid_dir = optarg; break;
-		case 'h': usage(stdout); return 0;
-		default:
-			if (optopt)
-				cli_errorf("unknown or incomplete option '-%c'", optopt);
-			else
-				cli_errorf("unknown option '%s'", argv[optind - 1]);
-			usage(stderr);
-			return EXIT_USAGE;
-		}
-	}
-	if (argc - optind != 2) {
-		cli_errorf("convert needs an input and an output file (- for standard input/output)");
-		usage(stderr);
-		return EXIT_USAGE;
-	}
-	const char *in = argv[optind], *outp = argv[optind + 1];
+	wo.lines = c.lines;
 	enum out_fmt f = OUT_NONE;
 	if (to) {
 		for (size_t i = 0; i < sizeof(fmt_names) / sizeof(fmt_names[0]); i++)

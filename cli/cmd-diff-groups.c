@@ -82,6 +82,7 @@ static int do_file(groups_state *s, size_t f)
 	int rc = pf_profile_load(d->paths[f], &d->load[f], &prof, err);
 	if (rc < 0)
 		return rc;
+	cli_trace_quality_warn(d->paths[f], prof->trace_quality);   /* exact traces' anomalies, as report */
 	size_t len = 1;
 	for (size_t e = 0; e < prof->nr_events; e++)
 		len += strlen(prof->events[e].name ? prof->events[e].name : "?") + 2;
@@ -205,6 +206,7 @@ int cmd_diff_groups(const diff_groups_run *d)
 			goto out;
 		}
 	}
+	cli_pager_start("diff");
 	if (d->json)
 		diff_table_json_begin(d->o, d->g, d->paths, d->nruns, d->group, d->ho->sort, stdout);
 	for (size_t i = 0; i < s.ntabs; i++) {

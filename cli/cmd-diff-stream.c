@@ -18,61 +18,64 @@
 #include <string.h>
 
 #include "cmds.h"
+#include "parse-options.h"
 #include "proff/profile.h"
 #include "proff/stream.h"
 
 #define EXIT_SETUP 255
 
-typedef struct sopt {
-	char s;
-	const char *l;
-	bool arg;
-	const char *argh, *help;
-} sopt;
-
 enum { O_STREAM, O_COMPUTE, O_CYCLES_HIST, O_HOT_BLOCKS, O_TOP, O_PLIMIT, O_BEFORE, O_AFTER, O_CHFUNC,
        O_SYMFS, O_KALLSYMS, O_BUILDID_DIR, O_QUIET, O_FORCE, O_VERBOSE, O_NR };
 
-static const sopt sopts[O_NR] = {
-	[O_STREAM] = { 0, "stream", false, NULL, "Enable hot streams comparison." },
-	[O_COMPUTE] = { 'c', "compute", true, "cycles", "hot blocks: cycles diff of the basic blocks (needs branch stacks)" },
-	[O_CYCLES_HIST] = { 0, "cycles-hist", false, NULL, "Show cycles histogram and standard deviation - WARNING: use only with -c cycles." },
-	[O_HOT_BLOCKS] = { 0, "hot-blocks", true, "n", "also compare the n hottest basic blocks of each profile (default: --stream-top, 5)" },
-	[O_TOP] = { 0, "stream-top", true, "n", "hot streams kept per profile (default 5)" },
-	[O_PLIMIT] = { 0, "percent-limit", true, "percent", "Don't show streams with hits% below this" },
-	[O_BEFORE] = { 0, "before", true, "dir", "source tree of the old profile's program" },
-	[O_AFTER] = { 0, "after", true, "dir", "source tree of the new profile's program" },
-	[O_CHFUNC] = { 0, "changed-func", true, "name", "function changed in the new profile (repeatable)" },
-	[O_SYMFS] = { 0, "symfs", true, "directory", "Look for files with symbols relative to this directory" },
-	[O_KALLSYMS] = { 0, "kallsyms", true, "file", "kallsyms pathname" },
-	[O_BUILDID_DIR] = { 0, "buildid-dir", true, "dir", "build-id cache directory" },
-	[O_QUIET] = { 'q', "quiet", false, NULL, "Do not show any warnings or messages" },
-	[O_FORCE] = { 'f', "force", false, NULL, "don't complain, do it" },
-	[O_VERBOSE] = { 'v', "verbose", false, NULL, "be more verbose (-c cycles: block ranges as symbol offsets)" },
+/* what the command line gave: each option's value (NULL: none) and whether
+ * it was given, by O_*; the --changed-func names in order */
+struct stream_cli {
+	const char *val[O_NR];
+	bool set[O_NR];
+	const char **chfuncs;
+	size_t nch;
 };
 
-/* options whose value is optional and only given inline (--opt=v) */
-static bool optional_arg(int o) { return o == O_HOT_BLOCKS; }
+static int stream_opt(po_ctx *ctx, const opt_def *d, const char *v, bool unset)
+{
+	struct stream_cli *c = ctx->obj;
+	c->set[d->defval] = true;
+	c->val[d->defval] = v;
+	if (d->defval == O_CHFUNC)
+		c->chfuncs[c->nch++] = v;
+	return 0;
+}
+
+#define ARG PO_NONEG
+#define NOARG (PO_NOARG | PO_NONEG)
+static const opt_def sopts[O_NR] = {
+	{ 0, "stream", O_CALLBACK, 0, NULL, "Enable hot streams comparison.", NOARG, stream_opt, O_STREAM },
+	{ 'c', "compute", O_CALLBACK, 0, "cycles", "hot blocks: cycles diff of the basic blocks (needs branch stacks)", ARG, stream_opt, O_COMPUTE },
+	{ 0, "cycles-hist", O_CALLBACK, 0, NULL, "Show cycles histogram and standard deviation - WARNING: use only with -c cycles.", NOARG, stream_opt, O_CYCLES_HIST },
+	{ 0, "hot-blocks", O_CALLBACK, 0, "n", "also compare the n hottest basic blocks of each profile (default: --stream-top, 5)", PO_OPTARG | PO_NONEG, stream_opt, O_HOT_BLOCKS },
+	{ 0, "stream-top", O_CALLBACK, 0, "n", "hot streams kept per profile (default 5)", ARG, stream_opt, O_TOP },
+	{ 0, "percent-limit", O_CALLBACK, 0, "percent", "Don't show streams with hits% below this", ARG, stream_opt, O_PLIMIT },
+	{ 0, "before", O_CALLBACK, 0, "dir", "source tree of the old profile's program", ARG, stream_opt, O_BEFORE },
+	{ 0, "after", O_CALLBACK, 0, "dir", "source tree of the new profile's program", ARG, stream_opt, O_AFTER },
+	{ 0, "changed-func", O_CALLBACK, 0, "name", "function changed in the new profile (repeatable)", ARG, stream_opt, O_CHFUNC },
+	{ 0, "symfs", O_CALLBACK, 0, "directory", "Look for files with symbols relative to this directory", ARG, stream_opt, O_SYMFS },
+	{ 0, "kallsyms", O_CALLBACK, 0, "file", "kallsyms pathname", ARG, stream_opt, O_KALLSYMS },
+	{ 0, "buildid-dir", O_CALLBACK, 0, "dir", "build-id cache directory", ARG, stream_opt, O_BUILDID_DIR },
+	{ 'q', "quiet", O_CALLBACK, 0, NULL, "Do not show any warnings or messages", NOARG, stream_opt, O_QUIET },
+	{ 'f', "force", O_CALLBACK, 0, NULL, "don't complain, do it", NOARG, stream_opt, O_FORCE },
+	{ 'v', "verbose", O_CALLBACK, 0, NULL, "be more verbose (-c cycles: block ranges as symbol offsets)", NOARG, stream_opt, O_VERBOSE },
+};
+#undef ARG
+#undef NOARG
+
+static const char *const usage_lines[] = { "diff --stream|-c cycles [<options>] [old_file] [new_file]", NULL };
+const po_cmd cmd_diff_stream_opts = {
+	"diff", usage_lines, sopts, O_NR, PO_CMD_HELP_EXIT_USAGE, NULL,
+};
 
 static int usage(FILE *f)
 {
-	fprintf(f, "\n Usage: proff diff --stream|-c cycles [<options>] [old_file] [new_file]\n\n");
-	for (int i = 0; i < O_NR; i++) {
-		char buf[128];
-		if (optional_arg(i))
-			snprintf(buf, sizeof(buf), "        --%s[=<%s>]", sopts[i].l, sopts[i].argh);
-		else if (sopts[i].s)
-			snprintf(buf, sizeof(buf), "    -%c, --%s%s%s%s", sopts[i].s, sopts[i].l,
-				 sopts[i].arg ? " <" : "", sopts[i].arg ? sopts[i].argh : "", sopts[i].arg ? ">" : "");
-		else
-			snprintf(buf, sizeof(buf), "        --%s%s%s%s", sopts[i].l,
-				 sopts[i].arg ? " <" : "", sopts[i].arg ? sopts[i].argh : "", sopts[i].arg ? ">" : "");
-		if (strlen(buf) <= 24)
-			fprintf(f, "%-24s  %s\n", buf, sopts[i].help);
-		else
-			fprintf(f, "%s\n%26s%s\n", buf, "", sopts[i].help);
-	}
-	fputc('\n', f);
+	po_usage(&cmd_diff_stream_opts, NULL, f);
 	return EXIT_USAGE;
 }
 
@@ -113,11 +116,13 @@ static void *load_thread(void *arg)
 
 int cmd_diff_stream(int argc, char **argv)
 {
-	const char *val[O_NR] = { 0 };
-	bool set[O_NR] = { 0 };
+	struct stream_cli sc = { .nch = 0 };
+	const char **val = sc.val;
+	bool *set = sc.set;
 	const char **chfuncs = calloc((size_t)argc + 1, sizeof(char *));
-	const char **pos = calloc((size_t)argc + 1, sizeof(char *));
-	size_t nch = 0, npos = 0;
+	char **pos = calloc((size_t)argc + 1, sizeof(char *));
+	size_t nch = 0;
+	int npos = 0, st;
 	int rc = EXIT_USAGE;
 	st_side *sides[2] = { NULL, NULL };
 	st_srcmap *sm = NULL;
@@ -126,64 +131,12 @@ int cmd_diff_stream(int argc, char **argv)
 		rc = 1;
 		goto out;
 	}
-	bool only_pos = false;
-	for (int i = 1; i < argc; i++) {
-		const char *a = argv[i];
-		if (only_pos || a[0] != '-' || !a[1]) {
-			pos[npos++] = a;
-			continue;
-		}
-		if (!strcmp(a, "--")) {
-			only_pos = true;
-			continue;
-		}
-		if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
-			usage(stdout);
-			rc = EXIT_USAGE;
-			goto out;
-		}
-		int o = -1;
-		const char *inl = NULL;
-		if (a[1] == '-') {
-			const char *name = a + 2;
-			const char *eq = strchr(name, '=');
-			size_t n = eq ? (size_t)(eq - name) : strlen(name);
-			for (int k = 0; k < O_NR; k++)
-				if (strlen(sopts[k].l) == n && !strncmp(sopts[k].l, name, n))
-					o = k;
-			if (eq)
-				inl = eq + 1;
-		} else {
-			for (int k = 0; k < O_NR; k++)
-				if (sopts[k].s == a[1])
-					o = k;
-			if (a[2])
-				inl = a + 2;
-		}
-		if (o < 0 || (inl && !sopts[o].arg)) {
-			fprintf(stderr, "  Error: unknown option `%s'\n", a);
-			usage(stderr);
-			goto out;
-		}
-		const char *v = NULL;
-		if (sopts[o].arg) {
-			if (inl)
-				v = inl;
-			else if (optional_arg(o))
-				v = NULL;
-			else if (i + 1 < argc)
-				v = argv[++i];
-			else {
-				fprintf(stderr, "  Error: option `%s' requires a value\n", sopts[o].l);
-				usage(stderr);
-				goto out;
-			}
-		}
-		set[o] = true;
-		val[o] = v;
-		if (o == O_CHFUNC)
-			chfuncs[nch++] = v;
+	sc.chfuncs = chfuncs;
+	if (!po_parse(&cmd_diff_stream_opts, &sc, argc, argv, pos, &npos, &st)) {
+		rc = st;
+		goto out;
 	}
+	nch = sc.nch;
 	bool cycles = false;
 	if (set[O_COMPUTE]) {
 		if (strcmp(val[O_COMPUTE], "cycles")) {

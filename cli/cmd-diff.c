@@ -28,6 +28,7 @@
 #include "cmds.h"
 #include "cli-store.h"
 #include "diff-groups.h"
+#include "parse-options.h"
 #include "proff/config.h"
 #include "proff/formats.h"
 #include "proff/diff.h"
@@ -53,17 +54,6 @@ typedef struct diff_cli {
 	const char *sample_type, *label;   /* pprof profiles (lib/formats) */
 	const char *store, *replicate;   /* --store URL SEL_A -- SEL_B (cli/cli-store.c) */
 } diff_cli;
-
-enum opt_kind { O_BOOL, O_COUNT, O_STR, O_STR_NOEMPTY };
-
-typedef struct opt_def {
-	char s;
-	const char *l;
-	int kind;
-	size_t off;          /* offset of the field in diff_cli */
-	const char *argh;
-	const char *help;
-} opt_def;
 
 #define F(x) offsetof(diff_cli, x)
 static const opt_def opts[] = {
@@ -106,7 +96,8 @@ static const opt_def opts[] = {
 	{ 0, "min-width", O_STR, F(min_width), "pct", "flame graph: merge frames narrower than pct % (default 0.1)" },
 	{ 0, "flamegraph-srcline", O_BOOL, F(flame_srcline), NULL, "flame graph: frames by function and source line too" },
 	{ 0, "jobs", O_STR, F(jobs_arg), "n", "load at most n files at once (default: all; with groups one per CPU)" },
-	/* groups of runs (A1 A2 -- B1 B2): docs/statistics.md */
+	PO_UI_OPTIONS,
+	{ 0, NULL, O_GROUP, 0, NULL, "Groups of runs (A1 A2 -- B1 B2, docs/statistics.md):" },
 	{ 0, "test", O_STR, F(test_arg), "welch|mwu", "groups: Welch's t-test (default) or Mann-Whitney U" },
 	{ 0, "fdr", O_STR, F(fdr_arg), "Q", "groups: false discovery rate, significant when q <= Q (default 0.05)" },
 	{ 0, "metric", O_STR, F(metric_arg), "share|absolute", "groups: per-run share of the total (default) or period" },
@@ -122,176 +113,32 @@ static const opt_def opts[] = {
 #undef F
 #define NR_OPTS (sizeof(opts) / sizeof(opts[0]))
 
-static const char usage_line[] = " Usage: proff diff [<options>] [old_file] [new_file]\n";
-
-static void print_opt(const opt_def *d, FILE *f)
-{
-	char buf[256];
-	int n;
-	if (d->s && d->l)
-		n = snprintf(buf, sizeof(buf), "    -%c, --%s", d->s, d->l);
-	else if (d->s)
-		n = snprintf(buf, sizeof(buf), "    -%c", d->s);
-	else
-		n = snprintf(buf, sizeof(buf), "        --%s", d->l);
-	if (d->argh && n > 0 && (size_t)n < sizeof(buf))
-		n += snprintf(buf + n, sizeof(buf) - (size_t)n, " <%s>", d->argh);
-	if (n <= 24)
-		fprintf(f, "%-24s  %s\n", buf, d->help);
-	else
-		fprintf(f, "%s\n%26s%s\n", buf, "", d->help);
-}
+static const char *const usage_lines[] = { "diff [<options>] [old_file] [new_file]", NULL };
+const po_cmd cmd_diff_opts = {
+	"diff", usage_lines, opts, NR_OPTS, PO_CMD_HELP_EXIT_USAGE | PO_CMD_DASHDASH_WORD, NULL,
+};
 
 /* perf's usage_with_options: everything (d == NULL) or just one option */
 static int usage(const opt_def *d, FILE *f)
 {
-	fprintf(f, "\n%s\n", usage_line);
-	if (d) {
-		print_opt(d, f);
-	} else {
-		print_opt(&(opt_def){ 'h', "help", O_BOOL, 0, NULL, "show this help" }, f);
-		for (size_t i = 0; i < NR_OPTS; i++)
-			print_opt(&opts[i], f);
-	}
-	fputc('\n', f);
+	po_usage(&cmd_diff_opts, d, f);
 	return EXIT_USAGE;
-}
-
-static const opt_def *find_long(const char *name, size_t len, bool *ambiguous)
-{
-	const opt_def *hit = NULL;
-	*ambiguous = false;
-	for (size_t i = 0; i < NR_OPTS; i++) {
-		if (!opts[i].l || strncmp(opts[i].l, name, len))
-			continue;
-		if (strlen(opts[i].l) == len)
-			return &opts[i];
-		if (hit)
-			*ambiguous = true;
-		hit = &opts[i];
-	}
-	return *ambiguous ? NULL : hit;
 }
 
 static const opt_def *find_short(char c)
 {
-	for (size_t i = 0; i < NR_OPTS; i++)
-		if (opts[i].s == c)
-			return &opts[i];
-	return NULL;
-}
-
-/* returns 0, or the exit code */
-static int set_opt(diff_cli *c, const opt_def *d, const char *arg, bool negated)
-{
-	char *base = (char *)c;
-	switch (d->kind) {
-	case O_BOOL:
-		*(bool *)(base + d->off) = !negated;
-		return 0;
-	case O_COUNT:
-		*(int *)(base + d->off) = negated ? 0 : *(int *)(base + d->off) + 1;
-		return 0;
-	case O_STR_NOEMPTY:
-		if (!arg || !*arg) {
-			fprintf(stderr, "  Error: option `%s' requires a non empty argument\n", d->l);
-			return usage(d, stderr);
-		}
-		/* fallthrough */
-	case O_STR:
-		*(const char **)(base + d->off) = negated ? NULL : arg;
-		return 0;
-	}
-	return 0;
+	return po_find(&cmd_diff_opts, NULL, c);
 }
 
 static int parse_args(diff_cli *c, int argc, char **argv, char ***files, int *nfiles)
 {
 	char **pos = calloc((size_t)argc + 1, sizeof(char *));
-	int npos = 0;
+	int st;
 	if (!pos)
 		return EXIT_SETUP;
 	*files = pos;
-	for (int i = 1; i < argc; i++) {
-		char *a = argv[i];
-		if (!strcmp(a, "--")) {     /* groups of runs: a separator */
-			pos[npos++] = NULL;
-			continue;
-		}
-		if (a[0] != '-' || !a[1]) {
-			pos[npos++] = a;
-			continue;
-		}
-		if (a[1] == '-') {
-			char *name = a + 2, *eq = strchr(name, '=');
-			size_t len = eq ? (size_t)(eq - name) : strlen(name);
-			bool neg = false, amb;
-			if (len == 4 && !strncmp(name, "help", 4)) {
-				usage(NULL, stdout);
-				return EXIT_USAGE;
-			}
-			const opt_def *d = find_long(name, len, &amb);
-			if (!d && len > 3 && !strncmp(name, "no-", 3)) {
-				d = find_long(name + 3, len - 3, &amb);
-				neg = d != NULL;
-			}
-			if (!d) {
-				fprintf(stderr, "  Error: %s option `%.*s'\n", amb ? "Ambiguous" : "unknown", (int)len, name);
-				return usage(NULL, stderr);
-			}
-			const char *arg = NULL;
-			if (d->kind == O_STR || d->kind == O_STR_NOEMPTY) {
-				if (neg)
-					arg = NULL;
-				else if (eq)
-					arg = eq + 1;
-				else if (i + 1 < argc)
-					arg = argv[++i];
-				else {
-					fprintf(stderr, "  Error: option `%s' requires a value\n", d->l);
-					return usage(d, stderr);
-				}
-			} else if (eq) {
-				fprintf(stderr, "  Error: option `%s' takes no value\n", d->l);
-				return usage(d, stderr);
-			}
-			int rc = set_opt(c, d, arg, neg);
-			if (rc)
-				return rc;
-			continue;
-		}
-		/* short options, possibly bundled: -bpF, -o1, -t, */
-		for (char *p = a + 1; *p; p++) {
-			if (*p == 'h') {
-				usage(NULL, stdout);
-				return EXIT_USAGE;
-			}
-			const opt_def *d = find_short(*p);
-			if (!d) {
-				fprintf(stderr, "  Error: unknown switch `%c'\n", *p);
-				return usage(NULL, stderr);
-			}
-			if (d->kind == O_STR || d->kind == O_STR_NOEMPTY) {
-				const char *arg;
-				if (p[1])
-					arg = p + 1;
-				else if (i + 1 < argc)
-					arg = argv[++i];
-				else {
-					fprintf(stderr, "  Error: switch `%c' requires a value\n", *p);
-					return usage(d, stderr);
-				}
-				int rc = set_opt(c, d, arg, false);
-				if (rc)
-					return rc;
-				break;
-			}
-			int rc = set_opt(c, d, NULL, false);
-			if (rc)
-				return rc;
-		}
-	}
-	*nfiles = npos;
+	if (!po_parse(&cmd_diff_opts, c, argc, argv, pos, nfiles, &st))
+		return st ? st : -1;    /* -1: done (--list-opts), exit 0 */
 	return 0;
 }
 
@@ -385,7 +232,7 @@ static char *time_spec_for(const char *spec, size_t idx)
 
 static int config_defaults(diff_cli *c)
 {
-	const proff_error *ce = cli_config_error();
+	const proff_error *ce = cli_config_load_error();
 	if (ce && ce->code) {
 		cli_error(ce);
 		return EXIT_SETUP;
@@ -395,7 +242,7 @@ static int config_defaults(diff_cli *c)
 		char *end;
 		long x = strtol(v, &end, 0);
 		if (*end || end == v || x < 0 || x > INT_MAX) {
-			cli_errorf("bad config value diff.order=%s", v);
+			cli_config_error("diff.order", "not an order");
 			return EXIT_SETUP;
 		}
 		c->o.order = (unsigned)x;
@@ -694,7 +541,7 @@ int cmd_diff(int argc, char **argv)
 	rc = parse_args(&c, argc, argv, &pos, &npos);
 	if (rc) {
 		free(pos);
-		return rc;
+		return rc < 0 ? 0 : rc;
 	}
 	rc = EXIT_USAGE;
 	diff_opts *o = &c.o;
@@ -723,7 +570,7 @@ int cmd_diff(int argc, char **argv)
 		else if (!strcmp(c.percentage, "absolute"))
 			o->relative = false;
 		else {
-			usage(find_long("percentage", 10, &(bool){0}), stderr);
+			usage(po_find(&cmd_diff_opts, "percentage", 0), stderr);
 			goto out_free;
 		}
 	}
@@ -928,6 +775,7 @@ int cmd_diff(int argc, char **argv)
 		long x = strtol(c.jobs_arg, NULL, 10);
 		par = x < 1 ? 1 : (size_t)x;
 	}
+	o->color = !c.json && cli_use_color("diff");   /* perf's colours, on a terminal */
 	if (group) {
 		rc = run_groups(&c, &gopt, paths, group, nfiles, jobs, &ho, c.jobs_arg ? par : 0, &shared_syms);
 		goto out_jobs;
@@ -947,7 +795,15 @@ int cmd_diff(int argc, char **argv)
 	}
 	cli_fast_heap(2);   /* its RSS target: no more ahead */
 	phase("start");
+	char what[64];
+	snprintf(what, sizeof(what), "reading %zu files", nfiles);
+	cli_progress *progress = cli_progress_start(what, o->quiet, nfiles);
+	for (size_t f = 0; progress && f < nfiles; f++) {
+		jobs[f].lo.progress = cli_progress_update;
+		jobs[f].lo.progress_ctx = cli_progress_slot(progress, f);
+	}
 	run_jobs(jobs, sizeof(*jobs), nfiles, par, load_thread);
+	cli_progress_done(progress);
 	for (size_t f = 0; f < nfiles; f++)
 		profs[f] = jobs[f].prof;
 	for (size_t f = 0; f < nfiles; f++) {
@@ -955,6 +811,7 @@ int cmd_diff(int argc, char **argv)
 			cli_error(&jobs[f].err);
 			goto out_jobs;
 		}
+		cli_trace_quality_warn(paths[f], profs[f]->trace_quality);   /* exact traces' anomalies, as report */
 		if (c.cpu_list) {
 			for (size_t e = 0; e < profs[f]->nr_events; e++)
 				if (!profs[f]->events[e].has_cpu) {
@@ -991,6 +848,7 @@ int cmd_diff(int argc, char **argv)
 		rc = cli_flamegraph(c.flamegraph, profs, ev, 2, &fo);
 		goto out_jobs;
 	}
+	cli_pager_start("diff");
 	if (c.json)
 		diff_json_begin(o, paths, nfiles, ho.sort, stdout);
 	const pf_profile *base = profs[0];

@@ -15,33 +15,10 @@
 
 #include "cli-store.h"
 #include "cmds.h"
+#include "parse-options.h"
 #include "proff/config.h"
 #include "proff/perfdata.h"
 #include "proff/profile.h"
-
-static const struct cli_opt push_opts[] = {
-	{ 0, "store", 1, 's', "URL: a directory (the default: $PROFF_STORE, store.url in the config, or ~/.proff-store) or clickhouse://HOST:PORT/DB" },
-	{ 'l', "label", 1, 'l', "KEY=VALUE: a label of every file pushed (repeatable; time=YYYY-MM-DD[THH:MM[:SS]] sets the time)" },
-	{ 0, "no-srcline", 0, 'n', "do not compute source lines (faster on large binaries; srcline keys then show nothing)" },
-	{ 0, "init", 1, 'i', "ClickHouse: create the tables (one server: 'server'; a shard's local tables: 'local'; CLUSTER: local and Distributed tables)" },
-	{ 'q', "quiet", 0, 'q', "no line per file" },
-	{ 'h', "help", 0, 'h', "this help" },
-};
-#define NPUSH (sizeof(push_opts) / sizeof(push_opts[0]))
-
-static void usage(FILE *f)
-{
-	fprintf(f, "\n Usage: proff push [--store URL] [--label KEY=VALUE ...] FILE...\n"
-		   "        proff push --store clickhouse://HOST:PORT/DB --init server|local|CLUSTER\n\n");
-	for (size_t i = 0; i < NPUSH; i++) {
-		char left[64];
-		snprintf(left, sizeof(left), "%s%c%s--%s%s", push_opts[i].short_name ? "-" : "  ",
-			 push_opts[i].short_name ? push_opts[i].short_name : ' ', push_opts[i].short_name ? ", " : "  ",
-			 push_opts[i].long_name, push_opts[i].has_arg ? " <arg>" : "");
-		fprintf(f, "    %-24s  %s\n", left, push_opts[i].help);
-	}
-	fputc('\n', f);
-}
 
 /* "2026-11-01", "2026-11-01T10:00[:00]" (UTC) or unix seconds */
 static int parse_time(const char *v, int64_t *out)
@@ -63,6 +40,43 @@ typedef struct label_arg {
 	size_t klen;
 	const char *value;
 } label_arg;
+
+typedef struct push_cli {
+	const char *url, *init;
+	bool no_srcline, quiet;
+	label_arg *labels;       /* room for argc */
+	size_t nlabels;
+} push_cli;
+
+/* --label KEY=VALUE, repeatable */
+static int opt_label(po_ctx *ctx, const opt_def *d, const char *arg, bool unset)
+{
+	push_cli *c = ctx->obj;
+	const char *eq = strchr(arg, '=');
+	if (!eq || eq == arg)
+		return po_error(ctx->cmd, d, "--label %s: expected KEY=VALUE", arg);
+	c->labels[c->nlabels++] = (label_arg){ arg, (size_t)(eq - arg), eq + 1 };
+	return 0;
+}
+
+#define F(x) offsetof(push_cli, x)
+static const opt_def push_opts[] = {
+	{ 0, "store", O_STR, F(url), "URL", "a directory (the default: $PROFF_STORE, store.url in the config, or ~/.proff-store) or clickhouse://HOST:PORT/DB", 0, NULL, 0 },
+	{ 'l', "label", O_CALLBACK, 0, "KEY=VALUE", "a label of every file pushed (repeatable; time=YYYY-MM-DD[THH:MM[:SS]] sets the time)", PO_NONEG, opt_label, 0 },
+	{ 0, "no-srcline", O_BOOL, F(no_srcline), NULL, "do not compute source lines (faster on large binaries; srcline keys then show nothing)", PO_NONEG, NULL, 0 },
+	{ 0, "init", O_STR, F(init), "server|local|CLUSTER", "ClickHouse: create the tables (one server: 'server'; a shard's local tables: 'local'; CLUSTER: local and Distributed tables)", 0, NULL, 0 },
+	{ 'q', "quiet", O_BOOL, F(quiet), NULL, "no line per file", 0, NULL, 0 },
+};
+#undef F
+
+static const char *const usage_lines[] = {
+	"push [--store URL] [--label KEY=VALUE ...] FILE...",
+	"push --store clickhouse://HOST:PORT/DB --init server|local|CLUSTER",
+	NULL,
+};
+const po_cmd cmd_push_opts = {
+	"push", usage_lines, push_opts, sizeof(push_opts) / sizeof(push_opts[0]), 0, NULL,
+};
 
 /* the host recorded in a perf.data header, if any */
 static char *file_host(const char *path)
@@ -169,48 +183,19 @@ static size_t push_batch(store *s, store_prof **sps, char **paths, size_t n, boo
 
 int cmd_push(int argc, char **argv)
 {
-	const char *url = NULL, *init = NULL;
-	bool srclines = true, quiet = false;
-	label_arg *labels = calloc((size_t)argc, sizeof(*labels));
-	char **files = calloc((size_t)argc, sizeof(char *));
-	size_t nlabels = 0, nfiles = 0;
-	int rc = EXIT_USAGE;
-	if (!labels || !files)
+	push_cli c = { 0 };
+	c.labels = calloc((size_t)argc, sizeof(*c.labels));
+	char **files = calloc((size_t)argc + 1, sizeof(char *));
+	int nfiles = 0, rc = EXIT_USAGE;
+	if (!c.labels || !files)
 		goto out;
-	for (int i = 1; i < argc;) {
-		const struct cli_opt *op;
-		const char *val;
-		if (!strcmp(argv[i], "--")) {
-			for (i++; i < argc; i++)
-				files[nfiles++] = argv[i];
-			break;
-		}
-		int r = cli_parse_opt(argc, argv, &i, push_opts, NPUSH, "of proff push", &op, &val);
-		if (r < 0) {
-			usage(stderr);
-			goto out;
-		}
-		if (r == 0) {
-			files[nfiles++] = argv[i++];
-			continue;
-		}
-		switch (op->id) {
-		case 's': url = val; break;
-		case 'l': {
-			const char *eq = strchr(val, '=');
-			if (!eq || eq == val) {
-				cli_errorf("--label %s: expected KEY=VALUE", val);
-				goto out;
-			}
-			labels[nlabels++] = (label_arg){ val, (size_t)(eq - val), eq + 1 };
-			break;
-		}
-		case 'n': srclines = false; break;
-		case 'i': init = val; break;
-		case 'q': quiet = true; break;
-		case 'h': usage(stdout); rc = 0; goto out;
-		}
-	}
+	if (!po_parse(&cmd_push_opts, &c, argc, argv, files, &nfiles, &rc))
+		goto out;
+	const char *url = c.url, *init = c.init;
+	const label_arg *labels = c.labels;
+	size_t nlabels = c.nlabels;
+	bool srclines = !c.no_srcline, quiet = c.quiet;
+	rc = EXIT_USAGE;
 	if (!url)
 		url = getenv("PROFF_STORE");
 	if (!url)
@@ -222,8 +207,7 @@ int cmd_push(int argc, char **argv)
 		url = defdir;
 	}
 	if (!nfiles && !init) {
-		cli_errorf("push: no file to push");
-		usage(stderr);
+		rc = po_error(&cmd_push_opts, NULL, "push: no file to push");
 		goto out;
 	}
 	store *s;
@@ -240,7 +224,7 @@ int cmd_push(int argc, char **argv)
 		}
 	}
 	size_t failed = 0, nb = 0, bsamples = 0;
-	char **retry = calloc(nfiles ? nfiles : 1, sizeof(char *));
+	char **retry = calloc(nfiles ? (size_t)nfiles : 1, sizeof(char *));
 	/* files pushed in batches (one request per table and batch): up to
 	 * 64 files or a million samples at a time */
 	store_prof *batch[64];
@@ -249,7 +233,7 @@ int cmd_push(int argc, char **argv)
 		store_close(s);
 		goto out;
 	}
-	for (size_t f = 0; f < nfiles; f++) {
+	for (size_t f = 0; f < (size_t)nfiles; f++) {
 		store_prof *sp;
 		int r = prepare(files[f], labels, nlabels, srclines, quiet, &sp);
 		if (r == -2) {       /* a usage error: the same for every file */
@@ -267,7 +251,7 @@ int cmd_push(int argc, char **argv)
 		batch[nb] = sp;
 		bpath[nb++] = files[f];
 		bsamples += sp->nr_samples;
-		if (nb == 64 || bsamples >= 1000000 || f + 1 == nfiles) {
+		if (nb == 64 || bsamples >= 1000000 || f + 1 == (size_t)nfiles) {
 			failed += push_batch(s, batch, bpath, nb, quiet, retry + failed);
 			nb = bsamples = 0;
 		}
@@ -277,7 +261,7 @@ int cmd_push(int argc, char **argv)
 	store_close(s);
 	rc = 0;
 	if (failed) {
-		fprintf(stderr, "proff: push: %zu of %zu file%s not stored; push %s again:", failed, nfiles,
+		fprintf(stderr, "proff: push: %zu of %d file%s not stored; push %s again:", failed, nfiles,
 			nfiles == 1 ? "" : "s", failed == 1 ? "it" : "them");
 		for (size_t i = 0; i < failed; i++)
 			fprintf(stderr, " %s", retry[i]);
@@ -286,7 +270,7 @@ int cmd_push(int argc, char **argv)
 	}
 	free(retry);
 out:
-	free(labels);
+	free(c.labels);
 	free(files);
 	return rc;
 }

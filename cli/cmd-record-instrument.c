@@ -25,32 +25,10 @@
 #include <unistd.h>
 
 #include "cmds.h"
+#include "parse-options.h"
 #include "proff/calibrate.h"
 #include "proff/dprof.h"
 #include "proff/trace.h"
-
-enum opt_id {
-	O_INSTRUMENT = 1, O_OUTPUT, O_BUFFER, O_CLOCK, O_RUNTIME, O_QUIET, O_HELP,
-	O_INFO, O_STATS, O_EVENTS, O_DPROFPP, O_NO_COMP, O_PID, O_CALIBRATION,
-};
-
-static const struct cli_opt ri_opts[] = {
-	{ 0,   "instrument",    0, O_INSTRUMENT, "record an exact trace (this command)" },
-	{ 'o', "output",        1, O_OUTPUT,     "FILE  trace file (default " PROFF_TRACE_DEFAULT_FILE ", or $PROFF_OUTPUT)" },
-	{ 0,   "buffer",        1, O_BUFFER,     "SIZE  per-thread buffer, bytes with K/M suffix (default 1M)" },
-	{ 0,   "clock",         1, O_CLOCK,      "tsc|monotonic|none  timestamp source (default tsc when invariant; none: counts only)" },
-	{ 0,   "runtime",       1, O_RUNTIME,    "PATH  libproff-instrument.so to preload" },
-	{ 'q', "quiet",         0, O_QUIET,      "no summary line" },
-	{ 0,   "info",          1, O_INFO,       "FILE  print the trace's sessions and calibration, do not record" },
-	{ 0,   "stats",         1, O_STATS,      "FILE  print per-function calls and times of a trace, do not record" },
-	{ 0,   "events",        1, O_EVENTS,     "FILE  print every (resynchronised) event of a trace, do not record" },
-	{ 0,   "dprofpp",       1, O_DPROFPP,    "FILE  dprofpp's default table (real time) of a trace, do not record" },
-	{ 0,   "no-compensate", 0, O_NO_COMP,    "with --stats/--dprofpp: raw times, no overhead subtraction" },
-	{ 0,   "pid",           1, O_PID,        "PID  with --stats: only this process" },
-	{ 0,   "calibration",   1, O_CALIBRATION, "FILE  overheads from proff calibrate -o FILE (or $" CAL_FILE_ENV "): stored in the trace when recording, replace the stored ones with --stats/--dprofpp/--info" },
-	{ 'h', "help",          0, O_HELP,       "this help" },
-};
-#define NOPTS (sizeof(ri_opts) / sizeof(ri_opts[0]))
 
 struct ri_conf {
 	const char *output, *buffer, *clock, *runtime;
@@ -58,79 +36,71 @@ struct ri_conf {
 	const char *calibration;   /* --calibration FILE, else $PROFF_CALIBRATION */
 	bool quiet, compensate;
 	int pid;
+	bool instrument;
 };
 
-static void usage(FILE *f)
+static int opt_clock(po_ctx *ctx, const opt_def *d, const char *val, bool unset)
 {
-	fprintf(f, "usage: proff record --instrument [-o FILE] [options] [--] CMD [ARGS]\n"
-		   "       proff record --instrument --stats|--events|--info|--dprofpp FILE\n\n");
-	for (size_t i = 0; i < NOPTS; i++) {
-		const struct cli_opt *o = &ri_opts[i];
-		char s[8] = "    ";
-		if (o->short_name)
-			snprintf(s, sizeof(s), "-%c, ", o->short_name);
-		fprintf(f, "    %s--%-15s %s\n", s, o->long_name, o->help);
+	struct ri_conf *c = ctx->obj;
+	if (!unset && strcmp(val, "tsc") && strcmp(val, "monotonic") && strcmp(val, "none")) {
+		cli_errorf("--clock: '%s' is not tsc, monotonic or none", val);
+		return EXIT_USAGE;
 	}
+	c->clock = unset ? NULL : val;
+	return 0;
+}
+
+static int opt_no_compensate(po_ctx *ctx, const opt_def *d, const char *val, bool unset)
+{
+	((struct ri_conf *)ctx->obj)->compensate = false;
+	return 0;
+}
+
+static int opt_pid(po_ctx *ctx, const opt_def *d, const char *val, bool unset)
+{
+	char *end;
+	long v = strtol(val, &end, 10);
+	if (*end || v <= 0 || v > INT_MAX) {
+		cli_errorf("--pid: '%s' is not a process id", val);
+		return EXIT_USAGE;
+	}
+	((struct ri_conf *)ctx->obj)->pid = (int)v;
+	return 0;
+}
+
+#define F(x) offsetof(struct ri_conf, x)
+static const opt_def ri_opts[] = {
+	{ 0,   "instrument",    O_BOOL, F(instrument), NULL, "record an exact trace (this command)", PO_NONEG, NULL, 0 },
+	{ 'o', "output",        O_STR, F(output), "FILE", "trace file (default " PROFF_TRACE_DEFAULT_FILE ", or $PROFF_OUTPUT)", 0, NULL, 0 },
+	{ 0,   "buffer",        O_STR, F(buffer), "SIZE", "per-thread buffer, bytes with K/M suffix (default 1M)", 0, NULL, 0 },
+	{ 0,   "clock",         O_CALLBACK, 0, "tsc|monotonic|none", "timestamp source (default tsc when invariant; none: counts only)", 0, opt_clock, 0 },
+	{ 0,   "runtime",       O_STR, F(runtime), "PATH", "libproff-instrument.so to preload", 0, NULL, 0 },
+	{ 'q', "quiet",         O_BOOL, F(quiet), NULL, "no summary line", 0, NULL, 0 },
+	{ 0,   "info",          O_STR, F(info), "FILE", "print the trace's sessions and calibration, do not record", 0, NULL, 0 },
+	{ 0,   "stats",         O_STR, F(stats), "FILE", "print per-function calls and times of a trace, do not record", 0, NULL, 0 },
+	{ 0,   "events",        O_STR, F(events), "FILE", "print every (resynchronised) event of a trace, do not record", 0, NULL, 0 },
+	{ 0,   "dprofpp",       O_STR, F(dprofpp), "FILE", "dprofpp's default table (real time) of a trace, do not record", 0, NULL, 0 },
+	{ 0,   "no-compensate", O_CALLBACK, 0, NULL, "with --stats/--dprofpp: raw times, no overhead subtraction", PO_NOARG | PO_NONEG, opt_no_compensate, 0 },
+	{ 0,   "pid",           O_CALLBACK, 0, "PID", "with --stats: only this process", PO_NONEG, opt_pid, 0 },
+	{ 0,   "calibration",   O_STR, F(calibration), "FILE", "overheads from proff calibrate -o FILE (or $" CAL_FILE_ENV "): stored in the trace when recording, replace the stored ones with --stats/--dprofpp/--info", 0, NULL, 0 },
+};
+#undef F
+
+static void help_tail(FILE *f)
+{
 	fprintf(f, "\nCMD must be built with -finstrument-functions. The runtime is\n"
 		   "libproff-instrument.so next to proff (override: --runtime or PROFF_RUNTIME).\n");
 }
 
-static int apply(struct ri_conf *c, enum opt_id id, const char *val)
-{
-	switch (id) {
-	case O_INSTRUMENT: break;
-	case O_OUTPUT: c->output = val; break;
-	case O_BUFFER: c->buffer = val; break;
-	case O_CLOCK:
-		if (strcmp(val, "tsc") && strcmp(val, "monotonic") && strcmp(val, "none")) {
-			cli_errorf("--clock: '%s' is not tsc, monotonic or none", val);
-			return -1;
-		}
-		c->clock = val;
-		break;
-	case O_RUNTIME: c->runtime = val; break;
-	case O_QUIET: c->quiet = true; break;
-	case O_INFO: c->info = val; break;
-	case O_STATS: c->stats = val; break;
-	case O_EVENTS: c->events = val; break;
-	case O_DPROFPP: c->dprofpp = val; break;
-	case O_NO_COMP: c->compensate = false; break;
-	case O_PID: {
-		char *end;
-		long v = strtol(val, &end, 10);
-		if (*end || v <= 0 || v > INT_MAX) {
-			cli_errorf("--pid: '%s' is not a process id", val);
-			return -1;
-		}
-		c->pid = (int)v;
-		break;
-	}
-	case O_CALIBRATION: c->calibration = val; break;
-	case O_HELP: break;
-	}
-	return 0;
-}
-
-/* Returns the index of the first word of the command, argc if none, or -1
- * (usage error, already reported), -2 for --help. */
-static int parse(int argc, char **argv, struct ri_conf *c)
-{
-	int i = 1;
-	while (i < argc) {
-		if (!strcmp(argv[i], "--"))
-			return i + 1;
-		const struct cli_opt *op;
-		const char *val;
-		int r = cli_parse_opt(argc, argv, &i, ri_opts, NOPTS, " (for record --instrument)", &op, &val);
-		if (r <= 0)
-			return r < 0 ? -1 : i;
-		if (op->id == O_HELP)
-			return -2;
-		if (apply(c, op->id, val) < 0)
-			return -1;
-	}
-	return i;
-}
+static const char *const usage_lines[] = {
+	"record --instrument [-o FILE] [<options>] [--] CMD [ARGS]",
+	"record --instrument --stats|--events|--info|--dprofpp FILE",
+	NULL,
+};
+const po_cmd cmd_record_instrument_opts = {
+	"record --instrument", usage_lines, ri_opts, sizeof(ri_opts) / sizeof(ri_opts[0]),
+	PO_CMD_STOP_AT_NON_OPTION, help_tail,
+};
 
 /* libproff-instrument.so: $PROFF_RUNTIME, next to the proff binary, or
  * ../lib/proff/ relative to it. */
@@ -498,15 +468,15 @@ static int run(const struct ri_conf *c, char **cmd)
 int cmd_record_instrument(int argc, char **argv)
 {
 	struct ri_conf c = { .compensate = true };
-	int i = parse(argc, argv, &c);
-	if (i == -2) {
-		usage(stdout);
-		return 0;
-	}
-	if (i < 0) {
-		usage(stderr);
-		return EXIT_USAGE;
-	}
+	char **pos = calloc((size_t)argc + 1, sizeof(char *));
+	int npos = 0, st;
+	if (!pos)
+		return 1;
+	bool go = po_parse(&cmd_record_instrument_opts, &c, argc, argv, pos, &npos, &st);
+	free(pos);
+	if (!go)
+		return st;
+	int i = argc - npos;    /* the command: the words after the options */
 	if (c.info)
 		return do_info(&c);
 	if (c.stats)
@@ -516,9 +486,7 @@ int cmd_record_instrument(int argc, char **argv)
 	if (c.dprofpp)
 		return do_dprofpp(&c);
 	if (i >= argc) {
-		cli_errorf("record --instrument: no command to run");
-		usage(stderr);
-		return EXIT_USAGE;
+		return po_error(&cmd_record_instrument_opts, NULL, "record --instrument: no command to run");
 	}
 	return run(&c, argv + i);
 }

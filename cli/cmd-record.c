@@ -21,6 +21,7 @@
 #include <unistd.h>
 
 #include "cmds.h"
+#include "parse-options.h"
 #include "proff/record.h"
 #include "record-cli.h"
 
@@ -39,42 +40,19 @@ static void on_notice(void *ctx, const char *msg)
 }
 
 enum opt_id {
-	O_OUTPUT, O_EVENT, O_FREQ, O_COUNT, O_CALLGRAPH, O_CALLGRAPH_MODE, O_SAMPLE_CPU, O_BRANCH,
+	O_OUTPUT, O_EVENT, O_FREQ, O_PERIOD, O_CALLGRAPH, O_CALLGRAPH_MODE, O_SAMPLE_CPU, O_BRANCH,
 	O_ALL, O_PID, O_TID, O_NO_INHERIT, O_COMPRESS, O_MMAP, O_NO_BUILDID_CACHE,
-	O_NO_BUILDID, O_BUILDID_DIR, O_QUIET, O_HELP, O_INSTRUMENT, O_RUNS,
+	O_NO_BUILDID, O_BUILDID_DIR, O_QUIET, O_RUNS,
 };
 
-/* has_arg: 0 none, 1 required, 2 optional (only as --long=VALUE) */
-static const struct opt {
-	char short_name;
-	const char *long_name;
-	int has_arg;
-	enum opt_id id;
-	const char *help;
-} opts[] = {
-	{ 'o', "output",             1, O_OUTPUT,          "FILE     output file (default perf.data; an existing one becomes perf.data.old)" },
-	{ 'e', "event",              1, O_EVENT,           "EV[,EV]  events (cpu-clock, task-clock, cycles, ...); hardware events fall back to cpu-clock" },
-	{ 'F', "freq",               1, O_FREQ,            "HZ       sampling frequency (default 4000, 'max')" },
-	{ 'c', "count",              1, O_COUNT,           "N        sample every N events (ns for cpu-clock)" },
-	{ 'g', NULL,                 0, O_CALLGRAPH,       "         record frame-pointer callchains (user and kernel)" },
-	{ 0,   "call-graph",         1, O_CALLGRAPH_MODE,  "MODE     callchains: fp (as -g), dwarf[,SIZE] (user stacks of SIZE bytes, default 8192, unwound at report time), lbr (needs LBR hardware)" },
-	{ 0,   "sample-cpu",         0, O_SAMPLE_CPU,      "         record the CPU of each sample" },
-	{ 'b', "branch-any",         0, O_BRANCH,          "         sample taken branches (needs LBR hardware)" },
-	{ 'a', "all-cpus",           0, O_ALL,             "         system-wide on every CPU" },
-	{ 'p', "pid",                1, O_PID,             "PID[,..] attach to running processes (all their threads)" },
-	{ 't', "tid",                1, O_TID,             "TID[,..] attach to threads" },
-	{ 'i', "no-inherit",         0, O_NO_INHERIT,      "         do not follow new threads and children" },
-	{ 'z', "compression-level",  2, O_COMPRESS,        "[=N]     zstd-compress the data (level 1 by default)" },
-	{ 'm', "mmap-pages",         1, O_MMAP,            "PAGES    ring buffer size in pages per CPU (power of 2, default 128)" },
-	{ 'N', "no-buildid-cache",   0, O_NO_BUILDID_CACHE, "        do not copy binaries into the build-id cache" },
-	{ 'B', "no-buildid",         0, O_NO_BUILDID,      "         no build-ids at all" },
-	{ 0,   "buildid-dir",        1, O_BUILDID_DIR,     "DIR      build-id cache (default $PROFF_BUILDID_DIR or ~/.debug)" },
-	{ 'q', "quiet",              0, O_QUIET,           "         no summary lines" },
-	{ 'r', "runs",               1, O_RUNS,            "N        run the command N times: FILE.1 ... FILE.N (for proff diff A.* -- B.*)" },
-	{ 'h', "help",               0, O_HELP,            "         this help" },
-	{ 0,   "instrument",         0, O_INSTRUMENT,      "         exact trace of a -finstrument-functions build (see proff record --instrument -h)" },
+/* The whole command line's options; apply() reads each one */
+struct record_cli {
+	rec_opts o;
+	bool quiet, instrument;
+	unsigned runs;
+	pid_t *pids, *tids;
+	size_t npids, ntids;
 };
-#define NR_OPTS (sizeof(opts) / sizeof(opts[0]))
 
 /* --call-graph fp | dwarf[,SIZE] | lbr, as perf reads it: SIZE rounded up
  * to 8 bytes, at most 65528 (the kernel's limit for a sample's stack copy). */
@@ -113,21 +91,39 @@ static int parse_callgraph_mode(const char *val, rec_opts *o)
 	return -1;
 }
 
-static void usage(FILE *f)
-{
-	fprintf(f, "usage: proff record [options] [--] command [args]\n"
-		   "       proff record [options] -p PID | -t TID | -a\n\n");
-	for (size_t i = 0; i < NR_OPTS; i++) {
-		char names[64];
-		if (opts[i].short_name && opts[i].long_name)
-			snprintf(names, sizeof(names), "-%c, --%s", opts[i].short_name, opts[i].long_name);
-		else if (opts[i].short_name)
-			snprintf(names, sizeof(names), "-%c", opts[i].short_name);
-		else
-			snprintf(names, sizeof(names), "    --%s", opts[i].long_name);
-		fprintf(f, "    %-26s %s\n", names, opts[i].help);
-	}
-}
+static int record_opt(po_ctx *ctx, const opt_def *d, const char *val, bool unset);
+
+static const opt_def opts[] = {
+	{ 'o', "output",            O_CALLBACK, 0, "FILE", "output file (default perf.data; an existing one becomes perf.data.old)", PO_NONEG, record_opt, O_OUTPUT },
+	{ 'e', "event",             O_CALLBACK, 0, "EV[,EV]", "events (cpu-clock, task-clock, cycles, ...); hardware events fall back to cpu-clock", PO_NONEG, record_opt, O_EVENT },
+	{ 'F', "freq",              O_CALLBACK, 0, "HZ", "sampling frequency (default 4000, 'max')", PO_NONEG, record_opt, O_FREQ },
+	{ 'c', "count",             O_CALLBACK, 0, "N", "sample every N events (ns for cpu-clock)", PO_NONEG, record_opt, O_PERIOD },
+	{ 'g', NULL,                O_CALLBACK, 0, NULL, "record frame-pointer callchains (user and kernel)", PO_NOARG | PO_NONEG, record_opt, O_CALLGRAPH },
+	{ 0,   "call-graph",        O_CALLBACK, 0, "MODE", "callchains: fp (as -g), dwarf[,SIZE] (user stacks of SIZE bytes, default 8192, unwound at report time), lbr (needs LBR hardware)", PO_NONEG, record_opt, O_CALLGRAPH_MODE },
+	{ 0,   "sample-cpu",        O_CALLBACK, 0, NULL, "record the CPU of each sample", PO_NOARG | PO_NONEG, record_opt, O_SAMPLE_CPU },
+	{ 'b', "branch-any",        O_CALLBACK, 0, NULL, "sample taken branches (needs LBR hardware)", PO_NOARG | PO_NONEG, record_opt, O_BRANCH },
+	{ 'a', "all-cpus",          O_CALLBACK, 0, NULL, "system-wide on every CPU", PO_NOARG | PO_NONEG, record_opt, O_ALL },
+	{ 'p', "pid",               O_CALLBACK, 0, "PID[,..]", "attach to running processes (all their threads)", PO_NONEG, record_opt, O_PID },
+	{ 't', "tid",               O_CALLBACK, 0, "TID[,..]", "attach to threads", PO_NONEG, record_opt, O_TID },
+	{ 'i', "no-inherit",        O_CALLBACK, 0, NULL, "do not follow new threads and children", PO_NOARG | PO_NONEG, record_opt, O_NO_INHERIT },
+	{ 'z', "compression-level", O_CALLBACK, 0, "N", "zstd-compress the data (level 1 by default)", PO_OPTARG | PO_NONEG, record_opt, O_COMPRESS },
+	{ 'm', "mmap-pages",        O_CALLBACK, 0, "PAGES", "ring buffer size in pages per CPU (power of 2, default 128)", PO_NONEG, record_opt, O_MMAP },
+	{ 'N', "no-buildid-cache",  O_CALLBACK, 0, NULL, "do not copy binaries into the build-id cache", PO_NOARG | PO_NONEG, record_opt, O_NO_BUILDID_CACHE },
+	{ 'B', "no-buildid",        O_CALLBACK, 0, NULL, "no build-ids at all", PO_NOARG | PO_NONEG, record_opt, O_NO_BUILDID },
+	{ 0,   "buildid-dir",       O_CALLBACK, 0, "DIR", "build-id cache (default $PROFF_BUILDID_DIR or ~/.debug)", PO_NONEG, record_opt, O_BUILDID_DIR },
+	{ 'q', "quiet",             O_CALLBACK, 0, NULL, "no summary lines", PO_NOARG | PO_NONEG, record_opt, O_QUIET },
+	{ 'r', "runs",              O_CALLBACK, 0, "N", "run the command N times: FILE.1 ... FILE.N (for proff diff A.* -- B.*)", PO_NONEG, record_opt, O_RUNS },
+	{ 0,   "instrument",        O_BOOL, offsetof(struct record_cli, instrument), NULL, "exact trace of a -finstrument-functions build (see proff record --instrument -h)", PO_STOP | PO_NONEG, NULL, 0 },
+};
+
+static const char *const usage_lines[] = {
+	"record [<options>] [--] command [args]",
+	"record [<options>] -p PID | -t TID | -a",
+	NULL,
+};
+const po_cmd cmd_record_opts = {
+	"record", usage_lines, opts, sizeof(opts) / sizeof(opts[0]), PO_CMD_STOP_AT_NON_OPTION, NULL,
+};
 
 static int parse_u64(const char *opt, const char *v, uint64_t *out)
 {
@@ -220,7 +216,7 @@ static int apply(rec_opts *o, enum opt_id id, const char *name, const char *val,
 		o->freq = x;
 		o->period = 0;
 		break;
-	case O_COUNT:
+	case O_PERIOD:
 		if (parse_u64(name, val, &x))
 			return -1;
 		if (!x) {
@@ -272,8 +268,21 @@ static int apply(rec_opts *o, enum opt_id id, const char *name, const char *val,
 		}
 		*runs = (unsigned)x;
 		break;
-	case O_HELP: case O_INSTRUMENT: break;
 	}
+	return 0;
+}
+
+static int record_opt(po_ctx *ctx, const opt_def *d, const char *val, bool unset)
+{
+	struct record_cli *c = ctx->obj;
+	char name[64];
+	if (d->l)
+		snprintf(name, sizeof(name), "--%s", d->l);
+	else
+		snprintf(name, sizeof(name), "-%c", d->s);
+	if (apply(&c->o, (enum opt_id)d->defval, name, val, &c->quiet, &c->pids, &c->npids, &c->tids, &c->ntids,
+		  &c->runs))
+		return EXIT_USAGE;
 	return 0;
 }
 
@@ -369,110 +378,36 @@ int cli_record_once(rec_opts *o, bool quiet)
 
 int cmd_record(int argc, char **argv)
 {
+	struct record_cli rc_;
+	memset(&rc_, 0, sizeof(rc_));
 	rec_opts o;
-	memset(&o, 0, sizeof(o));
 	bool quiet = false;
 	unsigned runs = 0;
 	pid_t *pids = NULL, *tids = NULL;
 	size_t npids = 0, ntids = 0;
-	int ai = 1, ret = 1;
+	int ai, ret = 1, pst;
 
-	while (ai < argc) {
-		const char *a = argv[ai];
-		if (!strcmp(a, "--")) {
-			ai++;
-			break;
-		}
-		if (a[0] != '-' || !a[1])
-			break;          /* the command starts here */
-		const struct opt *op = NULL;
-		const char *val = NULL;
-		char oname[64];
-		if (a[1] == '-') {
-			const char *nm = a + 2, *eq = strchr(nm, '=');
-			size_t nl = eq ? (size_t)(eq - nm) : strlen(nm);
-			for (size_t i = 0; i < NR_OPTS; i++)
-				if (opts[i].long_name && strlen(opts[i].long_name) == nl &&
-				    !strncmp(opts[i].long_name, nm, nl))
-					op = &opts[i];
-			if (!op) {
-				cli_errorf("unknown option '%s'", a);
-				usage(stderr);
-				ret = EXIT_USAGE;
-				goto out;
-			}
-			snprintf(oname, sizeof(oname), "--%s", op->long_name);
-			if (eq) {
-				if (!op->has_arg) {
-					cli_errorf("option '%s' takes no value", oname);
-					ret = EXIT_USAGE;
-					goto out;
-				}
-				val = eq + 1;
-			} else if (op->has_arg == 1) {
-				if (ai + 1 >= argc) {
-					cli_errorf("option '%s' needs a value", oname);
-					ret = EXIT_USAGE;
-					goto out;
-				}
-				val = argv[++ai];
-			}
-			ai++;
-			if (op->id == O_INSTRUMENT) {
-				free(pids);
-				free(tids);
-				return cmd_record_instrument(argc, argv);
-			}
-			if (op->id == O_HELP) {
-				usage(stdout);
-				ret = 0;
-				goto out;
-			}
-			if (apply(&o, op->id, oname, val, &quiet, &pids, &npids, &tids, &ntids, &runs)) {
-				ret = EXIT_USAGE;
-				goto out;
-			}
-			continue;
-		}
-		/* bundled short options: -ag, -F4000, -o file */
-		ai++;
-		for (const char *c = a + 1; *c; c++) {
-			op = NULL;
-			for (size_t i = 0; i < NR_OPTS; i++)
-				if (opts[i].short_name == *c)
-					op = &opts[i];
-			if (!op) {
-				cli_errorf("unknown option '-%c'", *c);
-				usage(stderr);
-				ret = EXIT_USAGE;
-				goto out;
-			}
-			snprintf(oname, sizeof(oname), "-%c", *c);
-			val = NULL;
-			if (op->has_arg == 1) {
-				if (c[1]) {
-					val = c + 1;
-				} else if (ai < argc) {
-					val = argv[ai++];
-				} else {
-					cli_errorf("option '%s' needs a value", oname);
-					ret = EXIT_USAGE;
-					goto out;
-				}
-			}
-			if (op->id == O_HELP) {
-				usage(stdout);
-				ret = 0;
-				goto out;
-			}
-			if (apply(&o, op->id, oname, val, &quiet, &pids, &npids, &tids, &ntids, &runs)) {
-				ret = EXIT_USAGE;
-				goto out;
-			}
-			if (val)
-				break;
-		}
+	char **pos = calloc((size_t)argc + 1, sizeof(char *));
+	int npos = 0;
+	bool go = pos && po_parse(&cmd_record_opts, &rc_, argc, argv, pos, &npos, &pst);
+	free(pos);
+	o = rc_.o;
+	quiet = rc_.quiet;
+	runs = rc_.runs;
+	pids = rc_.pids;
+	tids = rc_.tids;
+	npids = rc_.npids;
+	ntids = rc_.ntids;
+	if (!go) {
+		ret = pst;
+		goto out;
 	}
+	if (rc_.instrument) {
+		free(pids);
+		free(tids);
+		return cmd_record_instrument(argc, argv);
+	}
+	ai = argc - npos;       /* the command: the words after the options */
 	if (ai < argc)
 		o.argv = argv + ai;
 	o.pids = pids;
@@ -480,9 +415,7 @@ int cmd_record(int argc, char **argv)
 	o.tids = tids;
 	o.nr_tids = ntids;
 	if (!o.argv && !npids && !ntids && !o.system_wide) {
-		cli_errorf("nothing to record: give a command, -p PID, -t TID or -a");
-		usage(stderr);
-		ret = EXIT_USAGE;
+		ret = po_error(&cmd_record_opts, NULL, "nothing to record: give a command, -p PID, -t TID or -a");
 		goto out;
 	}
 	if (o.argv && (npids || ntids)) {

@@ -2,11 +2,10 @@
  *
  * Options follow perf report's names and meaning (see docs/compat/report.md
  * for the few deliberate differences). The option table below is the single
- * place options are declared; parsing fills a report_args.
+ * place options are declared; cli/parse-options.c fills a report_args from it.
  */
 #include <ctype.h>
 #include <errno.h>
-#include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -15,6 +14,7 @@
 
 #include "cli-store.h"
 #include "cmds.h"
+#include "parse-options.h"
 #include "proff/calibrate.h"
 #include "proff/config.h"
 #include "proff/hist.h"
@@ -40,6 +40,7 @@ struct report_args {
 	bool quiet, json, dump, header, header_only, force, show_nr_samples, no_compensate;
 	const char *calibration;
 	bool tree;
+	bool inline_frames;                    /* --inline (default) / --no-inline: callchain entries with their inlined frames */
 	int verbose;
 	const char *symfs, *kallsyms, *buildid_dir;
 	const char *sample_type, *label;   /* pprof profiles (lib/formats) */
@@ -50,80 +51,93 @@ struct report_args {
 	size_t nwhere;
 };
 
-enum {
-	O_CHILDREN = 256, O_NO_CHILDREN, O_MAX_STACK, O_PERCENT_LIMIT, O_PERCENTAGE, O_PID, O_TID,
-	O_CPU, O_TIME, O_JSON, O_HEADER, O_HEADER_ONLY, O_SYMFS, O_KALLSYMS, O_BUILDID_DIR,
-	O_STDIO, O_COMMS, O_DSOS, O_SYMBOLS, O_NO_PAGER, O_NO_COMPENSATE, O_CALIBRATION,
-	O_SAMPLE_TYPE, O_LABEL,
-	O_FLAMEGRAPH, O_MIN_WIDTH, O_FLAME_SRCLINE,
-	O_STORE, O_WHERE,
-};
-
-struct opt_doc { struct option o; int shortc; const char *arg, *help; };
-
-static const struct opt_doc options[] = {
-	{ { "input", required_argument, NULL, 'i' }, 'i', "FILE", "input file name (default perf.data, - for a pipe)" },
-	{ { "children", no_argument, NULL, O_CHILDREN }, 0, NULL, "accumulate callchains of children into parent entries" },
-	{ { "no-children", no_argument, NULL, O_NO_CHILDREN }, 0, NULL, "do not accumulate children (Self only)" },
-	{ { "call-graph", optional_argument, NULL, 'g' }, 'g', "print_type,threshold[,print_limit],order,sort_key[,branch],value", "graph|fractal|flat|folded|none, caller|callee, percent|period|count" },
-	{ { "inverted", no_argument, NULL, 'G' }, 'G', NULL, "alias for caller-based call graph" },
-	{ { "max-stack", required_argument, NULL, O_MAX_STACK }, 0, "N", "limit the callchain depth" },
-	{ { "sort", required_argument, NULL, 's' }, 's', "KEYS", "sort by pid, tid, comm, dso, symbol, cpu, parent, srcline, label:NAME" },
-	{ { "parent", required_argument, NULL, 'p' }, 'p', "REGEX", "regex filter to identify the parent (default ^sys_|^do_page_fault)" },
-	{ { "percent-limit", required_argument, NULL, O_PERCENT_LIMIT }, 0, "N", "do not show entries below N percent" },
-	{ { "percentage", required_argument, NULL, O_PERCENTAGE }, 0, "relative|absolute", "how to compute percentages with filters" },
-	{ { "comms", required_argument, NULL, O_COMMS }, 'c', "LIST", "only show these comms (CSV or file://)" },
-	{ { "dsos", required_argument, NULL, 'd' }, 'd', "LIST", "only show these dsos" },
-	{ { "symbols", required_argument, NULL, 'S' }, 'S', "LIST", "only show these symbols" },
-	{ { "pid", required_argument, NULL, O_PID }, 0, "PIDS", "only show these processes" },
-	{ { "tid", required_argument, NULL, O_TID }, 0, "TIDS", "only show these threads" },
-	{ { "cpu", required_argument, NULL, 'C' }, 'C', "LIST", "only count samples of these CPUs" },
-	{ { "time", required_argument, NULL, O_TIME }, 0, "RANGES", "only count samples in these time ranges" },
-	{ { "show-nr-samples", no_argument, NULL, 'n' }, 'n', NULL, "show a column with the number of samples" },
-	{ { "quiet", no_argument, NULL, 'q' }, 'q', NULL, "rows only, no header" },
-	{ { "verbose", no_argument, NULL, 'v' }, 'v', NULL, "full dso names, symbol addresses" },
-	{ { "json", no_argument, NULL, O_JSON }, 0, NULL, "JSON output (see docs/json.md)" },
-	{ { "dump-raw-trace", no_argument, NULL, 'D' }, 'D', NULL, "dump the records in ASCII" },
-	{ { "header", no_argument, NULL, O_HEADER }, 0, NULL, "print the header (feature sections), then the report" },
-	{ { "header-only", no_argument, NULL, O_HEADER_ONLY }, 0, NULL, "print only the header" },
-	{ { "force", no_argument, NULL, 'f' }, 'f', NULL, "don't complain, do it" },
-	{ { "symfs", required_argument, NULL, O_SYMFS }, 0, "DIR", "look for files under DIR" },
-	{ { "kallsyms", required_argument, NULL, O_KALLSYMS }, 0, "FILE", "kernel symbols from FILE" },
-	{ { "buildid-dir", required_argument, NULL, O_BUILDID_DIR }, 0, "DIR", "build-id cache directory (default ~/.debug)" },
-	{ { "stdio", no_argument, NULL, O_STDIO }, 0, NULL, "text output (the default)" },
-	{ { "no-pager", no_argument, NULL, O_NO_PAGER }, 0, NULL, "(accepted; proff never pages)" },
-	{ { "no-compensate", no_argument, NULL, O_NO_COMPENSATE }, 0, NULL, "exact traces: raw times, no overhead subtraction" },
-	{ { "calibration", required_argument, NULL, O_CALIBRATION }, 0, "FILE", "proff calibrate -o FILE: exact traces are compensated with it (default $PROFF_CALIBRATION), sampled profiles show the recorder's cost" },
-	{ { "tree", no_argument, NULL, 'T' }, 'T', NULL, "exact traces: the execution tree with times and calls" },
-	{ { "sample-type", required_argument, NULL, O_SAMPLE_TYPE }, 0, "TYPE", "pprof profiles: the sample type read (name or index; default the last)" },
-	{ { "label", required_argument, NULL, O_LABEL }, 0, "NAME=VALUES", "pprof profiles: only show samples whose label NAME has one of the values" },
-	{ { "flamegraph", required_argument, NULL, O_FLAMEGRAPH }, 0, "FILE", "write a flame graph instead of the report: FILE.svg, FILE.html (interactive) or FILE.folded (docs/flamegraph.md)" },
-	{ { "min-width", required_argument, NULL, O_MIN_WIDTH }, 0, "PCT", "flame graph: merge frames narrower than PCT % of the total (default 0.1)" },
-	{ { "flamegraph-srcline", no_argument, NULL, O_FLAME_SRCLINE }, 0, NULL, "flame graph: frames by function and source line too" },
-	{ { "store", required_argument, NULL, O_STORE }, 0, "URL", "report the profiles of a store (a directory or clickhouse://HOST:PORT/DB; docs/fleet.md)" },
-	{ { "where", required_argument, NULL, O_WHERE }, 0, "TERM", "--store: the profiles whose labels match (build=1.2, host=~web-.*, time>=2026-11-01; repeatable)" },
-	{ { "help", no_argument, NULL, 'h' }, 'h', NULL, "this help" },
-};
-#define NOPTS (sizeof(options) / sizeof(options[0]))
-
-static void usage(FILE *f)
+static int opt_children(po_ctx *ctx, const opt_def *d, const char *arg, bool unset)
 {
-	fprintf(f, "\n Usage: proff report [<options>]\n\n");
-	for (size_t i = 0; i < NOPTS; i++) {
-		char left[128];
-		const struct opt_doc *d = &options[i];
-		if (d->shortc)
-			snprintf(left, sizeof(left), "-%c, --%s%s%s", d->shortc, d->o.name,
-				 d->arg ? " <" : "", d->arg ? d->arg : "");
-		else
-			snprintf(left, sizeof(left), "    --%s%s%s", d->o.name, d->arg ? " <" : "",
-				 d->arg ? d->arg : "");
-		if (d->arg)
-			strncat(left, ">", sizeof(left) - strlen(left) - 1);
-		fprintf(f, "    %-30s  %s\n", left, d->help);
-	}
-	fputc('\n', f);
+	struct report_args *a = ctx->obj;
+	a->children_set = true;
+	a->children = !unset && !strcmp(d->l, "children");
+	return 0;
 }
+
+static int opt_callgraph(po_ctx *ctx, const opt_def *d, const char *arg, bool unset)
+{
+	struct report_args *a = ctx->obj;
+	a->callgraph = unset ? "none" : arg ? arg : "graph";
+	a->callgraph_at = (int)ctx->seq;
+	return 0;
+}
+
+static int opt_percent_limit(po_ctx *ctx, const opt_def *d, const char *arg, bool unset)
+{
+	struct report_args *a = ctx->obj;
+	char *end;
+	a->percent_limit = strtod(arg, &end);
+	if (end == arg || *end)
+		return po_error(ctx->cmd, d, "option `%s' expects a numerical value", d->l);
+	a->percent_limit_at = (int)ctx->seq;
+	return 0;
+}
+
+/* --where TERM, repeatable: the store's selection (cli/cli-store.c) */
+static int opt_where(po_ctx *ctx, const opt_def *d, const char *arg, bool unset)
+{
+	struct report_args *a = ctx->obj;
+	if (a->nwhere == sizeof(a->where) / sizeof(a->where[0]))
+		return po_error(ctx->cmd, d, "--where: at most 64 terms");
+	a->where[a->nwhere++] = (char *)arg;
+	return 0;
+}
+
+#define F(x) offsetof(struct report_args, x)
+static const opt_def options[] = {
+	{ 'i', "input", O_STR, F(input), "FILE", "input file name (default perf.data, - for a pipe)", 0, NULL, 0 },
+	{ 0, "children", O_CALLBACK, 0, NULL, "accumulate callchains of children into parent entries", PO_NOARG, opt_children, 0 },
+	{ 0, "no-children", O_CALLBACK, 0, NULL, "do not accumulate children (Self only)", PO_NOARG | PO_NONEG, opt_children, 0 },
+	{ 'g', "call-graph", O_CALLBACK, 0, "print_type,threshold[,print_limit],order,sort_key[,branch],value", "graph|fractal|flat|folded|none, caller|callee, percent|period|count", PO_OPTARG_NEXT, opt_callgraph, 0 },
+	{ 'G', "inverted", O_BOOL, F(inverted), NULL, "alias for caller-based call graph", 0, NULL, 0 },
+	{ 0, "max-stack", O_INT, F(max_stack), "N", "limit the callchain depth", 0, NULL, 0 },
+	{ 's', "sort", O_STR, F(sort), "KEYS", "sort by pid, tid, comm, dso, symbol, cpu, parent, srcline, label:NAME", 0, NULL, 0 },
+	{ 'p', "parent", O_STR, F(parent), "REGEX", "regex filter to identify the parent (default ^sys_|^do_page_fault)", 0, NULL, 0 },
+	{ 0, "percent-limit", O_CALLBACK, 0, "N", "do not show entries below N percent", PO_NONEG, opt_percent_limit, 0 },
+	{ 0, "percentage", O_STR, F(percentage), "relative|absolute", "how to compute percentages with filters", 0, NULL, 0 },
+	{ 'c', "comms", O_STR, F(comms), "LIST", "only show these comms (CSV or file://)", 0, NULL, 0 },
+	{ 'd', "dsos", O_STR, F(dsos), "LIST", "only show these dsos", 0, NULL, 0 },
+	{ 'S', "symbols", O_STR, F(symbols), "LIST", "only show these symbols", 0, NULL, 0 },
+	{ 0, "pid", O_STR, F(pids), "PIDS", "only show these processes", 0, NULL, 0 },
+	{ 0, "tid", O_STR, F(tids), "TIDS", "only show these threads", 0, NULL, 0 },
+	{ 'C', "cpu", O_STR, F(cpus), "LIST", "only count samples of these CPUs", 0, NULL, 0 },
+	{ 0, "time", O_STR, F(time), "RANGES", "only count samples in these time ranges", 0, NULL, 0 },
+	{ 'n', "show-nr-samples", O_BOOL, F(show_nr_samples), NULL, "show a column with the number of samples", 0, NULL, 0 },
+	{ 'q', "quiet", O_BOOL, F(quiet), NULL, "rows only, no header", 0, NULL, 0 },
+	{ 'v', "verbose", O_COUNT, F(verbose), NULL, "full dso names, symbol addresses", 0, NULL, 0 },
+	{ 0, "json", O_BOOL, F(json), NULL, "JSON output (see docs/json.md)", 0, NULL, 0 },
+	{ 'D', "dump-raw-trace", O_BOOL, F(dump), NULL, "dump the records in ASCII", 0, NULL, 0 },
+	{ 0, "header", O_BOOL, F(header), NULL, "print the header (feature sections), then the report", 0, NULL, 0 },
+	{ 0, "header-only", O_BOOL, F(header_only), NULL, "print only the header", 0, NULL, 0 },
+	{ 'f', "force", O_BOOL, F(force), NULL, "don't complain, do it", 0, NULL, 0 },
+	{ 0, "symfs", O_STR, F(symfs), "DIR", "look for files under DIR", 0, NULL, 0 },
+	{ 0, "kallsyms", O_STR, F(kallsyms), "FILE", "kernel symbols from FILE", 0, NULL, 0 },
+	{ 0, "buildid-dir", O_STR, F(buildid_dir), "DIR", "build-id cache directory (default ~/.debug)", 0, NULL, 0 },
+	{ 0, "stdio", O_CALLBACK, 0, NULL, "text output (the default)", PO_NOARG | PO_NONEG, NULL, 0 },
+	PO_UI_OPTIONS,
+	{ 0, "no-compensate", O_BOOL, F(no_compensate), NULL, "exact traces: raw times, no overhead subtraction", PO_NONEG, NULL, 0 },
+	{ 0, "calibration", O_STR, F(calibration), "FILE", "proff calibrate -o FILE: exact traces are compensated with it (default $PROFF_CALIBRATION), sampled profiles show the recorder's cost", 0, NULL, 0 },
+	{ 'T', "tree", O_BOOL, F(tree), NULL, "exact traces: the execution tree with times and calls", 0, NULL, 0 },
+	{ 0, "sample-type", O_STR, F(sample_type), "TYPE", "pprof profiles: the sample type read (name or index; default the last)", 0, NULL, 0 },
+	{ 0, "label", O_STR, F(label), "NAME=VALUES", "pprof profiles: only show samples whose label NAME has one of the values", 0, NULL, 0 },
+	{ 0, "flamegraph", O_STR, F(flamegraph), "FILE", "write a flame graph instead of the report: FILE.svg, FILE.html (interactive) or FILE.folded (docs/flamegraph.md)", 0, NULL, 0 },
+	{ 0, "min-width", O_STR, F(min_width), "PCT", "flame graph: merge frames narrower than PCT % of the total (default 0.1)", 0, NULL, 0 },
+	{ 0, "flamegraph-srcline", O_BOOL, F(flame_srcline), NULL, "flame graph: frames by function and source line too", 0, NULL, 0 },
+	{ 0, "store", O_STR, F(store), "URL", "report the profiles of a store (a directory or clickhouse://HOST:PORT/DB; docs/fleet.md)", 0, NULL, 0 },
+	{ 0, "where", O_CALLBACK, 0, "TERM", "--store: the profiles whose labels match (build=1.2, host=~web-.*, time>=2026-11-01; repeatable)", PO_NONEG, opt_where, 0 },
+	{ 0, "inline", O_BOOL, F(inline_frames), NULL, "callchain entries with their inlined frames (the default; --no-inline: without; docs/symbols.md)", 0, NULL, 0 },
+};
+#undef F
+
+static const char *const usage_lines[] = { "report [<options>]", NULL };
+const po_cmd cmd_report_opts = {
+	"report", usage_lines, options, sizeof(options) / sizeof(options[0]), 0, NULL,
+};
 
 static int parse_u32_list(const char *s, uint32_t **out, size_t *n)
 {
@@ -314,93 +328,19 @@ static int print_header_lines(const char *path, bool full)
 int cmd_report(int argc, char **argv)
 {
 	cli_stdout_bulk();
-	struct report_args a = { .input = "perf.data", .max_stack = -1 };
-	struct option longopts[NOPTS + 1];
-	char shortopts[128] = "+";
-	for (size_t i = 0; i < NOPTS; i++) {
-		longopts[i] = options[i].o;
-		if (options[i].shortc) {
-			char s[4] = { (char)options[i].shortc, 0, 0, 0 };
-			if (options[i].o.has_arg == required_argument)
-				s[1] = ':';
-			else if (options[i].o.has_arg == optional_argument)
-				s[1] = ':', s[2] = ':';
-			strcat(shortopts, s);
-		}
+	struct report_args a = { .input = "perf.data", .max_stack = -1, .inline_frames = true };
+	char **pos = calloc((size_t)argc + 1, sizeof(char *));
+	int npos = 0, st;
+	if (!pos)
+		return 1;
+	bool go = po_parse(&cmd_report_opts, &a, argc, argv, pos, &npos, &st);
+	if (go && npos) {
+		st = po_error(&cmd_report_opts, NULL, "unexpected argument '%s'", pos[0]);
+		go = false;
 	}
-	/* -c is perf's short form of --comms */
-	strcat(shortopts, "c:");
-	memset(&longopts[NOPTS], 0, sizeof(longopts[NOPTS]));
-	optind = 1;
-	opterr = 0;
-	int c;
-	while ((c = getopt_long(argc, argv, shortopts, longopts, NULL)) != -1) {
-		switch (c) {
-		case 'i': a.input = optarg; break;
-		case O_CHILDREN: a.children_set = true; a.children = true; break;
-		case O_NO_CHILDREN: a.children_set = true; a.children = false; break;
-		case 'g':
-			if (!optarg && optind < argc && argv[optind][0] != '-')
-				optarg = argv[optind++];
-			a.callgraph = optarg ? optarg : "graph";
-			a.callgraph_at = optind;
-			break;
-		case 'G': a.inverted = true; break;
-		case O_MAX_STACK: a.max_stack = atoi(optarg); break;
-		case 's': a.sort = optarg; break;
-		case 'p': a.parent = optarg; break;
-		case O_PERCENT_LIMIT: a.percent_limit = strtod(optarg, NULL); a.percent_limit_at = optind; break;
-		case O_PERCENTAGE: a.percentage = optarg; break;
-		case 'c': case O_COMMS: a.comms = optarg; break;
-		case 'd': a.dsos = optarg; break;
-		case 'S': a.symbols = optarg; break;
-		case O_PID: a.pids = optarg; break;
-		case O_TID: a.tids = optarg; break;
-		case 'C': a.cpus = optarg; break;
-		case O_TIME: a.time = optarg; break;
-		case 'n': a.show_nr_samples = true; break;
-		case 'q': a.quiet = true; break;
-		case 'v': a.verbose++; break;
-		case O_JSON: a.json = true; break;
-		case 'D': a.dump = true; break;
-		case O_HEADER: a.header = true; break;
-		case O_HEADER_ONLY: a.header_only = true; break;
-		case 'f': a.force = true; break;
-		case O_SYMFS: a.symfs = optarg; break;
-		case O_KALLSYMS: a.kallsyms = optarg; break;
-		case O_BUILDID_DIR: a.buildid_dir = optarg; break;
-		case O_STDIO: case O_NO_PAGER: break;
-		case O_NO_COMPENSATE: a.no_compensate = true; break;
-		case O_CALIBRATION: a.calibration = optarg; break;
-		case 'T': a.tree = true; break;
-		case O_SAMPLE_TYPE: a.sample_type = optarg; break;
-		case O_LABEL: a.label = optarg; break;
-		case O_FLAMEGRAPH: a.flamegraph = optarg; break;
-		case O_MIN_WIDTH: a.min_width = optarg; break;
-		case O_FLAME_SRCLINE: a.flame_srcline = true; break;
-		case O_STORE: a.store = optarg; break;
-		case O_WHERE:
-			if (a.nwhere == sizeof(a.where) / sizeof(a.where[0])) {
-				cli_errorf("--where: at most 64 terms");
-				return EXIT_USAGE;
-			}
-			a.where[a.nwhere++] = optarg;
-			break;
-		case 'h': usage(stdout); return 0;
-		default:
-			if (optopt)
-				cli_errorf("unknown or incomplete option '-%c'", optopt);
-			else
-				cli_errorf("unknown option '%s'", argv[optind - 1]);
-			usage(stderr);
-			return EXIT_USAGE;
-		}
-	}
-	if (optind < argc) {
-		cli_errorf("unexpected argument '%s'", argv[optind]);
-		usage(stderr);
-		return EXIT_USAGE;
-	}
+	free(pos);
+	if (!go)
+		return st;
 
 	if (a.nwhere && !a.store) {
 		cli_errorf("--where selects the profiles of a store: give --store URL");
@@ -421,6 +361,8 @@ int cmd_report(int argc, char **argv)
 			   a.input);
 		return 1;
 	}
+	if (a.header_only || a.dump)
+		cli_pager_start("report");
 	if (a.header_only)
 		return print_header_lines(a.input, true) < 0 ? 1 : 0;
 	if (a.dump) {
@@ -437,10 +379,17 @@ int cmd_report(int argc, char **argv)
 
 	/* perf's config key report.percent-limit: as the option, given before
 	 * the command line's */
+	cli_config_warnings();
 	const char *cfg_limit = a.percent_limit_at ? NULL : pf_config_get(cli_config(), "report.percent-limit");
 	if (cfg_limit) {
-		a.percent_limit = strtod(cfg_limit, NULL);
-		a.percent_limit_at = -1;
+		char *end;
+		double v = strtod(cfg_limit, &end);
+		if (end == cfg_limit || *end || v < 0) {
+			cli_config_bad("report.percent-limit", "not a percentage");
+		} else {
+			a.percent_limit = v;
+			a.percent_limit_at = -1;
+		}
 	}
 	report_fmt fmt;
 	report_fmt_init(&fmt);
@@ -448,7 +397,12 @@ int cmd_report(int argc, char **argv)
 	fmt.percent_limit = a.percent_limit;
 	fmt.show_nr_samples = a.show_nr_samples;
 	fmt.time_spec = a.time;
+	fmt.color = !a.json && cli_use_color("report");
 	const char *pct = a.percentage ? a.percentage : pf_config_get(cli_config(), "hist.percentage");
+	if (pct && !a.percentage && strcmp(pct, "relative") && strcmp(pct, "absolute")) {
+		cli_config_bad("hist.percentage", "neither relative nor absolute");
+		pct = NULL;
+	}
 	if (pct) {
 		if (!strcmp(pct, "relative"))
 			fmt.relative = true;
@@ -460,6 +414,33 @@ int cmd_report(int argc, char **argv)
 	bool caller_set = false, caller = false, cc_none = false;
 	fmt.cc_mode = CC_GRAPH;
 	double thr = fmt.cc_threshold;
+	/* perf's call-graph.* config keys: the defaults -g changes */
+	static const char *const cg_words[] = { "call-graph.print-type", "call-graph.order" };
+	for (size_t k = 0; k < 2; k++) {
+		const char *v = pf_config_get(cli_config(), cg_words[k]);
+		report_fmt t = fmt;
+		bool cs = caller_set, c = caller, n = cc_none;
+		if (!v)
+			continue;
+		if (strchr(v, ',') || parse_callgraph(v, &t, &cs, &c, &n) < 0 || t.cc_threshold != fmt.cc_threshold)
+			cli_config_bad(cg_words[k], NULL);
+		else
+			fmt = t, caller_set = cs, caller = c, cc_none = n;
+	}
+	static const char *const cg_nums[] = { "call-graph.threshold", "call-graph.print-limit" };
+	for (size_t k = 0; k < 2; k++) {
+		const char *v = pf_config_get(cli_config(), cg_nums[k]);
+		char *end;
+		double x = v ? strtod(v, &end) : 0;
+		if (!v)
+			continue;
+		if (end == v || *end || x < 0)
+			cli_config_bad(cg_nums[k], "not a number");
+		else if (k == 0)
+			thr = x;
+		else
+			fmt.cc_print_limit = (unsigned)x;
+	}
 	fmt.cc_threshold = -1;      /* set: -g gave a threshold */
 	if (a.callgraph && parse_callgraph(a.callgraph, &fmt, &caller_set, &caller, &cc_none) < 0) {
 		cli_errorf("invalid --call-graph '%s'", a.callgraph);
@@ -486,6 +467,7 @@ int cmd_report(int argc, char **argv)
 	lo.max_stack = 0;    /* applied by the hist layer, which knows the callchain order */
 	lo.time_spec = a.time;
 	lo.demangle_params = a.verbose > 0;
+	lo.inline_frames = a.inline_frames;
 	lo.no_compensate = a.no_compensate;
 	lo.sample_type = a.sample_type;
 	lo.label_filter = a.label;
@@ -544,7 +526,7 @@ int cmd_report(int argc, char **argv)
 	/* the raw samples' order, for perf's input tree where its walks
 	 * depend on it (hist's tree mode: garbage callchain frames; the
 	 * samples' own addresses hardly ever need it) */
-	bool children_wanted = a.children_set ? a.children : pf_config_bool(cli_config(), "report.children", true);
+	bool children_wanted = a.children_set ? a.children : cli_config_bool("report.children", true);
 	lo.keep_sequence = children_wanted;
 	/* no Children, no chains shown and no parent key: a row is a
 	 * sample's own ip, and perf resolves no callchain either (a profile
@@ -554,6 +536,8 @@ int cmd_report(int argc, char **argv)
 		parent_key |= keys[k] == HK_PARENT;
 	lo.use_callchain = a.max_stack != 0 && (children_wanted || !cc_none || parent_key);
 
+	if (a.header)
+		cli_pager_start("report");
 	if (a.header && print_header_lines(a.input, false) < 0) {
 		hist_opts_release(&ho);
 		return 1;
@@ -596,11 +580,20 @@ int cmd_report(int argc, char **argv)
 	if (children_wanted || a.flamegraph)
 		cli_fast_heap(8);
 	phase(NULL, &t0);
-	if (pf_profile_load(a.input, &lo, &prof, &err) < 0) {
+	char what[256];
+	snprintf(what, sizeof(what), "reading %s", a.input);
+	cli_progress *progress = cli_progress_start(what, a.quiet, 1);
+	lo.progress = progress ? cli_progress_update : NULL;
+	lo.progress_ctx = cli_progress_slot(progress, 0);
+	int lrc = pf_profile_load(a.input, &lo, &prof, &err);
+	cli_progress_done(progress);
+	if (lrc < 0) {
 		cli_error(&err);
 		hist_opts_release(&ho);
 		return 1;
 	}
+	if (!a.flamegraph || !strcmp(a.flamegraph, "-"))
+		cli_pager_start("report");   /* a flame graph written to a file leaves stdout empty */
 	for (size_t i = 0; i < prof->nr_warnings; i++)
 		cli_warnf("%s", prof->warnings[i]);   /* they name the file */
 	cli_trace_quality_warn(a.input, prof->trace_quality);
@@ -677,7 +670,7 @@ int cmd_report(int argc, char **argv)
 		printf("# To display the perf.data header info, please use --header/--header-only options.\n#\n%s#\n",
 		       filter_lines);
 	if (a.json)
-		printf("{\"file\":\"%s\",\"events\":[\n", a.input);
+		report_json_begin(stdout, a.input);
 	size_t printed = 0;
 	for (size_t ev = 0; ev < prof->nr_events; ev++) {
 		pf_event *e = &prof->events[ev];
@@ -733,7 +726,7 @@ int cmd_report(int argc, char **argv)
 	}
 	cli_fast_heap_done();
 	if (a.json)
-		printf("\n]}\n");
+		report_json_end(stdout);
 	else if (!a.quiet)
 		printf("\n\n#\n# (Tip: compare two profiles with: proff diff before.data after.data)\n#\n");
 	else

@@ -4,6 +4,9 @@
 #ifndef PROFF_CLI_CMDS_H
 #define PROFF_CLI_CMDS_H
 
+#include <stdbool.h>
+#include <stddef.h>
+
 int cmd_record(int argc, char **argv);
 int cmd_report(int argc, char **argv);
 int cmd_diff(int argc, char **argv);
@@ -22,36 +25,71 @@ bool cmd_diff_stream_wanted(int argc, char **argv);
 /* record --instrument is handled by cli/cmd-record-instrument.c */
 int cmd_record_instrument(int argc, char **argv);
 
+/* The option tables (cli/parse-options.h) of the commands that have one */
+struct po_cmd;
+extern const struct po_cmd cmd_calibrate_opts;
+extern const struct po_cmd cmd_record_instrument_opts;
+extern const struct po_cmd cmd_record_opts;
+extern const struct po_cmd cmd_report_opts;
+extern const struct po_cmd cmd_diff_opts;
+extern const struct po_cmd cmd_diff_stream_opts;
+extern const struct po_cmd cmd_convert_opts;
+extern const struct po_cmd cmd_ab_opts;
+extern const struct po_cmd cmd_push_opts;
+
 /* Shared CLI helpers (cli/cli-util.c) */
 #include "proff/error.h"
 void cli_error(const proff_error *err);                   /* "proff: ..." on stderr */
 void cli_errorf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 void cli_warnf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
-/* The config file, loaded on first use (cli/cli-config.c); its load error
- * (code 0 if none) */
+/* The config files (perf's, then proff's), loaded on first use
+ * (cli/cli-config.c); the error from loading proff's (code 0 if none) */
 #include "proff/config.h"
 const proff_config *cli_config(void);
-const proff_error *cli_config_error(void);
+const proff_error *cli_config_load_error(void);
 
 #define EXIT_USAGE 129   /* as perf/git for usage errors */
 
-/* A command's option table entry, for the commands that parse their own
- * argv with cli_parse_opt() (calibrate, record --instrument). */
-struct cli_opt {
-	char short_name;        /* 0 if none */
-	const char *long_name;
-	int has_arg;
-	int id;
-	const char *help;
-};
+/* The config file (proff/config.h) as perf treats it: a value that is not
+ * one gets "bad config value for 'KEY' in FILE line N, ignoring..." and the
+ * default; cli_config_warnings says once that a file was malformed. */
+void cli_config_bad(const char *key, const char *why);
+void cli_config_error(const char *key, const char *why);   /* the same, not ignored: an error */
+bool cli_config_bool(const char *key, bool def);
+void cli_config_warnings(void);
 
-/* Read the option at argv[*i]: "--name", "--name=value", "-x", "-xvalue",
- * or a value in the next word. Returns 1 with *op and *val set and *i past
- * the option; 0 if argv[*i] is not an option (*i unchanged); -1 on a usage
- * error, reported with `what` appended to "unknown option" messages. */
-int cli_parse_opt(int argc, char **argv, int *i, const struct cli_opt *opts, size_t nopts,
-		  const char *what, const struct cli_opt **op, const char **val);
+/* The terminal (cli/ui.c): the pager and colour of a command's output.
+ * cli_ui_init before anything else (whether stdout is a terminal, before
+ * the pager takes it); cli_pager_start just before a command's output
+ * (nothing unless stdout is a terminal and no option or config says no);
+ * cli_pager_finish once the command is done (proff.c). */
+enum { CLI_COLOR_AUTO, CLI_COLOR_ALWAYS, CLI_COLOR_NEVER };
+void cli_ui_init(void);
+void cli_pager_option(bool on);                  /* --pager / --no-pager */
+int cli_color_option(const char *when);          /* --color[=WHEN]; -1 if WHEN is not one */
+int cli_color_parse(const char *v);              /* auto|always|never and booleans; -1 */
+bool cli_use_color(const char *cmd);
+void cli_pager_start(const char *cmd);
+bool cli_pager_active(void);
+void cli_pager_finish(void);
+
+/* The progress line of a long load of nslots files (cli/progress.c): NULL
+ * when stderr is no terminal or quiet; cli_progress_update is the
+ * pf_load_opts.progress callback, its ctx cli_progress_slot (one per file
+ * read); done erases the line. */
+#include <stdint.h>
+typedef struct cli_progress cli_progress;
+cli_progress *cli_progress_start(const char *what, bool quiet, size_t nslots);
+void *cli_progress_slot(cli_progress *p, size_t i);
+void cli_progress_update(void *ctx, unsigned part, uint64_t done, uint64_t total);
+void cli_progress_done(cli_progress *p);
+
+/* The manual page of a command (NULL: proff(1)), cli/help.c: its path
+ * (0, or -1 if not installed nor built), or shown with man on a terminal
+ * (0 shown, -1 not: no terminal, no page or no man). */
+int cli_manual_path(const char *cmd, char *out, size_t len);
+int cli_show_manual(const char *cmd);
 
 /* libproff-instrument.so: `given`, else $PROFF_RUNTIME, else next to the proff
  * binary or in ../lib/proff/ relative to it. 0 found (path in out); -1 the

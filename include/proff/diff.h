@@ -42,6 +42,7 @@ typedef struct diff_opts {
 	bool quiet;               /* -q */
 	bool relative;            /* --percentage relative */
 	const char *field_sep;    /* -t; NULL = aligned columns */
+	bool color;               /* perf's colours of Baseline and the compute column, by value (a terminal; the CLI decides) */
 	/* sizes of the -d / -C / -S lists: a sort column whose list has exactly
 	 * one entry is elided, as perf does */
 	size_t nr_dso_filter, nr_comm_filter, nr_sym_filter;

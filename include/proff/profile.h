@@ -145,6 +145,9 @@ typedef struct pf_load_opts {
 	const char *time_spec;     /* perf's --time syntax for this file, or NULL */
 	const uint8_t *cpu_mask;   /* --cpu: bitmap of CPUs kept (NULL = all) */
 	size_t cpu_mask_bits;
+	/* Callchain entries expanded into their inlined frames as perf's
+	 * --inline does (pf_profile_expand_inlines), for profiles with
+	 * callchains */
 	bool inline_frames;
 	/* Aggregate samples by event and stack only (thread, comm, pid, tid
 	 * and cpu left out, the samples' thread index 0): for callers whose
@@ -184,6 +187,12 @@ typedef struct pf_load_opts {
 	/* pprof profiles: only the samples whose label NAME has one of the
 	 * values ("NAME=VALUE[,VALUE...]", as pprof's -tagfocus; NULL: all) */
 	const char *label_filter;
+	/* Where the read is, for a progress line: called every few thousand
+	 * records from the reading thread (part 0: the whole file; 1 and 2:
+	 * the halves of a split read, on two threads) with the bytes of the
+	 * data section that part has read. NULL: not called. */
+	void (*progress)(void *ctx, unsigned part, uint64_t done, uint64_t total);
+	void *progress_ctx;
 } pf_load_opts;
 
 typedef struct pf_profile {
@@ -197,6 +206,16 @@ typedef struct pf_profile {
 	 * (a corrupt chain, as perf discards it): no callchain entries, not even
 	 * the ip itself. NULL when no such node exists. */
 	uint8_t *nochain; size_t cap_nochain;
+	/* Inlined frames (pf_profile_expand_inlines): per location, the one
+	 * it was made from — an inlined frame's location the real location of
+	 * its address, others themselves; NULL when nothing was expanded. A
+	 * sample's Self row is its leaf's real location (pf_leaf_loc). */
+	uint32_t *loc_real;
+	/* Per symbol with loc_real: PF_NONE for a real one; for an inlined
+	 * function's frame (named "NAME (inlined)", over the range of the
+	 * real symbol it was inlined into) the first inlined symbol of that
+	 * name (perf matches inlined callchain entries by name). */
+	uint32_t *sym_inlined;
 	pf_sample *samples; size_t nr_samples, cap_samples;
 	pf_level_note *level_notes; size_t nr_level_notes, cap_level_notes;   /* ascending by sample */
 	pf_seq *seq; size_t nr_seq, cap_seq;   /* pf_load_opts.keep_sequence */
@@ -263,6 +282,28 @@ static inline bool pf_node_nochain(const pf_profile *p, uint32_t node)
 {
 	return p->nochain && node < p->cap_nochain && p->nochain[node];
 }
+
+/* The location of a sample's own ip for its Self row: the stack's leaf
+ * location, or, where the leaf is an inlined frame, the real one. */
+static inline uint32_t pf_leaf_loc(const pf_profile *p, uint32_t node)
+{
+	uint32_t l = p->nodes[node].loc;
+	return p->loc_real ? p->loc_real[l] : l;
+}
+
+/* Is symbol sym an inlined function's frame? */
+static inline bool pf_sym_is_inlined(const pf_profile *p, uint32_t sym)
+{
+	return p->sym_inlined && p->sym_inlined[sym] != PF_NONE;
+}
+
+/* Every callchain entry of a resolved symbol replaced by the inlined
+ * frames at its address, innermost first (the innermost with the
+ * address's line, each next with its call site), the outermost being the
+ * real symbol when DWARF names it so: perf report's --inline. Each
+ * location's frames are looked up once (sym_inlines). Samples keep their
+ * real leaf for the Self row (loc_real). 0, or a negative proff code. */
+int pf_profile_expand_inlines(pf_profile *p, proff_error *err);
 
 /* The level of sample si's own ip, as perf shows it for the sample: its leaf
  * location's unless a note says otherwise. */

@@ -19,6 +19,11 @@ enum report_cc_mode {
 	CC_FOLDED,
 };
 
+/* the escape sequences perf colours with */
+#define REPORT_COLOR_RED "\033[31m"
+#define REPORT_COLOR_GREEN "\033[32m"
+#define REPORT_COLOR_RESET "\033[m"
+
 enum report_cc_value { CCV_PERCENT = 0, CCV_PERIOD, CCV_COUNT };
 
 typedef struct report_fmt {
@@ -42,6 +47,9 @@ typedef struct report_fmt {
 	 * sample (ns, without / with callchains) and where it came from */
 	double sample_cost_ns, sample_cg_cost_ns;
 	const char *calibration;
+	/* perf's colours (escape sequences) on the percentages: red from 5 %,
+	 * green above 0.5 %; the caller decides (a terminal, --color) */
+	bool color;
 	/* Rows from which the second half is formatted on another thread
 	 * (0: 20000; SIZE_MAX: never) */
 	size_t split_rows;
@@ -62,7 +70,11 @@ int report_print_tree(FILE *out, const pf_profile *p, double percent_limit);
  * characters (uftrace's style). */
 void report_fmt_time(char *buf, size_t len, double ns);
 
-/* JSON: one object per event (see docs/json.md). */
+/* JSON (docs/json.md): report_json_begin (the object, its schema and
+ * file), one report_print_json per event, report_json_end. */
+#define REPORT_JSON_SCHEMA "proff-report/2"
+void report_json_begin(FILE *out, const char *file);
 int report_print_json(FILE *out, hist *h, const report_fmt *f, bool first_event);
+void report_json_end(FILE *out);
 
 #endif

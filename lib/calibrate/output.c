@@ -106,7 +106,7 @@ static void json_summary(FILE *f, const cal_summary *s)
 
 void cal_print_json(FILE *f, const cal_result *r)
 {
-	fprintf(f, "{\n  \"cpu\": %d,\n  \"runs\": %u,\n  \"tsc_hz\": ", r->cpu, r->runs);
+	fprintf(f, "{\n  \"schema\": \"proff-calibrate/1\",\n  \"cpu\": %d,\n  \"runs\": %u,\n  \"tsc_hz\": ", r->cpu, r->runs);
 	json_num(f, r->tsc_hz);
 	fprintf(f, ",\n  \"cc\": ");
 	json_str(f, r->cc);

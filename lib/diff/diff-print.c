@@ -223,6 +223,45 @@ static void cell_text(const diff_result *r, const diff_opts *o, const diff_row *
 	}
 }
 
+/* perf's get_percent_color, applied by its diff to the Baseline percentage
+ * and to the compute column's value (delta, ratio, weighted diff alike):
+ * red from 5 in magnitude, green above 0.5, else no colour (NULL) */
+#define DIFF_COLOR_RED "\033[31m"
+#define DIFF_COLOR_GREEN "\033[32m"
+#define DIFF_COLOR_RESET "\033[m"
+static const char *value_color(double v)
+{
+	if (fabs(v) >= 5.0)
+		return DIFF_COLOR_RED;
+	if (fabs(v) > 0.5)
+		return DIFF_COLOR_GREEN;
+	return NULL;
+}
+
+/* The colour of a cell as perf's colour printers give it (none with -t,
+ * whose plain printers perf uses, nor for the period and formula columns) */
+static const char *cell_color(const diff_result *r, const diff_opts *o, const diff_row *row, const col *c)
+{
+	if (!o->color || o->field_sep)
+		return NULL;
+	if (c->kind == COL_BASELINE)
+		return row->dummy ? NULL : value_color(diff_row_baseline_pct(r, row));
+	const diff_pair *p = c->file ? &row->pairs[c->file] : NULL;
+	if (!p || !p->e)
+		return NULL;
+	switch (c->kind) {
+	case COL_DELTA:
+	case COL_DELTA_ABS:
+		return value_color(p->delta);
+	case COL_RATIO:
+		return row->dummy ? NULL : value_color(p->ratio);
+	case COL_WDIFF:
+		return row->dummy ? NULL : value_color((double)p->wdiff);
+	default:
+		return NULL;
+	}
+}
+
 /* a field-separator character inside names becomes '.' (done by the key printers) */
 static char sep_char(const diff_opts *o)
 {
@@ -354,11 +393,16 @@ int diff_print_text(const diff_result *r, const diff_opts *o, const char *event_
 			put_sep(o, fst, out);
 			fst = false;
 			cell_text(r, o, row, &cols[c], cell);
+			const char *color = cell_color(r, o, row, &cols[c]);
 			int n;
+			if (color)
+				fputs(color, out);
 			if (o->field_sep)
 				n = fprintf(out, "%s", cell);
 			else
 				n = fprintf(out, "%*s", cols[c].width, cell);
+			if (color)
+				fputs(DIFF_COLOR_RESET, out);
 			if (n < cols[c].width)
 				fprintf(out, "%-*s", cols[c].width - n, " ");
 		}
@@ -426,7 +470,7 @@ void diff_json_begin(const diff_opts *o, const char *const *paths, size_t nfiles
 	fprintf(out, ",\"order\":%u,\"percentage\":\"%s\",\"baseline_only\":%s,\"sort\":",
 		o->order, o->relative ? "relative" : "absolute", o->baseline_only ? "true" : "false");
 	json_str(out, sort_spec);
-	fputs(",\"events\":[", out);
+	fputs(",\"schema\":\"proff-diff/1\",\"events\":[", out);
 }
 
 static void json_key(FILE *out, const diff_result *r, const diff_row *row, int k)

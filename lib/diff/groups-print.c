@@ -189,6 +189,22 @@ static void cell_text(const diff_table *t, const diff_trow *row, const gcol *c, 
 	}
 }
 
+/* On a terminal (o.color): a significant row's delta (the compute column)
+ * red for an increase, green for a decrease; nothing else is coloured, and
+ * nothing with -t */
+#define GROUPS_COLOR_RED "\033[31m"
+#define GROUPS_COLOR_GREEN "\033[32m"
+#define GROUPS_COLOR_RESET "\033[m"
+static const char *cell_color(const diff_table *t, const diff_trow *row, const gcol *c)
+{
+	if (!t->o.color || t->o.field_sep || c->kind != GC_COMPUTE)
+		return NULL;
+	const diff_gstat *s = &row->stat[c->which][c->group];
+	if (!s->significant || s->delta == 0)
+		return NULL;
+	return s->delta > 0 ? GROUPS_COLOR_RED : GROUPS_COLOR_GREEN;
+}
+
 static void add_col(gcol *cols, size_t *n, int kind, int which, size_t group, const diff_table *t)
 {
 	gcol *c = &cols[(*n)++];
@@ -501,12 +517,17 @@ int diff_table_print_text(const diff_table *t, const char *event_name, const cha
 				fputs(sep ? sep : "  ", out);
 			fst = false;
 			cell_text(t, row, &cols[c], cell);
+			const char *color = cell_color(t, row, &cols[c]);
+			if (color)
+				fputs(color, out);
 			if (sep)
 				fputs(cell, out);
 			else if (mark_col(cols[c].kind))
 				fprintf(out, "%-*s", cols[c].width, cell);
 			else
 				fprintf(out, "%*s", cols[c].width, cell);
+			if (color)
+				fputs(GROUPS_COLOR_RESET, out);
 		}
 		for (int k = 0; k < t->nkeys; k++) {
 			if (!fst)
@@ -639,7 +660,7 @@ void diff_table_json_begin(const diff_opts *o, const diff_group_opts *g, const c
 			fputc(',', out);
 		json_str(out, paths[r]);
 	}
-	fputs("]}]},\"events\":[", out);
+	fputs("]}]},\"schema\":\"proff-diff-groups/1\",\"events\":[", out);
 }
 
 static void json_runs(FILE *out, const diff_table *t, const diff_trow *row, int w, size_t g)

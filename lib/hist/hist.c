@@ -222,7 +222,9 @@ static int k_comm_print(const hist *h, const hist_entry *e, char *buf, size_t le
 
 static int k_pid_cmp(const hist *h, const hist_entry *a, const hist_entry *b)
 {
-	return a->tid < b->tid ? -1 : a->tid > b->tid;
+	/* perf compares tids as ints: -1 (a sample no task owned) first */
+	int32_t x = (int32_t)a->tid, y = (int32_t)b->tid;
+	return x < y ? -1 : x > y;
 }
 static size_t k_pid_width(const hist *h, const hist_entry *e) { return thread_comm_len(h, e) + 8; }
 static int k_pid_print(const hist *h, const hist_entry *e, char *buf, size_t len, int width, bool pad, char sep)
@@ -232,7 +234,7 @@ static int k_pid_print(const hist *h, const hist_entry *e, char *buf, size_t len
 	char tmp[600];
 	int cw = width > 8 ? width - 8 : 0;
 	uint32_t comm = e->thread < h->prof->nr_threads ? h->prof->threads[e->thread].comm : e->comm;
-	snprintf(tmp, sizeof(tmp), "%7u:%-*.*s", e->tid, cw, cw ? cw : 512, pf_str(h->prof, comm));
+	snprintf(tmp, sizeof(tmp), "%7d:%-*.*s", (int32_t)e->tid, cw, cw ? cw : 512, pf_str(h->prof, comm));
 	int n = put_name(buf, len, tmp, 0, sep);
 	return pad_to(buf, len, n, width, true);
 }
@@ -476,6 +478,11 @@ static void key_words(hist *h, const ctx *c, uint32_t loc, bool chain, uint64_t 
 			if (h->opts.diff_mode) {
 				a = l->sym == PF_NONE ? 0 : p->syms[l->sym].name;
 				b = a ? 0 : (l->dso == PF_NONE ? 1 : 0);   /* no-map ips collapse too */
+			} else if (l->sym != PF_NONE && pf_sym_is_inlined(p, l->sym)) {
+				/* perf: an inlined symbol's row is one per name and
+				 * overlapping range (the real symbol's) */
+				a = p->syms[l->sym].start;
+				b = (uint64_t)p->syms[l->sym].name | (1ULL << 62) | ((uint64_t)l->dso << 32);
 			} else if (l->sym != PF_NONE) {
 				/* perf: dso name, then symbol start and end */
 				a = p->syms[l->sym].start;
@@ -805,7 +812,10 @@ static bool u32_in(const uint32_t *a, size_t n, uint32_t v)
 static inline uint32_t cc_key(const pf_profile *prof, uint32_t loc)
 {
 	const pf_loc *l = &prof->locs[loc];
-	return l->sym != PF_NONE ? (l->sym | 0x80000000u) : (loc & 0x7fffffffu);
+	if (l->sym == PF_NONE)
+		return loc & 0x7fffffffu;
+	/* perf matches inlined entries by name alone */
+	return (pf_sym_is_inlined(prof, l->sym) ? prof->sym_inlined[l->sym] : l->sym) | 0x80000000u;
 }
 
 static uint32_t cc_new_node(struct cc_pool *cp, uint32_t parent, uint32_t loc)
@@ -1714,7 +1724,7 @@ static int group_spans(hist *h, const uint8_t *susp, size_t ncol, bool *any)
 		uint32_t top = h->opts.children ? 0 : p->nodes[p->samples[si].stack].parent;
 		for (uint32_t n = p->samples[si].stack; n && n != top && vis[n] != c + 1; n = p->nodes[n].parent) {
 			vis[n] = c + 1;
-			uint32_t loc = p->nodes[n].loc;
+			uint32_t loc = n == p->samples[si].stack ? pf_leaf_loc(p, n) : p->nodes[n].loc;
 			if (susp[loc])
 				span_loc(&row[susp[loc] - 1], p, &p->locs[loc]);
 		}
@@ -1775,7 +1785,7 @@ static int suspect_locs(hist *h, uint8_t **susp)
 			goto out;
 		}
 		for (size_t si = 0; si < p->nr_samples; si++)
-			used[p->nodes[p->samples[si].stack].loc] = 1;
+			used[pf_leaf_loc(p, p->samples[si].stack)] = 1;
 	}
 	if (dso_at >= 0 && dso_at < sym_at) {
 		for (size_t i = 0; i < p->nr_locs; i++) {
@@ -2026,7 +2036,7 @@ static ctx sample_ctx(hist *h, const pf_sample *s, char level)
 		c.thread_filtered |= HF_THREAD;
 	if (opts->nr_tids && !u32_in(opts->tids, opts->nr_tids, s->tid))
 		c.thread_filtered |= HF_THREAD;
-	c.sample_filtered = entry_filter(h, &c, h->prof->nodes[s->stack].loc);
+	c.sample_filtered = entry_filter(h, &c, pf_leaf_loc(h->prof, s->stack));
 	return c;
 }
 
@@ -2071,7 +2081,7 @@ static int again_sample(pass_state *ps, size_t it, size_t si, const pf_sample *s
 	const pf_profile *prof = h->prof;
 	const struct tree_agg *ta = &pv->taggs[si];
 	bool children = h->opts.children, want_cc = ps->want_cc, fast_cc = ps->fast_cc;
-	uint32_t stamp = (uint32_t)it, leaf_loc = prof->nodes[s->stack].loc;
+	uint32_t stamp = (uint32_t)it, leaf_loc = pf_leaf_loc(prof, s->stack);
 	size_t nk = ta->nk;
 	uint32_t *cursor = NULL;
 	if (want_cc && !fast_cc && !ps->late_cc && (self_tree || (children && ta->cnt))) {
@@ -2164,7 +2174,7 @@ static int pass_one(pass_state *ps, size_t it, size_t si, proff_error *err)
 		raw_sample(prof, it, s, &one);
 		s = &one;
 	}
-	uint32_t leaf_loc = prof->nodes[s->stack].loc;
+	uint32_t leaf_loc = pf_leaf_loc(prof, s->stack);
 	ctx c = sample_ctx(h, s, sample_level(h, lb, si, leaf_loc));
 	const uint8_t *gw = suspect ? group_row(pv, s->comm) : NULL;
 	bool self_tree = suspect && tree_loc(suspect, gw, leaf_loc);
@@ -2523,7 +2533,7 @@ static int pipe_b_run(struct tree_pipe *tp, proff_error *err)
 		ctx c = sample_ctx(h, s, ta->level);
 		uint32_t stamp = (uint32_t)it, nk = ta->nk;
 		if (ta->self_tree) {
-			uint32_t leaf_loc = prof->nodes[s->stack].loc;
+			uint32_t leaf_loc = pf_leaf_loc(prof, s->stack);
 			int64_t ref = pipe_entry(tp, &c, leaf_loc, false, ta->self_key, first ? ta->self_rows : lim, err);
 			if (ref < 0)
 				return (int)ref;
@@ -3085,7 +3095,7 @@ static void srclines_first(hist *h)
 	uint8_t *want = h->opts.children ? NULL : calloc(p->nr_locs ? p->nr_locs : 1, 1);
 	for (size_t i = 0; want && i < p->nr_samples; i++)
 		if (p->samples[i].evsel == h->evsel && p->samples[i].stack)
-			want[p->nodes[p->samples[i].stack].loc] = 1;
+			want[pf_leaf_loc(p, p->samples[i].stack)] = 1;
 	pf_locs_srclines(p, want);
 	free(want);
 }

@@ -255,7 +255,7 @@ static int64_t key_cmp(const replay_ctx *c, int key, int stage, uint32_t li, uin
 		return rcmp(r->comm, l->comm);
 	case HK_PID:
 	case HK_TID:
-		return (int64_t)full(c, ri)->tid - (int64_t)full(c, li)->tid;
+		return (int64_t)(int32_t)full(c, ri)->tid - (int32_t)full(c, li)->tid;   /* as ints: -1 first */
 	case HK_DSO:
 		return dso_cmp(l, r);
 	case HK_SYM:

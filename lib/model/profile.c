@@ -67,6 +67,7 @@ typedef struct pthread_ {
 
 struct pf_profile_priv {
 	pf_load_opts opts;
+	uint64_t progress_first, progress_n;   /* opts.progress: first record's offset, records */
 	proff_error *err;
 	/* threads */
 	pthread_ *threads; size_t nthreads, capthreads;
@@ -1615,6 +1616,13 @@ static int on_event(void *ctx, const pd_event *ev)
 {
 	pf_profile *p = ctx;
 	struct pf_profile_priv *pr = p->priv;
+	if (pr->opts.progress && !(pr->progress_n++ & 4095)) {
+		if (pr->progress_n == 1)
+			pr->progress_first = ev->file_offset;
+		if (ev->file_offset > pr->progress_first)
+			pr->opts.progress(pr->opts.progress_ctx, (unsigned)pr->split_role,
+					  ev->file_offset - pr->progress_first, pd_data_size(pr->rd));
+	}
 	if (ev->type != PD_SAMPLE && pr->npend) {
 		/* side-band changes threads and maps: the samples before it first */
 		int rc = drain_samples(p);
@@ -2549,6 +2557,8 @@ threads:
 	p->nr_threads = pr->nthreads;
 	release_load_state(pr);
 	fit_arrays(p);
+	if (pr->opts.inline_frames && pr->opts.use_callchain && (rc = pf_profile_expand_inlines(p, err)) < 0)
+		goto fail;
 	*out = p;
 	return 0;
 fail_rd:
@@ -2721,6 +2731,8 @@ void pf_profile_free(pf_profile *p)
 	free(p->locs);
 	free(p->nodes);
 	free(p->nochain);
+	free(p->loc_real);
+	free(p->sym_inlined);
 	free(p->samples);
 	free(p->level_notes);
 	free(p->exact);

@@ -71,11 +71,16 @@ static int child_cmp(const void *pa, const void *pb)
 /* perf keeps a node's children in a tree ordered by (dso, symbol start or
  * ip) descending; ties of the sorted output keep that order. `order`
  * ranks a child in it. */
-typedef struct ckey { uint32_t node; uint32_t dso; uint64_t addr; } ckey;
+typedef struct ckey { uint32_t node; uint32_t dso; uint64_t addr; const char *name; bool inlined; } ckey;
 
 static int ckey_cmp(const void *pa, const void *pb)
 {
 	const ckey *a = pa, *b = pb;
+	/* perf compares an inlined entry with another by name */
+	if ((a->inlined || b->inlined) && a->name && b->name) {
+		int c = strcmp(a->name, b->name);
+		return c > 0 ? -1 : c < 0;
+	}
 	if (a->dso != b->dso)
 		return a->dso > b->dso ? -1 : 1;
 	if (a->addr != b->addr)
@@ -87,9 +92,12 @@ static ckey node_key(const hist *h, uint32_t n)
 {
 	const pf_profile *p = h->prof;
 	const pf_loc *l = &p->locs[h->cc_nodes[n].loc];
-	ckey k = { n, l->dso == PF_NONE ? 0 : l->dso + 1, l->ip };
-	if (l->sym != PF_NONE)
+	ckey k = { n, l->dso == PF_NONE ? 0 : l->dso + 1, l->ip, NULL, false };
+	if (l->sym != PF_NONE) {
 		k.addr = p->syms[l->sym].start;
+		k.name = pf_str(p, p->syms[l->sym].name);
+		k.inlined = pf_sym_is_inlined(p, l->sym);
+	}
 	return k;
 }
 
@@ -159,13 +167,26 @@ static void left_margin(FILE *out, int lm)
 		fputc(' ', out);
 }
 
+/* perf's percent_color: red from 5 %, green above 0.5 %, else none (NULL) */
+static const char *pct_color(double pct)
+{
+	if (fabs(pct) >= 5.0)
+		return REPORT_COLOR_RED;
+	if (fabs(pct) > 0.5)
+		return REPORT_COLOR_GREEN;
+	return NULL;
+}
+
 static void print_value(const gctx *g, uint64_t period, uint64_t count, uint64_t total)
 {
 	switch (g->f->cc_value) {
 	case CCV_PERIOD: fprintf(g->out, "%" PRIu64, period); break;
 	case CCV_COUNT: fprintf(g->out, "%" PRIu64, count); break;
-	default:
-		fprintf(g->out, "%.2f%%", total ? (double)period * 100.0 / (double)total : 0.0);
+	default: {
+		double pct = total ? (double)period * 100.0 / (double)total : 0.0;
+		const char *c = g->f->color ? pct_color(pct) : NULL;
+		fprintf(g->out, "%s%.2f%%%s", c ? c : "", pct, c ? REPORT_COLOR_RESET : "");
+	}
 	}
 }
 
@@ -488,6 +509,20 @@ static size_t fmt_pct(char *b, uint64_t v, uint64_t total, int width)
 	return n < 0 ? 0 : n < width + 32 ? (size_t)n : (size_t)width + 31;
 }
 
+/* fmt_pct, in perf's percent colour when color is set (the cell's padding
+ * inside the colour, as perf) */
+static size_t put_pct(char *b, uint64_t v, uint64_t total, int width, bool color)
+{
+	const char *c = color ? pct_color(total ? (double)v * 100.0 / (double)total : 0.0) : NULL;
+	if (!c)
+		return fmt_pct(b, v, total, width);
+	size_t k = strlen(c), n;
+	memcpy(b, c, k);
+	n = k + fmt_pct(b + k, v, total, width);
+	memcpy(b + n, REPORT_COLOR_RESET, sizeof(REPORT_COLOR_RESET) - 1);
+	return n + sizeof(REPORT_COLOR_RESET) - 1;
+}
+
 /* With a calibration file: what taking the samples cost the profiled
  * program, samples x cost per sample; for time events also as a share of the
  * sampled time. */
@@ -539,8 +574,8 @@ static void print_rows(FILE *out, hist *h, const report_fmt *f, const col *cols,
 			int w = cols[c].width < 2048 ? cols[c].width : 2048;
 			int n = 0;
 			switch (cols[c].key) {
-			case COL_CHILDREN: ln += fmt_pct(line + ln, e->period_acc, total, w); continue;
-			case COL_SELF: ln += fmt_pct(line + ln, e->period, total, w); continue;
+			case COL_CHILDREN: ln += put_pct(line + ln, e->period_acc, total, w, f->color); continue;
+			case COL_SELF: ln += put_pct(line + ln, e->period, total, w, f->color); continue;
 			case COL_SAMPLES:
 			case COL_CALLS: n = snprintf(buf, sizeof(buf), "%*" PRIu64, w, e->nr_events); break;
 			case COL_TOTAL_T: report_fmt_time(buf, sizeof(buf), (double)e->period_acc); n = -1; break;
@@ -688,6 +723,52 @@ static void json_str(FILE *out, const char *s)
 	fputc('"', out);
 }
 
+/* A row's call graph as a JSON tree: the nodes the text graph shows (the
+ * same threshold, order and print limit), one frame each; percent as the
+ * text prints it (of the total; fractal: of the parent). */
+static void json_chain(const gctx *g, uint32_t parent, uint64_t total)
+{
+	hist *h = g->h;
+	const pf_profile *p = h->prof;
+	child_ref *kids;
+	size_t nk = sorted_children(h, parent, min_hit_for(g, parent), &kids);
+	fputc('[', g->out);
+	for (size_t i = 0; i < nk; i++) {
+		if (g->f->cc_print_limit && i == g->f->cc_print_limit)
+			break;
+		uint32_t c = kids[i].node;
+		const pf_loc *l = &p->locs[h->cc_nodes[c].loc];
+		fputs(i ? ",{\"name\":" : "{\"name\":", g->out);
+		char buf[32];
+		json_str(g->out, frame_name(h, c, buf, sizeof(buf)));   /* as the text */
+		if (l->dso != PF_NONE) {
+			fputs(",\"dso\":", g->out);
+			json_str(g->out, pf_str(p, p->dsos[l->dso].short_name));
+		}
+		fprintf(g->out, ",\"period\":%" PRIu64 ",\"count\":%" PRIu64 ",\"percent\":%.6f", kids[i].cumul,
+			cumul_count(h, c), total ? (double)kids[i].cumul * 100.0 / (double)total : 0.0);
+		if (h->cc_nodes[c].first_child != PF_NONE) {
+			fputs(",\"children\":", g->out);
+			json_chain(g, c, g->f->cc_mode == CC_FRACTAL ? h->cc_nodes[c].children_hit : total);
+		}
+		fputc('}', g->out);
+	}
+	fputc(']', g->out);
+	free(kids);
+}
+
+void report_json_begin(FILE *out, const char *file)
+{
+	fprintf(out, "{\"schema\":\"%s\",\"file\":", REPORT_JSON_SCHEMA);
+	json_str(out, file);
+	fputs(",\"events\":[\n", out);
+}
+
+void report_json_end(FILE *out)
+{
+	fputs("\n]}\n", out);
+}
+
 int report_print_json(FILE *out, hist *h, const report_fmt *f, bool first_event)
 {
 	const pf_profile *p = h->prof;
@@ -724,7 +805,7 @@ int report_print_json(FILE *out, hist *h, const report_fmt *f, bool first_event)
 			switch (key) {
 			case HK_PID:
 			case HK_TID:
-				fprintf(out, "%u", e->tid);
+				fprintf(out, "%d", (int32_t)e->tid);   /* -1: a sample no task owned */
 				break;
 			case HK_CPU:
 				fprintf(out, "%d", e->cpu == PF_NONE ? -1 : (int)e->cpu);
@@ -734,7 +815,7 @@ int report_print_json(FILE *out, hist *h, const report_fmt *f, bool first_event)
 				if (nm) {
 					json_str(out, nm);
 				} else {
-					snprintf(buf, sizeof(buf), "%#018" PRIx64, e->addr);
+					snprintf(buf, sizeof(buf), "0x%016" PRIx64, e->addr);
 					json_str(out, buf);
 				}
 				break;
@@ -743,6 +824,11 @@ int report_print_json(FILE *out, hist *h, const report_fmt *f, bool first_event)
 				hist_keys[key].print(h, e, buf, sizeof(buf), 0, false, 0);
 				json_str(out, buf);
 			}
+		}
+		if (f->cc_mode != CC_NONE && e->cc_root != PF_NONE) {
+			gctx g = { out, h, f, total };
+			fputs(",\"callchain\":", out);
+			json_chain(&g, e->cc_root, f->cc_mode == CC_FRACTAL ? (f->children ? e->period_acc : e->period) : total);
 		}
 		fputc('}', out);
 	}

@@ -100,6 +100,10 @@ static void strip_function_type(char *s)
 			if (ol == 8)
 				break;  /* conversion operator: the rest is its type */
 			k += ol - 1;
+			/* "operator< <char>": the space before an operator's
+			 * template arguments is no return type's end */
+			if (s[k + 1] == ' ' && s[k + 2] == '<')
+				k++;
 			continue;
 		}
 		if (ch == '(' || ch == '<' || ch == '[' || ch == '{')

@@ -1,4 +1,6 @@
-/* config.c — reading proff's git-config-style file (see proff/config.h). */
+/* config.c — reading proff's git-config-style file, and the sections of
+ * perf's that proff knows (see proff/config.h). Every value keeps the file
+ * and line it came from, for "bad config value" messages. */
 #include "proff/config.h"
 #include "proff/util.h"
 
@@ -13,10 +15,11 @@
 #define CONFIG_KEY_MAX  255    /* "section.name" */
 #define CONFIG_FILE_MAX (1 << 20)
 
-struct kv { char *key, *val; };
+struct kv { char *key, *val, *file; unsigned line; };
 struct proff_config {
-	struct kv *kv;             /* in file order, one per key (the last value wins) */
+	struct kv *kv;             /* in load order, one per key (the last value wins) */
 	size_t n, cap;
+	char perf_note[600];       /* perf's file could not be read: why ("" if it could) */
 };
 
 proff_config *pf_config_new(void)
@@ -29,6 +32,7 @@ static void cfg_clear(proff_config *c)
 	for (size_t i = 0; i < c->n; i++) {
 		free(c->kv[i].key);
 		free(c->kv[i].val);
+		free(c->kv[i].file);
 	}
 	free(c->kv);
 	c->kv = NULL;
@@ -43,6 +47,16 @@ void pf_config_free(proff_config *c)
 	free(c);
 }
 
+/* perf's sections that proff reads from perf's file */
+static bool perf_section(const char *section)
+{
+	static const char *const known[] = { "report", "diff", "call-graph", "hist" };
+	for (size_t i = 0; i < sizeof(known) / sizeof(known[0]); i++)
+		if (!strcasecmp(section, known[i]))
+			return true;
+	return false;
+}
+
 static char *trim(char *s)
 {
 	while (isspace((unsigned char)*s))
@@ -53,7 +67,7 @@ static char *trim(char *s)
 	return s;
 }
 
-static int cfg_set(proff_config *c, const char *section, const char *name, const char *val)
+static int cfg_set(proff_config *c, const char *section, const char *name, const char *val, const char *file, unsigned line)
 {
 	char key[CONFIG_KEY_MAX + 1];
 	snprintf(key, sizeof(key), "%s.%s", section, name);   /* length checked by the caller */
@@ -61,31 +75,38 @@ static int cfg_set(proff_config *c, const char *section, const char *name, const
 		*p = (char)tolower((unsigned char)*p);
 	for (size_t i = 0; i < c->n; i++) {
 		if (!strcmp(c->kv[i].key, key)) {     /* last one wins, as in git */
-			char *v = strdup(val);
-			if (!v)
+			char *v = strdup(val), *f = strdup(file);
+			if (!v || !f) {
+				free(v);
+				free(f);
 				return -1;
+			}
 			free(c->kv[i].val);
+			free(c->kv[i].file);
 			c->kv[i].val = v;
+			c->kv[i].file = f;
+			c->kv[i].line = line;
 			return 0;
 		}
 	}
 	if (PF_GROW(c->kv, c->cap, c->n + 1) < 0)
 		return -1;
-	char *k = strdup(key), *v = strdup(val);
-	if (!k || !v) {
+	char *k = strdup(key), *v = strdup(val), *f = strdup(file);
+	if (!k || !v || !f) {
 		free(k);
 		free(v);
+		free(f);
 		return -1;
 	}
-	c->kv[c->n].key = k;
-	c->kv[c->n].val = v;
+	c->kv[c->n] = (struct kv){ k, v, f, line };
 	c->n++;
 	return 0;
 }
 
-int pf_config_load(proff_config *c, const char *path, proff_error *err)
+/* Add path's keys (only perf's sections proff knows, with perf_only) to
+ * what is loaded; a later file's key wins. */
+static int load_file(proff_config *c, const char *path, bool perf_only, proff_error *err)
 {
-	cfg_clear(c);
 	FILE *f = fopen(path, "r");
 	if (!f) {
 		if (errno == ENOENT)
@@ -193,7 +214,9 @@ int pf_config_load(proff_config *c, const char *path, proff_error *err)
 			v[vl - 1] = '\0';
 			v++;
 		}
-		if (cfg_set(c, section, name, v) < 0) {
+		if (perf_only && !perf_section(section))
+			continue;
+		if (cfg_set(c, section, name, v, path, lineno) < 0) {
 			rc = proff_err_set(err, PROFF_ENOMEM, path, this_off, "out of memory");
 			break;
 		}
@@ -202,40 +225,93 @@ int pf_config_load(proff_config *c, const char *path, proff_error *err)
 	return rc;
 }
 
-int pf_config_load_default(proff_config *c, proff_error *err)
+int pf_config_load(proff_config *c, const char *path, proff_error *err)
 {
-	const char *p = getenv("PROFF_CONFIG");
-	char buf[4096];
-	if (!p) {
-		const char *home = getenv("HOME");
-		if (!home) {
-			cfg_clear(c);
-			return 0;
-		}
-		snprintf(buf, sizeof(buf), "%s/.proffconfig", home);
-		p = buf;
-	}
-	return pf_config_load(c, p, err);
+	cfg_clear(c);
+	c->perf_note[0] = 0;
+	return load_file(c, path, false, err);
 }
 
-const char *pf_config_get(const proff_config *c, const char *key)
+/* $VAR, else ~/NAME, into buf; NULL if neither */
+static const char *config_path(const char *var, const char *name, char *buf, size_t len)
+{
+	const char *p = getenv(var);
+	if (p)
+		return p;
+	const char *home = getenv("HOME");
+	if (!home)
+		return NULL;
+	snprintf(buf, len, "%s/%s", home, name);
+	return buf;
+}
+
+/* perf's file first ($PERF_CONFIG or ~/.perfconfig: the sections proff
+ * knows), then proff's ($PROFF_CONFIG or ~/.proffconfig), whose keys win. */
+int pf_config_load_default(proff_config *c, proff_error *err)
+{
+	cfg_clear(c);
+	c->perf_note[0] = 0;
+	char buf[4096];
+	const char *perf = config_path("PERF_CONFIG", ".perfconfig", buf, sizeof(buf));
+	if (perf) {
+		proff_error e;
+		proff_err_clear(&e);
+		if (load_file(c, perf, true, &e) < 0) {
+			/* perf's file is perf's: a line proff cannot read leaves it
+			 * out, said once (pf_config_note) */
+			char eb[512];
+			snprintf(c->perf_note, sizeof(c->perf_note), "%s; perf's config file ignored",
+				 proff_err_str(&e, eb, sizeof(eb)));
+			cfg_clear(c);
+		}
+	}
+	const char *own = config_path("PROFF_CONFIG", ".proffconfig", buf, sizeof(buf));
+	return own ? load_file(c, own, false, err) : 0;
+}
+
+static const struct kv *cfg_find(const proff_config *c, const char *key)
 {
 	if (!c)
 		return NULL;
 	for (size_t i = 0; i < c->n; i++)
 		if (!strcasecmp(c->kv[i].key, key))
-			return c->kv[i].val;
+			return &c->kv[i];
 	return NULL;
+}
+
+const char *pf_config_get(const proff_config *c, const char *key)
+{
+	const struct kv *kv = cfg_find(c, key);
+	return kv ? kv->val : NULL;
 }
 
 bool pf_config_bool(const proff_config *c, const char *key, bool def)
 {
 	const char *v = pf_config_get(c, key);
-	if (!v)
-		return def;
-	if (!strcasecmp(v, "true") || !strcasecmp(v, "yes") || !strcasecmp(v, "on") || !strcmp(v, "1"))
-		return true;
-	if (!strcasecmp(v, "false") || !strcasecmp(v, "no") || !strcasecmp(v, "off") || !strcmp(v, "0"))
+	int b = v ? pf_config_parse_bool(v) : -1;
+	return b < 0 ? def : b;
+}
+
+const char *pf_config_note(const proff_config *c)
+{
+	return c && c->perf_note[0] ? c->perf_note : NULL;
+}
+
+bool pf_config_where(const proff_config *c, const char *key, const char **file, unsigned *line)
+{
+	const struct kv *kv = cfg_find(c, key);
+	if (!kv)
 		return false;
-	return def;
+	*file = kv->file;
+	*line = kv->line;
+	return true;
+}
+
+int pf_config_parse_bool(const char *v)
+{
+	if (!strcasecmp(v, "true") || !strcasecmp(v, "yes") || !strcasecmp(v, "on") || !strcmp(v, "1"))
+		return 1;
+	if (!strcasecmp(v, "false") || !strcasecmp(v, "no") || !strcasecmp(v, "off") || !strcmp(v, "0"))
+		return 0;
+	return -1;
 }

@@ -184,6 +184,14 @@ EOF2
 	check "lost exits: --stats counts them" grep -q "^#   lost exit: middle (50)" <("$PROFF" record --instrument --stats "$TMP/le.trace" 2>/dev/null)
 	"$PROFF" dprofpp "$TMP/le.trace" >/dev/null 2>"$TMP/le.dp.err"
 	check "lost exits: dprofpp warns, naming middle" grep -q "le.trace: 50 calls never returned in the trace .*most in middle (50)" "$TMP/le.dp.err"
+	# diff warns as report does, once per file (the two files' lines, then groups of runs)
+	cp "$TMP/le.trace" "$TMP/le2.trace"
+	"$PROFF" diff "$TMP/le.trace" "$TMP/le2.trace" >/dev/null 2>"$TMP/le.diff.err"
+	check "lost exits: diff warns for the baseline" grep -q "le.trace: 50 calls never returned in the trace .*most in middle (50)" "$TMP/le.diff.err"
+	check "lost exits: diff warns for the new file" grep -q "le2.trace: 50 calls never returned in the trace .*most in middle (50)" "$TMP/le.diff.err"
+	"$PROFF" diff "$TMP/le.trace" -- "$TMP/le2.trace" >/dev/null 2>"$TMP/le.groups.err"
+	n=$(grep -c "calls never returned in the trace .*most in middle (50)" "$TMP/le.groups.err")
+	if [ "$n" = 2 ]; then ok "lost exits: diff A -- B warns once per file"; else not_ok "lost exits: diff A -- B: $n warnings, expected 2"; fi
 	no_negative "lost exits" "$TMP/le.trace"
 else
 	not_ok "build the lost-exit program"

@@ -6,8 +6,8 @@
 #
 # Workloads built here without frame pointers (-O2 -fomit-frame-pointer):
 # tests/data/dwarf/work.c (C, two threads, a deep recursion, libc calls) and
-# work.cpp (C++ templates and containers inlined), and python3. perf is run
-# with --no-inline: proff does not print inlined frames yet
+# work.cpp (C++ templates and containers inlined), and python3, both with
+# --no-inline (inlined frames: tests/oracle/inline.sh)
 # (docs/compat/report.md).
 source "$(dirname "$0")/../lib.sh"
 
@@ -52,7 +52,7 @@ for r in rows:
 cmp_report() {   # cmp_report FILE OPTS...
 	local file=$1; shift
 	perf report --no-inline -i "$file" --stdio "$@" 2>/dev/null | strip_tip | sort_folded > "$TMP/perf.out"
-	"$PROFF" report -i "$file" --stdio "$@" 2>"$TMP/proff.err" | strip_tip | sort_folded > "$TMP/proff.out"
+	"$PROFF" report --no-inline -i "$file" --stdio "$@" 2>"$TMP/proff.err" | strip_tip | sort_folded > "$TMP/proff.out"
 	DIFF_LINES=30 check_same "dwarf report: $(basename "$file") $*" "$TMP/perf.out" "$TMP/proff.out"
 }
 
@@ -108,7 +108,7 @@ rec "$W/vdso.data" --call-graph dwarf -F 4000 -- "$W/vdso" 1500000 || not_ok "re
 cmp_report "$W/vdso.data" --no-children
 perf report --no-inline -i "$W/vdso.data" --stdio --no-children 2>/dev/null | strip_tip | sort_folded > "$TMP/perf.out"
 mkdir -p "$TMP/nobid"
-"$PROFF" report -i "$W/vdso.data" --stdio --no-children --buildid-dir "$TMP/nobid" 2>/dev/null | strip_tip | sort_folded > "$TMP/proff.out"
+"$PROFF" report --no-inline -i "$W/vdso.data" --stdio --no-children --buildid-dir "$TMP/nobid" 2>/dev/null | strip_tip | sort_folded > "$TMP/proff.out"
 check_same "dwarf report: vdso.data, the running vdso's CFI" "$TMP/perf.out" "$TMP/proff.out"
 grep -q '__vdso_clock_gettime$' "$TMP/proff.out" && ok "dwarf: frames unwound through the vdso" || not_ok "dwarf: frames unwound through the vdso"
 

@@ -2,8 +2,10 @@
  * two configs loaded from different files live side by side (the library
  * keeps none of its own), the last value of a key wins, keys are
  * case-insensitive, booleans, a missing file reads as empty, a NULL config
- * reads as empty, and a malformed line is an error naming the file, the
- * line and its byte offset.
+ * reads as empty, a malformed line is an error naming the file, the
+ * line and its byte offset, and the user's files (perf's sections of
+ * perf's file, then proff's, which wins) load into one object that keeps
+ * each value's file and line, and why perf's file was left out.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -87,11 +89,66 @@ static void malformed(void **state)
 	unlink(p);
 }
 
+static void perf_then_proff(void **state)
+{
+	(void)state;
+	char pp[] = "/tmp/proff-cfg-perf.XXXXXX", po[] = "/tmp/proff-cfg-own.XXXXXX";
+	int fp = mkstemp(pp), fo = mkstemp(po);
+	assert_true(fp >= 0 && fo >= 0);
+	close(fp);
+	close(fo);
+	write_file(pp, "[report]\nchildren = false\npercent-limit = 5\n[core]\npager = perfs\n");
+	write_file(po, "# proff's\n[report]\nchildren = true\n");
+	assert_int_equal(setenv("PERF_CONFIG", pp, 1), 0);
+	assert_int_equal(setenv("PROFF_CONFIG", po, 1), 0);
+	proff_config *c = pf_config_new();
+	assert_non_null(c);
+	proff_error e = { 0 };
+	assert_int_equal(pf_config_load_default(c, &e), 0);
+	assert_true(pf_config_bool(c, "report.children", false));       /* proff's wins */
+	assert_string_equal(pf_config_get(c, "report.percent-limit"), "5");
+	assert_null(pf_config_get(c, "core.pager"));                    /* not a section proff reads of perf's */
+	assert_null(pf_config_note(c));
+	const char *file = NULL;
+	unsigned line = 0;
+	assert_true(pf_config_where(c, "report.children", &file, &line));
+	assert_string_equal(file, po);
+	assert_int_equal(line, 3);
+	assert_true(pf_config_where(c, "REPORT.percent-limit", &file, &line));
+	assert_string_equal(file, pp);
+	assert_int_equal(line, 3);
+	assert_false(pf_config_where(c, "diff.order", &file, &line));
+	assert_false(pf_config_where(NULL, "report.children", &file, &line));
+	/* a perf file proff cannot read is left out whole, and said why */
+	write_file(pp, "[report]\npercent-limit = 5\n[hist\n");
+	assert_int_equal(pf_config_load_default(c, &e), 0);
+	assert_null(pf_config_get(c, "report.percent-limit"));
+	assert_true(pf_config_bool(c, "report.children", false));
+	const char *note = pf_config_note(c);
+	assert_non_null(note);
+	assert_non_null(strstr(note, pp));
+	assert_non_null(strstr(note, "line 3"));
+	assert_non_null(strstr(note, "perf's config file ignored"));
+	/* a plain load forgets the note */
+	assert_int_equal(pf_config_load(c, po, &e), 0);
+	assert_null(pf_config_note(c));
+	assert_null(pf_config_note(NULL));
+	assert_int_equal(pf_config_parse_bool("On"), 1);
+	assert_int_equal(pf_config_parse_bool("0"), 0);
+	assert_int_equal(pf_config_parse_bool("maybe"), -1);
+	pf_config_free(c);
+	unsetenv("PERF_CONFIG");
+	unsetenv("PROFF_CONFIG");
+	unlink(pp);
+	unlink(po);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(two_configs),
 		cmocka_unit_test(malformed),
+		cmocka_unit_test(perf_then_proff),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -124,18 +124,22 @@ grep -q 'no/such/dir/x.svg: cannot write' "$TMP/ee.err" && ok "--flamegraph into
 	{ not_ok "--flamegraph into a missing directory: message"; cat "$TMP/ee.err"; }
 expect_exit "--flamegraph of a missing profile: error" 1 "$PROFF" report -i "$TMP/missing.data" --flamegraph "$TMP/x.svg"
 # ---- groups of runs: the groups' test on each frame's per-run values ------------------
-# planted.c (tests/data/stats): B makes hot_b 50 % heavier. 4 runs of A (an A/A
-# split of 2 against 2), 3 of B. Every frame's p and q against scipy's Welch
-# and statsmodels' BH of the per-run values in the page's JSON.
+# planted.c (tests/data/stats): B makes hot_b 50 % heavier. 6 runs of A (an A/A
+# split of 3 against 3), 4 of B, each about 0.3 s (shorter runs are mostly
+# start-up, whose frames vary from run to run). Every frame's p and q against
+# scipy's Welch and statsmodels' BH of the per-run values in the page's JSON.
+# The A/A check looks at the program's own frames: the kernel's and ld.so's
+# vary from run to run beyond what 3 runs a side can judge on a busy host
+# (docs/statistics.md), and the oracle checks their q all the same.
 if cc -O1 -g -fno-omit-frame-pointer -o "$TMP/planted" "$ROOT/tests/data/stats/planted.c" &&
-   "$PROFF" record -q -r 4 -c 200000 -g -o "$TMP/pa.data" "$TMP/planted" 20000000 100 >/dev/null 2>&1 &&
-   "$PROFF" record -q -r 3 -c 200000 -g -o "$TMP/pb.data" "$TMP/planted" 20000000 150 >/dev/null 2>&1 &&
-   [ -s "$TMP/pb.data.3" ]; then
-	"$PROFF" diff "$TMP"/pa.data.{1,2,3} -- "$TMP"/pb.data.{1,2,3} --flamegraph "$TMP/g.html" 2>"$TMP/err" ||
-		{ not_ok "diff --flamegraph A1 A2 A3 -- B1 B2 B3"; cat "$TMP/err"; }
-	"$PROFF" diff "$TMP"/pa.data.{1,2} -- "$TMP"/pa.data.{3,4} --flamegraph "$TMP/aa.html" 2>"$TMP/err" ||
+   "$PROFF" record -q -r 6 -c 200000 -g -o "$TMP/pa.data" "$TMP/planted" 60000000 100 >/dev/null 2>&1 &&
+   "$PROFF" record -q -r 4 -c 200000 -g -o "$TMP/pb.data" "$TMP/planted" 60000000 150 >/dev/null 2>&1 &&
+   [ -s "$TMP/pb.data.4" ] && [ -s "$TMP/pa.data.6" ]; then
+	"$PROFF" diff "$TMP"/pa.data.{1,2,3,4} -- "$TMP"/pb.data.{1,2,3,4} --flamegraph "$TMP/g.html" 2>"$TMP/err" ||
+		{ not_ok "diff --flamegraph A1 .. A4 -- B1 .. B4"; cat "$TMP/err"; }
+	"$PROFF" diff "$TMP"/pa.data.{1,2,3} -- "$TMP"/pa.data.{4,5,6} --flamegraph "$TMP/aa.html" 2>"$TMP/err" ||
 		{ not_ok "diff --flamegraph A/A groups"; cat "$TMP/err"; }
-	"$PROFF" diff "$TMP"/pa.data.{1,2,3} -- "$TMP"/pb.data.{1,2,3} --metric absolute --fdr 0.1 --flamegraph "$TMP/gabs.html" 2>"$TMP/err" ||
+	"$PROFF" diff "$TMP"/pa.data.{1,2,3,4} -- "$TMP"/pb.data.{1,2,3,4} --metric absolute --fdr 0.1 --flamegraph "$TMP/gabs.html" 2>"$TMP/err" ||
 		{ not_ok "diff --flamegraph groups --metric absolute"; cat "$TMP/err"; }
 	page_json "$TMP/g.html" > "$TMP/g.json"
 	page_json "$TMP/aa.html" > "$TMP/aa.json"
@@ -188,7 +192,7 @@ def check_oracle(d, what, fdr, absolute):
 
 g, aa, gabs = (json.load(open(f)) for f in sys.argv[1:4])
 result(g["stats"] == {"test": "welch", "fdr": 0.05, "level": 0.95, "metric": "share"} and
-       [r["side"] for r in g["runs"]] == [0, 0, 0, 1, 1, 1], "groups: the test and the runs in the page's JSON", (g.get("stats"), g.get("runs")))
+       [r["side"] for r in g["runs"]] == [0, 0, 0, 0, 1, 1, 1, 1], "groups: the test and the runs in the page's JSON", (g.get("stats"), g.get("runs")))
 check_oracle(g, "groups A/B", 0.05, False)
 check_oracle(aa, "groups A/A", 0.05, False)
 check_oracle(gabs, "groups A/B --metric absolute --fdr 0.1", 0.1, True)
@@ -201,13 +205,15 @@ def share(side, i):
 result(len(planted) >= 2 and all(sig["significant"][i] == 1 and share(1, i) > share(0, i) for i in planted),
        "groups A/B: the planted hot_b and its caller caller_b coloured (significant growth)",
        [(names[i], sig["q"][i]) for i in planted])
+PROGRAM = {"main", "hot_a", "hot_b", "hot_c", "caller_b"}
 grey = []
 for vv in aa["views"]:
     for s in ("sig_total", "sig_self"):
-        grey += [aa["names"][vv["name"][i]] for i in range(vv["frames"]) if vv[s]["significant"][i] == 1]
-result(not grey, "groups A/A: every frame grey (no significant change)", grey)
+        grey += [aa["names"][vv["name"][i]] for i in range(vv["frames"])
+                 if vv[s]["significant"][i] == 1 and aa["names"][vv["name"][i]] in PROGRAM]
+result(not grey, "groups A/A: every frame of the program grey (no significant change)", grey)
 EOF
-	"$PROFF" diff "$TMP"/pa.data.{1,2,3} -- "$TMP"/pb.data.{1,2,3} --flamegraph "$TMP/g.svg" 2>"$TMP/err" &&
+	"$PROFF" diff "$TMP"/pa.data.{1,2,3,4} -- "$TMP"/pb.data.{1,2,3,4} --flamegraph "$TMP/g.svg" 2>"$TMP/err" &&
 		grep -q '<title>hot_b (' "$TMP/g.svg" && ok "groups: the SVG draws" || { not_ok "groups: the SVG"; cat "$TMP/err"; }
 else
 	skip "groups of runs' flame graph (recording does not work here)"

@@ -29,8 +29,8 @@ int cli_flamegraph_check(const char *path, const char *min_width, fg_opts *o)
 	return 0;
 }
 
-int cli_flamegraph(const char *path, pf_profile *const *profs, const uint32_t *evsel, int nsides,
-		   const fg_opts *o)
+int cli_flamegraph(const char *path, pf_profile *const *profs, const uint32_t *evsel, const uint8_t *side,
+		   size_t nprofs, int nsides, const fg_opts *o)
 {
 	flamegraph *g;
 	proff_error err;
@@ -40,8 +40,8 @@ int cli_flamegraph(const char *path, pf_profile *const *profs, const uint32_t *e
 		return 1;
 	}
 	int rc = 0;
-	for (int s = 0; s < nsides && !rc; s++)
-		if (fg_add_profile(g, s, profs[s], evsel[s], o, &err) < 0)
+	for (size_t f = 0; f < nprofs && !rc; f++)
+		if (fg_add_profile(g, side ? side[f] : (int)f, profs[f], evsel[f], o, &err) < 0)
 			rc = 1;
 	if (!rc && fg_finish(g, &err) < 0)
 		rc = 1;
@@ -50,9 +50,11 @@ int cli_flamegraph(const char *path, pf_profile *const *profs, const uint32_t *e
 		fg_free(g);
 		return 1;
 	}
-	for (int s = 0; s < nsides; s++)
-		if (!g->samples[s])
-			cli_warnf("%s: no samples to draw (after --comms, --pid, --tid, --time, --cpu)", profs[s]->path);
+	for (size_t f = 0; f < nprofs; f++) {
+		bool none = g->runs ? !g->run_samples[f] : !g->samples[side ? side[f] : f];
+		if (none)
+			cli_warnf("%s: no samples to draw (after --comms, --pid, --tid, --time, --cpu)", profs[f]->path);
+	}
 	int fmt = fg_format_of(path);
 	FILE *out = strcmp(path, "-") ? fopen(path, "w") : stdout;
 	if (!out) {

@@ -691,12 +691,13 @@ int cmd_diff(int argc, char **argv)
 			rc = EXIT_USAGE;
 			goto out_hopts;
 		}
-		if (group) {    /* the frames' test would need every run's values per frame: docs/flamegraph.md */
-			cli_errorf("--flamegraph: groups of runs (--) are not drawn yet: give one file per side (docs/flamegraph.md)");
+		if (group && group[nfiles - 1] != 1) {
+			cli_errorf("--flamegraph: a differential flame graph compares two groups of runs, not %u",
+				   group[nfiles - 1] + 1);
 			rc = EXIT_USAGE;
 			goto out_hopts;
 		}
-		if (nfiles != 2) {
+		if (!group && nfiles != 2) {
 			cli_errorf("--flamegraph: a differential flame graph compares two files, not %zu", nfiles);
 			rc = EXIT_USAGE;
 			goto out_hopts;
@@ -776,7 +777,7 @@ int cmd_diff(int argc, char **argv)
 		par = x < 1 ? 1 : (size_t)x;
 	}
 	o->color = !c.json && cli_use_color("diff");   /* perf's colours, on a terminal */
-	if (group) {
+	if (group && !c.flamegraph) {
 		rc = run_groups(&c, &gopt, paths, group, nfiles, jobs, &ho, c.jobs_arg ? par : 0, &shared_syms);
 		goto out_jobs;
 	}
@@ -834,18 +835,45 @@ int cmd_diff(int argc, char **argv)
 	}
 
 	if (c.flamegraph) {
-		uint32_t ev[2] = { 0, 0 };   /* the baseline's first event with samples, and the new file's */
+		/* the baseline's first event with samples, and every other file's of the same event */
+		uint32_t *ev = calloc(nfiles, sizeof(*ev));
+		uint8_t *side = calloc(nfiles, sizeof(*side));
+		if (!ev || !side) {
+			free(ev);
+			free(side);
+			goto out_jobs;
+		}
 		while (ev[0] + 1 < profs[0]->nr_events && !profs[0]->events[ev[0]].nr_samples)
 			ev[0]++;
 		const pf_event *be = &profs[0]->events[ev[0]];
-		while (ev[1] + 1 < profs[1]->nr_events &&
-		       (profs[1]->events[ev[1]].type != be->type || profs[1]->events[ev[1]].config != be->config))
-			ev[1]++;
+		size_t nside[2] = { 0, 0 };
+		for (size_t f = 0; f < nfiles; f++) {
+			while (f && ev[f] + 1 < profs[f]->nr_events &&
+			       (profs[f]->events[ev[f]].type != be->type || profs[f]->events[ev[f]].config != be->config))
+				ev[f]++;
+			const pf_event *fe = f < nfiles && profs[f]->nr_events ? &profs[f]->events[ev[f]] : NULL;
+			if (!fe || fe->type != be->type || fe->config != be->config) {
+				cli_errorf("%s: no %s samples to compare with %s's", paths[f], be->name, paths[0]);
+				free(ev);
+				free(side);
+				goto out_jobs;
+			}
+			side[f] = group ? (uint8_t)group[f] : (uint8_t)f;
+			nside[side[f]]++;
+		}
 		fo.srcline = c.flame_srcline;
 		fo.comms = &ho.comms;
 		fo.pids = ho.pids, fo.nr_pids = ho.nr_pids;
 		fo.tids = ho.tids, fo.nr_tids = ho.nr_tids;
-		rc = cli_flamegraph(c.flamegraph, profs, ev, 2, &fo);
+		/* repeated runs on both sides: the groups' test on the frames'
+		 * per-run values; one run on a side: sampling noise (docs/flamegraph.md) */
+		fo.runs = nside[0] > 1 && nside[1] > 1;
+		fo.stats = gopt.stats;
+		fo.fdr = gopt.fdr;
+		fo.absolute = gopt.metric == DIFF_METRIC_ABSOLUTE;
+		rc = cli_flamegraph(c.flamegraph, profs, ev, side, nfiles, 2, &fo);
+		free(ev);
+		free(side);
 		goto out_jobs;
 	}
 	cli_pager_start("diff");

@@ -606,7 +606,7 @@ int cmd_report(int argc, char **argv)
 		fo.comms = &ho.comms;
 		fo.pids = ho.pids, fo.nr_pids = ho.nr_pids;
 		fo.tids = ho.tids, fo.nr_tids = ho.nr_tids;
-		rc = cli_flamegraph(a.flamegraph, &prof, &ev, 1, &fo);
+		rc = cli_flamegraph(a.flamegraph, &prof, &ev, NULL, 1, 1, &fo);
 		cli_fast_heap_done();
 		pf_profile_free(prof);
 		hist_opts_release(&ho);

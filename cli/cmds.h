@@ -118,7 +118,10 @@ void cli_trace_quality_print(FILE *out, const struct proff_trace_quality *q);
  * message); then the graph of nsides profiles' events built and written. */
 #include "proff/flamegraph.h"
 int cli_flamegraph_check(const char *path, const char *min_width, fg_opts *o);
-int cli_flamegraph(const char *path, pf_profile *const *profs, const uint32_t *evsel, int nsides,
+/* profs[f] is side side[f] (NULL: side f); several profiles on a side are
+ * its runs (groups of runs: fg_opts.runs) */
+int cli_flamegraph(const char *path, pf_profile *const *profs, const uint32_t *evsel, const uint8_t *side,
+		   size_t nprofs, int nsides,
 		   const fg_opts *o);
 
 #endif

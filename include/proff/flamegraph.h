@@ -20,6 +20,7 @@
 
 #include "proff/error.h"
 #include "proff/profile.h"
+#include "proff/stats.h"
 #include "proff/util.h"
 
 enum fg_format { FG_FOLDED, FG_SVG, FG_HTML };
@@ -36,6 +37,16 @@ typedef struct fg_opts {
 	const pf_strlist *comms;
 	const uint32_t *pids; size_t nr_pids;
 	const uint32_t *tids; size_t nr_tids;
+	/* Groups of runs (proff diff A1 A2 -- B1 B2): every fg_add_profile is
+	 * one more run of its side, each run's value per frame is kept, and a
+	 * frame's change is tested on them with `stats` (test, level) as the
+	 * groups' rows are, BH q-values over a view's frames, significant at
+	 * q <= fdr; the values are shares of the run's total in percent, or
+	 * the period with `absolute` (docs/flamegraph.md). */
+	bool runs;
+	stats_config stats;
+	double fdr;                /* 0.05 */
+	bool absolute;
 } fg_opts;
 
 void fg_opts_init(fg_opts *o);
@@ -72,6 +83,10 @@ typedef struct fg_view {
 	fg_frame *frames; size_t n, cap;
 	fg_sig *sig_total, *sig_self;   /* [n] for diffs, else NULL */
 	uint32_t max_depth;
+	/* groups of runs: each frame's inclusive and own period in each run,
+	 * [frame * nruns + run]; NULL otherwise */
+	size_t nruns;
+	uint64_t *run_total, *run_self;
 } fg_view;
 
 typedef struct flamegraph flamegraph;
@@ -89,6 +104,15 @@ struct flamegraph {
 	fg_view views[4];          /* caller/callee x function[/srcline] */
 	size_t nviews;
 	struct fg_raw *raw;        /* the merged call paths, until fg_finish */
+	/* groups of runs (fg_opts.runs): the runs in the order added */
+	bool runs;
+	size_t nruns;
+	uint8_t *run_side;         /* [nruns] 0 baseline, 1 new */
+	uint64_t *run_period, *run_samples;   /* [nruns] totals of each run's kept samples */
+	char **run_paths;          /* [nruns] */
+	stats_config stats;
+	double fdr;
+	bool absolute;
 };
 
 int fg_new(flamegraph **out, int nsides, const fg_opts *o, proff_error *err);
@@ -121,5 +145,9 @@ int fg_write_json(const flamegraph *g, FILE *out);
  * side's samples; also with merged frames' summed counts). Filled in from
  * lib/stats (issue #28). */
 void fg_significance(const flamegraph *g, size_t n, const uint64_t *c0, const uint64_t *c1, fg_sig *out);
+/* Groups of runs: the significance of n frames' changes from their per-run
+ * periods v[frame * g->nruns + run], with the groups' test. 0 or
+ * PROFF_ENOMEM. */
+int fg_runs_significance(const flamegraph *g, size_t n, const uint64_t *v, fg_sig *out);
 
 #endif

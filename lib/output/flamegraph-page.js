@@ -195,7 +195,9 @@
 			[false, true].forEach(function (self) {
 				var sg = sigOf(i, self), what = self ? 'Self' : 'Children';
 				if (!sg) { rows.push([what + ' test', 'not made']); return; }
-				rows.push([what + ' CI', '[' + fix2(sg.lo) + ', ' + fix2(sg.hi) + '] pp']);
+				/* groups of runs with --metric absolute: the CI is of the period */
+				rows.push([what + ' CI', '[' + fix2(sg.lo) + ', ' + fix2(sg.hi) + ']' +
+					   (D.stats && D.stats.metric === 'absolute' ? '' : ' pp')]);
 				rows.push([what + ' p, q', (sg.p === null ? '-' : sg.p.toPrecision(3)) + ', ' + (sg.q === null ? '-' : sg.q.toPrecision(3))]);
 				rows.push(['', sg.significant ? 'significant' : 'not significant']);
 			});

@@ -86,3 +86,77 @@ void fg_significance(const flamegraph *g, size_t n, const uint64_t *c0, const ui
 	free(p);
 	free(q);
 }
+
+/* Groups of runs (proff diff A1 A2 -- B1 B2): each run is a replicate, so
+ * a frame's change is judged against the run-to-run variation of its own
+ * per-run values, as `proff diff` judges the groups' rows: the frame's
+ * inclusive (or self) period as a share of the run's total in percent (or
+ * the period itself with --metric absolute), tested with the groups'
+ * configured test (Welch's t, or Mann-Whitney U), Benjamini-Hochberg
+ * q-values over the view's frames, significant at q <= --fdr. A frame with
+ * the same value in every run of both sides (the root's share) has nothing
+ * to change: tested, never significant, no p. lo / hi are the test's
+ * interval of the change of means (medians: MWU), in the metric's unit. */
+int fg_runs_significance(const flamegraph *g, size_t n, const uint64_t *v, fg_sig *out)
+{
+	memset(out, 0, n * sizeof(*out));
+	size_t R = g->nruns, na = 0;
+	for (size_t r = 0; r < R; r++)
+		na += g->run_side[r] == 0;
+	if (!n || !R)
+		return 0;
+	double *p = pf_calloc(n, sizeof(double)), *q = pf_calloc(n, sizeof(double));
+	double *a = pf_calloc(R, sizeof(double)), *b = a ? a + na : NULL;
+	double *vals = pf_calloc(R, sizeof(double));
+	stats_ctx *ctx = stats_ctx_new(&g->stats);
+	int rc = PROFF_ENOMEM;
+	if (!p || !q || !a || !vals || !ctx)
+		goto out;
+	for (size_t i = 0; i < n; i++) {
+		size_t ka = 0, kb = 0;
+		for (size_t r = 0; r < R; r++) {
+			double x = (double)v[i * R + r];
+			if (!g->absolute)
+				x = g->run_period[r] ? 100.0 * x / (double)g->run_period[r] : 0;
+			if (g->run_side[r] == 0)
+				a[ka++] = x;
+			else
+				vals[kb++] = x;
+		}
+		memcpy(b, vals, kb * sizeof(double));
+		stats_result res;
+		p[i] = NAN;
+		if (stats_compare(ctx, a, ka, b, kb, &res) < 0)
+			goto out;
+		if (res.status == STATS_ZERO_VARIANCE && res.mean_a == res.mean_b) {
+			out[i].tested = true;          /* the same in every run: no change */
+			out[i].p = out[i].q = NAN;
+			continue;
+		}
+		if (res.status != STATS_OK)
+			continue;
+		p[i] = res.p;
+		out[i].lo = res.ci_low;
+		out[i].hi = res.ci_high;
+	}
+	if (stats_bh(p, n, q) < 0)
+		goto out;
+	for (size_t i = 0; i < n; i++) {
+		if (isnan(p[i]))
+			continue;
+		out[i].tested = true;
+		out[i].p = p[i];
+		out[i].q = q[i];
+		out[i].significant = q[i] <= g->fdr;
+	}
+	rc = 0;
+out:
+	if (rc < 0)
+		memset(out, 0, n * sizeof(*out));
+	free(p);
+	free(q);
+	free(a);
+	free(vals);
+	stats_ctx_free(ctx);
+	return rc;
+}

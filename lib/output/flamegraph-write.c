@@ -270,7 +270,7 @@ static void json_num(FILE *out, double d, bool comma)
 	if (comma)
 		fputc(',', out);
 	if (isfinite(d))
-		fprintf(out, "%.6g", d);
+		fprintf(out, "%.12g", d);
 	else
 		fputs("null", out);
 }
@@ -308,6 +308,19 @@ static void json_sig(FILE *out, const char *key, const fg_sig *sig, size_t n)
 	fputc('}', out);
 }
 
+/* groups of runs: a view's per-run values, one array per run */
+static void json_runs(FILE *out, const char *key, const uint64_t *v, size_t nruns, size_t n)
+{
+	fprintf(out, ",\"%s\":[", key);
+	for (size_t r = 0; r < nruns; r++) {
+		fputs(r ? ",[" : "[", out);
+		for (size_t i = 0; i < n; i++)
+			fprintf(out, i ? ",%llu" : "%llu", (unsigned long long)v[i * nruns + r]);
+		fputc(']', out);
+	}
+	fputc(']', out);
+}
+
 int fg_write_json(const flamegraph *g, FILE *out)
 {
 	fprintf(out, "{\"schema\":\"proff-flamegraph/1\",\"kind\":\"%s\",\"title\":", g->nsides == 2 ? "diff" : "report");
@@ -321,7 +334,21 @@ int fg_write_json(const flamegraph *g, FILE *out)
 		fprintf(out, ",\"total\":%llu,\"samples\":%llu}", (unsigned long long)g->total[s],
 			(unsigned long long)g->samples[s]);
 	}
-	fputs("],\"names\":[", out);
+	fputc(']', out);
+	if (g->runs) {
+		/* groups of runs: each run, and the test the frames' changes had */
+		fputs(",\"runs\":[", out);
+		for (size_t r = 0; r < g->nruns; r++) {
+			fprintf(out, "%s{\"side\":%d,\"file\":", r ? "," : "", g->run_side[r]);
+			json_str(out, g->run_paths[r]);
+			fprintf(out, ",\"total\":%llu,\"samples\":%llu}", (unsigned long long)g->run_period[r],
+				(unsigned long long)g->run_samples[r]);
+		}
+		fprintf(out, "],\"stats\":{\"test\":\"%s\",\"fdr\":%g,\"level\":%g,\"metric\":\"%s\"}",
+			g->stats.test == STATS_MWU ? "mwu" : "welch", g->fdr, g->stats.level,
+			g->absolute ? "absolute" : "share");
+	}
+	fputs(",\"names\":[", out);
 	for (size_t i = 0; i < g->names.n; i++) {
 		if (i)
 			fputc(',', out);
@@ -345,6 +372,10 @@ int fg_write_json(const flamegraph *g, FILE *out)
 		if (g->nsides == 2) {
 			json_sig(out, "sig_total", v->sig_total, v->n);
 			json_sig(out, "sig_self", v->sig_self, v->n);
+		}
+		if (v->nruns) {
+			json_runs(out, "run_total", v->run_total, v->nruns, v->n);
+			json_runs(out, "run_self", v->run_self, v->nruns, v->n);
 		}
 		fputc('}', out);
 	}

@@ -21,6 +21,9 @@ typedef struct trie {
 	uint32_t *parent, *name, *srcl;
 	uint64_t *self[2], *scount[2];       /* per side: period and samples ending here */
 	uint64_t *total[2], *count[2];       /* inclusive, after trie_sums */
+	/* groups of runs: period ending here and inclusive, per run */
+	uint64_t **rself, **rtotal;
+	size_t nruns;
 	size_t n, cap;
 	uint32_t *slots;                     /* hash: node id + 1, 0 empty */
 	size_t nslots;
@@ -37,6 +40,8 @@ void fg_opts_init(fg_opts *o)
 {
 	memset(o, 0, sizeof(*o));
 	o->min_width = 0.1;
+	stats_config_init(&o->stats);
+	o->fdr = 0.05;
 }
 
 int fg_format_of(const char *path)
@@ -80,6 +85,13 @@ static int trie_grow(trie *t)
 		*u64[i] = q;
 		memset(*u64[i] + t->cap, 0, (cap - t->cap) * sizeof(uint64_t));
 	}
+	for (size_t r = 0; r < t->nruns; r++) {
+		uint64_t *q = pf_realloc_array(t->rself[r], cap, sizeof(uint64_t));
+		if (!q)
+			return -1;
+		t->rself[r] = q;
+		memset(q + t->cap, 0, (cap - t->cap) * sizeof(uint64_t));
+	}
 	t->cap = cap;
 	return 0;
 }
@@ -121,8 +133,28 @@ static void trie_free(trie *t)
 		free(t->self[s]); free(t->scount[s]);
 		free(t->total[s]); free(t->count[s]);
 	}
+	for (size_t r = 0; r < t->nruns; r++) {
+		free(t->rself[r]);
+		if (t->rtotal)
+			free(t->rtotal[r]);
+	}
+	free(t->rself);
+	free(t->rtotal);
 	free(t->slots);
 	memset(t, 0, sizeof(*t));
+}
+
+/* One more run's per-node periods (zero); -1 out of memory. */
+static int trie_add_run(trie *t)
+{
+	uint64_t **a = pf_realloc_array(t->rself, t->nruns + 1, sizeof(*a));
+	if (!a)
+		return -1;
+	t->rself = a;
+	if (!(a[t->nruns] = pf_calloc(t->cap, sizeof(uint64_t))))
+		return -1;
+	t->nruns++;
+	return 0;
 }
 
 /* The child of parent with that key, made if new; NONE out of memory. */
@@ -162,6 +194,18 @@ static int trie_sums(trie *t)
 			t->total[s][t->parent[i]] += t->total[s][i];
 			t->count[s][t->parent[i]] += t->count[s][i];
 		}
+	}
+	if (!t->nruns)
+		return 0;
+	if (!t->rtotal && !(t->rtotal = pf_calloc(t->nruns, sizeof(*t->rtotal))))
+		return -1;
+	for (size_t r = 0; r < t->nruns; r++) {
+		free(t->rtotal[r]);
+		if (!(t->rtotal[r] = pf_realloc_array(NULL, t->n, sizeof(uint64_t))))
+			return -1;
+		memcpy(t->rtotal[r], t->rself[r], t->n * sizeof(uint64_t));
+		for (size_t i = t->n - 1; i > 0; i--)
+			t->rtotal[r][t->parent[i]] += t->rtotal[r][i];
 	}
 	return 0;
 }
@@ -246,6 +290,10 @@ int fg_new(flamegraph **out, int nsides, const fg_opts *o, proff_error *err)
 	g->nsides = nsides == 2 ? 2 : 1;
 	g->srcline = o->srcline;
 	g->min_width = o->min_width;
+	g->runs = o->runs && g->nsides == 2;
+	g->stats = o->stats;
+	g->fdr = o->fdr;
+	g->absolute = o->absolute;
 	g->title = pf_strdup(o->title ? o->title : nsides == 2 ? "Differential Flame Graph" : "Flame Graph");
 	intern(g, "all", 3);      /* string 1: the root's name */
 	g->raw->paths.name[0] = 1;
@@ -336,6 +384,34 @@ static uint32_t node_for(add_ctx *c, uint32_t nd, uint32_t stamp, uint32_t comm_
 	return tn;
 }
 
+/* groups of runs: one more run of side */
+static int add_run(flamegraph *g, int side, const pf_profile *p)
+{
+	size_t n = g->nruns + 1;
+	uint8_t *sd = pf_realloc_array(g->run_side, n, sizeof(*sd));
+	if (sd)
+		g->run_side = sd;
+	uint64_t *per = pf_realloc_array(g->run_period, n, sizeof(*per));
+	if (per)
+		g->run_period = per;
+	uint64_t *smp = pf_realloc_array(g->run_samples, n, sizeof(*smp));
+	if (smp)
+		g->run_samples = smp;
+	char **paths = pf_realloc_array(g->run_paths, n, sizeof(*paths));
+	if (paths)
+		g->run_paths = paths;
+	if (!sd || !per || !smp || !paths || !(paths[n - 1] = pf_strdup(p->path ? p->path : "")))
+		return -1;
+	if (trie_add_run(&g->raw->paths) < 0) {
+		free(paths[n - 1]);
+		return -1;
+	}
+	sd[n - 1] = (uint8_t)side;
+	per[n - 1] = smp[n - 1] = 0;
+	g->nruns = n;
+	return 0;
+}
+
 int fg_add_profile(flamegraph *g, int side, pf_profile *p, uint32_t evsel, const fg_opts *o,
 		   proff_error *err)
 {
@@ -345,6 +421,9 @@ int fg_add_profile(flamegraph *g, int side, pf_profile *p, uint32_t evsel, const
 	uint32_t *order = NULL;
 	size_t nk = 0;
 	int rc = PROFF_ENOMEM;
+	size_t run = g->nruns;
+	if (g->runs && add_run(g, side, p) < 0)
+		goto out;
 	if (o->srcline && pf_locs_srclines(p, NULL) < 0)
 		goto out;
 	c.loc_name = malloc((p->nr_locs + 1) * sizeof(uint32_t));
@@ -377,6 +456,11 @@ int fg_add_profile(flamegraph *g, int side, pf_profile *p, uint32_t evsel, const
 			goto out;
 		t->self[side][tn] += s->period;
 		t->scount[side][tn] += s->count;
+		if (g->runs) {
+			t->rself[run][tn] += s->period;
+			g->run_period[run] += s->period;
+			g->run_samples[run] += s->count;
+		}
 		g->total[side] += s->period;
 		g->samples[side] += s->count;
 	}
@@ -412,8 +496,24 @@ typedef struct view_ctx {
 
 static uint32_t add_frame(fg_view *v, uint32_t parent, uint32_t name, uint32_t srcl)
 {
+	size_t cap = v->cap;
 	if (PF_GROW(v->frames, v->cap, v->n + 1) < 0)
 		return NONE;
+	if (v->nruns && (v->cap != cap || !v->run_total)) {
+		/* per-run values grow with the frames */
+		uint64_t *a = pf_realloc_array(v->run_total, v->cap * v->nruns, sizeof(uint64_t));
+		if (a)
+			v->run_total = a;
+		uint64_t *b = pf_realloc_array(v->run_self, v->cap * v->nruns, sizeof(uint64_t));
+		if (b)
+			v->run_self = b;
+		if (!a || !b)
+			return NONE;
+	}
+	if (v->nruns) {
+		memset(v->run_total + v->n * v->nruns, 0, v->nruns * sizeof(uint64_t));
+		memset(v->run_self + v->n * v->nruns, 0, v->nruns * sizeof(uint64_t));
+	}
 	fg_frame *f = &v->frames[v->n];
 	memset(f, 0, sizeof(*f));
 	f->parent = parent;
@@ -434,7 +534,8 @@ static bool is_small(const view_ctx *c, const uint64_t total[2])
 }
 
 /* The frame standing for `count` siblings below the minimum width */
-static int add_merged(view_ctx *c, uint32_t parent, const uint64_t tot[2], const uint64_t cnt[2], uint32_t count)
+static int add_merged(view_ctx *c, uint32_t parent, const uint64_t tot[2], const uint64_t cnt[2],
+		      const uint64_t *run_tot, uint32_t count)
 {
 	char buf[64];
 	int len = snprintf(buf, sizeof(buf), "[%u frame%s below %g%%]", count, count == 1 ? "" : "s",
@@ -449,6 +550,9 @@ static int add_merged(view_ctx *c, uint32_t parent, const uint64_t tot[2], const
 		fr->total[s] = fr->self[s] = tot[s];
 		fr->count[s] = fr->self_count[s] = cnt[s];
 	}
+	size_t R = c->v->nruns;
+	for (size_t r = 0; r < R; r++)
+		c->v->run_total[f * R + r] = c->v->run_self[f * R + r] = run_tot[r];
 	return 0;
 }
 
@@ -487,6 +591,16 @@ static int caller_frame(view_ctx *c, uint32_t node, uint32_t parent_frame, const
 		fr->count[s] = t->count[s][node];
 		fr->self_count[s] = t->scount[s][node];
 	}
+	size_t R = c->v->nruns;
+	uint64_t *srun = NULL;     /* the small children's per-run sums */
+	if (R) {
+		for (size_t r = 0; r < R; r++) {
+			c->v->run_total[f * R + r] = t->rtotal[r][node];
+			c->v->run_self[f * R + r] = t->rself[r][node];
+		}
+		if (!(srun = pf_calloc(R, sizeof(uint64_t))))
+			return -1;
+	}
 	uint64_t stot[2] = { 0, 0 }, scnt[2] = { 0, 0 };
 	uint32_t nsmall = 0, *big = NULL;
 	size_t nbig = 0, cap = 0;
@@ -495,6 +609,7 @@ static int caller_frame(view_ctx *c, uint32_t node, uint32_t parent_frame, const
 		if (!is_small(c, tot)) {
 			if (PF_GROW(big, cap, nbig + 1) < 0) {
 				free(big);
+				free(srun);
 				return -1;
 			}
 			big[nbig++] = k;
@@ -505,6 +620,8 @@ static int caller_frame(view_ctx *c, uint32_t node, uint32_t parent_frame, const
 			stot[s] += t->total[s][k];
 			scnt[s] += t->count[s][k];
 		}
+		for (size_t r = 0; r < R; r++)
+			srun[r] += t->rtotal[r][k];
 	}
 	if (nbig > 1)
 		qsort_r(big, nbig, sizeof(*big), cmp_nodes, c);
@@ -512,8 +629,9 @@ static int caller_frame(view_ctx *c, uint32_t node, uint32_t parent_frame, const
 	for (size_t i = 0; i < nbig && !rc; i++)
 		rc = caller_frame(c, big[i], f, first, next);
 	free(big);
-	if (!rc && nsmall && add_merged(c, f, stot, scnt, nsmall) < 0)
+	if (!rc && nsmall && add_merged(c, f, stot, scnt, srun, nsmall) < 0)
 		rc = -1;
+	free(srun);
 	return rc;
 }
 
@@ -552,6 +670,15 @@ static int cmp_items(const void *a, const void *b, void *arg)
 static int callee_expand(view_ctx *c, size_t a, size_t b, uint32_t frame)
 {
 	const trie *t = c->t;
+	size_t R = c->v->nruns;
+	/* groups of runs: a child's per-run sums, and the small children's */
+	uint64_t *grun = NULL, *srun = NULL;
+	if (R) {
+		if (!(grun = pf_calloc(2 * R, sizeof(uint64_t))))
+			return -1;
+		srun = grun + R;
+	}
+	int rc = -1;
 	/* items whose path ended here: their samples are this frame's own */
 	size_t m = a;
 	for (size_t i = a; i < b; i++) {
@@ -561,11 +688,14 @@ static int callee_expand(view_ctx *c, size_t a, size_t b, uint32_t frame)
 			c->items[i] = tmp;
 		}
 	}
-	for (size_t i = a; i < m; i++)
+	for (size_t i = a; i < m; i++) {
 		for (int s = 0; s < 2; s++) {
 			c->v->frames[frame].self[s] += t->self[s][c->items[i].node];
 			c->v->frames[frame].self_count[s] += t->scount[s][c->items[i].node];
 		}
+		for (size_t r = 0; r < R; r++)
+			c->v->run_self[frame * R + r] += t->rself[r][c->items[i].node];
+	}
 	qsort_r(c->items + m, b - m, sizeof(*c->items), cmp_items, c);
 	uint64_t stot[2] = { 0, 0 }, scnt[2] = { 0, 0 };
 	uint32_t nsmall = 0;
@@ -574,6 +704,8 @@ static int callee_expand(view_ctx *c, size_t a, size_t b, uint32_t frame)
 		uint64_t tot[2] = { 0, 0 }, cnt[2] = { 0, 0 };
 		uint32_t cu = c->items[i].cursor;
 		uint32_t name = t->name[cu], srcl = c->group_by_name ? 0 : t->srcl[cu];
+		if (R)
+			memset(grun, 0, R * sizeof(uint64_t));
 		for (; j < b; j++) {
 			uint32_t cj = c->items[j].cursor;
 			if (t->name[cj] != name || (c->group_by_name ? 0 : t->srcl[cj]) != srcl)
@@ -582,6 +714,8 @@ static int callee_expand(view_ctx *c, size_t a, size_t b, uint32_t frame)
 				tot[s] += t->self[s][c->items[j].node];
 				cnt[s] += t->scount[s][c->items[j].node];
 			}
+			for (size_t r = 0; r < R; r++)
+				grun[r] += t->rself[r][c->items[j].node];
 		}
 		if (is_small(c, tot)) {
 			nsmall++;
@@ -589,24 +723,31 @@ static int callee_expand(view_ctx *c, size_t a, size_t b, uint32_t frame)
 				stot[s] += tot[s];
 				scnt[s] += cnt[s];
 			}
+			for (size_t r = 0; r < R; r++)
+				srun[r] += grun[r];
 		} else {
 			uint32_t f = add_frame(c->v, frame, name, srcl);
 			if (f == NONE)
-				return -1;
+				goto out;
 			for (int s = 0; s < 2; s++) {
 				c->v->frames[f].total[s] = tot[s];
 				c->v->frames[f].count[s] = cnt[s];
 			}
+			for (size_t r = 0; r < R; r++)
+				c->v->run_total[f * R + r] = grun[r];
 			for (size_t k = i; k < j; k++)
 				c->items[k].cursor = t->parent[c->items[k].cursor];
 			if (callee_expand(c, i, j, f) < 0)
-				return -1;
+				goto out;
 		}
 		i = j;
 	}
-	if (nsmall && add_merged(c, frame, stot, scnt, nsmall) < 0)
-		return -1;
-	return 0;
+	if (nsmall && add_merged(c, frame, stot, scnt, srun, nsmall) < 0)
+		goto out;
+	rc = 0;
+out:
+	free(grun);
+	return rc;
 }
 
 static int view_callee(view_ctx *c)
@@ -627,6 +768,10 @@ static int view_callee(view_ctx *c)
 			c->v->frames[root].count[s] = t->count[s][0];
 			c->v->frames[root].self[s] = t->self[s][0];
 			c->v->frames[root].self_count[s] = t->scount[s][0];
+		}
+		for (size_t r = 0; r < c->v->nruns; r++) {
+			c->v->run_total[root * c->v->nruns + r] = t->rtotal[r][0];
+			c->v->run_self[root * c->v->nruns + r] = t->rself[r][0];
 		}
 		rc = callee_expand(c, 0, n, root);
 	}
@@ -672,6 +817,11 @@ static int byfn_trie(flamegraph *g)
 	}
 	f->name[0] = t->name[0];
 	map[0] = 0;
+	for (size_t r = 0; r < t->nruns; r++)
+		if (trie_add_run(f) < 0) {
+			free(map);
+			return -1;
+		}
 	for (size_t i = 1; i < t->n; i++) {
 		map[i] = trie_child(f, map[t->parent[i]], t->name[i], 0);
 		if (map[i] == NONE) {
@@ -682,6 +832,8 @@ static int byfn_trie(flamegraph *g)
 			f->self[s][map[i]] += t->self[s][i];
 			f->scount[s][map[i]] += t->scount[s][i];
 		}
+		for (size_t r = 0; r < t->nruns; r++)
+			f->rself[r][map[i]] += t->rself[r][i];
 	}
 	free(map);
 	return trie_sums(f);
@@ -702,9 +854,15 @@ static int view_significance(const flamegraph *g, fg_view *v)
 			c[2][i] = v->frames[i].self_count[0];
 			c[3][i] = v->frames[i].self_count[1];
 		}
-		fg_significance(g, v->n, c[0], c[1], v->sig_total);
-		fg_significance(g, v->n, c[2], c[3], v->sig_self);
 		rc = 0;
+		if (g->runs) {
+			if (fg_runs_significance(g, v->n, v->run_total, v->sig_total) < 0 ||
+			    fg_runs_significance(g, v->n, v->run_self, v->sig_self) < 0)
+				rc = -1;
+		} else {
+			fg_significance(g, v->n, c[0], c[1], v->sig_total);
+			fg_significance(g, v->n, c[2], c[3], v->sig_self);
+		}
 	}
 	for (int i = 0; i < 4; i++)
 		free(c[i]);
@@ -729,6 +887,7 @@ int fg_finish(flamegraph *g, proff_error *err)
 		fg_view *v = &g->views[g->nviews++];
 		v->key = kinds[k].key;
 		v->order = kinds[k].order;
+		v->nruns = g->runs ? g->nruns : 0;
 		view_ctx c = { .g = g, .v = v };
 		c.t = g->srcline && v->key == FG_BY_FUNCTION ? &r->byfn : &r->paths;
 		for (int s = 0; s < 2; s++)
@@ -764,7 +923,15 @@ void fg_free(flamegraph *g)
 		free(g->views[i].frames);
 		free(g->views[i].sig_total);
 		free(g->views[i].sig_self);
+		free(g->views[i].run_total);
+		free(g->views[i].run_self);
 	}
+	for (size_t r = 0; r < g->nruns; r++)
+		free(g->run_paths[r]);
+	free(g->run_paths);
+	free(g->run_side);
+	free(g->run_period);
+	free(g->run_samples);
 	pf_strtab_free(&g->names);
 	free(g->title);
 	free(g->event);

@@ -61,6 +61,7 @@ sys.stdout.write(m.group(1))' "$page" >"$TMP/json/$n.json"; then
 flame_json "$W/r.html" "$PROFF" report -i "$W/a.data" --flamegraph "$W/r.html"
 flame_json "$W/rs.html" "$PROFF" report -i "$W/a.data" --flamegraph "$W/rs.html" --flamegraph-srcline
 flame_json "$W/d.html" "$PROFF" diff "$W/a.data" "$W/b.data" --flamegraph "$W/d.html"
+flame_json "$W/dg.html" "$PROFF" diff "$W/a.data" "$W/b.data" -- "$W/b.data" "$W/a.data" --flamegraph "$W/dg.html"
 emit "$PROFF" calibrate --quick -q --only timer -r 1 -t '' --json
 # an exact trace
 printf '#include <stdio.h>\nstatic int f(int n) { return n < 2 ? n : f(n - 1) + f(n - 2); }\nint main(void) { printf("%%d\\n", f(18)); return 0; }\n' >"$W/fib.c"

@@ -116,12 +116,13 @@ if (cd "$W" && go build -o goprof goprof.go) 2>"$TMP/go.err" && (cd "$W" && ./go
 	if [ "$ev" = inuse_space ]; then ok "Go heap profile: the default sample type is the last (inuse_space)"
 	else not_ok "Go heap profile: default sample type is $ev, expected inuse_space"; fi
 	# Go's profile as perf.data: perf report finds the functions in the
-	# binary the mapping names, with pprof's flat values
+	# binary the mapping names, with pprof's flat values (pprof prints a
+	# whole percentage as "100%", perf as "100.00%": both as %.2f)
 	if command -v perf >/dev/null && "$PROFF" convert "$W/cpu.pprof" "$W/go.data" 2>"$W/err"; then
 		perf report -i "$W/go.data" --stdio --no-children -s sym -g none -F overhead,sym 2>/dev/null |
-			awk '$3 ~ /^main\./ { print $3, $1 }' | sort > "$W/a.txt"
+			awk '$3 ~ /^main\./ { printf "%s %.2f%%\n", $3, $1 + 0 }' | sort > "$W/a.txt"
 		pp -top -nodecount=0 -nodefraction=0 "$W/cpu.pprof" |
-			awk '$6 ~ /^main\./ && $1 != "0" { print $6, $2 }' | sort > "$W/b.txt"
+			awk '$6 ~ /^main\./ && $1 != "0" { printf "%s %.2f%%\n", $6, $2 + 0 }' | sort > "$W/b.txt"
 		if [ -s "$W/a.txt" ]; then check_same "Go CPU profile -> perf.data: perf report's Self of main.* equals pprof's flat%" "$W/b.txt" "$W/a.txt"
 		else not_ok "Go CPU profile -> perf.data: perf report shows no main.*"; fi
 	else

@@ -70,8 +70,11 @@ def parse_proff(path, key='sym'):
 
 
 def unknown(name):
-    # pprof's unresolved frame; proff's address of one ("%#018x": no 0x for 0)
-    return name == '<unknown>' or re.match(r'^(0x[0-9a-f]+|0{18})$', name) is not None
+    # pprof's unresolved frame (<unknown>, or "[MAPPING]" when its mapping has
+    # a file name, as the vdso's "[vdso]": "[[vdso]]"); proff's address of one
+    # ("%#018x": no 0x for 0)
+    return (name == '<unknown>' or re.match(r'^\[.*\]$', name) is not None or
+            re.match(r'^(0x[0-9a-f]+|0{18})$', name) is not None)
 
 
 def cmd_top(args):
@@ -103,7 +106,7 @@ def norm_frame(f, folded):
             f = f[:-4]
         if f.startswith('[') and f.endswith(']'):
             return '?'
-    elif f == '<unknown>':
+    elif f == '<unknown>' or (f.startswith('[') and f.endswith(']')):
         return '?'
     return f
 

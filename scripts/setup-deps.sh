@@ -12,6 +12,7 @@ NEEDED=(
   "gcc:/usr/bin/gcc"
   "g++:/usr/bin/g++"
   "jq:/usr/bin/jq"
+  "bc:/usr/bin/bc"
   "clang:/usr/bin/clang"
   "pkg-config:/usr/bin/pkg-config"
   "libelf-dev:/usr/include/libelf.h"

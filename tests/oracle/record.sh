@@ -133,9 +133,10 @@ if grep -A1 ' thread_fn$' script.out | grep -q ' thr$' && grep -A1 ' main_fn$' s
 else not_ok "callchains missing in perf script"; head -20 script.out | sed 's/^/#   /'; fi
 # main's row shows main_fn below it: as "--N%--main_fn" when main has other
 # children in the samples, as a plain "main_fn" line when it has none (main's
-# row alone, every branch: main_fn is not always among its first four lines)
+# rows — one per command: child, exe, wl — every branch: main_fn is not always
+# among the first four lines of the first)
 if perf report -i proff.data --stdio --children -g graph,0 2>/dev/null |
-	awk '/\[\.\] main$/ { f = 1; next } f && /^$/ { exit } f' | grep -q 'main_fn$'; then
+	awk '/\[\.\] main$/ { f = 1; next } /^$/ { f = 0 } f' | grep -q 'main_fn$'; then
 	ok "perf report --children builds call graphs"; else not_ok "perf report call graph"; fi
 # perf report -D parses every record, header shows the features
 perf report -D -i proff.data > dump.out 2>&1; rc=$?

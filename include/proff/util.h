@@ -1,6 +1,7 @@
 /* proff/util.h — small, hot data structures shared by the whole library:
  * a bump arena, string interning, a u64->u64 open-addressing hash map,
- * growable arrays and bounded allocation helpers.
+ * growable arrays, bounded allocation helpers, and the JSON writers' string
+ * and number forms.
  *
  * Allocation failure is reported (NULL / negative return), never fatal.
  */
@@ -12,6 +13,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 
 /* ---- bounded allocation ------------------------------------------------ */
 
@@ -159,5 +161,11 @@ static inline size_t pf_wait_past(const atomic_size_t *done, size_t need, const 
 	}
 	return d;
 }
+
+/* JSON output shared by the writers: a string quoted and escaped (quotes,
+ * backslashes, control bytes as \u00XX; NULL as null), a double at full
+ * precision (NaN and infinities as null). */
+void pf_json_str(FILE *out, const char *s);
+void pf_json_num(FILE *out, double v);
 
 #endif

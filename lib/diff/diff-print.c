@@ -16,6 +16,7 @@
 #include <string.h>
 
 #include "proff/diff.h"
+#include "proff/util.h"
 #include "proff/report.h"
 
 #define CELL 70     /* perf's MAX_COL_WIDTH: the size of a diff cell buffer */
@@ -430,31 +431,6 @@ int diff_print_text(const diff_result *r, const diff_opts *o, const char *event_
 
 /* ---- JSON ------------------------------------------------------------------------ */
 
-static void json_str(FILE *out, const char *s)
-{
-	if (!s) {
-		fputs("null", out);
-		return;
-	}
-	fputc('"', out);
-	for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
-		if (*p == '"' || *p == '\\')
-			fprintf(out, "\\%c", *p);
-		else if (*p < 0x20)
-			fprintf(out, "\\u%04x", *p);
-		else
-			fputc(*p, out);
-	}
-	fputc('"', out);
-}
-
-static void json_num(FILE *out, double v)
-{
-	if (isfinite(v))
-		fprintf(out, "%.17g", v);
-	else
-		fputs("null", out);
-}
 
 void diff_json_begin(const diff_opts *o, const char *const *paths, size_t nfiles,
 		     const char *sort_spec, FILE *out)
@@ -462,14 +438,14 @@ void diff_json_begin(const diff_opts *o, const char *const *paths, size_t nfiles
 	fputs("{\"proff_diff\":1,\"files\":[", out);
 	for (size_t f = 0; f < nfiles; f++) {
 		fputs(f ? "," : "", out);
-		json_str(out, paths[f]);
+		pf_json_str(out, paths[f]);
 	}
 	fprintf(out, "],\"compute\":\"%s\"", diff_compute_name(o->compute));
 	if (o->compute == DIFF_WDIFF)
 		fprintf(out, ",\"weights\":[%" PRId64 ",%" PRId64 "]", o->w1, o->w2);
 	fprintf(out, ",\"order\":%u,\"percentage\":\"%s\",\"baseline_only\":%s,\"sort\":",
 		o->order, o->relative ? "relative" : "absolute", o->baseline_only ? "true" : "false");
-	json_str(out, sort_spec);
+	pf_json_str(out, sort_spec);
 	fputs(",\"schema\":\"proff-diff/1\",\"events\":[", out);
 }
 
@@ -477,7 +453,7 @@ static void json_key(FILE *out, const diff_result *r, const diff_row *row, int k
 {
 	const diff_key *d = &row->keys[k];
 	const hist_entry *e = row->e;
-	json_str(out, hist_keys[r->keys[k]].name);
+	pf_json_str(out, hist_keys[r->keys[k]].name);
 	fputc(':', out);
 	switch (r->keys[k]) {
 	case HK_PID:
@@ -491,13 +467,13 @@ static void json_key(FILE *out, const diff_result *r, const diff_row *row, int k
 			fprintf(out, "%" PRIu64, d->n);
 		break;
 	case HK_SYM:
-		json_str(out, d->s);
+		pf_json_str(out, d->s);
 		fprintf(out, ",\"level\":\"%c\"", e->level ? e->level : '.');
 		if (!d->s)
 			fprintf(out, ",\"addr\":\"%#" PRIx64 "\"", e->addr);
 		break;
 	default:
-		json_str(out, d->s);
+		pf_json_str(out, d->s);
 		break;
 	}
 }
@@ -507,11 +483,11 @@ static void json_key(FILE *out, const diff_result *r, const diff_row *row, int k
 static void json_calls(FILE *out, const hist_entry *e, const hist_entry *base)
 {
 	fprintf(out, ",\"calls\":%" PRIu64 ",\"total_ns\":%" PRIu64 ",\"avg_total_ns\":", e->nr_events, e->ex_incl);
-	json_num(out, avg_total(e));
+	pf_json_num(out, avg_total(e));
 	if (!base)
 		return;
 	fprintf(out, ",\"calls_delta\":%" PRId64 ",\"avg_total_delta_ns\":", (int64_t)(e->nr_events - base->nr_events));
-	json_num(out, avg_total(e) - avg_total(base));
+	pf_json_num(out, avg_total(e) - avg_total(base));
 }
 
 void diff_json_event(const diff_result *r, const diff_opts *o, const char *event_name,
@@ -519,7 +495,7 @@ void diff_json_event(const diff_result *r, const diff_opts *o, const char *event
 {
 	fputs(first ? "" : ",", out);
 	fputs("{\"event\":", out);
-	json_str(out, event_name);
+	pf_json_str(out, event_name);
 	fprintf(out, ",\"type\":%u,\"config\":%" PRIu64 ",\"totals\":[", type, config);
 	for (size_t f = 0; f < r->nfiles; f++) {
 		const hist *h = r->hists[f];
@@ -550,7 +526,7 @@ void diff_json_event(const diff_result *r, const diff_opts *o, const char *event
 			fputs("null", out);
 		} else {
 			fprintf(out, "{\"period\":%" PRIu64 ",\"percent\":", row->period);
-			json_num(out, diff_row_baseline_pct(r, row));
+			pf_json_num(out, diff_row_baseline_pct(r, row));
 			if (exact)
 				json_calls(out, row->e, NULL);
 			fputc('}', out);
@@ -564,14 +540,14 @@ void diff_json_event(const diff_result *r, const diff_opts *o, const char *event
 				continue;
 			}
 			fprintf(out, "{\"file\":%zu,\"period\":%" PRIu64 ",\"percent\":", f, p->e->period);
-			json_num(out, diff_pair_pct(r, f, p));
+			pf_json_num(out, diff_pair_pct(r, f, p));
 			fputs(",\"delta\":", out);
-			json_num(out, p->delta);
+			pf_json_num(out, p->delta);
 			fputs(",\"ratio\":", out);
 			if (row->dummy)
 				fputs("null", out);
 			else
-				json_num(out, p->ratio);
+				pf_json_num(out, p->ratio);
 			fputs(",\"wdiff\":", out);
 			if (o->compute == DIFF_WDIFF && !row->dummy)
 				fprintf(out, "%" PRId64, p->wdiff);

@@ -577,31 +577,6 @@ size_t diff_table_print_regressions(const diff_table *t, const char *event_name,
 
 /* ---- JSON ------------------------------------------------------------------------------ */
 
-static void json_str(FILE *out, const char *s)
-{
-	if (!s) {
-		fputs("null", out);
-		return;
-	}
-	fputc('"', out);
-	for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
-		if (*p == '"' || *p == '\\')
-			fprintf(out, "\\%c", *p);
-		else if (*p < 0x20)
-			fprintf(out, "\\u%04x", *p);
-		else
-			fputc(*p, out);
-	}
-	fputc('"', out);
-}
-
-static void json_num(FILE *out, double v)
-{
-	if (isfinite(v))
-		fprintf(out, "%.17g", v);
-	else
-		fputs("null", out);
-}
 
 static const char *test_name(const diff_table *t)
 {
@@ -628,27 +603,27 @@ void diff_table_json_begin(const diff_opts *o, const diff_group_opts *g, const c
 	fputs("{\"proff_diff\":1,\"files\":[", out);
 	for (size_t r = 0; r < nruns; r++) {
 		fputs(r ? "," : "", out);
-		json_str(out, paths[r]);
+		pf_json_str(out, paths[r]);
 	}
 	fprintf(out, "],\"compute\":\"%s\"", diff_compute_name(o->compute));
 	if (o->compute == DIFF_WDIFF)
 		fprintf(out, ",\"weights\":[%" PRId64 ",%" PRId64 "]", o->w1, o->w2);
 	fprintf(out, ",\"order\":%u,\"percentage\":\"%s\",\"baseline_only\":%s,\"sort\":",
 		o->order, o->relative ? "relative" : "absolute", o->baseline_only ? "true" : "false");
-	json_str(out, sort_spec);
+	pf_json_str(out, sort_spec);
 	fprintf(out, ",\"statistics\":{\"test\":\"%s\",\"metric\":\"%s\",\"confidence\":",
 		g->stats.test == STATS_MWU ? "mwu" : "welch", g->metric == DIFF_METRIC_ABSOLUTE ? "absolute" : "share");
-	json_num(out, g->stats.level);
+	pf_json_num(out, g->stats.level);
 	fputs(",\"fdr\":", out);
-	json_num(out, g->fdr);
+	pf_json_num(out, g->fdr);
 	fputs(",\"min_share\":", out);
-	json_num(out, g->min_share);
+	pf_json_num(out, g->min_share);
 	fprintf(out, ",\"children\":%s", g->children ? "true" : "false");
 	if (g->stats.test == STATS_MWU)
 		fprintf(out, ",\"resamples\":%u,\"seed\":%" PRIu64, g->stats.resamples, g->stats.seed);
 	if (g->fail_on) {
 		fputs(",\"fail_on_regression\":{\"threshold\":", out);
-		json_num(out, g->fail_threshold);
+		pf_json_num(out, g->fail_threshold);
 		fprintf(out, ",\"relative\":%s}", g->fail_relative ? "true" : "false");
 	}
 	fputs(",\"groups\":[", out);
@@ -658,7 +633,7 @@ void diff_table_json_begin(const diff_opts *o, const diff_group_opts *g, const c
 			fprintf(out, "%s{\"group\":%u,\"files\":[", r ? "]}," : "", group[r]);
 		else
 			fputc(',', out);
-		json_str(out, paths[r]);
+		pf_json_str(out, paths[r]);
 	}
 	fputs("]}]},\"schema\":\"proff-diff-groups/1\",\"events\":[", out);
 }
@@ -669,7 +644,7 @@ static void json_runs(FILE *out, const diff_table *t, const diff_trow *row, int 
 	for (size_t r = t->group_first[g]; r < t->group_first[g] + t->group_runs[g]; r++) {
 		fputs(r > t->group_first[g] ? "," : "", out);
 		if (row)
-			json_num(out, diff_table_value(t, row, w, r));
+			pf_json_num(out, diff_table_value(t, row, w, r));
 		else
 			fprintf(out, "%" PRIu64, t->totals[r]);
 	}
@@ -680,18 +655,18 @@ static void json_gstat(FILE *out, const diff_table *t, const diff_trow *row, int
 {
 	const diff_gstat *s = row ? &row->stat[w][g] : &t->total[g];
 	fprintf(out, "%s{\"group\":%zu,\"mean\":", g ? "," : "", g);
-	json_num(out, s->mean);
+	pf_json_num(out, s->mean);
 	fputs(",\"mean_period\":", out);
-	json_num(out, s->mean_period);
+	pf_json_num(out, s->mean_period);
 	fputs(",\"sd\":", out);
-	json_num(out, s->sd);
+	pf_json_num(out, s->sd);
 	json_runs(out, t, row, w, g);
 	if (g) {
 		fputs(",\"delta\":", out);
-		json_num(out, s->delta);
+		pf_json_num(out, s->delta);
 		if (row) {
 			fputs(",\"ratio\":", out);
-			json_num(out, s->ratio);
+			pf_json_num(out, s->ratio);
 			if (t->o.compute == DIFF_WDIFF)
 				fprintf(out, ",\"wdiff\":%" PRId64, s->wdiff);
 		}
@@ -699,20 +674,20 @@ static void json_gstat(FILE *out, const diff_table *t, const diff_trow *row, int
 			row && row->stat[w][g].small ? "small" : status_name(s->test.status));
 		if (s->test.status == STATS_OK) {
 			fputc('[', out);
-			json_num(out, s->test.ci_low);
+			pf_json_num(out, s->test.ci_low);
 			fputc(',', out);
-			json_num(out, s->test.ci_high);
+			pf_json_num(out, s->test.ci_high);
 			fputc(']', out);
 		} else {
 			fputs("null", out);
 		}
 		fputs(",\"estimate\":", out);
-		json_num(out, s->test.delta);
+		pf_json_num(out, s->test.delta);
 		fputs(",\"p\":", out);
-		json_num(out, s->test.status == STATS_OK ? s->test.p : NAN);
+		pf_json_num(out, s->test.status == STATS_OK ? s->test.p : NAN);
 		if (row) {
 			fputs(",\"q\":", out);
-			json_num(out, s->q);
+			pf_json_num(out, s->q);
 			fprintf(out, ",\"significant\":%s", s->significant ? "true" : "false");
 			if (t->g.power && s->runs_needed)
 				fprintf(out, ",\"runs_needed\":%ld", s->runs_needed);
@@ -739,9 +714,9 @@ static void json_calls(FILE *out, const diff_table *t, const diff_trow *row, boo
 		const diff_cstat *s = &row->calls[g];
 		const stats_result *r = avg ? &s->avg_test : &s->calls_test;
 		fprintf(out, "%s{\"group\":%zu,\"mean\":", g ? "," : "", g);
-		json_num(out, avg ? s->avg : s->calls);
+		pf_json_num(out, avg ? s->avg : s->calls);
 		fputs(",\"sd\":", out);
-		json_num(out, avg ? s->avg_sd : s->calls_sd);
+		pf_json_num(out, avg ? s->avg_sd : s->calls_sd);
 		fputs(",\"runs\":[", out);
 		for (size_t i = 0; i < t->group_runs[g]; i++) {
 			size_t run = t->group_first[g] + i;
@@ -750,29 +725,29 @@ static void json_calls(FILE *out, const diff_table *t, const diff_trow *row, boo
 			if (!avg)
 				fprintf(out, "%" PRIu64, c);
 			else
-				json_num(out, c ? (double)diff_table_incl(t, row, run) / (double)c : NAN);
+				pf_json_num(out, c ? (double)diff_table_incl(t, row, run) / (double)c : NAN);
 		}
 		fputc(']', out);
 		if (g) {
 			double q = avg ? s->avg_q : s->calls_q;
 			bool tested = t->mode == DIFF_MODE_RUNS && !row->stat[DIFF_SELF][g].small && row->shown;
 			fputs(",\"delta\":", out);
-			json_num(out, avg ? s->avg_delta : s->calls_delta);
+			pf_json_num(out, avg ? s->avg_delta : s->calls_delta);
 			fprintf(out, ",\"status\":\"%s\",\"ci\":", t->mode == DIFF_MODE_NOISELESS ? "not tested" :
 				row->stat[DIFF_SELF][g].small ? "small" : status_name(r->status));
 			if (tested && r->status == STATS_OK) {
 				fputc('[', out);
-				json_num(out, r->ci_low);
+				pf_json_num(out, r->ci_low);
 				fputc(',', out);
-				json_num(out, r->ci_high);
+				pf_json_num(out, r->ci_high);
 				fputc(']', out);
 			} else {
 				fputs("null", out);
 			}
 			fputs(",\"p\":", out);
-			json_num(out, tested && r->status == STATS_OK ? r->p : NAN);
+			pf_json_num(out, tested && r->status == STATS_OK ? r->p : NAN);
 			fputs(",\"q\":", out);
-			json_num(out, q);
+			pf_json_num(out, q);
 			fprintf(out, ",\"significant\":%s",
 				(avg ? s->avg_significant : s->calls_significant) ? "true" : "false");
 		}
@@ -786,10 +761,10 @@ void diff_table_json_event(const diff_table *t, const char *event_name, uint32_t
 {
 	fputs(first ? "" : ",", out);
 	fputs("{\"event\":", out);
-	json_str(out, event_name);
+	pf_json_str(out, event_name);
 	fprintf(out, ",\"type\":%u,\"config\":%" PRIu64 ",\"test\":\"%s\",\"unit\":\"%s\",\"tests\":%zu,\"min_p\":",
 		type, config, test_name(t), !absolute(t) ? "percent" : t->time_unit ? "ns" : "events", t->ntests);
-	json_num(out, t->min_p);
+	pf_json_num(out, t->min_p);
 	fputs(",\"runs\":[", out);
 	for (size_t r = 0; r < t->nruns; r++) {
 		fprintf(out, "%s{\"group\":%u,\"total\":%" PRIu64 ",\"samples\":%" PRIu64 ",\"has_event\":%s}",
@@ -812,7 +787,7 @@ void diff_table_json_event(const diff_table *t, const char *event_name, uint32_t
 		for (int k = 0; k < t->nkeys; k++) {
 			const diff_key *d = &row->keys[k];
 			fputs(k ? "," : "", out);
-			json_str(out, hist_keys[t->keys[k]].name);
+			pf_json_str(out, hist_keys[t->keys[k]].name);
 			fputc(':', out);
 			switch (t->keys[k]) {
 			case HK_PID:
@@ -824,12 +799,12 @@ void diff_table_json_event(const diff_table *t, const char *event_name, uint32_t
 					fprintf(out, "%" PRIu64, d->n);
 				break;
 			case HK_SYM:
-				json_str(out, d->s);
+				pf_json_str(out, d->s);
 				fprintf(out, ",\"level\":\"%c\"", row->level ? row->level : '.');
 				if (!d->s)
 					fprintf(out, ",\"addr\":\"%#" PRIx64 "\"", row->addr);
 				break;
-			default: json_str(out, d->s); break;
+			default: pf_json_str(out, d->s); break;
 			}
 		}
 		fprintf(out, "},\"in_baseline\":%s", row->in_baseline ? "true" : "false");

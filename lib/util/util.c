@@ -4,6 +4,7 @@
 #include "proff/error.h"
 
 #include <errno.h>
+#include <math.h>
 #include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -429,4 +430,32 @@ void pf_ranges_free(pf_ranges *r)
 {
 	free(r->v);
 	memset(r, 0, sizeof(*r));
+}
+
+/* ---- JSON ------------------------------------------------------------------ */
+
+void pf_json_str(FILE *out, const char *s)
+{
+	if (!s) {
+		fputs("null", out);
+		return;
+	}
+	fputc('"', out);
+	for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
+		if (*p == '"' || *p == '\\')
+			fprintf(out, "\\%c", *p);
+		else if (*p < 0x20)
+			fprintf(out, "\\u%04x", *p);
+		else
+			fputc(*p, out);
+	}
+	fputc('"', out);
+}
+
+void pf_json_num(FILE *out, double v)
+{
+	if (isfinite(v))
+		fprintf(out, "%.17g", v);
+	else
+		fputs("null", out);
 }

@@ -13,7 +13,8 @@
  *   - the event is one sample type (pf_load_opts.sample_type, by name or
  *     index; else default_sample_type; else the last, as pprof), its value
  *     the period; the sample count comes from a "samples"/"count" type (or
- *     "<type>_samples") when there is one, else each Sample counts one;
+ *     "<type>_samples") when there is one, else each Sample counts one; a
+ *     Sample of value 0 is kept only when it has a count;
  *   - a Mapping is a dso (its file name, build id as hex); a Location's
  *     address is turned into the dso's address space (address -
  *     memory_start + file_offset);
@@ -755,7 +756,11 @@ static int read_sample(pp_ctx *c, const pb_field *f)
 			    (long long)(v < 0 ? v : n));
 		goto out;
 	}
-	if (!v)
+	/* a Sample of value 0 counts when a count type says it happened (an
+	 * exact trace's call whose self time is 0); without one (a heap
+	 * profile's freed objects under inuse_space) it is left out, as pprof
+	 * shows no such row */
+	if (!v && (c->ci < 0 || !n))
 		goto out;
 	if (c->lf_key >= 0) {
 		bool keep = false;

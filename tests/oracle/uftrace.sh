@@ -17,7 +17,8 @@
 #    a factor of 2.5. Shortest calls, because the two runs are separate
 #    processes on a shared machine: totals of 30 calls differed by 20x
 #    between runs under load (preemption), and a busy machine has slowed a
-#    whole run by 1.5x (hence the loose absolute bound);
+#    whole run by 1.5x (hence the loose absolute bound); a miss is
+#    measured again, up to three times in all;
 #  * no resynchronisation: proff's --stats shows no lost exit, no unmatched
 #    exit, no dropped event (a jump marker's closed frames are exact; the
 #    longjmp case expects them).
@@ -111,29 +112,39 @@ clean() {
 # ns of uftrace's "12.345 us" (fields $1 $2 of a line)
 UF_NS='function ns(v, u) { return u == "s" ? v * 1e9 : u == "ms" ? v * 1e6 : u == "us" ? v * 1e3 : v }'
 
-# same_times NAME UFNAME: burn2/burn shortest-call ratio within 20 % of
-# uftrace's, each shortest call within a factor of 2.5 of uftrace's
+# same_times NAME PROG: burn2/burn shortest-call ratio within 20 % of
+# uftrace's, each shortest call within a factor of 2.5 of uftrace's. A shared
+# machine can slow every call of one function in one run (seen on CI: burn2's
+# 30 shortest calls 3x burn's in both tools' runs), so a miss re-records both
+# (uftrace, then proff) up to twice; the checks print the last attempt's figures.
 same_times() {
-	local name=$1 ufn=$2
-	# uftrace report -f total,total-min,call: TOTAL UNIT MIN UNIT CALLS NAME
-	read -r ub ub2 < <(awk "$UF_NS"' $6 == "burn" { b = ns($3, $4) } $6 == "burn2" { b2 = ns($3, $4) }
-		END { print b + 0, b2 + 0 }' "$TMP/uf.$ufn.min")
-	# proff rows: CALLS MIN NAME TOTAL
-	read -r pb pb2 < <(awk '$3 == "burn" { b = $2 } $3 == "burn2" { b2 = $2 } END { print b + 0, b2 + 0 }' "$TMP/pf.$name.rows")
-	local pr ur
-	pr=$(awk -v a="$pb2" -v b="$pb" 'BEGIN { printf "%.3f", (b > 0 ? a / b : 0) }')
-	ur=$(awk -v a="$ub2" -v b="$ub" 'BEGIN { printf "%.3f", (b > 0 ? a / b : 0) }')
+	local name=$1 prog=$2 try pb pb2 ub ub2 pr ur good
+	for try in 1 2 3; do
+		if [ "$try" -gt 1 ]; then uf "$name" "$prog"; pf "$name" "$prog"; fi
+		# uftrace report -f total,total-min,call: TOTAL UNIT MIN UNIT CALLS NAME
+		read -r ub ub2 < <(awk "$UF_NS"' $6 == "burn" { b = ns($3, $4) } $6 == "burn2" { b2 = ns($3, $4) }
+			END { print b + 0, b2 + 0 }' "$TMP/uf.$name.min")
+		# proff rows: CALLS MIN NAME TOTAL
+		read -r pb pb2 < <(awk '$3 == "burn" { b = $2 } $3 == "burn2" { b2 = $2 } END { print b + 0, b2 + 0 }' "$TMP/pf.$name.rows")
+		pr=$(awk -v a="$pb2" -v b="$pb" 'BEGIN { printf "%.3f", (b > 0 ? a / b : 0) }')
+		ur=$(awk -v a="$ub2" -v b="$ub" 'BEGIN { printf "%.3f", (b > 0 ? a / b : 0) }')
+		good=$(awk -v p="$pr" -v u="$ur" -v b="$pb" -v b2="$pb2" -v c="$ub" -v c2="$ub2" 'BEGIN {
+			print (u > 0 && p > 0.8 * u && p < 1.2 * u && c > 0 && b > c / 2.5 && b < c * 2.5 &&
+			       c2 > 0 && b2 > c2 / 2.5 && b2 < c2 * 2.5) ? 1 : 0 }')
+		[ "$good" = 1 ] && break
+	done
+	local att=""; [ "$try" -gt 1 ] && att=", attempt $try"
 	if awk -v p="$pr" -v u="$ur" 'BEGIN { exit !(u > 0 && p > 0.8 * u && p < 1.2 * u) }'; then
-		ok "$name: burn2/burn shortest calls $pr, uftrace $ur (within 20 %)"
+		ok "$name: burn2/burn shortest calls $pr, uftrace $ur (within 20 %$att)"
 	else
-		not_ok "$name: burn2/burn shortest calls: proff $pb2 / $pb ns, uftrace $ub2 / $ub ns (not within 20 %)"
+		not_ok "$name: burn2/burn shortest calls: proff $pb2 / $pb ns, uftrace $ub2 / $ub ns (not within 20 %, 3 attempts)"
 	fi
 	for f in "burn $pb $ub" "burn2 $pb2 $ub2"; do
 		set -- $f
 		if awk -v p="$2" -v u="$3" 'BEGIN { exit !(u > 0 && p > u / 2.5 && p < u * 2.5) }'; then
-			ok "$name: $1 shortest call $2 ns, uftrace $3 ns (within a factor of 2.5)"
+			ok "$name: $1 shortest call $2 ns, uftrace $3 ns (within a factor of 2.5$att)"
 		else
-			not_ok "$name: $1 shortest call $2 ns, uftrace $3 ns (not within a factor of 2.5)"
+			not_ok "$name: $1 shortest call $2 ns, uftrace $3 ns (not within a factor of 2.5, 3 attempts)"
 		fi
 	done
 }
@@ -164,7 +175,7 @@ for o in -O2 -O3; do
 	n=inline$o
 	build "$n" inline.c "$o" && { uf "$n" "./$n"; pf "$n" "./$n"
 		same_tree "$n" "$n"; same_calls "$n" "$n" work sq twice clamp leaf burn burn2; clean "$n"
-		same_times "$n" "$n"; }
+		same_times "$n" "./$n"; }
 done
 
 # ---- C++: templates, lambdas, std::sort, std::map, exceptions, 8 threads ------------------
@@ -172,7 +183,7 @@ for fp in "" -fno-omit-frame-pointer; do
 	n=cxx${fp:+-fp}
 	build "$n" cxx.cc $fp && { uf "$n" "./$n"; pf "$n" "./$n"
 		same_tree "$n" "$n"; same_calls "$n" "$n" work descend; clean "$n"
-		same_times "$n" "$n"
+		same_times "$n" "./$n"
 		# the standard library's functions are far apart: bytes per call
 		size=$(stat -c %s "$TMP/pf.$n.trace"); calls=$(awk '/^# proff trace/ { print $9 }' "$TMP/pf.$n.stats")
 		if [ "$size" -le $((calls * 8)) ]; then ok "$n: trace is at most 8 bytes per call ($size bytes, $calls calls)"

@@ -35,6 +35,44 @@ cmp_report() {   # cmp_report NAME FILE OPTS...
 	DIFF_LINES=30 check_same "report $name: $(basename "$file") $*" "$TMP/perf.out" "$TMP/proff.out"
 }
 
+# cmp_report_split NAME FILE OPTS...: like cmp_report, but a row perf prints
+# twice (its known walk quirk with `sym` before any dso key: an unresolved
+# row of 3+1 samples, docs/compat/report.md) may be one row in proff's report,
+# whose overhead is the sum of perf's two (to 0.02 for rounding); every other
+# line is the same, in the same order.
+cmp_report_split() {
+	local name=$1 file=$2; shift 2
+	perf report -i "$file" --stdio "$@" 2>/dev/null | strip_tip > "$TMP/perf.out"
+	"$PROFF" report -i "$file" "$@" 2>"$TMP/proff.err" | strip_tip > "$TMP/proff.out"
+	if cmp -s "$TMP/perf.out" "$TMP/proff.out"; then ok "report $name: $(basename "$file") $*"; return; fi
+	if python3 - "$TMP/perf.out" "$TMP/proff.out" > "$TMP/split.out" 2>&1 <<'PY'
+import re, sys
+row = re.compile(r"^ +([0-9.]+)%  (.*)$")
+def rows(path):
+    return [(row.match(l), l) for l in open(path).read().split("\n")]
+perf, proff = rows(sys.argv[1]), rows(sys.argv[2])
+def keys(rs):
+    out = {}
+    for m, _ in rs:
+        if m: out.setdefault(m.group(2), []).append(float(m.group(1)))
+    return out
+pk, fk = keys(perf), keys(proff)
+split = [k for k, v in pk.items() if len(v) == 2 and len(fk.get(k, [])) == 1]
+if not split: sys.exit("no row of perf's printed twice where proff prints it once")
+for k in split:
+    if abs(sum(pk[k]) - fk[k][0]) > 0.02:
+        sys.exit("%s: perf %s, proff %s" % (k, pk[k], fk[k]))
+rest = lambda rs: [l for m, l in rs if not (m and m.group(2) in split)]
+if rest(perf) != rest(proff): sys.exit("other lines differ")
+print("; ".join("%s: perf %s, proff %s" % (k.strip(), pk[k], fk[k]) for k in split))
+PY
+	then ok "report $name: $(basename "$file") $* (perf's split row: $(cat "$TMP/split.out"))"
+	else
+		not_ok "report $name: $(basename "$file") $*"; sed 's/^/#   /' "$TMP/split.out"
+		diff -u "$TMP/perf.out" "$TMP/proff.out" | head -30 | sed 's/^/#   /'
+	fi
+}
+
 # Rows tied on every number: proff replays perf's tree insertions, which gives
 # perf's order everywhere we have checked except, at times, among the
 # garbage-address callchain rows of programs built without frame pointers
@@ -61,7 +99,7 @@ cmp_report_ties() {   # like cmp_report, tied rows compared as sets
 
 for f in "$W/calls.data" "$W/py.data" "$W/perl.data" "$W/xz.data"; do
 	cmp_report "self, no graph" "$f" --no-children -g none
-	cmp_report "self by sym" "$f" --no-children -g none -s sym
+	cmp_report_split "self by sym" "$f" --no-children -g none -s sym
 	cmp_report "children, no graph" "$f" --children -g none
 	cmp_report "children by dso,sym" "$f" --children -g none -s dso,sym
 done
@@ -124,7 +162,7 @@ cmp_report "srcline after sym" "$F" --no-children -g none -s sym,srcline
 # rows sharing their symbol; python3's report has hundreds of rows of one
 # sample, user and kernel, of which perf prints the longer ones cut
 cmp_report "srcline after dso,sym" "$F" --no-children -g none -s dso,sym,srcline
-cmp_report "srcline after sym" "$W/py.data" --no-children -g none -s sym,srcline
+cmp_report_split "srcline after sym" "$W/py.data" --no-children -g none -s sym,srcline
 
 # one unmapped address met first in kernel context, then as a user sample's
 # ip (tests/tools/mklevel.py rewrites two samples of calls.data): a row's

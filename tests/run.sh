@@ -27,7 +27,7 @@ run_unit() {   # $1 = binary
 }
 
 run_script() {  # $1 = script, $2 = proff binary
-	local out rc p f s
+	local out rc p f s t0=$SECONDS
 	out=$(PROFF="$2" timeout "${TEST_TIMEOUT:-900}" bash "$1" 2>&1); rc=$?
 	echo "== $1 ($2)" >> "$LOG"; echo "$out" >> "$LOG"
 	p=$(echo "$out" | grep -c '^ok - ')
@@ -35,7 +35,7 @@ run_script() {  # $1 = script, $2 = proff binary
 	s=$(echo "$out" | grep -c '^skip - ')
 	if [ "$rc" != 0 ]; then f=$((f + 1)); echo "$1: exited $rc" >> "$LOG"; fi
 	passed=$((passed + p)); failed=$((failed + f)); skipped=$((skipped + s))
-	printf '%-50s %3d passed, %d failed, %d skipped\n' "$1 [$(basename "$(dirname "$2")")]" "$p" "$f" "$s"
+	printf '%-50s %3d passed, %d failed, %d skipped (%ds)\n' "$1 [$(basename "$(dirname "$2")")]" "$p" "$f" "$s" $((SECONDS - t0))
 	if [ "$f" != 0 ]; then echo "$out" | grep -A12 '^not ok - ' | head -60; [ "$rc" != 0 ] && echo "$out" | tail -5; fi
 	echo "$out" | grep '^skip - ' | head -10
 }

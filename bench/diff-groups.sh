@@ -59,7 +59,7 @@ rows=$(grep -c '^ ' "$BENCH_DIR/groups.out")
 echo "  proff's rows: $rows; phases: $(tr '\n' ';' <"$BENCH_DIR/groups.timing" | sed 's/proff: timing: //g; s/  */ /g')"
 
 cc -O2 -std=gnu17 -I"$ROOT/include" -D_GNU_SOURCE -o "$BENCH_DIR/stats-rows" "$ROOT/bench/stats-rows.c" \
-	"$(dirname "$PROFF")/libproff.a" $(pkg-config --libs libdw libelf libzstd zlib 2>/dev/null || echo -ldw -lelf -lzstd -lz) -lstdc++ -lm -lpthread
+	"$(dirname "$PROFF")/libproff.a" $(pkg-config --libs libdw libelf libzstd zlib libprotobuf-c libcurl 2>/dev/null || echo -ldw -lelf -lzstd -lz -lprotobuf-c -lcurl) -lstdc++ -lm -lpthread
 "$BENCH_DIR/stats-rows" 100000 10 7 | tee "$BENCH_DIR/stats-rows.out"
 sw=$(awk '/welch/ {for (i = 1; i <= NF; i++) if ($i == "wall,") print $(i-2)}' "$BENCH_DIR/stats-rows.out")
 printf 'diff-groups: proff 10v10 %.2fs, perf pair %.2fs, ratio %s (target <= 2); statistics 100K rows %s ms wall (target < 50)\n' \

@@ -391,7 +391,6 @@ static int dump_file(const char *path)
  * gets each file's group. Returns 0 or the exit status. */
 static int groups_setup(diff_cli *c, diff_group_opts *g, char **pos, int *npos, uint32_t **group_out)
 {
-	int n = *npos;
 	if (c->test_arg) {
 		if (!strcmp(c->test_arg, "welch"))
 			g->stats.test = STATS_WELCH;
@@ -454,42 +453,13 @@ static int groups_setup(diff_cli *c, diff_group_opts *g, char **pos, int *npos, 
 		cli_errorf("diff: --stream and -c cycles compare two files, not groups of runs");
 		return EXIT_USAGE;
 	}
-	uint32_t *group = calloc((size_t)(n > 2 ? n : 2), sizeof(*group));
-	if (!group)
-		return EXIT_SETUP;
-	bool seps = false;
-	for (int i = 0; i < n; i++)
-		seps |= !pos[i];
-	int k = 0;
-	uint32_t gi = 0;
-	for (int i = 0; i < n; i++) {
-		if (pos[i]) {
-			group[k] = seps ? gi : (uint32_t)k;
-			pos[k++] = pos[i];
-			continue;
-		}
-		if (i == 0) {
-			cli_errorf("diff: '--' before any file: the baseline group is empty (usage: proff diff A1 A2 -- B1 B2)");
-			goto bad;
-		}
-		if (i == n - 1) {
-			cli_errorf("diff: '--' after the last file: the last group is empty (usage: proff diff A1 A2 -- B1 B2)");
-			goto bad;
-		}
-		if (!pos[i - 1]) {
-			cli_errorf("diff: '-- --': an empty group (usage: proff diff A1 A2 -- B1 B2 -- C1 C2)");
-			goto bad;
-		}
-		gi++;
-	}
-	if (k == 1 && !seps)
-		group[1] = 1;        /* one file: perf.data.old against it */
-	*npos = k;
-	*group_out = group;
+	bool seps;
+	int rc = cli_groups_split("diff", pos, npos, group_out, &seps);
+	if (rc)
+		return rc;
+	if (*npos == 1 && !seps)
+		(*group_out)[1] = 1;        /* one file: perf.data.old against it */
 	return 0;
-bad:
-	free(group);
-	return EXIT_USAGE;
 }
 
 /* groups of runs: the files' load options go to the groups' pipeline */

@@ -18,9 +18,12 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <libelf.h>
+
 #include "cmds.h"
 #include "parse-options.h"
 #include "proff/formats.h"
+#include "proff/symbol.h"
 #include "proff/profile.h"
 #include "proff/trace.h"
 
@@ -134,9 +137,21 @@ static int convert_runs(const char *const *in, size_t n, const uint32_t *group, 
 		cli_error(&err);
 		return 1;
 	}
+	/* the runs' binaries are mostly the same ones: their symbol tables read
+	 * once for all, as proff diff does (kernel symbols stay per file) */
+	pf_load_opts rlo = *lo;
+	sym_opts so = {
+		.symfs = lo->symfs, .buildid_dir = lo->buildid_dir, .demangle = true,
+		.demangle_params = lo->demangle_params, .inline_frames = lo->inline_frames,
+	};
+	sym_ctx *shared = NULL;
+	proff_error serr = { 0 };
+	elf_version(EV_CURRENT);
+	if (sym_ctx_new(&so, &shared, &serr) == 0)
+		rlo.shared_syms = shared;      /* else each file its own */
 	for (size_t i = 0; i < n && !rc; i++) {
 		pf_profile *prof = NULL;
-		if (pf_profile_load(in[i], lo, &prof, &err) < 0) {
+		if (pf_profile_load(in[i], &rlo, &prof, &err) < 0) {
 			cli_error(&err);
 			rc = 1;
 			break;
@@ -172,6 +187,7 @@ static int convert_runs(const char *const *in, size_t n, const uint32_t *group, 
 		fclose(out);
 	}
 	pf_pprof_writer_free(w);
+	sym_ctx_free(shared);
 	return rc;
 }
 

@@ -83,7 +83,7 @@ struct pf_pprof_writer {
 	pb_label **extra_pb;
 	/* the first profile's events: every later one must have the same */
 	char *first_path;
-	char **ev_name, **ev_unit; bool *ev_has_cpu, *ev_used; size_t nev;
+	char **ev_name, **ev_unit; bool *ev_used; size_t nev;
 	int64_t duration;
 	pb_sample **samples; size_t nsamples, cap_samples;
 	pf_strtab comms;             /* comm names, for the main mapping */
@@ -114,6 +114,7 @@ struct pf_pprof_writer {
 	uint32_t *run_next; size_t cap_run_next;
 	uint32_t *run_frames; size_t nrun_frames, cap_run_frames;   /* a location's frames, leaf first */
 	uint32_t *run_at; size_t cap_run_at;                        /* location -> its first frame */
+	uint32_t *loc_stamp; size_t cap_loc_stamp;   /* location -> the profile (+ 1) whose frames run_at holds */
 	pb_location **locs; size_t nlocs, cap_locs;
 	uint32_t best_comm; uint64_t best;   /* the comm with the most period (c->comms) */
 	bool oom;
@@ -344,6 +345,7 @@ static uint64_t location_of(pw_ctx *c, const uint32_t *frames, size_t n)
 	size_t li = c->nlocs;
 	if (!m || !lines || PF_GROW(c->locs, c->cap_locs, li + 1) < 0 ||
 	    PF_GROW(c->run_at, c->cap_run_at, li + 1) < 0 || PF_GROW(c->run_next, c->cap_run_next, li + 1) < 0 ||
+	    PF_GROW(c->loc_stamp, c->cap_loc_stamp, li + 1) < 0 ||
 	    PF_GROW(c->run_frames, c->cap_run_frames, c->nrun_frames + n) < 0) {
 		c->oom = true;
 		return 0;
@@ -370,11 +372,18 @@ static uint64_t location_of(pw_ctx *c, const uint32_t *frames, size_t n)
 		lines[m->n_line++] = ln;
 		ch = pf_hash64(pf_hash64(ch ^ ln->function_id) ^ (uint64_t)ln->line);
 	}
-	/* written by an earlier profile: that one, cached for this profile's frames */
+	/* written by an earlier profile: that one, cached for this profile's
+	 * frames (once: a location already in this profile's run table keeps
+	 * its chain, and frames of the same content found again later are
+	 * looked up by content again) */
 	uint32_t old = c->nprof ? same_location(c, m, ch) : PF_NONE;
 	if (old != PF_NONE) {
 		li = old;
 		m = c->locs[li];
+		if (n == 1)
+			c->loc_of[frames[0]] = (uint32_t)m->id;
+		if (n == 1 || c->loc_stamp[li] == c->nprof + 1)
+			return m->id;
 	} else {
 		if (ck_add(&c->loc_ck, ch, (uint32_t)li) < 0) {
 			c->oom = true;
@@ -384,6 +393,7 @@ static uint64_t location_of(pw_ctx *c, const uint32_t *frames, size_t n)
 			c->maps[m->mapping_id - 1]->has_functions = false;
 		c->locs[c->nlocs++] = m;
 	}
+	c->loc_stamp[li] = (uint32_t)c->nprof + 1;
 	c->run_at[li] = (uint32_t)c->nrun_frames;
 	memcpy(c->run_frames + c->nrun_frames, frames, n * sizeof(*frames));
 	c->nrun_frames += n;
@@ -587,6 +597,7 @@ void pf_pprof_writer_free(pf_pprof_writer *c)
 	free(c->run_next);
 	free(c->run_frames);
 	free(c->run_at);
+	free(c->loc_stamp);
 	free(c->locs);
 	free(c->first_path);
 	for (size_t i = 0; i < c->nev; i++) {

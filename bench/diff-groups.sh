@@ -11,6 +11,8 @@
 # more samples), so that 20 of them take minutes, not hours; every run still
 # holds the gcc, python3 and xz binaries' and libraries' symbols, the fixed
 # cost a file adds; perf diff's pair is two of the same files.
+# The runs also go through one labelled pprof file (proff convert, then the
+# diff split by the labels), timed against the files' diff.
 # Last line:
 #   diff-groups: proff 10v10 X.XXs, perf pair Y.YYs, ratio Z (target <= 2); statistics 100K rows W ms wall (target < 50)
 source "$(dirname "$0")/lib.sh"
@@ -57,6 +59,23 @@ pt=$MED_A; ft=$MED_B
 PROFF_TIMING=1 "$PROFF" diff "${AS[@]}" -- "${BS[@]}" 2>"$BENCH_DIR/groups.timing" >"$BENCH_DIR/groups.out"
 rows=$(grep -c '^ ' "$BENCH_DIR/groups.out")
 echo "  proff's rows: $rows; phases: $(tr '\n' ';' <"$BENCH_DIR/groups.timing" | sed 's/proff: timing: //g; s/  */ /g')"
+
+# the same runs as one labelled pprof (proff convert A.. -- B.. -o F) and split
+# again by its labels (proff diff --groups-by group --replicate run F): the
+# convert's time and size, and the split diff (one read to find the runs, one
+# per run) against the files' diff; both print the same rows
+F=$BENCH_DIR/groups.pb.gz
+/usr/bin/time -f '%e %M' -o "$BENCH_DIR/.time" "$PROFF" convert "${AS[@]}" -- "${BS[@]}" -o "$F" 2>"$BENCH_DIR/.err" ||
+	{ echo "bench: proff convert of the runs failed:" >&2; tail -3 "$BENCH_DIR/.err" >&2; }
+read -r ct cr < "$BENCH_DIR/.time"
+echo "  proff convert a.1 .. a.$N -- b.1 .. b.$N -o groups.pb.gz: $ct s, peak RSS $((cr / 1024)) MB, $(du -k "$F" | cut -f1) KB"
+measure_pair "proff diff a.1 .. a.$N -- b.1 .. b.$N" "proff diff --groups-by group --replicate run F" $((2 * N + 3)) \
+	"$PROFF" diff "${AS[@]}" -- "${BS[@]}" \
+	"$PROFF" diff --groups-by group --replicate run "$F"
+cmp -s <("$PROFF" diff "${AS[@]}" -- "${BS[@]}" 2>&1) <("$PROFF" diff --groups-by group --replicate run "$F" 2>&1) &&
+	same=same || same=DIFFERENT
+printf 'diff-groups-pprof: convert %.2fs, split diff %.2fs vs files %.2fs, ratio %s; output %s\n' \
+	"$ct" "$MED_B" "$MED_A" "$(awk -v a="$MED_B" -v b="$MED_A" 'BEGIN { printf "%.2f", a / b }')" "$same"
 
 cc -O2 -std=gnu17 -I"$ROOT/include" -D_GNU_SOURCE -o "$BENCH_DIR/stats-rows" "$ROOT/bench/stats-rows.c" \
 	"$(dirname "$PROFF")/libproff.a" $(pkg-config --libs libdw libelf libzstd zlib libprotobuf-c libcurl 2>/dev/null || echo -ldw -lelf -lzstd -lz -lprotobuf-c -lcurl) -lstdc++ -lm -lpthread

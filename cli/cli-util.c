@@ -266,3 +266,47 @@ void cli_stdout_bulk(void)
 	if (!isatty(STDOUT_FILENO))
 		setvbuf(stdout, NULL, _IOFBF, (size_t)1 << 16);
 }
+
+int cli_groups_split(const char *cmd, char **pos, int *npos, uint32_t **group_out, bool *seps_out)
+{
+	int n = *npos;
+	uint32_t *group = calloc((size_t)(n > 2 ? n : 2), sizeof(*group));
+	if (!group) {
+		cli_errorf("out of memory");
+		return 255;
+	}
+	bool seps = false;
+	for (int i = 0; i < n; i++)
+		seps |= !pos[i];
+	int k = 0;
+	uint32_t gi = 0;
+	for (int i = 0; i < n; i++) {
+		if (pos[i]) {
+			group[k] = seps ? gi : (uint32_t)k;
+			pos[k++] = pos[i];
+			continue;
+		}
+		if (i == 0) {
+			cli_errorf("%s: '--' before any file: the baseline group is empty (usage: proff %s A1 A2 -- B1 B2)",
+				   cmd, cmd);
+			goto bad;
+		}
+		if (i == n - 1) {
+			cli_errorf("%s: '--' after the last file: the last group is empty (usage: proff %s A1 A2 -- B1 B2)",
+				   cmd, cmd);
+			goto bad;
+		}
+		if (!pos[i - 1]) {
+			cli_errorf("%s: '-- --': an empty group (usage: proff %s A1 A2 -- B1 B2 -- C1 C2)", cmd, cmd);
+			goto bad;
+		}
+		gi++;
+	}
+	*npos = k;
+	*group_out = group;
+	*seps_out = seps;
+	return 0;
+bad:
+	free(group);
+	return EXIT_USAGE;
+}

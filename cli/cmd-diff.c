@@ -53,6 +53,7 @@ typedef struct diff_cli {
 	bool children, significant_only, power;
 	const char *sample_type, *label;   /* pprof profiles (lib/formats) */
 	const char *store, *replicate;   /* --store URL SEL_A -- SEL_B (cli/cli-store.c) */
+	const char *groups_by;           /* --groups-by LABEL: a labelled file's groups (diff_label_runs) */
 } diff_cli;
 
 #define F(x) offsetof(diff_cli, x)
@@ -90,7 +91,10 @@ static const opt_def opts[] = {
 	{ 0, "stream", O_BOOL, F(stream), NULL, "Enable hot streams comparison." },
 	{ 0, "json", O_BOOL, F(json), NULL, "print the rows and every computed value as JSON" },
 	{ 0, "store", O_STR, F(store), "url", "compare selections of a store: SELECTOR_A -- SELECTOR_B (docs/fleet.md)" },
-	{ 0, "replicate", O_STR, F(replicate), "label", "--store: one run per value of this label (default: per profile)" },
+	{ 0, "replicate", O_STR, F(replicate), "label",
+	  "one run per value of this label (--store, or labelled pprof files: run; default: per profile or file)" },
+	{ 0, "groups-by", O_STR, F(groups_by), "label",
+	  "the groups by this label's value (labelled pprof files, as proff convert A1 -- B1 -o F writes: group)" },
 	{ 0, "flamegraph", O_STR, F(flamegraph), "file",
 	  "write a differential flame graph instead: file.svg, file.html (interactive) or file.folded (docs/flamegraph.md)" },
 	{ 0, "min-width", O_STR, F(min_width), "pct", "flame graph: merge frames narrower than pct % (default 0.1)" },
@@ -391,7 +395,6 @@ static int dump_file(const char *path)
  * gets each file's group. Returns 0 or the exit status. */
 static int groups_setup(diff_cli *c, diff_group_opts *g, char **pos, int *npos, uint32_t **group_out)
 {
-	int n = *npos;
 	if (c->test_arg) {
 		if (!strcmp(c->test_arg, "welch"))
 			g->stats.test = STATS_WELCH;
@@ -454,53 +457,26 @@ static int groups_setup(diff_cli *c, diff_group_opts *g, char **pos, int *npos, 
 		cli_errorf("diff: --stream and -c cycles compare two files, not groups of runs");
 		return EXIT_USAGE;
 	}
-	uint32_t *group = calloc((size_t)(n > 2 ? n : 2), sizeof(*group));
-	if (!group)
-		return EXIT_SETUP;
-	bool seps = false;
-	for (int i = 0; i < n; i++)
-		seps |= !pos[i];
-	int k = 0;
-	uint32_t gi = 0;
-	for (int i = 0; i < n; i++) {
-		if (pos[i]) {
-			group[k] = seps ? gi : (uint32_t)k;
-			pos[k++] = pos[i];
-			continue;
-		}
-		if (i == 0) {
-			cli_errorf("diff: '--' before any file: the baseline group is empty (usage: proff diff A1 A2 -- B1 B2)");
-			goto bad;
-		}
-		if (i == n - 1) {
-			cli_errorf("diff: '--' after the last file: the last group is empty (usage: proff diff A1 A2 -- B1 B2)");
-			goto bad;
-		}
-		if (!pos[i - 1]) {
-			cli_errorf("diff: '-- --': an empty group (usage: proff diff A1 A2 -- B1 B2 -- C1 C2)");
-			goto bad;
-		}
-		gi++;
-	}
-	if (k == 1 && !seps)
-		group[1] = 1;        /* one file: perf.data.old against it */
-	*npos = k;
-	*group_out = group;
+	bool seps;
+	int rc = cli_groups_split("diff", pos, npos, group_out, &seps);
+	if (rc)
+		return rc;
+	if (*npos == 1 && !seps)
+		(*group_out)[1] = 1;        /* one file: perf.data.old against it */
 	return 0;
-bad:
-	free(group);
-	return EXIT_USAGE;
 }
 
-/* groups of runs: the files' load options go to the groups' pipeline */
-static int run_groups(const diff_cli *c, const diff_group_opts *g, const char **paths, const uint32_t *group,
-		      size_t nfiles, const load_job *jobs, const hist_opts *ho, size_t par, sym_ctx **shared_syms)
+/* groups of runs: the files' load options go to the groups' pipeline
+ * (runs' own load options and files when they are parts of files) */
+static int run_groups(const diff_cli *c, const diff_group_opts *g, const char **paths, const char **files,
+		      const uint32_t *group, size_t nfiles, const load_job *jobs, const pf_load_opts *run_lo,
+		      const hist_opts *ho, size_t par, sym_ctx **shared_syms)
 {
 	pf_load_opts *lo = calloc(nfiles, sizeof(*lo));
 	if (!lo)
 		return EXIT_SETUP;
 	for (size_t f = 0; f < nfiles; f++)
-		lo[f] = jobs[f].lo;
+		lo[f] = run_lo ? run_lo[f] : jobs[f].lo;
 	/* the files' binaries are mostly the same ones: their symbol tables
 	 * read once for all (kernel symbols stay per file) */
 	sym_opts so = {
@@ -513,11 +489,35 @@ static int run_groups(const diff_cli *c, const diff_group_opts *g, const char **
 		for (size_t f = 0; f < nfiles; f++)
 			lo[f].shared_syms = *shared_syms;
 	diff_groups_run d = {
-		.paths = paths, .group = group, .nruns = nfiles, .load = lo, .ho = ho, .o = &c->o, .g = g,
-		.json = c->json, .par = par,
+		.paths = paths, .files = files, .group = group, .nruns = nfiles, .load = lo, .ho = ho, .o = &c->o,
+		.g = g, .json = c->json, .par = par,
 	};
 	int rc = cmd_diff_groups(&d);
 	free(lo);
+	return rc;
+}
+
+/* --replicate / --groups-by on files: the runs their labels make */
+static int run_label_groups(const diff_cli *c, const diff_group_opts *g, const char **paths, const uint32_t *group,
+			    size_t nfiles, const load_job *jobs, const hist_opts *ho, size_t par, sym_ctx **shared_syms)
+{
+	pf_load_opts *lo = calloc(nfiles, sizeof(*lo));
+	if (!lo)
+		return EXIT_SETUP;
+	for (size_t f = 0; f < nfiles; f++)
+		lo[f] = jobs[f].lo;
+	label_runs r;
+	int rc = diff_label_runs(paths, group, nfiles, lo, c->replicate, c->groups_by, &r);
+	free(lo);
+	if (rc)
+		return rc;
+	if (c->o.order > r.group[r.n - 1]) {
+		fprintf(stderr, "Order option out of limit.\n");
+		rc = EXIT_SETUP;
+	} else {
+		rc = run_groups(c, g, (const char **)r.names, r.files, r.group, r.n, jobs, r.load, ho, par, shared_syms);
+	}
+	label_runs_free(&r);
 	return rc;
 }
 
@@ -588,7 +588,22 @@ int cmd_diff(int argc, char **argv)
 	size_t nsep = 0;
 	for (int i = 0; i < npos; i++)
 		nsep += !pos[i];
-	if (nsep || stats_opts || c.store) {
+	/* runs (and groups) that are parts of files, by their labels */
+	bool split = (c.replicate || c.groups_by) && !c.store;
+	if (c.groups_by && (nsep || c.store)) {
+		cli_errorf(c.store ? "diff: --groups-by splits labelled files; a store's groups are its selectors (A -- B)"
+				   : "diff: --groups-by %s makes the groups: give the files without '--'", c.groups_by);
+		rc = EXIT_USAGE;
+		goto out_free;
+	}
+	if (split && (!npos || c.flamegraph)) {
+		cli_errorf(npos ? "diff: --flamegraph compares two files, not runs split by labels"
+				: "diff: --replicate/--groups-by split the files given: give one (proff diff --groups-by "
+				  "group --replicate run FILE)");
+		rc = EXIT_USAGE;
+		goto out_free;
+	}
+	if (nsep || stats_opts || c.store || split) {
 		rc = groups_setup(&c, &gopt, pos, &npos, &group);
 		if (rc)
 			goto out_free;
@@ -598,7 +613,7 @@ int cmd_diff(int argc, char **argv)
 	const char *defaults[2] = { "perf.data.old", "perf.data" };
 	const char **paths;
 	size_t nfiles;
-	if (npos >= 2) {
+	if (npos >= 2 || split) {
 		paths = (const char **)pos;
 		nfiles = (size_t)npos;
 	} else {
@@ -609,7 +624,7 @@ int cmd_diff(int argc, char **argv)
 	}
 
 	rc = EXIT_SETUP;
-	if (group && npos < 2) {
+	if (group && npos < 2 && !split) {
 		/* the default files, a group each */
 		free(group);
 		group = calloc(2, sizeof(*group));
@@ -617,7 +632,7 @@ int cmd_diff(int argc, char **argv)
 			goto out_free;
 		group[1] = 1;
 	}
-	if (o->order >= (group ? group[nfiles - 1] + 1 : nfiles)) {
+	if (!split && o->order >= (group ? group[nfiles - 1] + 1 : nfiles)) {
 		fprintf(stderr, "Order option out of limit.\n");
 		goto out_free;
 	}
@@ -651,11 +666,6 @@ int cmd_diff(int argc, char **argv)
 		}
 		/* the positional words are selectors (cli/cli-store.c) */
 		rc = cli_store_diff(c.store, c.replicate, pos, group, (size_t)npos, &ho, o, &gopt, c.json);
-		goto out_hopts;
-	}
-	if (c.replicate) {
-		cli_errorf("--replicate makes runs of a store's profiles: give --store URL");
-		rc = EXIT_USAGE;
 		goto out_hopts;
 	}
 	struct { const char *spec; pf_strlist *l; size_t *n; const char *what; } lists[] = {
@@ -777,8 +787,12 @@ int cmd_diff(int argc, char **argv)
 		par = x < 1 ? 1 : (size_t)x;
 	}
 	o->color = !c.json && cli_use_color("diff");   /* perf's colours, on a terminal */
+	if (split) {
+		rc = run_label_groups(&c, &gopt, paths, group, nfiles, jobs, &ho, c.jobs_arg ? par : 0, &shared_syms);
+		goto out_jobs;
+	}
 	if (group && !c.flamegraph) {
-		rc = run_groups(&c, &gopt, paths, group, nfiles, jobs, &ho, c.jobs_arg ? par : 0, &shared_syms);
+		rc = run_groups(&c, &gopt, paths, NULL, group, nfiles, jobs, NULL, &ho, c.jobs_arg ? par : 0, &shared_syms);
 		goto out_jobs;
 	}
 	elf_version(EV_CURRENT);     /* libelf's global init, before any thread */

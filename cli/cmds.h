@@ -43,6 +43,15 @@ void cli_error(const proff_error *err);                   /* "proff: ..." on std
 void cli_errorf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 void cli_warnf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
+/* Groups of runs, `A1 A2 -- B1 B2 [-- C1 ...]` (diff, convert): pos[0,
+ * *npos) holds the words with NULL where a `--` stood (the command's
+ * PO_CMD_DASHDASH_WORD); it is compacted to the files, *group_out
+ * (allocated, room for at least 2) gets each file's group, 0 the baseline,
+ * and *seps whether a `--` was given (without one every file is a group of
+ * its own). 0, or the exit status after one line naming cmd. */
+#include <stdint.h>
+int cli_groups_split(const char *cmd, char **pos, int *npos, uint32_t **group_out, bool *seps);
+
 /* The config files (perf's, then proff's), loaded on first use
  * (cli/cli-config.c); the error from loading proff's (code 0 if none) */
 #include "proff/config.h"

@@ -73,6 +73,27 @@ typedef struct pf_write_opts {
  * again, mappings with their build ids. */
 int pf_pprof_write(pf_profile *p, FILE *out, const pf_write_opts *o, proff_error *err);
 
+/* Several profiles as one pprof file (proff convert A1 A2 -- B1 B2): added
+ * one at a time (each may be freed once added), every sample of a profile
+ * carrying the labels given with it (run, group) besides its thread's.
+ * A mapping, function or location several profiles share is written once
+ * (the same file name, build id and load bias; name in its binary, at its
+ * address where the symbols have true ones; mapping, address and lines).
+ * Every profile must have the first one's events (else PROFF_EUSAGE, the
+ * file named), and no label of the given names of its own. */
+typedef struct pf_pprof_writer pf_pprof_writer;
+typedef struct pf_extra_label {
+	const char *key;
+	const char *str;           /* a string label, or NULL: the number num */
+	int64_t num;
+} pf_extra_label;
+int pf_pprof_writer_new(const pf_write_opts *o, pf_pprof_writer **out, proff_error *err);
+int pf_pprof_writer_add(pf_pprof_writer *w, pf_profile *p, const pf_extra_label *labels, size_t nlabels,
+			proff_error *err);
+/* Writes every profile added (gzipped as o->gzip says) */
+int pf_pprof_writer_finish(pf_pprof_writer *w, FILE *out, proff_error *err);
+void pf_pprof_writer_free(pf_pprof_writer *w);
+
 /* perf.data (a file: path), for perf report and perf diff: every event,
  * thread, map and sample (a record per raw sample when the profile kept
  * their order, pf_load_opts.keep_sequence; else per aggregated sample), the

@@ -187,6 +187,11 @@ typedef struct pf_load_opts {
 	/* pprof profiles: only the samples whose label NAME has one of the
 	 * values ("NAME=VALUE[,VALUE...]", as pprof's -tagfocus; NULL: all) */
 	const char *label_filter;
+	/* pprof profiles: only the samples whose label label_is[i].key has
+	 * exactly the value label_is[i].value (a numeric label's as text: the
+	 * number, a space and the unit if it has one) — the runs `proff diff
+	 * --replicate/--groups-by` makes of one file. key NULL: not used. */
+	struct { const char *key, *value; } label_is[2];
 	/* Where the read is, for a progress line: called every few thousand
 	 * records from the reading thread (part 0: the whole file; 1 and 2:
 	 * the halves of a split read, on two threads) with the bytes of the

@@ -24,7 +24,8 @@ struct diff_table_priv {
 	pf_strtab strs;              /* the keys' strings (a row's keys point into it) */
 	diff_key *keys;              /* [cap * nkeys] */
 	uint64_t *period[2];         /* [cap * nruns]: Self, Children */
-	uint8_t *seen;               /* [cap]: a run has set the row's flags */
+	uint32_t *seen;              /* [cap]: the lowest run + 1 that set the row's level and comm (0: none yet);
+				      * the lowest, not the first added: runs are added by several threads */
 	size_t cap;
 	uint32_t *slots;             /* row index + 1, 0 = empty */
 	size_t nslots;
@@ -202,7 +203,7 @@ static int grow_rows(diff_table *t)
 	if (!k)
 		return PROFF_ENOMEM;
 	p->hash = k;
-	k = pf_realloc_array(p->seen, ncap, 1);
+	k = pf_realloc_array(p->seen, ncap, sizeof(uint32_t));
 	if (!k)
 		return PROFF_ENOMEM;
 	p->seen = k;
@@ -366,9 +367,12 @@ int diff_table_add_run(diff_table *t, size_t run, const hist *h, proff_error *er
 		if (ri < 0)
 			goto nomem;
 		diff_trow *row = &t->rows[ri];
-		if (!p->seen[ri]) {
-			p->seen[ri] = 1;
+		if (!p->seen[ri])
 			row->filtered = e->filtered;
+		else
+			row->filtered &= e->filtered;
+		if (!p->seen[ri] || run + 1 < p->seen[ri]) {
+			p->seen[ri] = (uint32_t)run + 1;
 			row->level = e->level;
 			if (key_has_pid(t)) {
 				const char *c = pf_str(prof, e->thread < prof->nr_threads ? prof->threads[e->thread].comm : e->comm);
@@ -377,8 +381,6 @@ int diff_table_add_run(diff_table *t, size_t run, const hist *h, proff_error *er
 					goto nomem;
 				row->pid_comm = pf_strtab_get(&p->strs, (uint32_t)id);
 			}
-		} else {
-			row->filtered &= e->filtered;
 		}
 		if (e->sym == PF_NONE && e->addr < row->addr)
 			row->addr = e->addr;

@@ -178,6 +178,9 @@ typedef struct pp_ctx {
 	/* --label NAME=VALUE,...: NAME's string index (-1: no filter) and the values */
 	int64_t lf_key;
 	const char *lf_vals;
+	/* pf_load_opts.label_is: the keys' string indices (-1: not used) and values */
+	int64_t li_key[2];
+	const char *li_val[2];
 	bool has_cpu;
 	uint64_t dropped_cpu;
 } pp_ctx;
@@ -738,6 +741,20 @@ static bool label_wanted(const pp_ctx *c, const Perftools__Profiles__Label *l)
 	}
 }
 
+/* Is label l's value, as text, exactly v? (a number: "N" or "N unit") */
+static bool label_is(const pp_ctx *c, const Perftools__Profiles__Label *l, const char *v)
+{
+	size_t n = strlen(v);
+	if (l->str)
+		return c->str_len[l->str] == n && !memcmp(c->str[l->str], v, n);
+	char t[400];
+	int tn = l->num_unit ? snprintf(t, sizeof(t), "%lld %.*s", (long long)l->num,
+					(int)(c->str_len[l->num_unit] > 300 ? 300 : c->str_len[l->num_unit]),
+					(const char *)c->str[l->num_unit])
+			     : snprintf(t, sizeof(t), "%lld", (long long)l->num);
+	return (size_t)tn == n && !memcmp(t, v, n);
+}
+
 static int read_sample(pp_ctx *c, const pb_field *f)
 {
 	fmt_build *b = &c->b;
@@ -769,6 +786,19 @@ static int read_sample(pp_ctx *c, const pb_field *f)
 			if (l->key == c->lf_key && check_str(c, l->str, f->at, "a Label's value") == 0 &&
 			    check_str(c, l->num_unit, f->at, "a Label's unit") == 0)
 				keep = label_wanted(c, l);
+		}
+		if (!keep)
+			goto out;
+	}
+	for (int k = 0; k < 2; k++) {
+		if (c->li_key[k] < 0)
+			continue;
+		bool keep = false;
+		for (size_t i = 0; i < s->n_label && !keep; i++) {
+			const Perftools__Profiles__Label *l = s->label[i];
+			if (l->key == c->li_key[k] && check_str(c, l->str, f->at, "a Label's value") == 0 &&
+			    check_str(c, l->num_unit, f->at, "a Label's unit") == 0)
+				keep = label_is(c, l, c->li_val[k]);
 		}
 		if (!keep)
 			goto out;
@@ -969,6 +999,16 @@ static int pp_read(pp_ctx *c, const pf_load_opts *opts)
 			return proff_err_set(b->err, PROFF_EUSAGE, b->p->path, PROFF_NO_OFFSET,
 					     "--label: the profile has no label %s", key);
 		c->lf_vals = eq + 1;
+	}
+	for (int k = 0; k < 2; k++) {
+		c->li_key[k] = -1;
+		const char *key = opts ? opts->label_is[k].key : NULL;
+		if (!key)
+			continue;
+		if ((c->li_key[k] = find_key(c, key)) < 0)
+			return proff_err_set(b->err, PROFF_EUSAGE, b->p->path, PROFF_NO_OFFSET,
+					     "the profile has no label %s", key);
+		c->li_val[k] = opts->label_is[k].value ? opts->label_is[k].value : "";
 	}
 	at = 0;
 	while ((r = next_field(c, &at, &f)) > 0)

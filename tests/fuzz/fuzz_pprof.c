@@ -4,7 +4,10 @@
  * the default sample type and with sample type 0 (keeping the raw samples'
  * order, as a children report does); a profile read is reported, written as
  * pprof (gzipped), as folded stacks and (the second read) as perf.data, and
- * each must read back with the same total. Errors follow fmt-common.h's contract. Any crash, hang, leak,
+ * each must read back with the same total; the first read is also written
+ * twice into one file as two runs (pf_pprof_writer, labels run=a and
+ * run=b, as proff convert A -- B writes them), and the samples of run a
+ * (pf_load_opts.label_is) must read back with its total. Errors follow fmt-common.h's contract. Any crash, hang, leak,
  * sanitizer report or unbounded allocation is a bug. Built and run by
  * tests/fuzz/run.sh.
  */
@@ -57,6 +60,52 @@ static void perfdata_round_trip(pf_profile *p)
 	pf_profile_free(q);
 }
 
+/* p as two runs of one pprof file: run "a" read back alone has p's total
+ * (a profile with a label "run" of its own is refused: EUSAGE) */
+static void runs_round_trip(pf_profile *p)
+{
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *m = open_memstream(&buf, &len);
+	if (!m)
+		abort();
+	pf_write_opts wo = { .gzip = false, .evsel = -1 };
+	proff_error e;
+	memset(&e, 0, sizeof(e));
+	pf_pprof_writer *w;
+	if (pf_pprof_writer_new(&wo, &w, &e) < 0)
+		abort();
+	const pf_extra_label a[2] = { { "run", "a", 0 }, { "group", "0", 0 } }, b[2] = { { "run", "b", 0 }, { "group", "1", 0 } };
+	int rc = pf_pprof_writer_add(w, p, a, 2, &e);
+	if (rc == 0)
+		rc = pf_pprof_writer_add(w, p, b, 2, &e);
+	if (rc == 0)
+		rc = pf_pprof_writer_finish(w, m, &e);
+	pf_pprof_writer_free(w);
+	fclose(m);
+	if (rc < 0) {
+		if (e.code != PROFF_ENOMEM && e.code != PROFF_EUSAGE)
+			abort();
+		free(buf);
+		return;
+	}
+	pf_load_opts lo;
+	pf_load_opts_init(&lo);
+	lo.label_is[0].key = "run";
+	lo.label_is[0].value = "a";
+	pf_profile *q;
+	memset(&e, 0, sizeof(e));
+	if (pf_pprof_read((const uint8_t *)buf, len, "runs", &lo, &q, &e) < 0) {
+		if (e.code != PROFF_ENOMEM)
+			abort();     /* proff's own output must read */
+	} else {
+		if (q->events[0].total_period != p->events[0].total_period)
+			abort();
+		pf_profile_free(q);
+	}
+	free(buf);
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	if (!devnull)
@@ -79,6 +128,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		if (!v) {
 			round_trip(p, pf_pprof_write, pf_pprof_read, true);
 			round_trip(p, write_folded, pf_folded_read, false);
+			runs_round_trip(p);
 		} else {
 			perfdata_round_trip(p);
 		}

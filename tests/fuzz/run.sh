@@ -161,6 +161,9 @@ seed_pprof() {
 		"$PROFF" convert tests/data/formats/small.folded "$d/small-folded.pb.gz" 2>/dev/null || true
 		"$PROFF" convert --to pb tests/data/perfdata/small.data "$d/small-data.pb" 2>/dev/null || true
 		"$PROFF" convert --to pb tests/data/perfdata/small-two.data "$d/small-two.pb" 2>/dev/null || true
+		# groups of runs: the labels run and group on every sample
+		"$PROFF" convert --to pb tests/data/perfdata/small.data tests/data/perfdata/small-z.data -- \
+			tests/data/perfdata/small-be.data -o "$d/runs.pb" 2>/dev/null || true
 	fi
 	if command -v go >/dev/null; then
 		local w; w=$(mktemp -d)

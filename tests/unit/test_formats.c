@@ -3,7 +3,9 @@
  * unresolved frames, counts, errors with their line), pprof written and read
  * back in memory (gzipped and not: the same samples, stacks, names, threads,
  * cpus and labels), label sets shared by threads, a period past int64 split
- * and summed back, and the label sort key of lib/hist. The end-to-end and
+ * and summed back, the label sort key of lib/hist, and runs written into one
+ * file (pf_pprof_writer: labels run and group, functions shared, each run
+ * read back alone through pf_load_opts.label_is). The end-to-end and
  * oracle tests are tests/cli/formats.sh and tests/oracle/{pprof,folded,
  * chrome,speedscope}.sh.
  */
@@ -373,6 +375,101 @@ static void test_labels(void **state)
 	pf_profile_free(p);
 }
 
+/* pf_pprof_writer's output of two profiles as runs a (group 0) and b (1) */
+static int write_runs(pf_profile *a, pf_profile *b, char **buf, size_t *len, proff_error *e)
+{
+	FILE *m = open_memstream(buf, len);
+	assert_non_null(m);
+	pf_write_opts wo = { .evsel = -1 };
+	pf_pprof_writer *w;
+	memset(e, 0, sizeof(*e));
+	assert_int_equal(pf_pprof_writer_new(&wo, &w, e), 0);
+	const pf_extra_label la[2] = { { "run", "a", 0 }, { "group", "0", 0 } }, lb[2] = { { "run", "b", 0 }, { "group", "1", 0 } };
+	int rc = pf_pprof_writer_add(w, a, la, 2, e);
+	if (rc == 0)
+		rc = pf_pprof_writer_add(w, b, lb, 2, e);
+	if (rc == 0)
+		rc = pf_pprof_writer_finish(w, m, e);
+	pf_pprof_writer_free(w);
+	fclose(m);
+	return rc;
+}
+
+static uint64_t total_where(const char *buf, size_t len, const char *key, const char *value)
+{
+	pf_load_opts lo;
+	pf_load_opts_init(&lo);
+	lo.label_is[0].key = key;
+	lo.label_is[0].value = value;
+	pf_profile *q;
+	proff_error e;
+	memset(&e, 0, sizeof(e));
+	if (pf_pprof_read((const uint8_t *)buf, len, "runs.pb", &lo, &q, &e) < 0)
+		fail_msg("read runs: %s", e.msg);
+	uint64_t t = q->events[0].total_period;
+	pf_profile_free(q);
+	return t;
+}
+
+static void test_pprof_runs(void **state)
+{
+	(void)state;
+	proff_error e;
+	pf_profile *a = folded("app-10/11;main;work;memcpy 5\napp-10/11;main;idle 2\n", &e);
+	pf_profile *b = folded("app-20/21;main;work;memcpy 1\napp-20/21;main;other 4\n", &e);
+	assert_non_null(a);
+	assert_non_null(b);
+	char *buf = NULL;
+	size_t len = 0;
+	assert_int_equal(write_runs(a, b, &buf, &len, &e), 0);
+	pf_profile *q;
+	assert_int_equal(pf_pprof_read((const uint8_t *)buf, len, "runs.pb", NULL, &q, &e), 0);
+	/* the functions both runs have are one: main, work, memcpy, idle, other */
+	assert_int_equal(q->nr_syms, 5);
+	assert_int_equal(q->nr_dsos, 1);
+	assert_int_equal(q->events[0].total_period, 12);
+	/* every sample labelled */
+	int64_t run = pf_strtab_find(&q->strs, "run", 3), grp = pf_strtab_find(&q->strs, "group", 5);
+	assert_true(run >= 0 && grp >= 0);
+	for (size_t i = 0; i < q->nr_samples; i++) {
+		uint32_t r = pf_label_value(q, q->samples[i].thread, (uint32_t)run);
+		uint32_t g = pf_label_value(q, q->samples[i].thread, (uint32_t)grp);
+		assert_true(r != PF_NONE && g != PF_NONE);
+		assert_string_equal(pf_str(q, g), !strcmp(pf_str(q, r), "a") ? "0" : "1");
+	}
+	/* each run alone, and a group */
+	assert_int_equal(total_where(buf, len, "run", "a"), 7);
+	assert_int_equal(total_where(buf, len, "run", "b"), 5);
+	assert_int_equal(total_where(buf, len, "group", "1"), 5);
+	assert_int_equal(total_where(buf, len, "run", "c"), 0);
+	pf_load_opts lo;
+	pf_load_opts_init(&lo);
+	lo.label_is[1].key = "nope";
+	lo.label_is[1].value = "1";
+	pf_profile *x = NULL;
+	assert_int_equal(pf_pprof_read((const uint8_t *)buf, len, "runs.pb", &lo, &x, &e), PROFF_EUSAGE);
+	assert_non_null(strstr(e.msg, "the profile has no label nope"));
+	/* a profile that has the labels already is refused */
+	char *buf2 = NULL;
+	size_t len2 = 0;
+	assert_int_equal(write_runs(a, q, &buf2, &len2, &e), PROFF_EUSAGE);
+	assert_non_null(strstr(e.msg, "a label 'run' of its own"));
+	free(buf2);
+	buf2 = NULL;
+	/* other events: refused, naming both */
+	pf_load_opts_init(&lo);
+	lo.sample_type = "samples";
+	pf_profile *s = pprof_again(a, false, &lo);
+	assert_int_equal(write_runs(a, s, &buf2, &len2, &e), PROFF_EUSAGE);
+	assert_non_null(strstr(e.msg, "events (samples) differ from those of t.folded (folded)"));
+	free(buf2);
+	pf_profile_free(s);
+	pf_profile_free(q);
+	free(buf);
+	pf_profile_free(a);
+	pf_profile_free(b);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -382,6 +479,7 @@ int main(void)
 		cmocka_unit_test(test_pprof_round_trip),
 		cmocka_unit_test(test_big_period),
 		cmocka_unit_test(test_labels),
+		cmocka_unit_test(test_pprof_runs),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -25,21 +25,17 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
 #include <pthread.h>
 #include <stdatomic.h>
 #include <unistd.h>
 
+#include "machine.h"
 #include "model-int.h"
 #include "tables.h"
 
 typedef pf_range pmap;
 
-typedef struct mgroup {
-	pf_ranges maps;
-	uint32_t gen;          /* bumped on every change; part of raw-stack keys */
-	bool has_file;         /* a binary was mapped: perf unwinds dwarf stacks only then */
-} mgroup;
+typedef pf_mgroup mgroup;    /* its gen is part of the raw-stack keys */
 
 #define LOC_CACHE_N 8192
 typedef struct loc_cache_ent {
@@ -59,34 +55,20 @@ typedef struct leaf_cache_ent {
 	uint64_t period;
 } leaf_cache_ent;
 
-typedef struct pthread_ {
-	uint32_t pid, tid;
-	uint32_t comm;         /* string id */
-	uint32_t mg;           /* map group (per process) */
-} pthread_;
+typedef pf_mthread pthread_;
 
 struct pf_profile_priv {
 	pf_load_opts opts;
 	uint64_t progress_first, progress_n;   /* opts.progress: first record's offset, records */
 	proff_error *err;
-	/* threads */
-	pthread_ *threads; size_t nthreads, capthreads;
-	pf_map64 tid2thread;     /* tid -> thread index */
-	uint32_t last_tid[2], last_thread[2];   /* the last two threads found (PF_NONE: none) */
-	pf_map64 pid2mg;         /* pid -> map group index */
-	mgroup *mgs; size_t nmgs, capmgs;
-	uint32_t kernel_mg;
-	/* The kernel's dso and, once its symbols are loaded, their extent:
+	/* threads, map groups, the dso registry (over p->dsos), side-band records */
+	pf_machine m;
+	/* Once the kernel's symbols are loaded (m.kernel_dso), their extent:
 	 * perf stretches the kernel map over its kallsyms text symbols, so an
 	 * address outside the recorded map (.init.text: start_kernel) still
 	 * finds the kernel */
-	uint32_t kernel_dso;
 	int kext_state;          /* 0 not asked yet, 1 known (kext_lo/hi), -1 none */
 	uint64_t kext_lo, kext_hi;
-	/* dsos by long-name string id */
-	pf_map64 name2dso;
-	/* build ids from the header: filename string id -> index into its table */
-	pf_map64 name2bid;
 	/* interning */
 	pair_table loc_tab;      /* (dso, addr) -> loc; dso PF_NONE for no map */
 	pair_table sym_tab;      /* (dso, start) -> sym */
@@ -146,108 +128,10 @@ static int64_t intern(pf_profile *p, const char *s)
 
 /* ---- dsos ---------------------------------------------------------------- */
 
-static enum sym_dso_kind dso_kind_of(const char *name, int cpumode)
+/* the dso of a mapped file (machine.c's registry appends to p->dsos) */
+static uint32_t get_dso(pf_profile *p, const char *filename, int cpumode)
 {
-	if (!strcmp(name, "[vdso]"))
-		return SYM_DSO_VDSO;
-	if (cpumode == PD_CPUMODE_KERNEL || cpumode == PD_CPUMODE_GUEST_KERNEL) {
-		if (!strncmp(name, "[kernel.kallsyms]", 17) || !strncmp(name, "[guest.kernel", 13))
-			return SYM_DSO_KERNEL;
-		return SYM_DSO_MODULE;
-	}
-	if (name[0] == '[' || !strncmp(name, "//anon", 6) || !strncmp(name, "/memfd:", 7) ||
-	    !strncmp(name, "/dev/zero", 9) || !strncmp(name, "anon_inode:", 11) ||
-	    !strncmp(name, "/SYSV", 5))
-		return SYM_DSO_ANON;
-	return SYM_DSO_USER;
-}
-
-static void short_name_of(const char *name, enum sym_dso_kind kind, char *out, size_t len)
-{
-	if (kind == SYM_DSO_KERNEL) {
-		snprintf(out, len, "[kernel.kallsyms]");
-		return;
-	}
-	if (kind == SYM_DSO_MODULE && name[0] == '/') {
-		/* /lib/modules/.../kvm.ko(.xz) -> [kvm] */
-		const char *b = strrchr(name, '/');
-		b = b ? b + 1 : name;
-		size_t n = strcspn(b, ".");
-		char tmp[256];
-		snprintf(tmp, sizeof(tmp), "%.*s", (int)n, b);
-		for (char *c = tmp; *c; c++)
-			if (*c == '-')
-				*c = '_';
-		snprintf(out, len, "[%s]", tmp);
-		return;
-	}
-	int jit_pid;
-	if (sscanf(name, "/tmp/perf-%d.map", &jit_pid) == 1) {
-		/* perf's name for a JIT map, whatever follows the pid */
-		snprintf(out, len, "[JIT] tid %d", jit_pid);
-		return;
-	}
-	if (name[0] == '[' || name[0] != '/') {
-		snprintf(out, len, "%s", name);
-		return;
-	}
-	const char *b = strrchr(name, '/');
-	snprintf(out, len, "%s", b ? b + 1 : name);
-}
-
-static uint32_t get_dso(pf_profile *p, const char *filename, int cpumode,
-			const uint8_t *bid, size_t bid_size)
-{
-	struct pf_profile_priv *pr = p->priv;
-	char namebuf[4096];
-	const char *name = filename;
-	if ((cpumode == PD_CPUMODE_KERNEL || cpumode == PD_CPUMODE_GUEST_KERNEL) &&
-	    !strncmp(filename, "[kernel.kallsyms]", 17))
-		name = "[kernel.kallsyms]";
-	snprintf(namebuf, sizeof(namebuf), "%s", name);
-	int64_t lid = intern(p, namebuf);
-	if (lid < 0)
-		return PF_NONE;
-	uint64_t v;
-	if (pf_map64_get(&pr->name2dso, (uint64_t)lid, &v))
-		return (uint32_t)v;
-	enum sym_dso_kind kind = dso_kind_of(namebuf, cpumode);
-	char sbuf[4096];
-	short_name_of(namebuf, kind, sbuf, sizeof(sbuf));
-	int64_t sid = intern(p, sbuf);
-	if (sid < 0 || PF_GROW(p->dsos, p->cap_dsos, p->nr_dsos + 1) < 0)
-		return PF_NONE;
-	pf_dso *d = &p->dsos[p->nr_dsos];
-	memset(d, 0, sizeof(*d));
-	d->long_name = (uint32_t)lid;
-	d->short_name = (uint32_t)sid;
-	d->kind = kind;
-	if (!bid_size) {
-		uint64_t bi;
-		int64_t fid = intern(p, filename);
-		/* the kernel's build-id is recorded as "[kernel.kallsyms]" while its
-		 * map is "[kernel.kallsyms]_text" */
-		if (fid >= 0 && !pf_map64_get(&pr->name2bid, (uint64_t)fid, NULL))
-			fid = lid;
-		/* the header's table, read now: a HEADER_BUILD_ID record in the
-		 * data appends to it (and may move it) */
-		const pd_header *hdr = pr->rd ? pd_get_header(pr->rd) : NULL;
-		if (fid >= 0 && hdr && pf_map64_get(&pr->name2bid, (uint64_t)fid, &bi) && bi < hdr->nr_build_ids) {
-			bid = hdr->build_ids[bi].id;
-			bid_size = hdr->build_ids[bi].size;
-		}
-	}
-	if (bid_size > 20)
-		bid_size = 20;
-	if (bid_size)
-		memcpy(d->build_id, bid, bid_size);
-	d->build_id_size = (uint8_t)bid_size;
-	d->sd = NULL;     /* symbolizer handle created on first lookup */
-	uint64_t *slot = pf_map64_upsert(&pr->name2dso, (uint64_t)lid, NULL);
-	if (!slot)
-		return PF_NONE;
-	*slot = p->nr_dsos;
-	return (uint32_t)p->nr_dsos++;
+	return pf_machine_dso(&p->priv->m, filename, cpumode, NULL, 0);
 }
 
 static sym_dso *dso_sd(pf_profile *p, uint32_t dso)
@@ -261,131 +145,15 @@ static sym_dso *dso_sd(pf_profile *p, uint32_t dso)
 
 /* ---- threads and maps ------------------------------------------------------- */
 
-static uint32_t new_mg(pf_profile *p)
-{
-	struct pf_profile_priv *pr = p->priv;
-	if (PF_GROW(pr->mgs, pr->capmgs, pr->nmgs + 1) < 0)
-		return PF_NONE;
-	memset(&pr->mgs[pr->nmgs], 0, sizeof(mgroup));
-	return (uint32_t)pr->nmgs++;
-}
-
-static uint32_t mg_of_pid(pf_profile *p, uint32_t pid, bool create)
-{
-	struct pf_profile_priv *pr = p->priv;
-	uint64_t v;
-	if (pf_map64_get(&pr->pid2mg, pid, &v))
-		return (uint32_t)v;
-	if (!create)
-		return PF_NONE;
-	uint32_t mg = new_mg(p);
-	if (mg == PF_NONE)
-		return PF_NONE;
-	uint64_t *slot = pf_map64_upsert(&pr->pid2mg, pid, NULL);
-	if (!slot)
-		return PF_NONE;
-	*slot = mg;
-	return mg;
-}
-
-/* tid's thread is idx now: the first of the two remembered (at most one
- * entry per tid) */
-static inline void remember_thread(struct pf_profile_priv *pr, uint32_t tid, uint32_t idx)
-{
-	if (pr->last_thread[0] == PF_NONE || pr->last_tid[0] != tid) {
-		pr->last_tid[1] = pr->last_tid[0];
-		pr->last_thread[1] = pr->last_thread[0];
-	}
-	pr->last_tid[0] = tid;
-	pr->last_thread[0] = idx;
-	if (pr->last_tid[1] == tid)
-		pr->last_thread[1] = PF_NONE;
-}
-
-static pthread_ *find_thread_slow(pf_profile *p, uint32_t pid, uint32_t tid, bool create);
-
-/* The thread of (pid, tid): the last one found, inline; else find_thread_slow. */
+/* The thread of (pid, tid) (machine.h: the last one found inline) */
 static inline pthread_ *find_thread(pf_profile *p, uint32_t pid, uint32_t tid, bool create)
 {
-	struct pf_profile_priv *pr = p->priv;
-	if (pr->last_thread[0] != PF_NONE && pr->last_tid[0] == tid) {
-		pthread_ *t = &pr->threads[pr->last_thread[0]];
-		if (t->pid == pid || pid == (uint32_t)-1 || !create)
-			return t;
-	}
-	return find_thread_slow(p, pid, tid, create);
+	return pf_machine_thread(&p->priv->m, pid, tid, create);
 }
 
-static pthread_ *find_thread_slow(pf_profile *p, uint32_t pid, uint32_t tid, bool create)
+static inline const pmap *mg_find(const mgroup *g, uint64_t addr)
 {
-	struct pf_profile_priv *pr = p->priv;
-	uint64_t v;
-	/* samples come in runs of one thread, and two cpus interleave two */
-	for (int i = 0; i < 2; i++) {
-		if (pr->last_thread[i] == PF_NONE || pr->last_tid[i] != tid)
-			continue;
-		uint32_t idx = pr->last_thread[i];
-		pthread_ *t = &pr->threads[idx];
-		if (t->pid == pid || pid == (uint32_t)-1 || !create) {
-			if (i)
-				remember_thread(pr, tid, idx);
-			return t;
-		}
-		break;
-	}
-	if (pf_map64_get(&pr->tid2thread, tid, &v)) {
-		pthread_ *t = &pr->threads[v];
-		remember_thread(pr, tid, (uint32_t)v);
-		if (t->pid == pid || pid == (uint32_t)-1 || !create)
-			return t;
-		/* tid reused by another process: start a new thread */
-	}
-	if (!create)
-		return NULL;
-	if (PF_GROW(pr->threads, pr->capthreads, pr->nthreads + 1) < 0)
-		return NULL;
-	pthread_ *t = &pr->threads[pr->nthreads];
-	t->pid = pid;
-	t->tid = tid;
-	char buf[32];
-	/* perf registers the idle task (0/0) as "swapper" before reading */
-	if (tid == 0 && (pid == 0 || pid == (uint32_t)-1))
-		snprintf(buf, sizeof(buf), "swapper");
-	else
-		snprintf(buf, sizeof(buf), ":%d", (int)tid);
-	int64_t c = intern(p, buf);
-	t->comm = c < 0 ? 0 : (uint32_t)c;
-	t->mg = mg_of_pid(p, pid, true);
-	if (t->mg == PF_NONE)
-		return NULL;
-	uint64_t *slot = pf_map64_upsert(&pr->tid2thread, tid, NULL);
-	if (!slot)
-		return NULL;
-	remember_thread(pr, tid, (uint32_t)pr->nthreads);
-	*slot = pr->nthreads++;
-	return t;
-}
-
-static int mg_insert(mgroup *g, uint64_t start, uint64_t end, uint64_t pgoff, uint32_t dso)
-{
-	if (pf_ranges_insert(&g->maps, start, end, pgoff, dso) < 0)
-		return -1;
-	g->gen++;
-	return 0;
-}
-
-static int mg_clone(mgroup *dst, const mgroup *src)
-{
-	if (pf_ranges_copy(&dst->maps, &src->maps) < 0)
-		return -1;
-	dst->gen++;
-	dst->has_file = src->has_file;
-	return 0;
-}
-
-static const pmap *mg_find(const mgroup *g, uint64_t addr)
-{
-	return pf_ranges_find(&g->maps, addr);
+	return pf_mgroup_find(g, addr);
 }
 
 /* ---- locations and the stack trie ---------------------------------------------- */
@@ -485,7 +253,7 @@ static uint32_t loc_get(pf_profile *p, uint32_t dso, uint64_t addr, uint64_t ip,
 static inline uint32_t mg_for(const struct pf_profile_priv *pr, const pthread_ *t, int cpumode)
 {
 	if (cpumode == PD_CPUMODE_KERNEL || cpumode == PD_CPUMODE_GUEST_KERNEL)
-		return pr->kernel_mg;
+		return pr->m.kernel_mg;
 	return t ? t->mg : PF_NONE;
 }
 
@@ -583,10 +351,10 @@ typedef struct frame_miss {
 static bool in_kernel_extent(pf_profile *p, uint64_t ip)
 {
 	struct pf_profile_priv *pr = p->priv;
-	if (pr->kernel_dso == PF_NONE)
+	if (pr->m.kernel_dso == PF_NONE)
 		return false;
 	if (pr->kext_state == 0) {
-		sym_dso *sd = dso_sd(p, pr->kernel_dso);
+		sym_dso *sd = dso_sd(p, pr->m.kernel_dso);
 		pr->kext_state = sd && sym_dso_extent(sd, &pr->kext_lo, &pr->kext_hi) ? 1 : -1;
 	}
 	return pr->kext_state == 1 && ip >= pr->kext_lo && ip < pr->kext_hi;
@@ -600,15 +368,15 @@ static uint32_t loc_cached(pf_profile *p, const pthread_ *t, int cpumode, uint64
 {
 	struct pf_profile_priv *pr = p->priv;
 	uint32_t g = mg_for(pr, t, cpumode);
-	uint32_t gen = g != PF_NONE ? pr->mgs[g].gen : 0;
+	uint32_t gen = g != PF_NONE ? pr->m.mgs[g].gen : 0;
 	const loc_cache_ent *c = &pr->loc_cache[loc_cache_slot(ip, g)];
 	if (c->ip == ip && c->mg == g && c->gen == gen && c->cpumode == (uint32_t)cpumode && c->loc != PF_NONE)
 		return c->loc;
-	const pmap *m = g != PF_NONE ? mg_find(&pr->mgs[g], ip) : NULL;
+	const pmap *m = g != PF_NONE ? mg_find(&pr->m.mgs[g], ip) : NULL;
 	uint32_t dso = PF_NONE;
 	uint64_t addr = ip;
-	if (!m && g == pr->kernel_mg && in_kernel_extent(p, ip))
-		dso = pr->kernel_dso;
+	if (!m && g == pr->m.kernel_mg && in_kernel_extent(p, ip))
+		dso = pr->m.kernel_dso;
 	if (m) {
 		dso = m->dso;
 		if (p->dsos[dso].kind != SYM_DSO_KERNEL && p->dsos[dso].kind != SYM_DSO_MODULE)
@@ -625,7 +393,7 @@ static uint32_t loc_missed(pf_profile *p, const frame_miss *fm)
 {
 	struct pf_profile_priv *pr = p->priv;
 	uint32_t l = loc_get(p, fm->dso, fm->addr, fm->ip, level_of((int)fm->cpumode));
-	uint32_t gen = fm->g != PF_NONE ? pr->mgs[fm->g].gen : 0;
+	uint32_t gen = fm->g != PF_NONE ? pr->m.mgs[fm->g].gen : 0;
 	pr->loc_cache[loc_cache_slot(fm->ip, fm->g)] = (loc_cache_ent){ fm->ip, fm->g, gen, l, fm->cpumode };
 	return l;
 }
@@ -878,7 +646,7 @@ typedef struct pend_sample {
 
 static inline pthread_ *thread_of(struct pf_profile_priv *pr, uint32_t idx)
 {
-	return idx == PF_NONE ? NULL : &pr->threads[idx];
+	return idx == PF_NONE ? NULL : &pr->m.threads[idx];
 }
 
 /* The raw-stack key of a callchain sample and its hash: 32-bit words —
@@ -900,8 +668,8 @@ static int stack_key(pf_profile *p, const pthread_ *t, pend_sample *ps)
 	if (PF_GROW(ps->key, ps->cap_key, (size_t)nr * 12 + 24 + RAW_HDR) < 0)
 		return -1;
 	uint32_t mg = t ? t->mg : PF_NONE;
-	uint32_t gen = mg != PF_NONE ? pr->mgs[mg].gen : 0;
-	uint32_t kgen = pr->mgs[pr->kernel_mg].gen;
+	uint32_t gen = mg != PF_NONE ? pr->m.mgs[mg].gen : 0;
+	uint32_t kgen = pr->m.mgs[pr->m.kernel_mg].gen;
 	uint8_t *k = ps->key + RAW_HDR, *e = k;
 #define PUT_WORD(x) do { uint32_t w_ = (uint32_t)(x); memcpy(e, &w_, 4); e += 4; } while (0)
 	PUT_WORD(mg);
@@ -1228,7 +996,7 @@ static int sample_add(pf_profile *p, const pd_sample *s, uint32_t thread, uint32
 		fresh = merged_sample(p, (uint32_t)s->evsel, stack, period);
 	} else {
 		size_t before = p->nr_samples;
-		int id = add_sample(p, (uint32_t)s->evsel, thread, s->pid, s->tid, pr->threads[thread].comm,
+		int id = add_sample(p, (uint32_t)s->evsel, thread, s->pid, s->tid, pr->m.threads[thread].comm,
 				    cpu, stack, period, hint);
 		fresh = id < 0 ? -1 : p->nr_samples > before ? 2 : 0;
 		if (id >= 0 && pr->opts.keep_sequence) {
@@ -1289,7 +1057,7 @@ static int merged_ip_sample(pf_profile *p, const pthread_ *t, const pd_sample *s
 			pr->leaf_cache[i] = (leaf_cache_ent){ 0, PF_NONE, 0, PF_NONE, 0, 0 };
 	}
 	uint32_t g = mg_for(pr, t, s->cpumode);
-	uint32_t gen = pr->mgs[g].gen;
+	uint32_t gen = pr->m.mgs[g].gen;
 	uint32_t mode = (uint32_t)s->cpumode & 0xff;
 	leaf_cache_ent *c = &pr->leaf_cache[pf_hash64(s->ip ^ ((uint64_t)g << 40)) & (LEAF_CACHE_N - 1)];
 	if (c->ip == s->ip && c->mg == g && c->gen == gen && (c->count_mode & 0xff) == mode &&
@@ -1373,7 +1141,7 @@ static bool uw_find(void *arg, uint64_t addr, uw_map *out)
 {
 	const uw_arg *ua = arg;
 	struct pf_profile_priv *pr = ua->p->priv;
-	const pmap *m = mg_find(&pr->mgs[ua->mg], addr);
+	const pmap *m = mg_find(&pr->m.mgs[ua->mg], addr);
 	if (!m)
 		return false;
 	*out = (uw_map){ m->start, m->end, m->pgoff, NULL };
@@ -1403,7 +1171,7 @@ static int unwound_chain(pf_profile *p, const pthread_ *t, const pd_sample *s, p
 	const uint64_t *cc = NULL;
 	/* perf unwinds in a process once it has a binary mapped: not in a
 	 * process exec'ing, whose samples come before its maps */
-	if (t->mg != PF_NONE && pr->mgs[t->mg].has_file) {
+	if (t->mg != PF_NONE && pr->m.mgs[t->mg].has_file) {
 		uw_arg ua = { p, t->mg };
 		n = uw_sample_chain(pr->uw, t->mg, s, a, uw_find, &ua, &cc);
 		if (n < 0)
@@ -1564,7 +1332,7 @@ static int sample_arrive(pf_profile *p, const pd_sample *s, bool stable)
 		}
 		if (pr->opts.merge_threads && s->evsel == 0)
 			return merged_ip_sample(p, t, s);
-		return sample_add(p, s, (uint32_t)(t - pr->threads), e->has_cpu ? s->cpu : PF_NONE,
+		return sample_add(p, s, (uint32_t)(t - pr->m.threads), e->has_cpu ? s->cpu : PF_NONE,
 				  ip_leaf(p, t, s), NULL);
 	}
 	if (pr->npend == PEND_N) {
@@ -1577,7 +1345,7 @@ static int sample_arrive(pf_profile *p, const pd_sample *s, bool stable)
 	}
 	pend_sample *ps = &pr->pend[(pr->pend_head + pr->npend) % PEND_N];
 	pr->npend++;
-	pend_fill(ps, (uint32_t)(t - pr->threads), e->has_cpu ? s->cpu : PF_NONE, s);
+	pend_fill(ps, (uint32_t)(t - pr->m.threads), e->has_cpu ? s->cpu : PF_NONE, s);
 	if (pr->opts.use_callchain && s->callchain) {
 		/* the chain where it is, when it stays there (the mapped file);
 		 * else a copy: the sample waits a few others in the pipeline */
@@ -1632,95 +1400,12 @@ static int on_event(void *ctx, const pd_event *ev)
 	switch (ev->type) {
 	case PD_SAMPLE:
 		return sample_arrive(p, &ev->u.sample, ev->stable);
-	case PD_COMM: {
-		pthread_ *t = find_thread(p, ev->u.comm.pid, ev->u.comm.tid, true);
-		if (!t)
-			return oom(p);
-		int64_t c = intern(p, ev->u.comm.comm ? ev->u.comm.comm : "");
-		if (c < 0)
-			return oom(p);
-		t->comm = (uint32_t)c;
-		return 0;
-	}
-	case PD_FORK: {
-		uint32_t pid = ev->u.fork.pid, ppid = ev->u.fork.ppid;
-		uint32_t tid = ev->u.fork.tid, ptid = ev->u.fork.ptid;
-		pthread_ *parent = find_thread(p, ppid, ptid, true);
-		if (!parent)
-			return oom(p);
-		uint32_t pcomm = parent->comm, pmg = parent->mg;
-		if (pid != ppid) {
-			/* new process: it gets a copy of the parent's maps */
-			uint32_t mg = new_mg(p);
-			if (mg == PF_NONE)
-				return oom(p);
-			if (mg_clone(&pr->mgs[mg], &pr->mgs[pmg]) < 0)
-				return oom(p);
-			uint64_t *slot = pf_map64_upsert(&pr->pid2mg, pid, NULL);
-			if (!slot)
-				return oom(p);
-			*slot = mg;
-		}
-		/* a fresh thread record (a reused tid starts over) */
-		uint64_t *ts = pf_map64_upsert(&pr->tid2thread, tid, NULL);
-		if (!ts || PF_GROW(pr->threads, pr->capthreads, pr->nthreads + 1) < 0)
-			return oom(p);
-		pr->last_thread[0] = pr->last_thread[1] = PF_NONE;
-		pthread_ *t = &pr->threads[pr->nthreads];
-		t->pid = pid;
-		t->tid = tid;
-		t->comm = pcomm;
-		t->mg = mg_of_pid(p, pid, true);
-		if (t->mg == PF_NONE)
-			return oom(p);
-		*ts = pr->nthreads++;
-		return 0;
-	}
+	case PD_COMM:
+	case PD_FORK:
+	case PD_EXIT:
 	case PD_MMAP:
-	case PD_MMAP2: {
-		int cpumode = ev->misc & PD_CPUMODE_MASK;
-		const char *fn = ev->u.mmap.filename ? ev->u.mmap.filename : "";
-		bool kernel = cpumode == PD_CPUMODE_KERNEL || cpumode == PD_CPUMODE_GUEST_KERNEL;
-		bool file = fn[0] == '/' && dso_kind_of(fn, cpumode) == SYM_DSO_USER;
-		char jit[64];
-		uint64_t pgoff = ev->u.mmap.pgoff;
-		if (!kernel) {
-			/* executable memory without a file: perf names it by the
-			 * process's JIT map, whose addresses are the ips */
-			uint32_t prot = ev->type == PD_MMAP2 ? ev->u.mmap.prot
-				: (ev->misc & PD_MISC_MMAP_DATA) ? 0 : PROT_EXEC;
-			const char *jfn = sym_jit_map_name(fn, ev->u.mmap.pid, prot, ev->u.mmap.flags, jit, sizeof(jit));
-			if (jfn != fn) {
-				fn = jfn;
-				pgoff = ev->u.mmap.start;
-			}
-		}
-		uint32_t dso = get_dso(p, fn, cpumode,
-				       ev->u.mmap.has_build_id ? ev->u.mmap.build_id : NULL,
-				       ev->u.mmap.has_build_id ? ev->u.mmap.build_id_size : 0);
-		if (dso == PF_NONE)
-			return oom(p);
-		uint64_t start = ev->u.mmap.start, len = ev->u.mmap.len;
-		uint64_t end = start + len < start ? UINT64_MAX : start + len;
-		mgroup *g;
-		if (kernel) {
-			g = &pr->mgs[pr->kernel_mg];
-			if (p->dsos[dso].kind == SYM_DSO_KERNEL && p->syms_ctx)
-				sym_kernel_set_ref(p->syms_ctx, ev->u.mmap.pgoff);
-			if (p->dsos[dso].kind == SYM_DSO_KERNEL && cpumode == PD_CPUMODE_KERNEL && pr->kernel_dso == PF_NONE)
-				pr->kernel_dso = dso;
-		} else {
-			pthread_ *t = find_thread(p, ev->u.mmap.pid, ev->u.mmap.tid, true);
-			if (!t)
-				return oom(p);
-			g = &pr->mgs[t->mg];
-		}
-		if (mg_insert(g, start, end, pgoff, dso) < 0)
-			return oom(p);
-		if (file)
-			g->has_file = true;
-		return 0;
-	}
+	case PD_MMAP2:
+		return pf_machine_event(&pr->m, ev) < 0 ? oom(p) : 0;
 	case PD_LOST_SAMPLES:
 		/* perf's "Total Lost Samples" counts these only: LOST records
 		 * (the ring buffer's losses) are counted apart (perf -D's
@@ -1885,7 +1570,7 @@ static int profile_new(const char *path, const pf_load_opts *opts, pf_profile **
 	}
 	p->priv = pr;
 	pr->err = err;
-	pr->last_thread[0] = pr->last_thread[1] = PF_NONE;
+	pf_machine_init(&pr->m, &p->strs, &p->dsos, &p->nr_dsos, &p->cap_dsos);
 	if (opts)
 		pr->opts = *opts;
 	else
@@ -1930,18 +1615,7 @@ static int perf_setup(pf_profile *p, pd_reader *rd)
 		if (uw_event_wants(pd_get_attr(rd, i)) && !(pr->uw = uw_new(0)))
 			return oom(p);
 	p->has_branch_stack_feature = pd_has_feature(rd, PD_FEAT_BRANCH_STACK);
-	const pd_header *hdr = pd_get_header(rd);
-	for (size_t i = 0; i < hdr->nr_build_ids; i++) {
-		const char *fn = hdr->build_ids[i].filename ? hdr->build_ids[i].filename : "";
-		int64_t id = intern(p, fn);
-		uint64_t *slot = id < 0 ? NULL : pf_map64_upsert(&pr->name2bid, (uint64_t)id, NULL);
-		if (!slot)
-			return oom(p);
-		*slot = i;
-	}
-	pr->kernel_mg = new_mg(p);
-	pr->kernel_dso = PF_NONE;
-	if (pr->kernel_mg == PF_NONE || PF_GROW(p->nodes, p->cap_nodes, 1) < 0)
+	if (pf_machine_start(&pr->m, rd, &p->syms_ctx) < 0 || PF_GROW(p->nodes, p->cap_nodes, 1) < 0)
 		return oom(p);
 	p->nodes[0] = (pf_node){ 0, PF_NONE, 0 };
 	p->nr_nodes = 1;
@@ -2010,9 +1684,9 @@ static bool prefix_peek(void *ctx, uint64_t time, uint32_t pid, uint32_t tid)
 	}
 	uint64_t v;
 	for (int i = 0; i < 2; i++)
-		if (pr->last_thread[i] != PF_NONE && pr->last_tid[i] == tid)
-			return pr->threads[pr->last_thread[i]].pid == pid || pid == (uint32_t)-1;
-	return pf_map64_get(&pr->tid2thread, tid, &v) && (pr->threads[v].pid == pid || pid == (uint32_t)-1);
+		if (pr->m.last_thread[i] != PF_NONE && pr->m.last_tid[i] == tid)
+			return pr->m.threads[pr->m.last_thread[i]].pid == pid || pid == (uint32_t)-1;
+	return pf_map64_get(&pr->m.tid2thread, tid, &v) && (pr->m.threads[v].pid == pid || pid == (uint32_t)-1);
 }
 
 typedef struct half_job {
@@ -2302,11 +1976,11 @@ static int merge_half(pf_profile *p, pf_profile *q)
 	for (size_t i = 0; i < q->nr_dsos; i++) {
 		const pf_dso *d = &q->dsos[i];
 		uint64_t v;
-		if (pf_map64_get(&pr->name2dso, smap[d->long_name], &v)) {
+		if (pf_map64_get(&pr->m.name2dso, smap[d->long_name], &v)) {
 			dmap[i] = (uint32_t)v;
 			continue;
 		}
-		uint64_t *slot = pf_map64_upsert(&pr->name2dso, smap[d->long_name], NULL);
+		uint64_t *slot = pf_map64_upsert(&pr->m.name2dso, smap[d->long_name], NULL);
 		if (!slot || PF_GROW(p->dsos, p->cap_dsos, p->nr_dsos + 1) < 0)
 			goto out;
 		pf_dso *n = &p->dsos[p->nr_dsos];
@@ -2355,14 +2029,14 @@ static int merge_half(pf_profile *p, pf_profile *q)
 	if (mrc < 0 || mj.rc < 0)
 		goto out;
 	/* the second half replayed every thread: its list is the whole file's */
-	free(pr->threads);
-	pr->threads = qr->threads;
-	pr->nthreads = qr->nthreads;
-	pr->capthreads = qr->capthreads;
-	qr->threads = NULL;
-	qr->nthreads = qr->capthreads = 0;
-	for (size_t i = 0; i < pr->nthreads; i++)
-		pr->threads[i].comm = smap[pr->threads[i].comm];
+	free(pr->m.threads);
+	pr->m.threads = qr->m.threads;
+	pr->m.nthreads = qr->m.nthreads;
+	pr->m.capthreads = qr->m.capthreads;
+	qr->m.threads = NULL;
+	qr->m.nthreads = qr->m.capthreads = 0;
+	for (size_t i = 0; i < pr->m.nthreads; i++)
+		pr->m.threads[i].comm = smap[pr->m.threads[i].comm];
 	for (size_t i = 0; i < p->nr_events && i < q->nr_events; i++) {
 		p->events[i].total_period += q->events[i].total_period;
 		p->events[i].nr_samples += q->events[i].nr_samples;
@@ -2547,14 +2221,14 @@ int pf_profile_load(const char *path, const pf_load_opts *opts, pf_profile **out
 	jit_warnings(p);
 	missing_dso_warning(p);
 threads:
-	p->threads = calloc(pr->nthreads ? pr->nthreads : 1, sizeof(pf_thread));
+	p->threads = calloc(pr->m.nthreads ? pr->m.nthreads : 1, sizeof(pf_thread));
 	if (!p->threads) {
 		rc = oom(p);
 		goto fail;
 	}
-	for (size_t i = 0; i < pr->nthreads; i++)
-		p->threads[i] = (pf_thread){ pr->threads[i].pid, pr->threads[i].tid, pr->threads[i].comm };
-	p->nr_threads = pr->nthreads;
+	for (size_t i = 0; i < pr->m.nthreads; i++)
+		p->threads[i] = (pf_thread){ pr->m.threads[i].pid, pr->m.threads[i].tid, pr->m.threads[i].comm };
+	p->nr_threads = pr->m.nthreads;
 	release_load_state(pr);
 	fit_arrays(p);
 	if (pr->opts.inline_frames && pr->opts.use_callchain && (rc = pf_profile_expand_inlines(p, err)) < 0)
@@ -2579,14 +2253,7 @@ static void release_read_state(struct pf_profile_priv *pr)
 		uw_free(pr->uw);
 		pr->uw = NULL;
 	}
-	pf_map64_free(&pr->tid2thread);
-	pf_map64_free(&pr->pid2mg);
-	for (size_t i = 0; i < pr->nmgs; i++)
-		pf_ranges_free(&pr->mgs[i].maps);
-	free(pr->mgs);
-	pr->mgs = NULL;
-	pr->nmgs = pr->capmgs = 0;
-	pf_map64_free(&pr->name2bid);
+	pf_machine_free_maps(&pr->m);
 	free(pr->raw_s);
 	pr->raw_s = NULL;
 	pr->raw_cap = pr->raw_len = 0;
@@ -2638,7 +2305,7 @@ static void release_read_state(struct pf_profile_priv *pr)
 /* The interning tables (a merged second half is looked up in them). */
 static void release_tables(struct pf_profile_priv *pr)
 {
-	pf_map64_free(&pr->name2dso);
+	pf_map64_free(&pr->m.name2dso);
 	pair_table_free(&pr->loc_tab);
 	pair_table_free(&pr->sym_tab);
 	u32x2_table_free(&pr->node_tab);
@@ -2681,9 +2348,7 @@ static void release_load_state(struct pf_profile_priv *pr)
 {
 	release_read_state(pr);
 	release_tables(pr);
-	free(pr->threads);
-	pr->threads = NULL;
-	pr->nthreads = pr->capthreads = 0;
+	pf_machine_free(&pr->m);
 }
 
 uint64_t pf_seq_period_big(const pf_profile *p, size_t i)
@@ -2757,7 +2422,7 @@ void pf_profile_free(pf_profile *p)
 
 uint32_t pf__dso(pf_profile *p, const char *path)
 {
-	return get_dso(p, path, PD_CPUMODE_USER, NULL, 0);
+	return get_dso(p, path, PD_CPUMODE_USER);
 }
 
 uint32_t pf__loc(pf_profile *p, uint32_t dso, uint64_t addr, uint64_t ip)
@@ -2781,12 +2446,12 @@ uint32_t pf__thread(pf_profile *p, uint32_t pid, uint32_t tid, const char *comm)
 			return PF_NONE;
 		t->comm = (uint32_t)c;
 	}
-	return (uint32_t)(t - p->priv->threads);
+	return (uint32_t)(t - p->priv->m.threads);
 }
 
 int pf__sample(pf_profile *p, uint32_t thread, uint32_t stack, uint64_t period)
 {
-	const pthread_ *t = &p->priv->threads[thread];
+	const pthread_ *t = &p->priv->m.threads[thread];
 	return add_sample(p, 0, thread, t->pid, t->tid, t->comm, PF_NONE, stack, period, NULL);
 }
 

@@ -2,7 +2,8 @@
  *
  * The records arrive in time order from the reader. Side-band records
  * (COMM, FORK, EXIT, MMAP, MMAP2) maintain threads and per-process map
- * groups, so each sample sees the maps and comm of its moment. A sample's
+ * groups in the process model (machine.c), so each sample sees the maps and
+ * comm of its moment. A sample's
  * callchain is interned twice:
  *   1. as raw ips in its map group (same ips + same maps = same stack), which
  *      makes the common case one hash lookup per sample (the keys packed:

@@ -2,7 +2,8 @@
  *
  * The records arrive in time order from the reader. Side-band records
  * (COMM, FORK, EXIT, MMAP, MMAP2) maintain threads and per-process map
- * groups, so each sample sees the maps and comm of its moment. A sample's
+ * groups in the process model (machine.c), so each sample sees the maps and
+ * comm of its moment. A sample's
  * callchain is interned twice:
  *   1. as raw ips in its map group (same ips + same maps = same stack), which
  *      makes the common case one hash lookup per sample (the keys packed:
@@ -25,103 +26,12 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
 #include <pthread.h>
 #include <stdatomic.h>
 #include <unistd.h>
 
 #include "model-int.h"
-#include "tables.h"
-
-typedef pf_range pmap;
-
-typedef struct mgroup {
-	pf_ranges maps;
-	uint32_t gen;          /* bumped on every change; part of raw-stack keys */
-	bool has_file;         /* a binary was mapped: perf unwinds dwarf stacks only then */
-} mgroup;
-
-#define LOC_CACHE_N 8192
-typedef struct loc_cache_ent {
-	uint64_t ip;
-	uint32_t mg, gen, loc, cpumode;
-} loc_cache_ent;
-
-/* merge_threads, samples without callchain: (maps, ip) -> the leaf node,
- * with the samples' sums not yet added to the node's (node_acc); a hit
- * touches this entry only. count holds the pending count and the cpumode
- * (low 8 bits). */
-#define LEAF_CACHE_N 16384
-#define LEAF_COUNT_MAX 0xffffffu
-typedef struct leaf_cache_ent {
-	uint64_t ip;
-	uint32_t mg, gen, node, count_mode;
-	uint64_t period;
-} leaf_cache_ent;
-
-typedef struct pthread_ {
-	uint32_t pid, tid;
-	uint32_t comm;         /* string id */
-	uint32_t mg;           /* map group (per process) */
-} pthread_;
-
-struct pf_profile_priv {
-	pf_load_opts opts;
-	uint64_t progress_first, progress_n;   /* opts.progress: first record's offset, records */
-	proff_error *err;
-	/* threads */
-	pthread_ *threads; size_t nthreads, capthreads;
-	pf_map64 tid2thread;     /* tid -> thread index */
-	uint32_t last_tid[2], last_thread[2];   /* the last two threads found (PF_NONE: none) */
-	pf_map64 pid2mg;         /* pid -> map group index */
-	mgroup *mgs; size_t nmgs, capmgs;
-	uint32_t kernel_mg;
-	/* The kernel's dso and, once its symbols are loaded, their extent:
-	 * perf stretches the kernel map over its kallsyms text symbols, so an
-	 * address outside the recorded map (.init.text: start_kernel) still
-	 * finds the kernel */
-	uint32_t kernel_dso;
-	int kext_state;          /* 0 not asked yet, 1 known (kext_lo/hi), -1 none */
-	uint64_t kext_lo, kext_hi;
-	/* dsos by long-name string id */
-	pf_map64 name2dso;
-	/* build ids from the header: filename string id -> index into its table */
-	pf_map64 name2bid;
-	/* interning */
-	pair_table loc_tab;      /* (dso, addr) -> loc; dso PF_NONE for no map */
-	pair_table sym_tab;      /* (dso, start) -> sym */
-	u32x2_table node_tab;    /* (parent, loc) -> node, hashed by path (trie_hash) */
-	uint32_t *phash; size_t cap_phash;   /* node -> its hash in node_tab */
-	struct raw_slot *raw_s; size_t raw_cap, raw_len;   /* raw stacks: hash table of record refs */
-	uint8_t **raw_chunks; size_t nraw_chunks, cap_raw_chunks;   /* raw-stack records (stack_of) */
-	size_t raw_used;                            /* bytes used in the last chunk */
-	struct pend_sample *pend; unsigned pend_head, npend;   /* the sample pipeline (on_event) */
-	uw_ctx *uw;              /* dwarf callchains: the user stacks' unwinder (NULL: none) */
-	uw_stats uw_done;        /* its counts, once released (and the second half's) */
-	/* one file in two halves (load_split): 1 = the samples before split_t,
-	 * 2 = the samples from split_t on; 0 = the whole file */
-	int split_role;
-	uint64_t split_t;
-	bool split_on;           /* half 2: the split point has been met */
-	bool split_read;         /* half 2: a sample at or after split_t was read (prefix_peek) */
-	uint32_t *node_sample; size_t cap_node_sample;   /* node -> last sample with that stack */
-	uint32_t *sample_next;   /* sample -> next sample with the same stack (cap: cap_samples) */
-	struct node_acc *acc; size_t cap_acc;             /* merge_threads: sums per node */
-	uint32_t *acc_order; size_t nacc, cap_acc_order;  /* nodes in order of first sample */
-	pf_level_note *acc_notes; size_t nacc_notes, cap_acc_notes;   /* level notes by acc_order index */
-	/* time filter */
-	pf_time_range *ranges; size_t nranges;
-	uint32_t *loc_leaf; size_t cap_loc_leaf;   /* location -> its node under the root */
-	loc_cache_ent *loc_cache;                   /* LOC_CACHE_N entries (resolve_loc) */
-	leaf_cache_ent *leaf_cache;                 /* LEAF_CACHE_N entries, or NULL (merged_ip_sample) */
-	/* scratch */
-	uint32_t *scratch_locs; size_t cap_scratch;
-	struct frame_miss *scratch_miss; size_t cap_miss;   /* build_stack */
-	/* the last stack built, root first: its locations and nodes (build_stack) */
-	uint32_t *path_locs, *path_nodes, *path_hash; size_t path_len, cap_path, cap_path_nodes, cap_path_hash;
-	const pd_reader *rd;
-	uint64_t lost;
-};
+#include "profile-int.h"
 
 void pf_load_opts_init(pf_load_opts *o)
 {
@@ -130,11 +40,9 @@ void pf_load_opts_init(pf_load_opts *o)
 }
 
 static void release_load_state(struct pf_profile_priv *pr);
-static void release_read_state(struct pf_profile_priv *pr);
-static void release_tables(struct pf_profile_priv *pr);
 static void fit_arrays(pf_profile *p);
 
-static int oom(pf_profile *p)
+int prof_oom(pf_profile *p)
 {
 	return proff_err_set(p->priv->err, PROFF_ENOMEM, p->path, PROFF_NO_OFFSET, "out of memory");
 }
@@ -146,108 +54,10 @@ static int64_t intern(pf_profile *p, const char *s)
 
 /* ---- dsos ---------------------------------------------------------------- */
 
-static enum sym_dso_kind dso_kind_of(const char *name, int cpumode)
+/* the dso of a mapped file (machine.c's registry appends to p->dsos) */
+static uint32_t get_dso(pf_profile *p, const char *filename, int cpumode)
 {
-	if (!strcmp(name, "[vdso]"))
-		return SYM_DSO_VDSO;
-	if (cpumode == PD_CPUMODE_KERNEL || cpumode == PD_CPUMODE_GUEST_KERNEL) {
-		if (!strncmp(name, "[kernel.kallsyms]", 17) || !strncmp(name, "[guest.kernel", 13))
-			return SYM_DSO_KERNEL;
-		return SYM_DSO_MODULE;
-	}
-	if (name[0] == '[' || !strncmp(name, "//anon", 6) || !strncmp(name, "/memfd:", 7) ||
-	    !strncmp(name, "/dev/zero", 9) || !strncmp(name, "anon_inode:", 11) ||
-	    !strncmp(name, "/SYSV", 5))
-		return SYM_DSO_ANON;
-	return SYM_DSO_USER;
-}
-
-static void short_name_of(const char *name, enum sym_dso_kind kind, char *out, size_t len)
-{
-	if (kind == SYM_DSO_KERNEL) {
-		snprintf(out, len, "[kernel.kallsyms]");
-		return;
-	}
-	if (kind == SYM_DSO_MODULE && name[0] == '/') {
-		/* /lib/modules/.../kvm.ko(.xz) -> [kvm] */
-		const char *b = strrchr(name, '/');
-		b = b ? b + 1 : name;
-		size_t n = strcspn(b, ".");
-		char tmp[256];
-		snprintf(tmp, sizeof(tmp), "%.*s", (int)n, b);
-		for (char *c = tmp; *c; c++)
-			if (*c == '-')
-				*c = '_';
-		snprintf(out, len, "[%s]", tmp);
-		return;
-	}
-	int jit_pid;
-	if (sscanf(name, "/tmp/perf-%d.map", &jit_pid) == 1) {
-		/* perf's name for a JIT map, whatever follows the pid */
-		snprintf(out, len, "[JIT] tid %d", jit_pid);
-		return;
-	}
-	if (name[0] == '[' || name[0] != '/') {
-		snprintf(out, len, "%s", name);
-		return;
-	}
-	const char *b = strrchr(name, '/');
-	snprintf(out, len, "%s", b ? b + 1 : name);
-}
-
-static uint32_t get_dso(pf_profile *p, const char *filename, int cpumode,
-			const uint8_t *bid, size_t bid_size)
-{
-	struct pf_profile_priv *pr = p->priv;
-	char namebuf[4096];
-	const char *name = filename;
-	if ((cpumode == PD_CPUMODE_KERNEL || cpumode == PD_CPUMODE_GUEST_KERNEL) &&
-	    !strncmp(filename, "[kernel.kallsyms]", 17))
-		name = "[kernel.kallsyms]";
-	snprintf(namebuf, sizeof(namebuf), "%s", name);
-	int64_t lid = intern(p, namebuf);
-	if (lid < 0)
-		return PF_NONE;
-	uint64_t v;
-	if (pf_map64_get(&pr->name2dso, (uint64_t)lid, &v))
-		return (uint32_t)v;
-	enum sym_dso_kind kind = dso_kind_of(namebuf, cpumode);
-	char sbuf[4096];
-	short_name_of(namebuf, kind, sbuf, sizeof(sbuf));
-	int64_t sid = intern(p, sbuf);
-	if (sid < 0 || PF_GROW(p->dsos, p->cap_dsos, p->nr_dsos + 1) < 0)
-		return PF_NONE;
-	pf_dso *d = &p->dsos[p->nr_dsos];
-	memset(d, 0, sizeof(*d));
-	d->long_name = (uint32_t)lid;
-	d->short_name = (uint32_t)sid;
-	d->kind = kind;
-	if (!bid_size) {
-		uint64_t bi;
-		int64_t fid = intern(p, filename);
-		/* the kernel's build-id is recorded as "[kernel.kallsyms]" while its
-		 * map is "[kernel.kallsyms]_text" */
-		if (fid >= 0 && !pf_map64_get(&pr->name2bid, (uint64_t)fid, NULL))
-			fid = lid;
-		/* the header's table, read now: a HEADER_BUILD_ID record in the
-		 * data appends to it (and may move it) */
-		const pd_header *hdr = pr->rd ? pd_get_header(pr->rd) : NULL;
-		if (fid >= 0 && hdr && pf_map64_get(&pr->name2bid, (uint64_t)fid, &bi) && bi < hdr->nr_build_ids) {
-			bid = hdr->build_ids[bi].id;
-			bid_size = hdr->build_ids[bi].size;
-		}
-	}
-	if (bid_size > 20)
-		bid_size = 20;
-	if (bid_size)
-		memcpy(d->build_id, bid, bid_size);
-	d->build_id_size = (uint8_t)bid_size;
-	d->sd = NULL;     /* symbolizer handle created on first lookup */
-	uint64_t *slot = pf_map64_upsert(&pr->name2dso, (uint64_t)lid, NULL);
-	if (!slot)
-		return PF_NONE;
-	*slot = p->nr_dsos;
-	return (uint32_t)p->nr_dsos++;
+	return pf_machine_dso(&p->priv->m, filename, cpumode, NULL, 0);
 }
 
 static sym_dso *dso_sd(pf_profile *p, uint32_t dso)
@@ -261,131 +71,15 @@ static sym_dso *dso_sd(pf_profile *p, uint32_t dso)
 
 /* ---- threads and maps ------------------------------------------------------- */
 
-static uint32_t new_mg(pf_profile *p)
-{
-	struct pf_profile_priv *pr = p->priv;
-	if (PF_GROW(pr->mgs, pr->capmgs, pr->nmgs + 1) < 0)
-		return PF_NONE;
-	memset(&pr->mgs[pr->nmgs], 0, sizeof(mgroup));
-	return (uint32_t)pr->nmgs++;
-}
-
-static uint32_t mg_of_pid(pf_profile *p, uint32_t pid, bool create)
-{
-	struct pf_profile_priv *pr = p->priv;
-	uint64_t v;
-	if (pf_map64_get(&pr->pid2mg, pid, &v))
-		return (uint32_t)v;
-	if (!create)
-		return PF_NONE;
-	uint32_t mg = new_mg(p);
-	if (mg == PF_NONE)
-		return PF_NONE;
-	uint64_t *slot = pf_map64_upsert(&pr->pid2mg, pid, NULL);
-	if (!slot)
-		return PF_NONE;
-	*slot = mg;
-	return mg;
-}
-
-/* tid's thread is idx now: the first of the two remembered (at most one
- * entry per tid) */
-static inline void remember_thread(struct pf_profile_priv *pr, uint32_t tid, uint32_t idx)
-{
-	if (pr->last_thread[0] == PF_NONE || pr->last_tid[0] != tid) {
-		pr->last_tid[1] = pr->last_tid[0];
-		pr->last_thread[1] = pr->last_thread[0];
-	}
-	pr->last_tid[0] = tid;
-	pr->last_thread[0] = idx;
-	if (pr->last_tid[1] == tid)
-		pr->last_thread[1] = PF_NONE;
-}
-
-static pthread_ *find_thread_slow(pf_profile *p, uint32_t pid, uint32_t tid, bool create);
-
-/* The thread of (pid, tid): the last one found, inline; else find_thread_slow. */
+/* The thread of (pid, tid) (machine.h: the last one found inline) */
 static inline pthread_ *find_thread(pf_profile *p, uint32_t pid, uint32_t tid, bool create)
 {
-	struct pf_profile_priv *pr = p->priv;
-	if (pr->last_thread[0] != PF_NONE && pr->last_tid[0] == tid) {
-		pthread_ *t = &pr->threads[pr->last_thread[0]];
-		if (t->pid == pid || pid == (uint32_t)-1 || !create)
-			return t;
-	}
-	return find_thread_slow(p, pid, tid, create);
+	return pf_machine_thread(&p->priv->m, pid, tid, create);
 }
 
-static pthread_ *find_thread_slow(pf_profile *p, uint32_t pid, uint32_t tid, bool create)
+static inline const pmap *mg_find(const mgroup *g, uint64_t addr)
 {
-	struct pf_profile_priv *pr = p->priv;
-	uint64_t v;
-	/* samples come in runs of one thread, and two cpus interleave two */
-	for (int i = 0; i < 2; i++) {
-		if (pr->last_thread[i] == PF_NONE || pr->last_tid[i] != tid)
-			continue;
-		uint32_t idx = pr->last_thread[i];
-		pthread_ *t = &pr->threads[idx];
-		if (t->pid == pid || pid == (uint32_t)-1 || !create) {
-			if (i)
-				remember_thread(pr, tid, idx);
-			return t;
-		}
-		break;
-	}
-	if (pf_map64_get(&pr->tid2thread, tid, &v)) {
-		pthread_ *t = &pr->threads[v];
-		remember_thread(pr, tid, (uint32_t)v);
-		if (t->pid == pid || pid == (uint32_t)-1 || !create)
-			return t;
-		/* tid reused by another process: start a new thread */
-	}
-	if (!create)
-		return NULL;
-	if (PF_GROW(pr->threads, pr->capthreads, pr->nthreads + 1) < 0)
-		return NULL;
-	pthread_ *t = &pr->threads[pr->nthreads];
-	t->pid = pid;
-	t->tid = tid;
-	char buf[32];
-	/* perf registers the idle task (0/0) as "swapper" before reading */
-	if (tid == 0 && (pid == 0 || pid == (uint32_t)-1))
-		snprintf(buf, sizeof(buf), "swapper");
-	else
-		snprintf(buf, sizeof(buf), ":%d", (int)tid);
-	int64_t c = intern(p, buf);
-	t->comm = c < 0 ? 0 : (uint32_t)c;
-	t->mg = mg_of_pid(p, pid, true);
-	if (t->mg == PF_NONE)
-		return NULL;
-	uint64_t *slot = pf_map64_upsert(&pr->tid2thread, tid, NULL);
-	if (!slot)
-		return NULL;
-	remember_thread(pr, tid, (uint32_t)pr->nthreads);
-	*slot = pr->nthreads++;
-	return t;
-}
-
-static int mg_insert(mgroup *g, uint64_t start, uint64_t end, uint64_t pgoff, uint32_t dso)
-{
-	if (pf_ranges_insert(&g->maps, start, end, pgoff, dso) < 0)
-		return -1;
-	g->gen++;
-	return 0;
-}
-
-static int mg_clone(mgroup *dst, const mgroup *src)
-{
-	if (pf_ranges_copy(&dst->maps, &src->maps) < 0)
-		return -1;
-	dst->gen++;
-	dst->has_file = src->has_file;
-	return 0;
-}
-
-static const pmap *mg_find(const mgroup *g, uint64_t addr)
-{
-	return pf_ranges_find(&g->maps, addr);
+	return pf_mgroup_find(g, addr);
 }
 
 /* ---- locations and the stack trie ---------------------------------------------- */
@@ -405,7 +99,7 @@ static char level_of(int cpumode)
 
 /* The location (dso, addr) seen at runtime ip: found, or made with the
  * symbol looked up (lookup) or the one given (a merged half's location). */
-static uint32_t loc_intern(pf_profile *p, uint32_t dso, uint64_t addr, uint64_t ip, char level,
+uint32_t prof_loc_intern(pf_profile *p, uint32_t dso, uint64_t addr, uint64_t ip, char level,
 			   bool lookup, uint32_t sym)
 {
 	struct pf_profile_priv *pr = p->priv;
@@ -477,7 +171,7 @@ static uint32_t loc_intern(pf_profile *p, uint32_t dso, uint64_t addr, uint64_t 
  * symbolized once when new. */
 static uint32_t loc_get(pf_profile *p, uint32_t dso, uint64_t addr, uint64_t ip, char level)
 {
-	return loc_intern(p, dso, addr, ip, level, true, PF_NONE);
+	return prof_loc_intern(p, dso, addr, ip, level, true, PF_NONE);
 }
 
 /* The map group an address of this cpumode is looked up in: the kernel's
@@ -485,7 +179,7 @@ static uint32_t loc_get(pf_profile *p, uint32_t dso, uint64_t addr, uint64_t ip,
 static inline uint32_t mg_for(const struct pf_profile_priv *pr, const pthread_ *t, int cpumode)
 {
 	if (cpumode == PD_CPUMODE_KERNEL || cpumode == PD_CPUMODE_GUEST_KERNEL)
-		return pr->kernel_mg;
+		return pr->m.kernel_mg;
 	return t ? t->mg : PF_NONE;
 }
 
@@ -494,22 +188,6 @@ static inline size_t loc_cache_slot(uint64_t ip, uint32_t g)
 	return pf_hash64(ip ^ ((uint64_t)g << 40)) & (LOC_CACHE_N - 1);
 }
 
-/* The stack trie's table is keyed by (parent, location) but hashed by the
- * whole path: a node's hash is trie_hash(its parent's, its location), the
- * root's 0. A path's hashes follow from its locations alone, so the slots
- * of all its frames can be fetched before the first is found (with the
- * parent's id in the hash, each lookup waited for the one before: a chain
- * of cache misses per stack). pr->phash[node]: the node's hash. */
-static inline uint32_t trie_hash(uint32_t parent_hash, uint32_t loc)
-{
-	return (uint32_t)u32x2_hash(parent_hash, loc);
-}
-
-static inline void trie_prefetch(const struct pf_profile_priv *pr, uint32_t hash)
-{
-	if (pr->node_tab.cap)
-		__builtin_prefetch(&pr->node_tab.s[hash & (pr->node_tab.cap - 1)], 1);
-}
 
 /* The child of parent at loc, made if new; h = its hash */
 static uint32_t node_child_h(pf_profile *p, uint32_t parent, uint32_t loc, uint32_t h)
@@ -532,7 +210,7 @@ static uint32_t node_child_h(pf_profile *p, uint32_t parent, uint32_t loc, uint3
 	return id;
 }
 
-static uint32_t node_child(pf_profile *p, uint32_t parent, uint32_t loc)
+uint32_t prof_node_child(pf_profile *p, uint32_t parent, uint32_t loc)
 {
 	return node_child_h(p, parent, loc, trie_hash(parent ? p->priv->phash[parent] : 0, loc));
 }
@@ -541,7 +219,7 @@ static uint32_t node_child(pf_profile *p, uint32_t parent, uint32_t loc)
  * root apart from the ordinary one of the same location (found under the
  * pseudo-parent key NOCHAIN_KEY), flagged in p->nochain. */
 #define NOCHAIN_KEY 0xfffffffeu
-static uint32_t nochain_node(pf_profile *p, uint32_t loc)
+uint32_t prof_nochain_node(pf_profile *p, uint32_t loc)
 {
 	struct pf_profile_priv *pr = p->priv;
 	uint32_t id = (uint32_t)p->nr_nodes, h = trie_hash(NOCHAIN_KEY, loc);
@@ -583,10 +261,10 @@ typedef struct frame_miss {
 static bool in_kernel_extent(pf_profile *p, uint64_t ip)
 {
 	struct pf_profile_priv *pr = p->priv;
-	if (pr->kernel_dso == PF_NONE)
+	if (pr->m.kernel_dso == PF_NONE)
 		return false;
 	if (pr->kext_state == 0) {
-		sym_dso *sd = dso_sd(p, pr->kernel_dso);
+		sym_dso *sd = dso_sd(p, pr->m.kernel_dso);
 		pr->kext_state = sd && sym_dso_extent(sd, &pr->kext_lo, &pr->kext_hi) ? 1 : -1;
 	}
 	return pr->kext_state == 1 && ip >= pr->kext_lo && ip < pr->kext_hi;
@@ -600,15 +278,15 @@ static uint32_t loc_cached(pf_profile *p, const pthread_ *t, int cpumode, uint64
 {
 	struct pf_profile_priv *pr = p->priv;
 	uint32_t g = mg_for(pr, t, cpumode);
-	uint32_t gen = g != PF_NONE ? pr->mgs[g].gen : 0;
+	uint32_t gen = g != PF_NONE ? pr->m.mgs[g].gen : 0;
 	const loc_cache_ent *c = &pr->loc_cache[loc_cache_slot(ip, g)];
 	if (c->ip == ip && c->mg == g && c->gen == gen && c->cpumode == (uint32_t)cpumode && c->loc != PF_NONE)
 		return c->loc;
-	const pmap *m = g != PF_NONE ? mg_find(&pr->mgs[g], ip) : NULL;
+	const pmap *m = g != PF_NONE ? mg_find(&pr->m.mgs[g], ip) : NULL;
 	uint32_t dso = PF_NONE;
 	uint64_t addr = ip;
-	if (!m && g == pr->kernel_mg && in_kernel_extent(p, ip))
-		dso = pr->kernel_dso;
+	if (!m && g == pr->m.kernel_mg && in_kernel_extent(p, ip))
+		dso = pr->m.kernel_dso;
 	if (m) {
 		dso = m->dso;
 		if (p->dsos[dso].kind != SYM_DSO_KERNEL && p->dsos[dso].kind != SYM_DSO_MODULE)
@@ -625,7 +303,7 @@ static uint32_t loc_missed(pf_profile *p, const frame_miss *fm)
 {
 	struct pf_profile_priv *pr = p->priv;
 	uint32_t l = loc_get(p, fm->dso, fm->addr, fm->ip, level_of((int)fm->cpumode));
-	uint32_t gen = fm->g != PF_NONE ? pr->mgs[fm->g].gen : 0;
+	uint32_t gen = fm->g != PF_NONE ? pr->m.mgs[fm->g].gen : 0;
 	pr->loc_cache[loc_cache_slot(fm->ip, fm->g)] = (loc_cache_ent){ fm->ip, fm->g, gen, l, fm->cpumode };
 	return l;
 }
@@ -694,7 +372,7 @@ static uint32_t build_stack(pf_profile *p, const pthread_ *t, const pd_sample *s
 					if (locs_missed(p, miss, nmiss) < 0)
 						return PF_NONE;
 					uint32_t l = resolve_loc(p, t, s->cpumode, s->ip);
-					return l == PF_NONE ? PF_NONE : nochain_node(p, l);
+					return l == PF_NONE ? PF_NONE : prof_nochain_node(p, l);
 				}
 				continue;
 			}
@@ -862,7 +540,7 @@ static uint32_t raw_new_rec(struct pf_profile_priv *pr, size_t rsize)
 	return ref;
 }
 
-/* A sample on its way through the loader's short pipeline (on_event): a
+/* A sample on its way through the loader's short pipeline (prof_on_event): a
  * copy of the sample, its thread and, for callchains, the packed raw-stack
  * key and its hash, computed on arrival so the table slot can be fetched
  * ahead while earlier samples are aggregated. */
@@ -878,7 +556,7 @@ typedef struct pend_sample {
 
 static inline pthread_ *thread_of(struct pf_profile_priv *pr, uint32_t idx)
 {
-	return idx == PF_NONE ? NULL : &pr->threads[idx];
+	return idx == PF_NONE ? NULL : &pr->m.threads[idx];
 }
 
 /* The raw-stack key of a callchain sample and its hash: 32-bit words —
@@ -900,8 +578,8 @@ static int stack_key(pf_profile *p, const pthread_ *t, pend_sample *ps)
 	if (PF_GROW(ps->key, ps->cap_key, (size_t)nr * 12 + 24 + RAW_HDR) < 0)
 		return -1;
 	uint32_t mg = t ? t->mg : PF_NONE;
-	uint32_t gen = mg != PF_NONE ? pr->mgs[mg].gen : 0;
-	uint32_t kgen = pr->mgs[pr->kernel_mg].gen;
+	uint32_t gen = mg != PF_NONE ? pr->m.mgs[mg].gen : 0;
+	uint32_t kgen = pr->m.mgs[pr->m.kernel_mg].gen;
 	uint8_t *k = ps->key + RAW_HDR, *e = k;
 #define PUT_WORD(x) do { uint32_t w_ = (uint32_t)(x); memcpy(e, &w_, 4); e += 4; } while (0)
 	PUT_WORD(mg);
@@ -949,7 +627,7 @@ static uint32_t ip_leaf(pf_profile *p, const pthread_ *t, const pd_sample *s)
 		memset(pr->loc_leaf + old, 0xff, (pr->cap_loc_leaf - old) * sizeof(uint32_t));
 	}
 	if (pr->loc_leaf[l] == PF_NONE)
-		pr->loc_leaf[l] = node_child(p, 0, l);
+		pr->loc_leaf[l] = prof_node_child(p, 0, l);
 	return pr->loc_leaf[l];
 }
 
@@ -1024,17 +702,6 @@ static inline void set_hint(uint32_t *hint, uint32_t id)
 	}
 }
 
-/* Does aggregated sample s take a sample of this key (its stack aside)?
- * With merge_by_comm, the event and comm decide; the first sample's
- * thread, pid, tid and cpu stand for the rest. */
-static inline bool same_key(const struct pf_profile_priv *pr, const pf_sample *s, uint32_t evsel,
-			    uint32_t pid, uint32_t tid, uint32_t comm, uint32_t cpu, uint32_t thread)
-{
-	if (s->evsel != evsel || s->comm != comm)
-		return false;
-	return pr->opts.merge_by_comm ||
-	       (s->pid == pid && s->tid == tid && s->cpu == cpu && s->thread == thread);
-}
 
 static int add_sample(pf_profile *p, uint32_t evsel, uint32_t thread, uint32_t pid, uint32_t tid,
 		      uint32_t comm, uint32_t cpu, uint32_t stack, uint64_t period, uint32_t *hint)
@@ -1122,7 +789,7 @@ static int merged_sample(pf_profile *p, uint32_t evsel, uint32_t stack, uint64_t
 	return fresh;
 }
 
-static int add_note(pf_level_note **v, size_t *n, size_t *cap, uint32_t id, char level)
+int prof_add_note(pf_level_note **v, size_t *n, size_t *cap, uint32_t id, char level)
 {
 	if (PF_GROW(*v, *cap, *n + 1) < 0)
 		return -1;
@@ -1138,7 +805,7 @@ char pf_sample_level(const pf_profile *p, size_t si)
 	return p->locs[p->nodes[p->samples[si].stack].loc].level;
 }
 
-static int make_merged_samples(pf_profile *p)
+int prof_make_merged_samples(pf_profile *p)
 {
 	struct pf_profile_priv *pr = p->priv;
 	size_t nn = 0;    /* acc_notes done */
@@ -1146,7 +813,7 @@ static int make_merged_samples(pf_profile *p)
 		uint32_t stack = pr->acc_order[i];
 		node_acc *a = &pr->acc[stack];
 		if (nn < pr->nacc_notes && pr->acc_notes[nn].sample == i &&
-		    add_note(&p->level_notes, &p->nr_level_notes, &p->cap_level_notes,
+		    prof_add_note(&p->level_notes, &p->nr_level_notes, &p->cap_level_notes,
 			     (uint32_t)p->nr_samples, pr->acc_notes[nn++].level) < 0)
 			return -1;
 		/* counts beyond a pf_sample's u32 continue in more samples */
@@ -1190,7 +857,6 @@ static int make_merged_samples(pf_profile *p)
  * Side-band records drain the pipeline first, so every sample still sees
  * the threads and maps of its moment. */
 #define PEND_N 3
-#define SPLIT_STOP 2    /* on_event: the first half is done (load_split) */
 
 static bool time_kept(const struct pf_profile_priv *pr, uint64_t t)
 {
@@ -1221,33 +887,33 @@ static int sample_add(pf_profile *p, const pd_sample *s, uint32_t thread, uint32
 {
 	struct pf_profile_priv *pr = p->priv;
 	if (stack == PF_NONE)
-		return oom(p);
+		return prof_oom(p);
 	uint64_t period = s->period;
 	int fresh;
 	if (pr->opts.merge_threads) {
 		fresh = merged_sample(p, (uint32_t)s->evsel, stack, period);
 	} else {
 		size_t before = p->nr_samples;
-		int id = add_sample(p, (uint32_t)s->evsel, thread, s->pid, s->tid, pr->threads[thread].comm,
+		int id = add_sample(p, (uint32_t)s->evsel, thread, s->pid, s->tid, pr->m.threads[thread].comm,
 				    cpu, stack, period, hint);
 		fresh = id < 0 ? -1 : p->nr_samples > before ? 2 : 0;
 		if (id >= 0 && pr->opts.keep_sequence) {
 			if (PF_GROW(p->seq, p->cap_seq, p->nr_seq + 1) < 0 ||
 			    pf_seq_push(p, (uint32_t)id, thread, period) < 0)
-				return oom(p);
+				return prof_oom(p);
 		}
 	}
 	if (fresh < 0)
-		return oom(p);
+		return prof_oom(p);
 	if (fresh) {
 		/* a new aggregate: perf's level of its ip is the sample's cpumode's */
 		char lv = level_of(s->cpumode);
 		if (lv != p->locs[p->nodes[stack].loc].level &&
-		    (fresh == 1 ? add_note(&pr->acc_notes, &pr->nacc_notes, &pr->cap_acc_notes,
+		    (fresh == 1 ? prof_add_note(&pr->acc_notes, &pr->nacc_notes, &pr->cap_acc_notes,
 					   (uint32_t)(pr->nacc - 1), lv)
-				: add_note(&p->level_notes, &p->nr_level_notes, &p->cap_level_notes,
+				: prof_add_note(&p->level_notes, &p->nr_level_notes, &p->cap_level_notes,
 					   (uint32_t)(p->nr_samples - 1), lv)) < 0)
-			return oom(p);
+			return prof_oom(p);
 	}
 	sample_totals(p, s);
 	return 0;
@@ -1266,7 +932,7 @@ static inline void leaf_flush(struct pf_profile_priv *pr, leaf_cache_ent *c)
 	}
 }
 
-static void leaf_flush_all(struct pf_profile_priv *pr)
+void prof_leaf_flush_all(struct pf_profile_priv *pr)
 {
 	if (pr->leaf_cache)
 		for (size_t i = 0; i < LEAF_CACHE_N; i++)
@@ -1284,12 +950,12 @@ static int merged_ip_sample(pf_profile *p, const pthread_ *t, const pd_sample *s
 	if (!pr->leaf_cache) {
 		pr->leaf_cache = malloc(LEAF_CACHE_N * sizeof(*pr->leaf_cache));
 		if (!pr->leaf_cache)
-			return oom(p);
+			return prof_oom(p);
 		for (size_t i = 0; i < LEAF_CACHE_N; i++)
 			pr->leaf_cache[i] = (leaf_cache_ent){ 0, PF_NONE, 0, PF_NONE, 0, 0 };
 	}
 	uint32_t g = mg_for(pr, t, s->cpumode);
-	uint32_t gen = pr->mgs[g].gen;
+	uint32_t gen = pr->m.mgs[g].gen;
 	uint32_t mode = (uint32_t)s->cpumode & 0xff;
 	leaf_cache_ent *c = &pr->leaf_cache[pf_hash64(s->ip ^ ((uint64_t)g << 40)) & (LEAF_CACHE_N - 1)];
 	if (c->ip == s->ip && c->mg == g && c->gen == gen && (c->count_mode & 0xff) == mode &&
@@ -1315,7 +981,7 @@ static int sample_done(pf_profile *p, pend_sample *ps)
 	return sample_add(p, &ps->s, ps->thread, ps->cpu, stack, hint);
 }
 
-static int drain_samples(pf_profile *p)
+int prof_drain_samples(pf_profile *p)
 {
 	struct pf_profile_priv *pr = p->priv;
 	while (pr->npend) {
@@ -1373,7 +1039,7 @@ static bool uw_find(void *arg, uint64_t addr, uw_map *out)
 {
 	const uw_arg *ua = arg;
 	struct pf_profile_priv *pr = ua->p->priv;
-	const pmap *m = mg_find(&pr->mgs[ua->mg], addr);
+	const pmap *m = mg_find(&pr->m.mgs[ua->mg], addr);
 	if (!m)
 		return false;
 	*out = (uw_map){ m->start, m->end, m->pgoff, NULL };
@@ -1403,11 +1069,11 @@ static int unwound_chain(pf_profile *p, const pthread_ *t, const pd_sample *s, p
 	const uint64_t *cc = NULL;
 	/* perf unwinds in a process once it has a binary mapped: not in a
 	 * process exec'ing, whose samples come before its maps */
-	if (t->mg != PF_NONE && pr->mgs[t->mg].has_file) {
+	if (t->mg != PF_NONE && pr->m.mgs[t->mg].has_file) {
 		uw_arg ua = { p, t->mg };
 		n = uw_sample_chain(pr->uw, t->mg, s, a, uw_find, &ua, &cc);
 		if (n < 0)
-			return oom(p);
+			return prof_oom(p);
 	}
 	if (n == 0) {
 		/* no user frame: perf's chain is the recorded one, and when that
@@ -1541,7 +1207,7 @@ static int sample_arrive(pf_profile *p, const pd_sample *s, bool stable)
 	}
 	pthread_ *t = find_thread(p, s->pid, s->tid, true);
 	if (!t)
-		return oom(p);
+		return prof_oom(p);
 	if (prefix)
 		return 0;               /* the other half's sample: only its thread counts here */
 	pd_sample us;
@@ -1558,13 +1224,13 @@ static int sample_arrive(pf_profile *p, const pd_sample *s, bool stable)
 		/* the ip alone: a location-cache probe, nothing worth fetching
 		 * ahead; straight through (after the samples before it) */
 		if (pr->npend) {
-			int rc = drain_samples(p);
+			int rc = prof_drain_samples(p);
 			if (rc)
 				return rc;
 		}
 		if (pr->opts.merge_threads && s->evsel == 0)
 			return merged_ip_sample(p, t, s);
-		return sample_add(p, s, (uint32_t)(t - pr->threads), e->has_cpu ? s->cpu : PF_NONE,
+		return sample_add(p, s, (uint32_t)(t - pr->m.threads), e->has_cpu ? s->cpu : PF_NONE,
 				  ip_leaf(p, t, s), NULL);
 	}
 	if (pr->npend == PEND_N) {
@@ -1577,7 +1243,7 @@ static int sample_arrive(pf_profile *p, const pd_sample *s, bool stable)
 	}
 	pend_sample *ps = &pr->pend[(pr->pend_head + pr->npend) % PEND_N];
 	pr->npend++;
-	pend_fill(ps, (uint32_t)(t - pr->threads), e->has_cpu ? s->cpu : PF_NONE, s);
+	pend_fill(ps, (uint32_t)(t - pr->m.threads), e->has_cpu ? s->cpu : PF_NONE, s);
 	if (pr->opts.use_callchain && s->callchain) {
 		/* the chain where it is, when it stays there (the mapped file);
 		 * else a copy: the sample waits a few others in the pipeline */
@@ -1585,13 +1251,13 @@ static int sample_arrive(pf_profile *p, const pd_sample *s, bool stable)
 			ps->s.callchain = s->callchain;
 		} else {
 			if (PF_GROW(ps->cc, ps->cap_cc, (size_t)s->nr_callchain + 1) < 0)
-				return oom(p);
+				return prof_oom(p);
 			memcpy(ps->cc, s->callchain, (size_t)s->nr_callchain * sizeof(uint64_t));
 			ps->s.callchain = ps->cc;
 		}
 		ps->s.nr_callchain = s->nr_callchain;
 		if (stack_key(p, t, ps) < 0)
-			return oom(p);
+			return prof_oom(p);
 	}
 	if (ps->keyed) {
 		if (pr->raw_cap)
@@ -1612,7 +1278,7 @@ static bool lost_here(const struct pf_profile_priv *pr)
 	return pr->split_role != 2 || pr->split_on;
 }
 
-static int on_event(void *ctx, const pd_event *ev)
+int prof_on_event(void *ctx, const pd_event *ev)
 {
 	pf_profile *p = ctx;
 	struct pf_profile_priv *pr = p->priv;
@@ -1625,102 +1291,19 @@ static int on_event(void *ctx, const pd_event *ev)
 	}
 	if (ev->type != PD_SAMPLE && pr->npend) {
 		/* side-band changes threads and maps: the samples before it first */
-		int rc = drain_samples(p);
+		int rc = prof_drain_samples(p);
 		if (rc)
 			return rc;
 	}
 	switch (ev->type) {
 	case PD_SAMPLE:
 		return sample_arrive(p, &ev->u.sample, ev->stable);
-	case PD_COMM: {
-		pthread_ *t = find_thread(p, ev->u.comm.pid, ev->u.comm.tid, true);
-		if (!t)
-			return oom(p);
-		int64_t c = intern(p, ev->u.comm.comm ? ev->u.comm.comm : "");
-		if (c < 0)
-			return oom(p);
-		t->comm = (uint32_t)c;
-		return 0;
-	}
-	case PD_FORK: {
-		uint32_t pid = ev->u.fork.pid, ppid = ev->u.fork.ppid;
-		uint32_t tid = ev->u.fork.tid, ptid = ev->u.fork.ptid;
-		pthread_ *parent = find_thread(p, ppid, ptid, true);
-		if (!parent)
-			return oom(p);
-		uint32_t pcomm = parent->comm, pmg = parent->mg;
-		if (pid != ppid) {
-			/* new process: it gets a copy of the parent's maps */
-			uint32_t mg = new_mg(p);
-			if (mg == PF_NONE)
-				return oom(p);
-			if (mg_clone(&pr->mgs[mg], &pr->mgs[pmg]) < 0)
-				return oom(p);
-			uint64_t *slot = pf_map64_upsert(&pr->pid2mg, pid, NULL);
-			if (!slot)
-				return oom(p);
-			*slot = mg;
-		}
-		/* a fresh thread record (a reused tid starts over) */
-		uint64_t *ts = pf_map64_upsert(&pr->tid2thread, tid, NULL);
-		if (!ts || PF_GROW(pr->threads, pr->capthreads, pr->nthreads + 1) < 0)
-			return oom(p);
-		pr->last_thread[0] = pr->last_thread[1] = PF_NONE;
-		pthread_ *t = &pr->threads[pr->nthreads];
-		t->pid = pid;
-		t->tid = tid;
-		t->comm = pcomm;
-		t->mg = mg_of_pid(p, pid, true);
-		if (t->mg == PF_NONE)
-			return oom(p);
-		*ts = pr->nthreads++;
-		return 0;
-	}
+	case PD_COMM:
+	case PD_FORK:
+	case PD_EXIT:
 	case PD_MMAP:
-	case PD_MMAP2: {
-		int cpumode = ev->misc & PD_CPUMODE_MASK;
-		const char *fn = ev->u.mmap.filename ? ev->u.mmap.filename : "";
-		bool kernel = cpumode == PD_CPUMODE_KERNEL || cpumode == PD_CPUMODE_GUEST_KERNEL;
-		bool file = fn[0] == '/' && dso_kind_of(fn, cpumode) == SYM_DSO_USER;
-		char jit[64];
-		uint64_t pgoff = ev->u.mmap.pgoff;
-		if (!kernel) {
-			/* executable memory without a file: perf names it by the
-			 * process's JIT map, whose addresses are the ips */
-			uint32_t prot = ev->type == PD_MMAP2 ? ev->u.mmap.prot
-				: (ev->misc & PD_MISC_MMAP_DATA) ? 0 : PROT_EXEC;
-			const char *jfn = sym_jit_map_name(fn, ev->u.mmap.pid, prot, ev->u.mmap.flags, jit, sizeof(jit));
-			if (jfn != fn) {
-				fn = jfn;
-				pgoff = ev->u.mmap.start;
-			}
-		}
-		uint32_t dso = get_dso(p, fn, cpumode,
-				       ev->u.mmap.has_build_id ? ev->u.mmap.build_id : NULL,
-				       ev->u.mmap.has_build_id ? ev->u.mmap.build_id_size : 0);
-		if (dso == PF_NONE)
-			return oom(p);
-		uint64_t start = ev->u.mmap.start, len = ev->u.mmap.len;
-		uint64_t end = start + len < start ? UINT64_MAX : start + len;
-		mgroup *g;
-		if (kernel) {
-			g = &pr->mgs[pr->kernel_mg];
-			if (p->dsos[dso].kind == SYM_DSO_KERNEL && p->syms_ctx)
-				sym_kernel_set_ref(p->syms_ctx, ev->u.mmap.pgoff);
-			if (p->dsos[dso].kind == SYM_DSO_KERNEL && cpumode == PD_CPUMODE_KERNEL && pr->kernel_dso == PF_NONE)
-				pr->kernel_dso = dso;
-		} else {
-			pthread_ *t = find_thread(p, ev->u.mmap.pid, ev->u.mmap.tid, true);
-			if (!t)
-				return oom(p);
-			g = &pr->mgs[t->mg];
-		}
-		if (mg_insert(g, start, end, pgoff, dso) < 0)
-			return oom(p);
-		if (file)
-			g->has_file = true;
-		return 0;
-	}
+	case PD_MMAP2:
+		return pf_machine_event(&pr->m, ev) < 0 ? prof_oom(p) : 0;
 	case PD_LOST_SAMPLES:
 		/* perf's "Total Lost Samples" counts these only: LOST records
 		 * (the ring buffer's losses) are counted apart (perf -D's
@@ -1873,7 +1456,7 @@ static int on_time_only(void *ctx, const pd_event *ev)
 /* ---- load ------------------------------------------------------------------------ */
 
 /* A profile with its loader state, not yet read. */
-static int profile_new(const char *path, const pf_load_opts *opts, pf_profile **out, proff_error *err)
+int prof_new(const char *path, const pf_load_opts *opts, pf_profile **out, proff_error *err)
 {
 	*out = NULL;
 	pf_profile *p = calloc(1, sizeof(*p));
@@ -1885,7 +1468,7 @@ static int profile_new(const char *path, const pf_load_opts *opts, pf_profile **
 	}
 	p->priv = pr;
 	pr->err = err;
-	pr->last_thread[0] = pr->last_thread[1] = PF_NONE;
+	pf_machine_init(&pr->m, &p->strs, &p->dsos, &p->nr_dsos, &p->cap_dsos);
 	if (opts)
 		pr->opts = *opts;
 	else
@@ -1905,20 +1488,20 @@ static int profile_new(const char *path, const pf_load_opts *opts, pf_profile **
 
 /* Events, the header's build-ids, the kernel's map group and the root of
  * the stack trie, from an open perf.data reader. */
-static int perf_setup(pf_profile *p, pd_reader *rd)
+int prof_perf_setup(pf_profile *p, pd_reader *rd)
 {
 	struct pf_profile_priv *pr = p->priv;
 	pr->rd = rd;
 	p->nr_events = pd_nr_attrs(rd);
 	p->events = calloc(p->nr_events ? p->nr_events : 1, sizeof(pf_event));
 	if (!p->events)
-		return oom(p);
+		return prof_oom(p);
 	for (size_t i = 0; i < p->nr_events; i++) {
 		const pd_attr *a = pd_get_attr(rd, i);
 		pf_event *e = &p->events[i];
 		e->name = strdup(a->name ? a->name : "unknown");
 		if (!e->name)
-			return oom(p);
+			return prof_oom(p);
 		e->type = a->type;
 		e->config = a->config;
 		e->sample_type = a->sample_type;
@@ -1928,27 +1511,16 @@ static int perf_setup(pf_profile *p, pd_reader *rd)
 	}
 	for (size_t i = 0; i < p->nr_events && pr->opts.use_callchain && !pr->uw; i++)
 		if (uw_event_wants(pd_get_attr(rd, i)) && !(pr->uw = uw_new(0)))
-			return oom(p);
+			return prof_oom(p);
 	p->has_branch_stack_feature = pd_has_feature(rd, PD_FEAT_BRANCH_STACK);
-	const pd_header *hdr = pd_get_header(rd);
-	for (size_t i = 0; i < hdr->nr_build_ids; i++) {
-		const char *fn = hdr->build_ids[i].filename ? hdr->build_ids[i].filename : "";
-		int64_t id = intern(p, fn);
-		uint64_t *slot = id < 0 ? NULL : pf_map64_upsert(&pr->name2bid, (uint64_t)id, NULL);
-		if (!slot)
-			return oom(p);
-		*slot = i;
-	}
-	pr->kernel_mg = new_mg(p);
-	pr->kernel_dso = PF_NONE;
-	if (pr->kernel_mg == PF_NONE || PF_GROW(p->nodes, p->cap_nodes, 1) < 0)
-		return oom(p);
+	if (pf_machine_start(&pr->m, rd, &p->syms_ctx) < 0 || PF_GROW(p->nodes, p->cap_nodes, 1) < 0)
+		return prof_oom(p);
 	p->nodes[0] = (pf_node){ 0, PF_NONE, 0 };
 	p->nr_nodes = 1;
 	return 0;
 }
 
-static void take_warnings(pf_profile *p, const pd_reader *rd)
+void prof_take_warnings(pf_profile *p, const pd_reader *rd)
 {
 	for (size_t i = 0; i < pd_nr_warnings(rd); i++) {
 		size_t cap = p->nr_warnings;
@@ -1957,502 +1529,15 @@ static void take_warnings(pf_profile *p, const pd_reader *rd)
 	}
 }
 
-/* ---- one file in two halves --------------------------------------------------------- */
-
-/* A large file is read by two threads, both readers delivering the same
- * records in the same (time) order: the first aggregates the samples
- * delivered before the first one at or after a time T and stops there; the
- * second replays every side-band record from the start (and the first
- * half's samples only as far as they create threads) and aggregates every
- * record from that sample on. So the first half is exactly the start of a
- * sequential read and the second half's state at the split point is the
- * sequential state (a late sample of an earlier time still counts once,
- * in the second half). The halves share
- * the symbolizer; the second is then merged into the first in its own
- * order of first occurrence, which gives the same strings, dsos, symbols,
- * locations, nodes and samples, in the same order, as one sequential read
- * (tests/unit/test_profile_split.c checks it). */
-#define SPLIT_MIN_BYTES ((uint64_t)16 << 20)
-
-static bool split_time(const pf_profile *p, const pd_reader *rd, uint64_t *t)
-{
-	const struct pf_profile_priv *pr = p->priv;
-	uint64_t min = pr->opts.split_min_bytes ? pr->opts.split_min_bytes : SPLIT_MIN_BYTES;
-	if (!pr->opts.split_load || pd_data_size(rd) < min || sysconf(_SC_NPROCESSORS_ONLN) < 2)
-		return false;
-	for (size_t i = 0; i < p->nr_events; i++)
-		if (!(p->events[i].sample_type & PD_S_TIME))
-			return false;
-	const pd_header *hdr = pd_get_header(rd);
-	uint64_t first = hdr->sample_time_first, last = hdr->sample_time_last;
-	if (!first || last <= first + 1)
-		return false;
-	*t = first + (last - first) / 2;
-	return true;
-}
-
-/* Half 2's look at a sample as it is read (pd_set_sample_peek): before the
- * split point a sample only makes its thread, if none of that (pid, tid)
- * is there yet (sample_arrive), so one whose thread is known needs neither
- * the ordered queue nor decoding. Every sample read before the first one
- * at or after split_t is delivered before any of those (the queue delivers
- * in time order what it holds), so all of them are the prefix's. A thread
- * made by a record still queued is not known yet: that sample goes through. */
-static bool prefix_peek(void *ctx, uint64_t time, uint32_t pid, uint32_t tid)
-{
-	pf_profile *q = ctx;
-	struct pf_profile_priv *pr = q->priv;
-	if (pr->split_read)
-		return false;
-	if (time >= pr->split_t) {
-		pr->split_read = true;
-		return false;
-	}
-	uint64_t v;
-	for (int i = 0; i < 2; i++)
-		if (pr->last_thread[i] != PF_NONE && pr->last_tid[i] == tid)
-			return pr->threads[pr->last_thread[i]].pid == pid || pid == (uint32_t)-1;
-	return pf_map64_get(&pr->tid2thread, tid, &v) && (pr->threads[v].pid == pid || pid == (uint32_t)-1);
-}
-
-typedef struct half_job {
-	pf_profile *q;
-	pd_reader *rd;
-	proff_error err;
-	int rc;
-} half_job;
-
-static int finish_read(pf_profile *p, int rc)
+int prof_finish_read(pf_profile *p, int rc)
 {
 	if (rc == SPLIT_STOP || rc == 0)
-		rc = drain_samples(p);
+		rc = prof_drain_samples(p);
 	if (rc > 0)
 		rc = PROFF_ENOMEM;   /* our callback only stops on allocation failure (err set) */
-	leaf_flush_all(p->priv);
-	if (rc == 0 && make_merged_samples(p) < 0)
-		rc = oom(p);
-	return rc;
-}
-
-static void *second_half(void *arg)
-{
-	half_job *j = arg;
-	j->q->priv->err = &j->err;
-	j->rc = finish_read(j->q, pd_process(j->rd, true, on_event, j->q, &j->err));
-	/* the merge needs the arrays and the thread list, nothing else */
-	release_read_state(j->q->priv);
-	release_tables(j->q->priv);
-	return NULL;
-}
-
-/* A sample of q whose stack is new to p (created by the merge): no sample
- * of p has it, and q's samples are distinct keys, so it is new — no chain
- * to search, none to keep (the merge is the last lookup). 1, or -1. */
-static int sample_append(pf_profile *p, const pf_sample *k)
-{
-	struct pf_profile_priv *pr = p->priv;
-	size_t cap = p->cap_samples;
-	if (PF_GROW(p->samples, p->cap_samples, p->nr_samples + 1) < 0 ||
-	    PF_GROW(pr->sample_next, cap, p->nr_samples + 1) < 0)
-		return -1;
-	pr->sample_next[p->nr_samples] = PF_NONE;
-	p->samples[p->nr_samples++] = *k;
-	return 1;
-}
-
-/* Sum a sample of q (key already in p's ids) into p: 0 summed into one of
- * p's, 1 a new sample, -1 out of memory; *at: p's sample. */
-static int sample_import(pf_profile *p, const pf_sample *k, uint32_t *at)
-{
-	struct pf_profile_priv *pr = p->priv;
-	if (k->stack >= pr->cap_node_sample) {
-		size_t old = pr->cap_node_sample;
-		if (PF_GROW(pr->node_sample, pr->cap_node_sample, (size_t)k->stack + 1) < 0)
-			return -1;
-		memset(pr->node_sample + old, 0xff, (pr->cap_node_sample - old) * sizeof(uint32_t));
-	}
-	for (uint32_t id = pr->node_sample[k->stack]; id != PF_NONE; id = pr->sample_next[id]) {
-		pf_sample *s = &p->samples[id];
-		if (same_key(pr, s, k->evsel, k->pid, k->tid, k->comm, k->cpu, k->thread) &&
-		    (uint64_t)s->count + k->count <= UINT32_MAX) {
-			s->period += k->period;
-			s->count += k->count;
-			*at = id;
-			return 0;
-		}
-	}
-	if (sample_append(p, k) < 0)
-		return -1;
-	uint32_t id = (uint32_t)(p->nr_samples - 1);
-	*at = id;
-	pr->sample_next[id] = pr->node_sample[k->stack];
-	pr->node_sample[k->stack] = id;
-	return 1;
-}
-
-/* Room in p for so many more locations, nodes, samples and raw samples,
- * at once (growing by doubling would copy p's arrays again), and in its
- * location table for as many more keys: the merge then fetches the slots a
- * few locations ahead (each lookup is a cache miss, one after another). */
-static int merge_room(pf_profile *p, size_t locs, size_t nodes, size_t samples, size_t seq)
-{
-	struct pf_profile_priv *pr = p->priv;
-	size_t cap_next = p->cap_samples;
-	if (PF_GROW(p->locs, p->cap_locs, p->nr_locs + locs) < 0 ||
-	    PF_GROW(p->nodes, p->cap_nodes, p->nr_nodes + nodes) < 0 ||
-	    PF_GROW(p->samples, p->cap_samples, p->nr_samples + samples) < 0 ||
-	    PF_GROW(pr->sample_next, cap_next, p->nr_samples + samples) < 0 ||
-	    (seq && PF_GROW(p->seq, p->cap_seq, p->nr_seq + seq) < 0))
-		return -1;
-	while ((pr->loc_tab.len + locs + 1) * 4 > pr->loc_tab.cap * 3)
-		if (pair_table_rehash(&pr->loc_tab, pr->loc_tab.cap ? pr->loc_tab.cap * 2 : 256) < 0)
-			return -1;
-	return 0;
-}
-
-/* merge_half's stages after the strings, dsos and symbols: q's locations,
- * nodes, samples and raw samples' order into p, each stage mapping q's ids
- * to p's. A node's location was made before it, a sample's node before
- * it, and a raw sample's aggregate before it, so each stage can follow the
- * one it reads a step behind: with two threads the nodes and the raw
- * samples' order go to the second (merge_second), which waits only for a
- * location or a sample not mapped yet. Neither touches what the other
- * writes: locations and their table here, nodes, their table and the
- * nochain flags there; the samples read nodes that were published (the
- * arrays' room was made first, so nothing moves). On the bench profile:
- * about 10, 11, 7 and 4 ms one after another. */
-#define MERGE_TWO_MIN 65536    /* q's nodes: below, one thread (pf_load_opts.split_merge_min) */
-typedef struct merge_job {
-	pf_profile *p, *q;
-	uint32_t *smap, *dmap, *ymap;   /* q's string, dso, symbol -> p's */
-	uint32_t *lmap, *nmap, *qsid;   /* q's location, node, sample -> p's */
-	uint8_t *lchg, *nchg;           /* their level changed in the merge */
-	size_t p_locs, p_nodes;         /* p's before the merge */
-	atomic_size_t locs_done, nodes_done, samples_done;   /* q's mapped (release) */
-	atomic_int failed;
-	int rc;                         /* the second thread's */
-} merge_job;
-
-enum { MERGE_AHEAD = 8 };
-
-static int merge_locs(merge_job *mj)
-{
-	pf_profile *p = mj->p, *q = mj->q;
-	struct pf_profile_priv *pr = p->priv;
-	for (size_t i = 0; i < q->nr_locs; i++) {
-		if (i + MERGE_AHEAD < q->nr_locs) {
-			const pf_loc *la = &q->locs[i + MERGE_AHEAD];
-			uint32_t da = la->dso == PF_NONE ? PF_NONE : mj->dmap[la->dso];
-			__builtin_prefetch(&pr->loc_tab.s[pair_hash(da, la->addr) & (pr->loc_tab.cap - 1)]);
-		}
-		const pf_loc *l = &q->locs[i];
-		uint32_t dso = l->dso == PF_NONE ? PF_NONE : mj->dmap[l->dso];
-		uint32_t sym = l->sym == PF_NONE ? PF_NONE : mj->ymap[l->sym];
-		if ((mj->lmap[i] = loc_intern(p, dso, l->addr, l->ip, l->level, false, sym)) == PF_NONE)
-			return -1;
-		mj->lchg[i] = p->locs[mj->lmap[i]].level != l->level;
-		if ((i & 63) == 63)
-			atomic_store_explicit(&mj->locs_done, i + 1, memory_order_release);
-	}
-	atomic_store_explicit(&mj->locs_done, q->nr_locs, memory_order_release);
-	return 0;
-}
-
-/* A node whose parent or location the merge created is new to p (the
- * mapping of q's nodes is one-to-one): appended without a lookup, and
- * none of its descendants is ever looked up either. */
-static int merge_nodes(merge_job *mj)
-{
-	pf_profile *p = mj->p, *q = mj->q;
-	struct pf_profile_priv *pr = p->priv;
-	const uint32_t *lmap = mj->lmap, *nmap = mj->nmap;
-	size_t p_locs = mj->p_locs, p_nodes = mj->p_nodes;
-	size_t ld = atomic_load_explicit(&mj->locs_done, memory_order_acquire);
-	mj->nmap[0] = 0;
-	for (size_t i = 1; i < q->nr_nodes; i++) {
-		if (i + MERGE_AHEAD < q->nr_nodes) {
-			/* an existing node's slot, when its parent is mapped */
-			const pf_node *na = &q->nodes[i + MERGE_AHEAD];
-			if (na->parent < i && na->loc < ld && nmap[na->parent] < p_nodes && lmap[na->loc] < p_locs)
-				trie_prefetch(pr, trie_hash(nmap[na->parent] ? pr->phash[nmap[na->parent]] : 0,
-							    lmap[na->loc]));
-		}
-		const pf_node *n = &q->nodes[i];
-		if (n->loc >= ld && !(ld = pf_wait_past(&mj->locs_done, n->loc, &mj->failed)))
-			return -1;
-		uint32_t par = nmap[n->parent], loc = lmap[n->loc], id;
-		if (pf_node_nochain(q, (uint32_t)i)) {
-			id = nochain_node(p, loc);
-		} else if (par >= p_nodes || loc >= p_locs) {
-			/* room made by merge_room, one node per q's: the array must
-			 * not move while the other thread reads it */
-			if (p->nr_nodes >= p->cap_nodes)
-				return -1;
-			id = (uint32_t)p->nr_nodes;
-			p->nodes[p->nr_nodes++] = (pf_node){ par, loc, p->nodes[par].depth + 1 };
-		} else {
-			id = node_child(p, par, loc);
-		}
-		if (id == PF_NONE)
-			return -1;
-		mj->nmap[i] = id;
-		mj->nchg[i] = mj->lchg[n->loc];
-		if ((i & 63) == 63)
-			atomic_store_explicit(&mj->nodes_done, i + 1, memory_order_release);
-	}
-	atomic_store_explicit(&mj->nodes_done, q->nr_nodes ? q->nr_nodes : 1, memory_order_release);
-	return 0;
-}
-
-static int merge_samples(merge_job *mj, size_t *qn_io)
-{
-	pf_profile *p = mj->p, *q = mj->q;
-	struct pf_profile_priv *pr = p->priv;
-	const uint32_t *nmap = mj->nmap;
-	size_t p_nodes = mj->p_nodes, qn = *qn_io;
-	size_t nd = atomic_load_explicit(&mj->nodes_done, memory_order_acquire);
-	for (size_t i = 0; i < q->nr_samples; i++) {
-		if (i + MERGE_AHEAD < q->nr_samples) {
-			uint32_t qa = q->samples[i + MERGE_AHEAD].stack;
-			uint32_t sa = qa < nd ? nmap[qa] : PF_NONE;
-			if (sa < p_nodes && sa < pr->cap_node_sample)
-				__builtin_prefetch(&pr->node_sample[sa]);
-		}
-		uint32_t qstack = q->samples[i].stack;
-		if (qstack >= nd && !(nd = pf_wait_past(&mj->nodes_done, qstack, &mj->failed)))
-			return -1;
-		pf_sample k = q->samples[i];
-		k.comm = mj->smap[k.comm];
-		k.stack = nmap[qstack];
-		uint32_t at = (uint32_t)p->nr_samples;
-		int fresh = k.stack >= p_nodes ? sample_append(p, &k) : sample_import(p, &k, &at);
-		if (fresh < 0)
-			return -1;
-		if (mj->qsid)
-			mj->qsid[i] = at;
-		bool noted = qn < q->nr_level_notes && q->level_notes[qn].sample == i;
-		if (fresh && (noted || mj->nchg[qstack])) {
-			char lv = noted ? q->level_notes[qn].level : q->locs[q->nodes[qstack].loc].level;
-			if (lv != p->locs[p->nodes[k.stack].loc].level &&
-			    add_note(&p->level_notes, &p->nr_level_notes, &p->cap_level_notes,
-				     (uint32_t)(p->nr_samples - 1), lv) < 0)
-				return -1;
-		}
-		qn += noted;
-		if ((i & 63) == 63)
-			atomic_store_explicit(&mj->samples_done, i + 1, memory_order_release);
-	}
-	atomic_store_explicit(&mj->samples_done, q->nr_samples ? q->nr_samples : 1, memory_order_release);
-	*qn_io = qn;
-	return 0;
-}
-
-/* the raw samples' order: the second half's after the first's (room
- * made by merge_room) */
-static int merge_seq(merge_job *mj)
-{
-	pf_profile *p = mj->p, *q = mj->q;
-	size_t sd = atomic_load_explicit(&mj->samples_done, memory_order_acquire), b = 0;
-	for (size_t i = 0; i < q->nr_seq; i++) {
-		uint32_t qs = q->seq[i].sample;
-		if (qs >= sd && !(sd = pf_wait_past(&mj->samples_done, qs, &mj->failed)))
-			return -1;
-		uint64_t period = q->seq[i].period;
-		if (period == PF_SEQ_BIG)
-			period = q->seq_big[b++].period;   /* q's in order */
-		if (pf_seq_push(p, mj->qsid[qs], q->seq[i].thread, period) < 0)
-			return -1;
-	}
-	return 0;
-}
-
-static void *merge_second(void *arg)
-{
-	merge_job *mj = arg;
-	mj->rc = merge_nodes(mj);
-	if (mj->rc == 0)
-		mj->rc = merge_seq(mj);
-	if (mj->rc < 0)
-		atomic_store_explicit(&mj->failed, 1, memory_order_relaxed);
-	return NULL;
-}
-
-static int merge_half(pf_profile *p, pf_profile *q)
-{
-	struct pf_profile_priv *pr = p->priv, *qr = q->priv;
-	int rc = -1;
-	uint32_t *smap = malloc((q->strs.n + 1) * sizeof(uint32_t));
-	uint32_t *dmap = malloc((q->nr_dsos + 1) * sizeof(uint32_t));
-	uint32_t *ymap = malloc((q->nr_syms + 1) * sizeof(uint32_t));
-	uint32_t *lmap = malloc((q->nr_locs + 1) * sizeof(uint32_t));
-	uint32_t *nmap = malloc((q->nr_nodes + 1) * sizeof(uint32_t));
-	/* locations (and leaf nodes) whose level the merge changed: a location
-	 * without a map met in both halves keeps the first half's */
-	uint8_t *lchg = calloc(q->nr_locs + 1, 1), *nchg = calloc(q->nr_nodes + 1, 1);
-	uint32_t *qsid = q->nr_seq ? malloc(q->nr_samples * sizeof(uint32_t)) : NULL;   /* p's sample of q's */
-	size_t qn = 0;    /* q's level notes passed */
-	if (!smap || !dmap || !ymap || !lmap || !nmap || !lchg || !nchg || (q->nr_seq && !qsid))
-		goto out;
-	for (size_t i = 0; i < q->strs.n; i++) {
-		int64_t id = pf_strtab_intern(&p->strs, q->strs.strs[i], q->strs.lens[i]);
-		if (id < 0)
-			goto out;
-		smap[i] = (uint32_t)id;
-	}
-	for (size_t i = 0; i < q->nr_dsos; i++) {
-		const pf_dso *d = &q->dsos[i];
-		uint64_t v;
-		if (pf_map64_get(&pr->name2dso, smap[d->long_name], &v)) {
-			dmap[i] = (uint32_t)v;
-			continue;
-		}
-		uint64_t *slot = pf_map64_upsert(&pr->name2dso, smap[d->long_name], NULL);
-		if (!slot || PF_GROW(p->dsos, p->cap_dsos, p->nr_dsos + 1) < 0)
-			goto out;
-		pf_dso *n = &p->dsos[p->nr_dsos];
-		*n = *d;
-		n->long_name = smap[d->long_name];
-		n->short_name = smap[d->short_name];
-		*slot = p->nr_dsos;
-		dmap[i] = (uint32_t)p->nr_dsos++;
-	}
-	for (size_t i = 0; i < q->nr_syms; i++) {
-		const pf_sym *y = &q->syms[i];
-		int inserted;
-		uint32_t *ss = pair_table_find(&pr->sym_tab, dmap[y->dso], y->start, 1, &inserted);
-		if (!ss)
-			goto out;
-		if (inserted) {
-			if (PF_GROW(p->syms, p->cap_syms, p->nr_syms + 1) < 0)
-				goto out;
-			p->syms[p->nr_syms] = (pf_sym){ dmap[y->dso], smap[y->name], y->start, y->end };
-			*ss = (uint32_t)p->nr_syms++;
-		}
-		ymap[i] = *ss;
-	}
-	/* room for all of q at once (merge_room; mostly made already by
-	 * merge_room_early) */
-	if (merge_room(p, q->nr_locs, q->nr_nodes, q->nr_samples, q->nr_seq) < 0)
-		goto out;
-	merge_job mj = { .p = p, .q = q, .smap = smap, .dmap = dmap, .ymap = ymap, .lmap = lmap, .nmap = nmap,
-			 .qsid = qsid, .lchg = lchg, .nchg = nchg, .p_locs = p->nr_locs, .p_nodes = p->nr_nodes };
-	/* the nodes and the raw samples' order on another thread, each a step
-	 * behind the locations and the samples made here */
-	pthread_t th;
-	size_t two_min = pr->opts.split_merge_min ? pr->opts.split_merge_min : MERGE_TWO_MIN;
-	bool two = q->nr_nodes >= two_min && pthread_create(&th, NULL, merge_second, &mj) == 0;
-	int mrc = merge_locs(&mj);
-	if (mrc == 0 && !two)
-		mrc = merge_nodes(&mj);
-	if (mrc == 0)
-		mrc = merge_samples(&mj, &qn);
-	if (mrc == 0 && !two)
-		mrc = merge_seq(&mj);
-	if (mrc < 0)
-		atomic_store_explicit(&mj.failed, 1, memory_order_relaxed);
-	if (two)
-		pthread_join(th, NULL);
-	if (mrc < 0 || mj.rc < 0)
-		goto out;
-	/* the second half replayed every thread: its list is the whole file's */
-	free(pr->threads);
-	pr->threads = qr->threads;
-	pr->nthreads = qr->nthreads;
-	pr->capthreads = qr->capthreads;
-	qr->threads = NULL;
-	qr->nthreads = qr->capthreads = 0;
-	for (size_t i = 0; i < pr->nthreads; i++)
-		pr->threads[i].comm = smap[pr->threads[i].comm];
-	for (size_t i = 0; i < p->nr_events && i < q->nr_events; i++) {
-		p->events[i].total_period += q->events[i].total_period;
-		p->events[i].nr_samples += q->events[i].nr_samples;
-	}
-	p->nr_lost_samples += q->nr_lost_samples;
-	if (q->first_time && (!p->first_time || q->first_time < p->first_time))
-		p->first_time = q->first_time;
-	if (q->last_time > p->last_time)
-		p->last_time = q->last_time;
-	rc = 0;
-out:
-	free(smap);
-	free(dmap);
-	free(ymap);
-	free(lmap);
-	free(nmap);
-	free(lchg);
-	free(nchg);
-	free(qsid);
-	return rc < 0 ? oom(p) : 0;
-}
-
-/* The first half read, the second maybe still reading: room for a second
- * half about as large as the first (the split parts the samples' time at
- * its middle), made while waiting — the merge (merge_half) then finds the
- * arrays grown and the location table's slots ready instead of copying
- * and rehashing them after the join (on the bench profile 15-60 ms of a
- * 35-70 ms merge, when the first half ends first). */
-static int merge_room_early(pf_profile *p)
-{
-	return merge_room(p, p->nr_locs, p->nr_nodes, p->nr_samples, p->nr_seq);
-}
-
-static int load_split(pf_profile *p, pd_reader *rd, uint64_t t, proff_error *err)
-{
-	struct pf_profile_priv *pr = p->priv;
-	half_job j = { 0 };
-	int rc = profile_new(p->path, &pr->opts, &j.q, err);
-	if (rc < 0)
-		return rc;
-	pf_profile *q = j.q;
-	struct pf_profile_priv *qr = q->priv;
-	qr->err = &j.err;
-	if (pr->nranges) {
-		qr->ranges = malloc(pr->nranges * sizeof(*qr->ranges));
-		if (!qr->ranges) {
-			rc = oom(p);
-			goto out;
-		}
-		memcpy(qr->ranges, pr->ranges, pr->nranges * sizeof(*qr->ranges));
-		qr->nranges = pr->nranges;
-	}
-	if ((rc = pd_open(p->path, &j.rd, err)) < 0)
-		goto out;
-	if ((rc = perf_setup(q, j.rd)) < 0) {
-		*err = j.err;
-		goto out;
-	}
-	q->syms_ctx = p->syms_ctx;      /* shared (thread-safe) */
-	pd_set_sample_peek(j.rd, prefix_peek, q);
-	pr->split_role = 1;
-	qr->split_role = 2;
-	pr->split_t = qr->split_t = t;
-	pthread_t th;
-	if (pthread_create(&th, NULL, second_half, &j) != 0) {
-		/* no thread: read it all here */
-		pr->split_role = 0;
-		rc = finish_read(p, pd_process(rd, true, on_event, p, err));
-		take_warnings(p, rd);
-		goto out;
-	}
-	rc = finish_read(p, pd_process(rd, true, on_event, p, err));
-	release_read_state(pr);   /* the merge looks up in the tables only */
-	if (rc == 0 && merge_room_early(p) < 0)
-		rc = oom(p);
-	pthread_join(th, NULL);
-	take_warnings(p, j.rd);   /* the second reader read the whole file */
-	if (qr->uw)
-		uw_stats_add(&pr->uw_done, uw_get_stats(qr->uw));
-	if (rc == 0 && j.rc < 0) {
-		*err = j.err;
-		rc = j.rc;
-	}
-	if (rc == 0)
-		rc = merge_half(p, q);
-out:
-	if (j.rd)
-		pd_close(j.rd);
-	q->syms_ctx = NULL;
-	pf_profile_free(q);
+	prof_leaf_flush_all(p->priv);
+	if (rc == 0 && prof_make_merged_samples(p) < 0)
+		rc = prof_oom(p);
 	return rc;
 }
 
@@ -2466,7 +1551,7 @@ int pf_profile_load(const char *path, const pf_load_opts *opts, pf_profile **out
 	if (opts && opts->label_filter)
 		return proff_err_set(err, PROFF_EUSAGE, path, PROFF_NO_OFFSET, "--label: only pprof profiles have labels");
 	pf_profile *p;
-	rc = profile_new(path, opts, &p, err);
+	rc = prof_new(path, opts, &p, err);
 	if (rc < 0)
 		return rc;
 	struct pf_profile_priv *pr = p->priv;
@@ -2479,7 +1564,7 @@ int pf_profile_load(const char *path, const pf_load_opts *opts, pf_profile **out
 		if ((rc = sym_ctx_new(&to, &p->syms_ctx, err)) < 0)
 			goto fail;
 		if (PF_GROW(p->nodes, p->cap_nodes, 1) < 0) {
-			rc = oom(p);
+			rc = prof_oom(p);
 			goto fail;
 		}
 		p->nodes[0] = (pf_node){ 0, PF_NONE, 0 };
@@ -2493,7 +1578,7 @@ int pf_profile_load(const char *path, const pf_load_opts *opts, pf_profile **out
 	rc = pd_open(path, &rd, err);
 	if (rc < 0)
 		goto fail;
-	if ((rc = perf_setup(p, rd)) < 0)
+	if ((rc = prof_perf_setup(p, rd)) < 0)
 		goto fail_rd;
 	const pd_header *hdr = pd_get_header(rd);
 	sym_opts so = {
@@ -2533,11 +1618,11 @@ int pf_profile_load(const char *path, const pf_load_opts *opts, pf_profile **out
 	}
 
 	uint64_t t;
-	if (split_time(p, rd, &t)) {
-		rc = load_split(p, rd, t, err);
+	if (prof_split_time(p, rd, &t)) {
+		rc = prof_load_split(p, rd, t, err);
 	} else {
-		rc = finish_read(p, pd_process(rd, true, on_event, p, err));
-		take_warnings(p, rd);
+		rc = prof_finish_read(p, pd_process(rd, true, prof_on_event, p, err));
+		prof_take_warnings(p, rd);
 	}
 	pd_close(rd);
 	pr->rd = NULL;
@@ -2547,14 +1632,14 @@ int pf_profile_load(const char *path, const pf_load_opts *opts, pf_profile **out
 	jit_warnings(p);
 	missing_dso_warning(p);
 threads:
-	p->threads = calloc(pr->nthreads ? pr->nthreads : 1, sizeof(pf_thread));
+	p->threads = calloc(pr->m.nthreads ? pr->m.nthreads : 1, sizeof(pf_thread));
 	if (!p->threads) {
-		rc = oom(p);
+		rc = prof_oom(p);
 		goto fail;
 	}
-	for (size_t i = 0; i < pr->nthreads; i++)
-		p->threads[i] = (pf_thread){ pr->threads[i].pid, pr->threads[i].tid, pr->threads[i].comm };
-	p->nr_threads = pr->nthreads;
+	for (size_t i = 0; i < pr->m.nthreads; i++)
+		p->threads[i] = (pf_thread){ pr->m.threads[i].pid, pr->m.threads[i].tid, pr->m.threads[i].comm };
+	p->nr_threads = pr->m.nthreads;
 	release_load_state(pr);
 	fit_arrays(p);
 	if (pr->opts.inline_frames && pr->opts.use_callchain && (rc = pf_profile_expand_inlines(p, err)) < 0)
@@ -2572,21 +1657,14 @@ fail:
 /* The loader's interning tables, maps and raw stacks: needed while records
  * arrive, not afterwards (the raw callchains alone can be tens of MB). */
 /* What only reading records needs: raw stacks, maps, caches, the pipeline. */
-static void release_read_state(struct pf_profile_priv *pr)
+void prof_release_read_state(struct pf_profile_priv *pr)
 {
 	if (pr->uw) {
 		uw_stats_add(&pr->uw_done, uw_get_stats(pr->uw));
 		uw_free(pr->uw);
 		pr->uw = NULL;
 	}
-	pf_map64_free(&pr->tid2thread);
-	pf_map64_free(&pr->pid2mg);
-	for (size_t i = 0; i < pr->nmgs; i++)
-		pf_ranges_free(&pr->mgs[i].maps);
-	free(pr->mgs);
-	pr->mgs = NULL;
-	pr->nmgs = pr->capmgs = 0;
-	pf_map64_free(&pr->name2bid);
+	pf_machine_free_maps(&pr->m);
 	free(pr->raw_s);
 	pr->raw_s = NULL;
 	pr->raw_cap = pr->raw_len = 0;
@@ -2636,9 +1714,9 @@ static void release_read_state(struct pf_profile_priv *pr)
 }
 
 /* The interning tables (a merged second half is looked up in them). */
-static void release_tables(struct pf_profile_priv *pr)
+void prof_release_tables(struct pf_profile_priv *pr)
 {
-	pf_map64_free(&pr->name2dso);
+	pf_map64_free(&pr->m.name2dso);
 	pair_table_free(&pr->loc_tab);
 	pair_table_free(&pr->sym_tab);
 	u32x2_table_free(&pr->node_tab);
@@ -2679,11 +1757,9 @@ static void fit_arrays(pf_profile *p)
 
 static void release_load_state(struct pf_profile_priv *pr)
 {
-	release_read_state(pr);
-	release_tables(pr);
-	free(pr->threads);
-	pr->threads = NULL;
-	pr->nthreads = pr->capthreads = 0;
+	prof_release_read_state(pr);
+	prof_release_tables(pr);
+	pf_machine_free(&pr->m);
 }
 
 uint64_t pf_seq_period_big(const pf_profile *p, size_t i)
@@ -2757,7 +1833,7 @@ void pf_profile_free(pf_profile *p)
 
 uint32_t pf__dso(pf_profile *p, const char *path)
 {
-	return get_dso(p, path, PD_CPUMODE_USER, NULL, 0);
+	return get_dso(p, path, PD_CPUMODE_USER);
 }
 
 uint32_t pf__loc(pf_profile *p, uint32_t dso, uint64_t addr, uint64_t ip)
@@ -2767,7 +1843,7 @@ uint32_t pf__loc(pf_profile *p, uint32_t dso, uint64_t addr, uint64_t ip)
 
 uint32_t pf__node(pf_profile *p, uint32_t parent, uint32_t loc)
 {
-	return node_child(p, parent, loc);
+	return prof_node_child(p, parent, loc);
 }
 
 uint32_t pf__thread(pf_profile *p, uint32_t pid, uint32_t tid, const char *comm)
@@ -2781,12 +1857,12 @@ uint32_t pf__thread(pf_profile *p, uint32_t pid, uint32_t tid, const char *comm)
 			return PF_NONE;
 		t->comm = (uint32_t)c;
 	}
-	return (uint32_t)(t - p->priv->threads);
+	return (uint32_t)(t - p->priv->m.threads);
 }
 
 int pf__sample(pf_profile *p, uint32_t thread, uint32_t stack, uint64_t period)
 {
-	const pthread_ *t = &p->priv->threads[thread];
+	const pthread_ *t = &p->priv->m.threads[thread];
 	return add_sample(p, 0, thread, t->pid, t->tid, t->comm, PF_NONE, stack, period, NULL);
 }
 

@@ -6,19 +6,15 @@
 #include "proff/stream.h"
 #include "proff/symbol.h"
 #include "proff/util.h"
+#include "../model/machine.h"
 
 #define ST_NONE UINT32_MAX
 
 typedef pf_range st_map;
 
-typedef struct st_mgroup {
-	pf_ranges maps;
-	bool has_file;              /* a binary was mapped: dwarf stacks are unwound (as perf) */
-	struct st_mgroup *next_all;
-} st_mgroup;
-
+/* the stream loader's view of a dso of the machine's registry (same index) */
 typedef struct st_dso {
-	const char *name, *sname;
+	const char *name, *sname;  /* long and short name (machine.c) */
 	enum sym_dso_kind kind;
 	sym_dso *sd;
 	pf_map64 cache;            /* map address -> index in st_side.addrs */
@@ -87,17 +83,17 @@ struct st_side {
 	const char *path;
 	proff_error *err;
 	pd_reader *rd;
-	const pd_header *hdr;
 	sym_ctx *syms;
 	pf_arena arena;
 	pf_strtab strs;
 	const char *unknown_srcline;
 	bool use_branches, full_path, any_branches, any_cycles;
 
+	/* dsos, threads, map groups, side-band records (lib/model/machine.c);
+	 * pdsos is the machine's registry, dsos this loader's view of each */
+	pf_machine m;
+	pf_dso *pdsos; size_t nr_pdsos, cap_pdsos;
 	st_dso *dsos; size_t nr_dsos, cap_dsos;
-	pf_map64 name2dso;
-	pf_map64 pid2mg;
-	st_mgroup *kernel_mg, *all_mgs;
 	st_addr *addrs; size_t nr_addrs, cap_addrs;
 
 	st_cnode *cur; size_t cur_nr, cur_cap;

@@ -1,8 +1,10 @@
 /* stream.c — hot streams of one perf.data file (`proff diff --stream`).
  *
- * Reads the records with pd_process (time order), keeps per-process maps
- * from MMAP/MMAP2/FORK, resolves addresses through the symbolizer (cached
- * per dso and address), and aggregates each sample's path in a per-entry
+ * Reads the records with pd_process (time order), keeps the processes and
+ * their maps in the perf.data loaders' one process model (lib/model/machine.c:
+ * dsos, threads, map groups, COMM/FORK/EXIT/MMAP/MMAP2), resolves addresses
+ * through the symbolizer (cached per dso and address in this loader's view
+ * of each dso), and aggregates each sample's path in a per-entry
  * trie keyed by source line, the way perf 6.1 does for `perf diff --stream`:
  *   entry  = (srcline, symbol, dso) of the sample ip;
  *   path   = branch stack entries (newest first, loops removed, each as
@@ -49,100 +51,43 @@ void st_opts_init(st_opts *o)
 	o->min_percent = 0.5;
 }
 
-/* ---- dsos, maps, address cache ------------------------------------------ */
+/* ---- dsos (the machine's), maps, address cache --------------------------- */
 
-static uint32_t get_dso(st_side *s, const char *filename, int cpumode,
-			const uint8_t *bid, size_t bid_size)
+/* The loader's view of the machine's new dsos: names, kind, a symbolizer
+ * handle (anonymous memory has none) and empty address caches. */
+static int sync_dsos(st_side *s)
 {
-	bool kernel = cpumode == PD_CPUMODE_KERNEL || cpumode == PD_CPUMODE_GUEST_KERNEL;
-	const char *name = filename;
-	if (kernel && !strncmp(filename, "[kernel.kallsyms]", 17))
-		name = "[kernel.kallsyms]";
-	int64_t id = pf_strtab_intern(&s->strs, name, strlen(name));
-	if (id < 0)
-		return ST_NONE;
-	bool found;
-	uint64_t *slot = pf_map64_upsert(&s->name2dso, (uint64_t)id, &found);
-	if (!slot)
-		return ST_NONE;
-	if (found)
-		return (uint32_t)*slot;
-	if (PF_GROW(s->dsos, s->cap_dsos, s->nr_dsos + 1) < 0)
-		return ST_NONE;
-	st_dso *d = &s->dsos[s->nr_dsos];
-	memset(d, 0, sizeof(*d));
-	d->name = s->strs.strs[id];
-	enum sym_dso_kind kind = SYM_DSO_USER;
-	if (!strcmp(name, "[vdso]"))
-		kind = SYM_DSO_VDSO;
-	else if (kernel)
-		kind = !strcmp(name, "[kernel.kallsyms]") ? SYM_DSO_KERNEL : SYM_DSO_MODULE;
-	else if (name[0] == '[' || !strncmp(name, "//anon", 6) || !strncmp(name, "/memfd:", 7) ||
-		 !strncmp(name, "anon_inode:", 11) || !strncmp(name, "/dev/", 5) ||
-		 !strncmp(name, "/SYSV", 5))
-		kind = SYM_DSO_ANON;
-	d->kind = kind;
-	if (!bid_size) {
-		/* build-id from the header table */
-		const pd_header *h = s->hdr;
-		for (size_t i = 0; h && i < h->nr_build_ids; i++) {
-			const char *fn = h->build_ids[i].filename;
-			if (fn && !strcmp(fn, name)) {
-				bid = h->build_ids[i].id;
-				bid_size = h->build_ids[i].size;
-				break;
-			}
-		}
+	if (s->nr_dsos == s->nr_pdsos)
+		return 0;
+	if (PF_GROW(s->dsos, s->cap_dsos, s->nr_pdsos) < 0)
+		return -1;
+	for (; s->nr_dsos < s->nr_pdsos; s->nr_dsos++) {
+		const pf_dso *pd = &s->pdsos[s->nr_dsos];
+		st_dso *d = &s->dsos[s->nr_dsos];
+		memset(d, 0, sizeof(*d));
+		d->name = s->strs.strs[pd->long_name];
+		d->sname = s->strs.strs[pd->short_name];
+		d->kind = pd->kind;
+		d->sd = pd->kind == SYM_DSO_ANON ? NULL
+			: sym_dso_get(s->syms, d->name, pd->build_id_size ? pd->build_id : NULL,
+				      pd->build_id_size, pd->kind);
+		pf_map64_init(&d->cache);
+		pf_map64_init(&d->gcache);
 	}
-	if (bid_size > 20)
-		bid_size = 20;
-	d->sd = kind == SYM_DSO_ANON ? NULL : sym_dso_get(s->syms, name, bid_size ? bid : NULL, bid_size, kind);
-	pf_map64_init(&d->cache);
-	pf_map64_init(&d->gcache);
-	d->sname = d->name;
-	if (kind == SYM_DSO_KERNEL)
-		d->sname = "[kernel.kallsyms]";
-	else if (name[0] == '/') {
-		const char *b = strrchr(name, '/');
-		d->sname = b + 1;
-	}
-	*slot = s->nr_dsos;
-	return (uint32_t)s->nr_dsos++;
+	return 0;
 }
 
-static st_mgroup *mg_new(st_side *s)
+/* the dso of a user-space file name */
+static uint32_t get_dso(st_side *s, const char *filename)
 {
-	st_mgroup *g = pf_arena_alloc(&s->arena, sizeof(*g));
-	if (g) {
-		g->next_all = s->all_mgs;
-		s->all_mgs = g;
-	}
-	return g;
+	uint32_t d = pf_machine_dso(&s->m, filename, PD_CPUMODE_USER, NULL, 0);
+	return d == PF_NONE || sync_dsos(s) < 0 ? ST_NONE : d;
 }
 
-static st_mgroup *mg_of_pid(st_side *s, uint32_t pid, bool create)
+/* the map at ip in the kernel's maps (K_KERNEL) or pid's */
+static const st_map *mg_find_kind(const st_side *s, uint32_t pid, int cpumode, uint64_t ip)
 {
-	uint64_t v;
-	if (pf_map64_get(&s->pid2mg, pid, &v))
-		return (st_mgroup *)(uintptr_t)v;
-	if (!create)
-		return NULL;
-	st_mgroup *g = mg_new(s);
-	uint64_t *slot = g ? pf_map64_upsert(&s->pid2mg, pid, NULL) : NULL;
-	if (!slot)
-		return NULL;
-	*slot = (uint64_t)(uintptr_t)g;
-	return g;
-}
-
-static int mg_insert(st_mgroup *g, uint64_t start, uint64_t end, uint64_t pgoff, uint32_t dso)
-{
-	return pf_ranges_insert(&g->maps, start, end, pgoff, dso);
-}
-
-static const st_map *mg_find(const st_mgroup *g, uint64_t addr)
-{
-	return g ? pf_ranges_find(&g->maps, addr) : NULL;
+	return pf_machine_find_map(&s->m, pid, cpumode, ip);
 }
 
 static const char *intern(st_side *s, const char *str)
@@ -223,9 +168,7 @@ static const st_addr *resolve(st_side *s, uint32_t dso, uint64_t maddr, unsigned
 /* cpumode-aware lookup of ip: the map and the map address */
 static const st_map *find_map(st_side *s, uint32_t pid, int cpumode, uint64_t ip)
 {
-	if (cpumode == PD_CPUMODE_KERNEL || cpumode == PD_CPUMODE_GUEST_KERNEL)
-		return mg_find(s->kernel_mg, ip);
-	return mg_find(mg_of_pid(s, pid, false), ip);
+	return mg_find_kind(s, pid, cpumode, ip);
 }
 
 static uint64_t map_addr(const st_side *s, const st_map *m, uint64_t ip)
@@ -304,9 +247,9 @@ static int cursor_lookup(st_side *s, uint32_t pid, int kind, uint64_t ip, unsign
 	}
 	const st_map *m = NULL;
 	if (kind != K_USER)
-		m = mg_find(s->kernel_mg, ip);
+		m = mg_find_kind(s, pid, PD_CPUMODE_KERNEL, ip);
 	if (!m && kind != K_KERNEL)
-		m = mg_find(mg_of_pid(s, pid, false), ip);
+		m = mg_find_kind(s, pid, PD_CPUMODE_USER, ip);
 	const st_addr *a = NULL;
 	if (m && !(a = resolve(s, m->dso, map_addr(s, m, ip), want)))
 		return -1;
@@ -744,7 +687,7 @@ static int on_sample_count(st_side *s, const pd_event *ev)
 static bool uw_find(void *arg, uint64_t addr, uw_map *out)
 {
 	st_side *s = ((void **)arg)[0];
-	const st_map *m = mg_find(((void **)arg)[1], addr);
+	const st_map *m = pf_mgroup_find(((void **)arg)[1], addr);
 	if (!m)
 		return false;
 	*out = (uw_map){ m->start, m->end, m->pgoff, NULL };
@@ -759,7 +702,8 @@ static bool uw_find(void *arg, uint64_t addr, uw_map *out)
  * NULL when out of memory. */
 static const pd_sample *unwound(st_side *s, const pd_sample *sm)
 {
-	st_mgroup *g = mg_of_pid(s, sm->pid, false);
+	uint32_t mg = pf_machine_mg_of_pid(&s->m, sm->pid, false);
+	pf_mgroup *g = mg != PF_NONE ? &s->m.mgs[mg] : NULL;
 	if (!g || !g->has_file || sm->evsel < 0 || (size_t)sm->evsel >= pd_nr_attrs(s->rd))
 		return sm;
 	const pd_attr *a = pd_get_attr(s->rd, (size_t)sm->evsel);
@@ -767,7 +711,7 @@ static const pd_sample *unwound(st_side *s, const pd_sample *sm)
 		return sm;
 	void *arg[2] = { s, g };
 	const uint64_t *cc;
-	long n = uw_sample_chain(s->uw, (uint64_t)(uintptr_t)g, sm, a, uw_find, arg, &cc);
+	long n = uw_sample_chain(s->uw, mg, sm, a, uw_find, arg, &cc);
 	if (n < 0)
 		return NULL;
 	if (!n)
@@ -865,66 +809,16 @@ static int on_event(void *ctx, const pd_event *ev)
 	switch (ev->type) {
 	case PD_SAMPLE:
 		return s->counting ? on_sample_count(s, ev) : on_sample(s, ev);
-	case PD_FORK: {
-		uint32_t pid = ev->u.fork.pid, ppid = ev->u.fork.ppid;
-		s->map_gen++;
-		if (pid != ppid) {
-			st_mgroup *pg = mg_of_pid(s, ppid, true);
-			st_mgroup *g = mg_of_pid(s, pid, true);
-			if (!pg || !g)
-				return oom(s);
-			if (g != pg) {
-				if (pf_ranges_copy(&g->maps, &pg->maps) < 0)
-					return oom(s);
-				g->has_file = pg->has_file;
-			}
-		}
-		return 0;
-	}
+	case PD_COMM:
+	case PD_FORK:
+	case PD_EXIT:
 	case PD_MMAP:
-	case PD_MMAP2: {
-		int cpumode = ev->misc & PD_CPUMODE_MASK;
+	case PD_MMAP2:
+		/* a map changed: the map cache's entries are stale */
 		s->map_gen++;
-		const char *fn = ev->u.mmap.filename ? ev->u.mmap.filename : "";
-		if (ev->type == PD_MMAP2 && !(ev->u.mmap.prot & 4) && cpumode != PD_CPUMODE_KERNEL)
-			return 0;    /* data maps are not code */
-		bool file = fn[0] == '/' && strncmp(fn, "/dev/", 5) && strncmp(fn, "/memfd:", 7) &&
-			    strncmp(fn, "/SYSV", 5);
-		uint64_t pgoff = ev->u.mmap.pgoff;
-		char jit[64];
-		if (cpumode != PD_CPUMODE_KERNEL && cpumode != PD_CPUMODE_GUEST_KERNEL) {
-			/* executable memory without a file: the process's JIT
-			 * map (perf's name; its addresses are the ips) */
-			uint32_t prot = ev->type == PD_MMAP2 ? ev->u.mmap.prot
-				: (ev->misc & PD_MISC_MMAP_DATA) ? 0 : 4;
-			const char *jfn = sym_jit_map_name(fn, ev->u.mmap.pid, prot, ev->u.mmap.flags, jit, sizeof(jit));
-			if (jfn != fn) {
-				fn = jfn;
-				file = false;
-				pgoff = ev->u.mmap.start;
-			}
-		}
-		uint32_t dso = get_dso(s, fn, cpumode, ev->u.mmap.has_build_id ? ev->u.mmap.build_id : NULL,
-				       ev->u.mmap.has_build_id ? ev->u.mmap.build_id_size : 0);
-		if (dso == ST_NONE)
+		if (pf_machine_event(&s->m, ev) < 0 || sync_dsos(s) < 0)
 			return oom(s);
-		uint64_t start = ev->u.mmap.start, end = start + ev->u.mmap.len;
-		if (end < start)
-			end = UINT64_MAX;
-		st_mgroup *g;
-		if (cpumode == PD_CPUMODE_KERNEL || cpumode == PD_CPUMODE_GUEST_KERNEL) {
-			g = s->kernel_mg;
-			if (s->dsos[dso].kind == SYM_DSO_KERNEL)
-				sym_kernel_set_ref(s->syms, ev->u.mmap.pgoff);
-		} else {
-			g = mg_of_pid(s, ev->u.mmap.pid, true);
-		}
-		if (!g || mg_insert(g, start, end, pgoff, dso) < 0)
-			return oom(s);
-		if (file && s->dsos[dso].kind == SYM_DSO_USER)
-			g->has_file = true;
 		return 0;
-	}
 	default:
 		return 0;
 	}
@@ -1117,7 +1011,7 @@ static int load_trace(st_side *s, const char *path)
 		return oom(s);
 	}
 	for (size_t i = 0; i < p->nr_dsos; i++) {
-		dmap[i] = get_dso(s, pf_str(p, p->dsos[i].long_name), PD_CPUMODE_USER, NULL, 0);
+		dmap[i] = get_dso(s, pf_str(p, p->dsos[i].long_name));
 		if (dmap[i] == ST_NONE)
 			goto nomem;
 	}
@@ -1169,8 +1063,7 @@ int st_load(const char *path, const st_opts *o, st_side **out, proff_error *err)
 	s->path = path;
 	s->err = err;
 	pf_arena_init(&s->arena);
-	pf_map64_init(&s->name2dso);
-	pf_map64_init(&s->pid2mg);
+	pf_machine_init(&s->m, &s->strs, &s->pdsos, &s->nr_pdsos, &s->cap_pdsos);
 	pf_map64_init(&s->key2entry);
 	pf_map64_init(&s->key2group);
 	int rc = pf_strtab_init(&s->strs);
@@ -1185,7 +1078,6 @@ int st_load(const char *path, const st_opts *o, st_side **out, proff_error *err)
 		st_side_free(s);
 		return proff_err_set(err, PROFF_ENOMEM, path, PROFF_NO_OFFSET, "out of memory");
 	}
-	s->kernel_mg = mg_new(s);
 	if (pf_is_trace_file(path) && !o->cycles) {
 		s->full_path = true;
 		sym_opts to = { .symfs = o->symfs, .buildid_dir = o->buildid_dir, .demangle = true };
@@ -1208,7 +1100,6 @@ int st_load(const char *path, const st_opts *o, st_side **out, proff_error *err)
 		return rc;
 	}
 	s->rd = rd;
-	s->hdr = pd_get_header(rd);
 	size_t na = pd_nr_attrs(rd);
 	s->use_branches = na > 0;
 	for (size_t i = 0; i < na; i++)
@@ -1217,11 +1108,11 @@ int st_load(const char *path, const st_opts *o, st_side **out, proff_error *err)
 	s->full_path = !s->use_branches;
 	sym_opts so = {
 		.symfs = o->symfs, .kallsyms = o->kallsyms, .buildid_dir = o->buildid_dir,
-		.recorded_osrelease = s->hdr->osrelease, .demangle = true,
+		.recorded_osrelease = pd_get_header(rd)->osrelease, .demangle = true,
 	};
 	rc = sym_ctx_new(&so, &s->syms, err);
 	if (rc >= 0)
-		rc = s->kernel_mg ? 0 : oom(s);
+		rc = pf_machine_start(&s->m, rd, &s->syms) < 0 ? oom(s) : 0;
 	for (size_t i = 0; i < na && rc >= 0 && !s->uw; i++)
 		if (uw_event_wants(pd_get_attr(rd, i)) && !(s->uw = uw_new(0)))
 			rc = oom(s);
@@ -1237,14 +1128,8 @@ int st_load(const char *path, const st_opts *o, st_side **out, proff_error *err)
 		s->prune_below = min_hit_of(s);
 		s->total_period = 0;
 		/* the maps again from the start */
-		for (st_mgroup *g = s->all_mgs; g; g = g->next_all)
-			pf_ranges_free(&g->maps);
-		s->all_mgs = NULL;
-		pf_map64_free(&s->pid2mg);
-		pf_map64_init(&s->pid2mg);
 		s->map_gen++;
-		s->kernel_mg = mg_new(s);
-		if (rc >= 0 && !s->kernel_mg)
+		if (pf_machine_restart(&s->m) < 0 && rc >= 0)
 			rc = oom(s);
 	}
 	if (rc >= 0)
@@ -1275,15 +1160,13 @@ void st_side_free(st_side *s)
 		pf_map64_free(&s->dsos[i].gcache);
 	}
 	free(s->dsos);
-	for (st_mgroup *g = s->all_mgs; g; g = g->next_all)
-		pf_ranges_free(&g->maps);
+	pf_machine_free(&s->m);
+	free(s->pdsos);
 	free(s->addrs);
 	free(s->cur);
 	free(s->mapcache);
 	free(s->streams);
 	st_blocks_free(s);
-	pf_map64_free(&s->name2dso);
-	pf_map64_free(&s->pid2mg);
 	pf_map64_free(&s->key2entry);
 	pf_map64_free(&s->key2group);
 	free(s->group_period);

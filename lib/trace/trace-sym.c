@@ -1,10 +1,12 @@
 /* trace-sym.c — naming the functions of a trace through the symbolizer
  * (include/proff/symbol.h): the address looked up is the file offset
  * ip - map.start + map.pgoff, the DSO is found by path and, when the runtime
- * recorded one, build-id (from the PTR_MODULES records). */
+ * recorded one, build-id (from the PTR_MODULES records); its kind by the
+ * perf.data loaders' classifier (pf_dso_kind_of). */
 #include "proff/symbol.h"
 #include "proff/trace.h"
 #include "trace-int.h"
+#include "../model/machine.h"
 
 #include <string.h>
 
@@ -47,11 +49,9 @@ const char *trace_sym_name(proff_trace *t, tsession *s, tmap *m, uint64_t file_o
 	if (!m->dso_done) {
 		m->dso_done = true;
 		const tmodule *md = module_of(s, m);
-		enum sym_dso_kind kind = SYM_DSO_USER;
-		if (!strcmp(m->path, "[vdso]"))
-			kind = SYM_DSO_VDSO;
-		else if (m->path[0] == '[')
-			kind = SYM_DSO_ANON;
+		/* the perf.data loaders' classifier (lib/model/machine.c): a
+		 * trace's maps are user space */
+		enum sym_dso_kind kind = pf_dso_kind_of(m->path, PD_CPUMODE_USER);
 		m->dso = sym_dso_get(t->sym, m->path, md && md->bid_len ? md->bid : NULL,
 				     md ? md->bid_len : 0, kind);
 	}

@@ -589,6 +589,30 @@ else
 	skip "--hot-blocks (no python3)"
 fi
 
+# ---- 7. the process model (lib/model/machine.c) ------------------------------
+# Both perf.data loaders read processes through one model; perf diff --stream
+# against proff on a rule the stream loader once had apart: a recording with
+# data maps (-d: non-exec MMAP2 records, which perf inserts as maps too), with
+# mkbranch.py's branch stacks
+if command -v python3 >/dev/null; then
+	machine_case() {   # machine_case NAME IN.data
+		if ! python3 "$ROOT/tests/tools/mkbranch.py" "$2" "$TMP/$1_br.data" --seed 5 >/dev/null 2>&1; then
+			not_ok "machine: $1: mkbranch.py failed"; return
+		fi
+		perf diff --stream "$TMP/$1_br.data" "$TMP/$1_br.data" 2>/dev/null | tie_norm >"$TMP/perf.norm"
+		"${STREAM[@]}" --stream "$TMP/$1_br.data" "$TMP/$1_br.data" 2>"$TMP/proff.err" | tie_norm >"$TMP/proff.norm"
+		grep -q 'hot chain pair 1:' "$TMP/perf.norm" || { not_ok "machine: $1: perf found no stream"; return; }
+		DIFF_LINES=60 check_same "machine: $1: --stream equals perf" "$TMP/perf.norm" "$TMP/proff.norm"
+	}
+	if perf record -q -d -e cpu-clock -F 4000 -g -o "$TMP/dmaps.data" "$TMP/w" 100000 >/dev/null 2>&1; then
+		machine_case "data maps (-d)" "$TMP/dmaps.data"
+	else
+		not_ok "machine: perf record -d"
+	fi
+else
+	skip "machine: --stream vs perf (no python3)"
+fi
+
 # usage errors
 expect_exit "--before without --after" 129 "${STREAM[@]}" --stream --before "$TMP/before" "$TMP/a.data" "$TMP/b.data"
 expect_exit "--stream-top 0" 129 "${STREAM[@]}" --stream --stream-top 0 "$TMP/a.data" "$TMP/b.data"

@@ -15,6 +15,7 @@
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 
 #include "store-int.h"
 
@@ -33,6 +34,8 @@ struct store_result_priv {
 	size_t dense_reps;         /* store_result_fix_reps: replicates [0, dense_reps) sum into */
 	uint64_t *dense[3];        /* self, acc, count [cap_rows * dense_reps], row-major: store_result_finish
 	                            * orders them in place into r->self, r->acc and row_count */
+	size_t dense_bytes;        /* the size of each dense table's mapping (table_grow) */
+	bool mapped[3];            /* r->self, r->acc, row_count are dense tables (unmapped, not freed) */
 	uint32_t *cell_row, *cell_rep;
 	size_t ncells, cap_cells, cap_cell_rc;
 	uint32_t *stamp;           /* [cap_rows] last sample that counted the row's Children */
@@ -44,6 +47,33 @@ struct store_result_priv {
 	size_t nkw;                /* keys per row (at least 1) */
 	const char *label_key;
 };
+
+/* The dense tables: mapped memory, grown by remapping (the pages not
+ * touched yet cost nothing, and come zeroed), with transparent huge pages
+ * asked for — a table of rows x replicates is megabytes written once in
+ * a scattered order, and on a virtual machine each 4 KiB page's first
+ * touch costs more than the sums written into it. */
+static uint64_t *table_grow(uint64_t *old, size_t old_bytes, size_t new_bytes)
+{
+	void *m = old ? mremap(old, old_bytes, new_bytes, MREMAP_MAYMOVE)
+		      : mmap(NULL, new_bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (m == MAP_FAILED)
+		return NULL;
+	madvise(m, new_bytes, MADV_HUGEPAGE);     /* (a hint: no error if it is not taken) */
+	return m;
+}
+
+static void table_free(uint64_t *t, size_t bytes)
+{
+	if (t)
+		munmap(t, bytes);
+}
+
+static size_t table_bytes_for(size_t cells)
+{
+	size_t b = (cells ? cells : 1) * sizeof(uint64_t);
+	return (b + 4095) & ~(size_t)4095;
+}
 
 int store_result_new(const store_query *q, store_result **out, proff_error *err)
 {
@@ -75,12 +105,14 @@ void store_result_free(store_result *r)
 	if (!r)
 		return;
 	struct store_result_priv *p = r->priv;
+	bool self_mapped = p && p->mapped[0], acc_mapped = p && p->mapped[1];
+	size_t table_bytes = p ? p->dense_bytes : 0;
 	if (p) {
 		pf_map64_free(&p->rows);
 		pf_map64_free(&p->reps);
 		free(p->row_cell);
 		for (int i = 0; i < 3; i++)
-			free(p->dense[i]);
+			table_free(p->dense[i], p->dense_bytes);
 		free(p->next);
 		free(p->hash);
 		free(p->rep_next);
@@ -91,7 +123,10 @@ void store_result_free(store_result *r)
 		free(p->row_dso);
 		free(p->row_sym);
 		free(p->row_thread);
-		free(p->row_count);
+		if (p->mapped[2])
+			table_free(p->row_count, p->dense_bytes);
+		else
+			free(p->row_count);
 		free(p->rep_off);
 		free(p->rep_row);
 		free(p);
@@ -106,8 +141,14 @@ void store_result_free(store_result *r)
 	free(r->row_key);
 	free(r->row_level);
 	free(r->row_addr);
-	free(r->self);
-	free(r->acc);
+	if (self_mapped)
+		table_free(r->self, table_bytes);
+	else
+		free(r->self);
+	if (acc_mapped)
+		table_free(r->acc, table_bytes);
+	else
+		free(r->acc);
 	free(r);
 }
 
@@ -208,13 +249,17 @@ static long row_of_ids(store_result *r, const uint32_t *kid)
 		if (!a)
 			return -1;
 		r->row_addr = a;
-		for (int i = 0; i < 3 && p->dense_reps; i++) {
-			/* (the new rows are cleared as they are made: memory not
-			 * touched until then costs nothing) */
-			uint64_t *d = pf_realloc_array(p->dense[i], nc * p->dense_reps, sizeof(uint64_t));
-			if (!d)
+		if (p->dense_reps) {
+			if (nc > SIZE_MAX / sizeof(uint64_t) / p->dense_reps)
 				return -1;
-			p->dense[i] = d;
+			size_t nb = table_bytes_for(nc * p->dense_reps);
+			for (int i = 0; i < 3; i++) {
+				uint64_t *d = table_grow(p->dense[i], p->dense_bytes, nb);
+				if (!d)
+					return -1;
+				p->dense[i] = d;
+			}
+			p->dense_bytes = nb;
 		}
 		p->cap_rows = nc;
 		/* the slot pointer may have moved? No: only pf_map64 inserts move it */
@@ -223,8 +268,6 @@ static long row_of_ids(store_result *r, const uint32_t *kid)
 	p->next[n] = found ? (uint32_t)*slot : PF_NONE;
 	p->stamp[n] = 0;
 	p->row_cell[n] = PF_NONE;
-	for (int i = 0; i < 3 && p->dense_reps; i++)
-		memset(p->dense[i] + n * p->dense_reps, 0, p->dense_reps * sizeof(uint64_t));
 	r->row_level[n] = 0;
 	r->row_addr[n] = UINT64_MAX;
 	*slot = n;
@@ -298,8 +341,11 @@ int store_result_fix_reps(store_result *r)
 	if (p->dense_reps || p->ncells || !r->nreps)
 		return 0;
 	size_t cap = p->cap_rows ? p->cap_rows : 1;
+	if (cap > SIZE_MAX / sizeof(uint64_t) / r->nreps)
+		return -1;
+	p->dense_bytes = table_bytes_for(cap * r->nreps);
 	for (int i = 0; i < 3; i++)
-		if (!(p->dense[i] = pf_calloc(cap * r->nreps, sizeof(uint64_t))))
+		if (!(p->dense[i] = table_grow(NULL, 0, p->dense_bytes)))
 			return -1;
 	p->dense_reps = r->nreps;
 	return 0;
@@ -750,10 +796,13 @@ int store_result_finish(store_result *r, proff_error *err)
 			goto nomem;
 		r->self = p->dense[0];
 		p->row_count = p->dense[2];
-		if (r->children)
+		p->mapped[0] = p->mapped[2] = true;
+		if (r->children) {
 			r->acc = p->dense[1];
-		else
-			free(p->dense[1]);
+			p->mapped[1] = true;
+		} else {
+			table_free(p->dense[1], p->dense_bytes);
+		}
 		p->dense[0] = p->dense[1] = p->dense[2] = NULL;
 		for (size_t i = 0; i < cells; i++)
 			ndense += r->self[i] || p->row_count[i] || (r->acc && r->acc[i]);
@@ -843,7 +892,7 @@ int store_result_finish(store_result *r, proff_error *err)
 	p->cell = NULL;
 	p->ncells = p->cap_cells = 0;
 	for (int i = 0; i < 3; i++) {
-		free(p->dense[i]);
+		table_free(p->dense[i], p->dense_bytes);
 		p->dense[i] = NULL;
 	}
 	p->dense_reps = 0;

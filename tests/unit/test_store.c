@@ -310,7 +310,7 @@ static void keyrows_equal_samples(void **state)
 		for (int children = 0; children < 2; children++) {
 			store_query q = { .nkeys = qs[i].nkeys, .by_addr = qs[i].by_addr, .children = children,
 					  .groups = &sel, .ngroups = 1, .event = "cycles" };
-			memcpy(q.keys, qs[i].keys, sizeof(q.keys));
+			memcpy(q.keys, qs[i].keys, sizeof(qs[i].keys));
 			store_result *a = result_of(sp, &q, false), *b = result_of(sp, &q, true);
 			assert_int_equal(a->nrows, b->nrows);
 			assert_true(a->nrows >= 3);

@@ -64,9 +64,28 @@ awk -v s="$nsamples" -v r="$rows" -v a="$t0" -v b="$t1" -v c="$t2" -v by="$bytes
 	printf "  ingest, local store: %.2f s, %.0f samples/s (folded lines), %.0f rows/s, %.1f bytes stored per sample\n", b - a, s / (b - a), r / (b - a), lb / s
 	printf "  ingest, ClickHouse:  %.2f s, %.0f samples/s, %.0f rows/s (%d sample rows), %.2f bytes per sample after compression (%.1f MB)\n", c - b, s / (c - b), r / (c - b), r, by / s, by / 1e6 }'
 
-measure "ClickHouse: proff diff --store build=A -- build=B" "$PROFF" diff --store "$URL" build=A -- build=B; ch_t=$MED_S
-measure "local store: the same diff" "$PROFF" diff --store "$LOCAL" build=A -- build=B; lo_t=$MED_S
-measure "files: proff diff A1..A$((HOSTS / 2)) -- B1..B$((HOSTS / 2))" "$PROFF" diff "$H"/a-*.folded -- "$H"/b-*.folded; fi_t=$MED_S
+# measure_cpu NAME CMD...: median wall (MED_S) and the median CPU time of
+# proff (user + sys, MED_CPU) and of the ClickHouse server during the run
+# (MED_SRV, from its /proc stat): on a shared host the wall time is mostly
+# waiting for a CPU, the CPU times are what the commands cost
+measure_cpu() {
+	local name=$1; shift
+	local w=() c=() v=() i t u sy a b hz
+	hz=$(getconf CLK_TCK)
+	for ((i = 0; i < RUNS; i++)); do
+		a=$(awk '{print $14 + $15}' "/proc/$CH_PID_bench/stat")
+		/usr/bin/time -f '%e %U %S' -o "$BENCH_DIR/.time" "$@" >/dev/null 2>"$BENCH_DIR/.err" || {
+			echo "bench: '$name' failed:" >&2; tail -3 "$BENCH_DIR/.err" >&2; MED_S=nan; MED_CPU=nan; MED_SRV=nan; return 1; }
+		b=$(awk '{print $14 + $15}' "/proc/$CH_PID_bench/stat")
+		read -r t u sy < <(tail -1 "$BENCH_DIR/.time")
+		w+=("$t"); c+=("$(awk -v u="$u" -v s="$sy" 'BEGIN {print u + s}')"); v+=("$(awk -v a="$a" -v b="$b" -v h="$hz" 'BEGIN {print (b - a) / h}')")
+	done
+	MED_S=$(median "${w[@]}"); MED_CPU=$(median "${c[@]}"); MED_SRV=$(median "${v[@]}")
+	printf '  %-44s median %7.3f s wall, CPU: proff %.2f s, ClickHouse server %.2f s  (%d runs)\n' "$name" "$MED_S" "$MED_CPU" "$MED_SRV" "$RUNS"
+}
+measure_cpu "ClickHouse: proff diff --store build=A -- build=B" "$PROFF" diff --store "$URL" build=A -- build=B; ch_t=$MED_S; ch_c=$(awk -v a="$MED_CPU" -v b="$MED_SRV" 'BEGIN {print a + b}')
+measure_cpu "local store: the same diff" "$PROFF" diff --store "$LOCAL" build=A -- build=B; lo_t=$MED_S; lo_c=$MED_CPU
+measure_cpu "files: proff diff A1..A$((HOSTS / 2)) -- B1..B$((HOSTS / 2))" "$PROFF" diff "$H"/a-*.folded -- "$H"/b-*.folded; fi_t=$MED_S; fi_c=$MED_CPU
 "$PROFF" diff --store "$URL" build=A -- build=B | grep -v '^#  \[' >"$CHD/ch.txt"
 "$PROFF" diff "$H"/a-*.folded -- "$H"/b-*.folded | grep -v '^#  \[' >"$CHD/files.txt"
 python3 - "$CHD/ch.txt" "$CHD/files.txt" <<'EOF'
@@ -75,5 +94,6 @@ a = [l for l in open(sys.argv[1]) if not l.startswith('#')]
 b = [l for l in open(sys.argv[2]) if not l.startswith('#')]
 print("  rows: ClickHouse %d, files %d, %s" % (len(a), len(b), "identical" if sorted(a) == sorted(b) else "DIFFERENT"))
 EOF
-awk -v c="$ch_t" -v l="$lo_t" -v f="$fi_t" 'BEGIN {
-	printf "  fleet diff over the profiles: ClickHouse %.3f s, local store %.3f s, files %.3f s: ClickHouse %.1fx faster than the files (target >= 5x, <= 3 s), local store %.1fx\n", c, l, f, f / c, f / l }'
+awk -v c="$ch_t" -v l="$lo_t" -v f="$fi_t" -v cc="$ch_c" -v lc="$lo_c" -v fc="$fi_c" 'BEGIN {
+	printf "  fleet diff over the profiles: ClickHouse %.3f s, local store %.3f s, files %.3f s: ClickHouse %.1fx faster than the files (target >= 5x, <= 3 s), local store %.1fx\n", c, l, f, f / c, f / l
+	printf "  in CPU time: ClickHouse %.2f s (proff and the server), local store %.2f s, files %.2f s: ClickHouse %.1fx, local store %.1fx\n", cc, lc, fc, fc / cc, fc / lc }'

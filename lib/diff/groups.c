@@ -208,10 +208,15 @@ static int grow_rows(diff_table *t)
 		return PROFF_ENOMEM;
 	p->seen = k;
 	for (int w = 0; w < (t->g.children ? 2 : 1); w++) {
-		uint64_t *v = pf_realloc_array(p->period[w], ncap * t->nruns, sizeof(uint64_t));
+		/* the first table from calloc: a large one comes as zeroed pages,
+		 * touched only where rows are (1,024 rows x the runs of a fleet
+		 * are megabytes, most of them never written) */
+		uint64_t *v = p->period[w] ? pf_realloc_array(p->period[w], ncap * t->nruns, sizeof(uint64_t))
+					   : pf_calloc(ncap * t->nruns, sizeof(uint64_t));
 		if (!v)
 			return PROFF_ENOMEM;
-		memset(v + p->cap * t->nruns, 0, (ncap - p->cap) * t->nruns * sizeof(uint64_t));
+		if (p->cap)
+			memset(v + p->cap * t->nruns, 0, (ncap - p->cap) * t->nruns * sizeof(uint64_t));
 		p->period[w] = v;
 	}
 	if (p->calls && grow_calls(t, ncap))

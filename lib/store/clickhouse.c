@@ -40,17 +40,54 @@ typedef struct ch_store {
 
 /* ---- HTTP -------------------------------------------------------------------- */
 
+/* An answer's lines handed to a function as they arrive (a query's rows:
+ * no copy of a large answer is kept); an answer other than 200 is kept
+ * whole, for its message */
+typedef int (*line_fn)(void *arg, char *line);
+
+typedef struct sink {
+	sbuf *b;
+	CURL *h;
+	line_fn fn;                /* NULL: keep the answer in b */
+	void *arg;
+	int mode;                  /* 0 not known yet, 1 lines, 2 an error answer kept */
+	int rc;                    /* fn's non-zero */
+} sink;
+
 static size_t on_data(char *p, size_t sz, size_t n, void *arg)
 {
-	sbuf *b = arg;
-	sbuf_put(b, p, sz * n);
-	return b->oom ? 0 : sz * n;
+	sink *k = arg;
+	size_t len = sz * n;
+	sbuf_put(k->b, p, len);
+	if (k->b->oom)
+		return 0;
+	if (!k->fn)
+		return len;
+	if (!k->mode) {
+		long st = 0;
+		curl_easy_getinfo(k->h, CURLINFO_RESPONSE_CODE, &st);
+		k->mode = st == 200 ? 1 : 2;
+	}
+	if (k->mode != 1)
+		return len;
+	char *start = k->b->p, *end = k->b->p + k->b->n, *nl;
+	for (; (nl = memchr(start, '\n', (size_t)(end - start))); start = nl + 1) {
+		*nl = '\0';
+		if ((k->rc = k->fn(k->arg, start)))
+			return 0;
+	}
+	size_t rest = (size_t)(end - start);
+	memmove(k->b->p, start, rest);
+	k->b->n = rest;
+	k->b->p[rest] = '\0';
+	return len;
 }
 
 /* POST body (SQL, then data for an INSERT) with query (URL-encoded SQL or
- * NULL); the answer in *resp. 0, or an error naming the store. */
-static int ch_post(store *s, const char *query, const char *body, size_t blen, const char *settings, sbuf *resp,
-		   proff_error *err)
+ * NULL); the answer in *resp, or its lines given to fn (then fn's error
+ * stops the transfer and is returned). 0, or an error naming the store. */
+static int ch_post_lines(store *s, const char *query, const char *body, size_t blen, const char *settings,
+			 sbuf *resp, line_fn fn, void *fn_arg, proff_error *err)
 {
 	ch_store *c = s->impl;
 	sbuf url = { 0 };
@@ -72,13 +109,14 @@ static int ch_post(store *s, const char *query, const char *body, size_t blen, c
 	}
 	resp->n = 0;
 	CURL *h = c->curl;
+	sink k = { resp, h, fn, fn_arg, 0, 0 };
 	curl_easy_reset(h);
 	curl_easy_setopt(h, CURLOPT_URL, url.p);
 	curl_easy_setopt(h, CURLOPT_POST, 1L);
 	curl_easy_setopt(h, CURLOPT_POSTFIELDS, body);
 	curl_easy_setopt(h, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)blen);
 	curl_easy_setopt(h, CURLOPT_WRITEFUNCTION, on_data);
-	curl_easy_setopt(h, CURLOPT_WRITEDATA, resp);
+	curl_easy_setopt(h, CURLOPT_WRITEDATA, &k);
 	curl_easy_setopt(h, CURLOPT_CONNECTTIMEOUT, 10L);
 	curl_easy_setopt(h, CURLOPT_NOSIGNAL, 1L);
 	curl_easy_setopt(h, CURLOPT_ACCEPT_ENCODING, "");
@@ -91,6 +129,8 @@ static int ch_post(store *s, const char *query, const char *body, size_t blen, c
 	CURLcode cc = curl_easy_perform(h);
 	curl_slist_free_all(hdr);
 	sbuf_free(&url);
+	if (k.rc)
+		return k.rc;
 	if (cc != CURLE_OK)
 		return proff_err_set(err, PROFF_EIO, s->name, PROFF_NO_OFFSET, "cannot reach the server: %s",
 				     curl_easy_strerror(cc));
@@ -107,7 +147,15 @@ static int ch_post(store *s, const char *query, const char *body, size_t blen, c
 		return proff_err_set(err, PROFF_EIO, s->name, PROFF_NO_OFFSET, "the server answered %ld: %.*s", status,
 				     (int)l, m);
 	}
+	if (fn && resp->n)         /* a last line without its newline */
+		return fn(fn_arg, resp->p);
 	return 0;
+}
+
+static int ch_post(store *s, const char *query, const char *body, size_t blen, const char *settings, sbuf *resp,
+		   proff_error *err)
+{
+	return ch_post_lines(s, query, body, blen, settings, resp, NULL, NULL, err);
 }
 
 static int ch_sql(store *s, const char *sql, sbuf *resp, proff_error *err)
@@ -128,14 +176,25 @@ static const char *const cols_profiles =
 	"events Array(String), event_types Array(UInt32), event_configs Array(UInt64), totals Array(UInt64), "
 	"nsamples Array(UInt64), callchain Array(UInt8), nr_stacks UInt64, nr_samples UInt64)";
 
+/* a profile's key rows (keyrows.c) for the key sets of store_keysets; dso is
+ * the long name in a key set of long names. Created first: a database with
+ * proff_samples and no proff_keyrows is one of an older proff. */
+static const char *const cols_keyrows =
+	"(day Date, time DateTime, id String, push UInt64, label_keys Array(String), label_values Array(String), "
+	"event String, keyset UInt8, seq UInt32, comm String, dso String, sym String, srcline String, addr UInt64, "
+	"level String, self UInt64, acc UInt64, count UInt64)";
+
 static int create_local(store *s, const char *sfx, proff_error *err)
 {
 	ch_store *c = s->impl;
 	sbuf q = { 0 }, r = { 0 };
 	int rc = 0;
-	for (int t = 0; t < 3 && !rc; t++) {
+	for (int t = -1; t < 3 && !rc; t++) {
 		q.n = 0;
-		if (t == 0)
+		if (t == -1)
+			sbuf_printf(&q, "CREATE TABLE IF NOT EXISTS %s.proff_keyrows%s %s ENGINE = MergeTree "
+				    "PARTITION BY day ORDER BY (keyset, event, id, push)", c->db, sfx, cols_keyrows);
+		else if (t == 0)
 			sbuf_printf(&q, "CREATE TABLE IF NOT EXISTS %s.proff_stacks%s %s ENGINE = ReplacingMergeTree "
 				    "ORDER BY stack", c->db, sfx, cols_stacks);
 		else if (t == 1)
@@ -167,9 +226,49 @@ static int valid_ident(const char *s)
 	return 1;
 }
 
+/* What the database holds: 0 no proff tables, 1 one server's, 2 a
+ * cluster's (Distributed), or an error for the tables of an older proff
+ * (samples without key rows, here or shard-local) */
+static int ch_tables(store *s, int *mode, proff_error *err)
+{
+	ch_store *c = s->impl;
+	sbuf q = { 0 }, r = { 0 };
+	sbuf_printf(&q, "SELECT name, engine FROM system.tables WHERE database = ");
+	sbuf_quote(&q, c->db, strlen(c->db));
+	sbuf_puts(&q, " AND name IN ('proff_samples', 'proff_keyrows', 'proff_samples_local', 'proff_keyrows_local') "
+		      "FORMAT TabSeparated");
+	int rc = q.oom ? proff_err_set(err, PROFF_ENOMEM, NULL, PROFF_NO_OFFSET, "out of memory") : ch_sql(s, q.p, &r, err);
+	*mode = 0;
+	if (!rc) {
+		bool samples = false, keyrows = false, samples_l = false, keyrows_l = false;
+		for (char *p = r.p; p && *p;) {
+			char *nl = strchr(p, '\n');
+			size_t l = nl ? (size_t)(nl - p) : strlen(p);
+			if (!strncmp(p, "proff_samples\t", 14)) {
+				samples = true;
+				*mode = !strncmp(p + 14, "Distributed", 11) ? 2 : 1;
+			}
+			keyrows |= l > 14 && !strncmp(p, "proff_keyrows\t", 14);
+			samples_l |= !strncmp(p, "proff_samples_local\t", 20);
+			keyrows_l |= !strncmp(p, "proff_keyrows_local\t", 20);
+			p = nl ? nl + 1 : NULL;
+		}
+		if ((samples && !keyrows) || (samples_l && !keyrows_l))
+			rc = proff_err_set(err, PROFF_EFORMAT, s->name, PROFF_NO_OFFSET,
+					   "the proff tables here are an older proff's (no proff_keyrows): push the "
+					   "profiles again into a new database (docs/fleet.md)");
+	}
+	sbuf_free(&q);
+	sbuf_free(&r);
+	return rc;
+}
+
 static int ch_init(store *s, const char *cluster, proff_error *err)
 {
 	ch_store *c = s->impl;
+	int mode, rc = ch_tables(s, &mode, err);
+	if (rc)
+		return rc;
 	if (!cluster)
 		return create_local(s, "", err);
 	if (!strcmp(cluster, "local"))
@@ -177,25 +276,26 @@ static int ch_init(store *s, const char *cluster, proff_error *err)
 	if (!valid_ident(cluster))
 		return proff_err_set(err, PROFF_EUSAGE, NULL, PROFF_NO_OFFSET,
 				     "--init: '%.64s' is no cluster name (letters, digits, '_')", cluster);
-	int rc = create_local(s, "_local", err);
+	rc = create_local(s, "_local", err);
 	sbuf q = { 0 }, r = { 0 };
+	/* key rows first (what marks the tables of this proff), the view's
+	 * Distributed table last */
 	static const struct { const char *t, *key; } d[] = {
-		{ "proff_stacks", "stack" }, { "proff_samples", "stack" }, { "proff_profiles", "cityHash64(id)" },
-		{ "proff_rows", "stack" },
+		{ "proff_keyrows", "cityHash64(id)" }, { "proff_stacks", "stack" }, { "proff_samples", "stack" },
+		{ "proff_profiles", "cityHash64(id)" },
 	};
-	for (size_t i = 0; i < 4 && !rc; i++) {
+	for (size_t i = 0; i < 5 && !rc; i++) {
 		q.n = 0;
-		sbuf_printf(&q, "CREATE TABLE IF NOT EXISTS %s.%s AS %s.%s_local ENGINE = Distributed(%s, %s, %s_local, %s)",
-			    c->db, d[i].t, c->db, i == 3 ? "proff_samples" : d[i].t, cluster, c->db, d[i].t, d[i].key);
-		if (i == 3) {
+		if (i < 4)
+			sbuf_printf(&q, "CREATE TABLE IF NOT EXISTS %s.%s AS %s.%s_local ENGINE = Distributed(%s, %s, %s_local, %s)",
+				    c->db, d[i].t, c->db, d[i].t, cluster, c->db, d[i].t, d[i].key);
+		else
 			/* a view has no engine to copy: the columns of samples and stacks */
-			q.n = 0;
 			sbuf_printf(&q, "CREATE TABLE IF NOT EXISTS %s.proff_rows (day Date, time DateTime, id String, push UInt64, "
 				    "label_keys Array(String), label_values Array(String), event String, seq UInt32, comm String, "
 				    "stack UInt64, period UInt64, count UInt64, dso Array(String), dso_long Array(String), "
 				    "sym Array(String), srcline Array(String), addr Array(UInt64), level Array(String)) "
 				    "ENGINE = Distributed(%s, %s, proff_rows_local, stack)", c->db, cluster, c->db);
-		}
 		rc = q.oom ? proff_err_set(err, PROFF_ENOMEM, NULL, PROFF_NO_OFFSET, "out of memory") : ch_sql(s, q.p, &r, err);
 	}
 	sbuf_free(&q);
@@ -210,24 +310,16 @@ static int ch_mode(store *s, bool create, proff_error *err)
 	ch_store *c = s->impl;
 	if (c->mode)
 		return 0;
-	sbuf q = { 0 }, r = { 0 };
-	sbuf_printf(&q, "SELECT engine FROM system.tables WHERE database = ");
-	sbuf_quote(&q, c->db, strlen(c->db));
-	sbuf_puts(&q, " AND name = 'proff_samples' FORMAT TabSeparated");
-	int rc = ch_sql(s, q.p, &r, err);
-	if (!rc) {
-		if (r.n && !strncmp(r.p, "Distributed", 11))
-			c->mode = 2;
-		else if (r.n)
-			c->mode = 1;
-		else if (create && !(rc = create_local(s, "", err)))
-			c->mode = 1;
-		else if (!rc)
-			rc = proff_err_set(err, PROFF_ENOENT, s->name, PROFF_NO_OFFSET,
-					   "no proff tables in this database (proff push creates them)");
-	}
-	sbuf_free(&q);
-	sbuf_free(&r);
+	int mode, rc = ch_tables(s, &mode, err);
+	if (rc)
+		return rc;
+	if (mode)
+		c->mode = mode;
+	else if (create && !(rc = create_local(s, "", err)))
+		c->mode = 1;
+	else if (!rc)
+		rc = proff_err_set(err, PROFF_ENOENT, s->name, PROFF_NO_OFFSET,
+				   "no proff tables in this database (proff push creates them)");
 	return rc;
 }
 
@@ -414,6 +506,46 @@ static void samples_json(sbuf *b, const store_prof *sp, uint64_t push)
 	sbuf_free(&head);
 }
 
+/* the profile's key rows of every stored key set; -1 out of memory */
+static int keyrows_json(sbuf *b, const store_prof *sp, uint64_t push)
+{
+	sbuf head = { 0 };
+	sbuf_puts(&head, "{");
+	day_time(&head, sp->time);
+	sbuf_printf(&head, ",\"id\":\"%s\",\"push\":%" PRIu64 ",", sp->id, push);
+	labels_json(&head, sp);
+	int rc = head.oom ? -1 : 0;
+	for (int k = 0; k < STORE_NR_KEYSETS && !rc; k++) {
+		store_keyrow *rows;
+		size_t n;
+		if (store_keyrows(sp, store_keysets[k], &rows, &n)) {
+			rc = -1;
+			break;
+		}
+		for (size_t i = 0; i < n; i++) {
+			const store_keyrow *kr = &rows[i];
+			sbuf_put(b, head.p, head.n);
+			sbuf_puts(b, ",\"event\":");
+			json_sid(b, sp, sp->events[kr->event].name);
+			sbuf_printf(b, ",\"keyset\":%d,\"seq\":%zu,\"comm\":", store_keysets[k], i);
+			json_sid(b, sp, kr->comm);
+			sbuf_puts(b, ",\"dso\":");
+			json_sid(b, sp, kr->dso);
+			sbuf_puts(b, ",\"sym\":");
+			json_sid(b, sp, kr->sym);
+			sbuf_puts(b, ",\"srcline\":");
+			json_sid(b, sp, kr->srcline);
+			sbuf_printf(b, ",\"addr\":%" PRIu64 ",\"level\":", kr->addr);
+			json_str(b, &kr->level, 1);
+			sbuf_printf(b, ",\"self\":%" PRIu64 ",\"acc\":%" PRIu64 ",\"count\":%" PRIu64 "}\n", kr->self,
+				    kr->acc, kr->count);
+		}
+		free(rows);
+	}
+	sbuf_free(&head);
+	return rc || b->oom ? -1 : 0;
+}
+
 static void marker_json(sbuf *bp, const store_prof *sp, uint64_t push)
 {
 #define b (*bp)
@@ -485,6 +617,13 @@ static int ch_put(store *s, const store_prof *const *sps, size_t n, int *status,
 			samples_json(&b, sps[i], push);
 	rc = b.oom ? proff_err_set(err, PROFF_ENOMEM, NULL, PROFF_NO_OFFSET, "out of memory")
 		   : b.n ? insert(s, "proff_samples", &b, err) : 0;
+	/* the key rows (read by the common queries instead of the samples) */
+	b.n = 0;
+	for (size_t i = 0; i < n && !rc; i++)
+		if (status[i] == STORE_PUT_NEW && keyrows_json(&b, sps[i], push))
+			rc = proff_err_set(err, PROFF_ENOMEM, NULL, PROFF_NO_OFFSET, "out of memory");
+	if (!rc && b.n)
+		rc = insert(s, "proff_keyrows", &b, err);
 	if (!rc && c->stop_after == 2)
 		rc = proff_err_set(err, PROFF_EIO, s->name, PROFF_NO_OFFSET, "stopped after the samples (test hook)");
 	/* the markers last, in one INSERT: the batch's profiles appear together */
@@ -561,6 +700,85 @@ static int split_tsv(char *line, char **f, size_t *len, size_t nf)
 	return -1;
 }
 
+/* a line of a rows query: rep, grp, the keys, Self, Children, samples,
+ * level, lowest unresolved address */
+typedef struct rows_ctx {
+	store *s;
+	store_result *r;
+	size_t nkeys, nf;
+	char **f;
+	size_t *fl;
+	long last_rep;             /* the replicate of the line before (lines come by profile) */
+	uint32_t last_grp;
+	char *last_name;
+	size_t last_len, cap_name;
+	proff_error *err;
+} rows_ctx;
+
+static uint64_t dec_u64(const char *p)
+{
+	uint64_t v = 0;
+	for (; *p >= '0' && *p <= '9'; p++)
+		v = v * 10 + (uint64_t)(*p - '0');
+	return v;
+}
+
+static int row_line(void *arg, char *line)
+{
+	rows_ctx *x = arg;
+	store_result *r = x->r;
+	char **f = x->f;
+	size_t *fl = x->fl;
+	if (!*line)
+		return 0;
+	if (!strncmp(line, "Code: ", 6))         /* an error after the answer began */
+		return proff_err_set(x->err, PROFF_EIO, x->s->name, PROFF_NO_OFFSET, "the server failed: %.400s", line);
+	if (split_tsv(line, f, fl, x->nf))
+		return proff_err_set(x->err, PROFF_EFORMAT, x->s->name, PROFF_NO_OFFSET, "an answer of another shape");
+	uint32_t grp = (uint32_t)dec_u64(f[1]);
+	long rep = x->last_rep;
+	if (rep < 0 || grp != x->last_grp || fl[0] != x->last_len || memcmp(f[0], x->last_name, fl[0])) {
+		rep = store_result_rep(r, grp, f[0], fl[0]);
+		if (rep < 0 || PF_GROW(x->last_name, x->cap_name, fl[0] + 1))
+			goto nomem;
+		memcpy(x->last_name, f[0], fl[0]);
+		x->last_len = fl[0];
+		x->last_grp = grp;
+		x->last_rep = rep;
+	}
+	long row = store_result_row(r, (const char *const *)f + 2, fl + 2);
+	size_t b = 2 + x->nkeys;
+	if (row < 0 || store_result_add_count(r, (size_t)row, (size_t)rep, dec_u64(f[b]),
+					      r->children ? dec_u64(f[b + 1]) : 0, dec_u64(f[b + 2])))
+		goto nomem;
+	if (fl[b + 3] == 1 && !r->row_level[row])
+		r->row_level[row] = f[b + 3][0];
+	uint64_t a = dec_u64(f[b + 4]);
+	if (a && a < r->row_addr[row])
+		r->row_addr[row] = a;
+	return 0;
+nomem:
+	return proff_err_set(x->err, PROFF_ENOMEM, NULL, PROFF_NO_OFFSET, "out of memory");
+}
+
+/* Run a rows query (sql), its lines summed into r as they arrive */
+static int query_rows(store *s, const store_query *qq, store_result *r, const char *sql, const char *settings,
+		      proff_error *err)
+{
+	rows_ctx x = { .s = s, .r = r, .nkeys = (size_t)qq->nkeys, .nf = 2 + (size_t)qq->nkeys + 5, .last_rep = -1,
+		       .err = err };
+	x.f = calloc(x.nf, sizeof(char *));
+	x.fl = calloc(x.nf, sizeof(size_t));
+	sbuf resp = { 0 };
+	int rc = !x.f || !x.fl ? proff_err_set(err, PROFF_ENOMEM, NULL, PROFF_NO_OFFSET, "out of memory")
+			       : ch_post_lines(s, NULL, sql, strlen(sql), settings, &resp, row_line, &x, err);
+	free(x.f);
+	free(x.fl);
+	free(x.last_name);
+	sbuf_free(&resp);
+	return rc;
+}
+
 static int ch_query(store *s, const store_query *qq, store_result *r, proff_error *err)
 {
 	ch_store *c = s->impl;
@@ -579,7 +797,9 @@ static int ch_query(store *s, const store_query *qq, store_result *r, proff_erro
 	rep_group_sql(&q, qq);
 	sbuf_printf(&q, " FROM %s.proff_profiles WHERE ", c->db);
 	marked_sql(&q, c);
-	sbuf_puts(&q, ") WHERE grp >= 0 GROUP BY grp, rep FORMAT TabSeparated");
+	/* (in the order store_result_finish puts them: the rows' sums go to a
+	 * table it need not reorder) */
+	sbuf_puts(&q, ") WHERE grp >= 0 GROUP BY grp, rep ORDER BY grp, rep FORMAT TabSeparated");
 	if (q.oom || (rc = ch_sql(s, q.p, &resp, err)))
 		goto out;
 	for (char *line = resp.p; line && *line;) {
@@ -603,11 +823,45 @@ static int ch_query(store *s, const store_query *qq, store_result *r, proff_erro
 		line = nl ? nl + 1 : NULL;
 	}
 
+	if (store_result_fix_reps(r))
+		goto nomem;
+	q.n = 0;
+	int ks = store_keyset_of(qq);
+	if (ks >= 0) {
+		/* the profiles' key rows of this key set, summed at push time: one
+		 * line per profile and row (summed per replicate of a label) */
+		sbuf_puts(&q, "SELECT ");
+		rep_group_sql(&q, qq);
+		for (int k = 0; k < qq->nkeys; k++) {
+			int key = qq->keys[k];
+			sbuf_puts(&q, key == HK_COMM ? ", comm" : key == HK_DSO ? ", dso" : key == HK_SRCLINE ? ", srcline" :
+				      qq->by_addr ? ", if(sym = '', concat('\\x01', lower(hex(addr))), sym)" : ", sym");
+			sbuf_printf(&q, " AS k%d", k);
+		}
+		if (qq->replicate)
+			sbuf_puts(&q, ", sum(self), sum(acc), sum(count), argMin(level, seq), minIf(addr, sym = '')");
+		else
+			sbuf_puts(&q, ", self, acc, count, level, addr");
+		sbuf_printf(&q, " FROM %s.proff_keyrows WHERE keyset = %d AND event = ", c->db, ks);
+		sbuf_quote(&q, qq->event, strlen(qq->event));
+		sbuf_puts(&q, " AND ");
+		marked_sql(&q, c);
+		sbuf_puts(&q, " AND grp >= 0");
+		if (qq->replicate) {
+			sbuf_puts(&q, " GROUP BY grp, rep");
+			for (int k = 0; k < qq->nkeys; k++)
+				sbuf_printf(&q, ", k%d", k);
+		}
+		sbuf_puts(&q, " FORMAT TabSeparated");
+		if (q.oom)
+			goto nomem;
+		rc = query_rows(s, qq, r, q.p, NULL, err);
+		goto out;
+	}
 	/* the rows: Self of each stack's leaf, Children once per distinct key
 	 * of a stack (arrayEnumerateUniq numbers a value's occurrences) */
 	const char *karr[HIST_MAX_KEYS];
 	size_t nfk = 0;
-	q.n = 0;
 	sbuf_puts(&q, "SELECT ");
 	rep_group_sql(&q, qq);
 	for (int k = 0; k < qq->nkeys; k++) {
@@ -694,44 +948,7 @@ static int ch_query(store *s, const store_query *qq, store_result *r, proff_erro
 	if (q.oom)
 		goto nomem;
 	/* the selection columns are read before the join where the server can */
-	rc = ch_post(s, NULL, q.p, q.n, "enable_optimize_predicate_expression=1", &resp, err);
-	if (rc)
-		goto out;
-	size_t nf = 2 + (size_t)qq->nkeys + 5;
-	char **f = calloc(nf, sizeof(char *));
-	size_t *fl = calloc(nf, sizeof(size_t));
-	if (!f || !fl) {
-		free(f);
-		free(fl);
-		goto nomem;
-	}
-	for (char *line = resp.p; line && *line && !rc;) {
-		char *nl = strchr(line, '\n');
-		if (nl)
-			*nl = '\0';
-		if (split_tsv(line, f, fl, nf)) {
-			rc = proff_err_set(err, PROFF_EFORMAT, s->name, PROFF_NO_OFFSET, "an answer of another shape");
-			break;
-		}
-		long rep = store_result_rep(r, (uint32_t)strtoul(f[1], NULL, 10), f[0], fl[0]);
-		long row = rep < 0 ? -1 : store_result_row(r, (const char *const *)f + 2, fl + 2);
-		size_t b = 2 + (size_t)qq->nkeys;
-		if (row < 0 || store_result_add_count(r, (size_t)row, (size_t)rep, strtoull(f[b], NULL, 10),
-						      r->children ? strtoull(f[b + 1], NULL, 10) : 0,
-						      strtoull(f[b + 2], NULL, 10))) {
-			free(f);
-			free(fl);
-			goto nomem;
-		}
-		if (fl[b + 3] == 1 && !r->row_level[row])
-			r->row_level[row] = f[b + 3][0];
-		uint64_t a = strtoull(f[b + 4], NULL, 10);
-		if (a && a < r->row_addr[row])
-			r->row_addr[row] = a;
-		line = nl ? nl + 1 : NULL;
-	}
-	free(f);
-	free(fl);
+	rc = query_rows(s, qq, r, q.p, "enable_optimize_predicate_expression=1", err);
 out:
 	sbuf_free(&q);
 	sbuf_free(&resp);

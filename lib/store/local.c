@@ -16,6 +16,9 @@
  *   string TEXT                       (ids 1, 2, ... in order; 0 is "")
  *   label KEY VALUE                   (string ids)
  *   event NAME TYPE CONFIG TOTAL SAMPLES CALLCHAIN   (NAME a string id)
+ *   keyrow KEYSET EVENT COMM DSO SYM SRCLINE ADDR LEVEL SELF CHILDREN SAMPLES
+ *                                     (keyrows.c: a query of a stored key set
+ *                                     reads these and skips what follows)
  *   frame DSO DSO_LONG SYM SRCLINE ADDR LEVEL   (string ids; ADDR hex)
  *   stack HASH FRAME,FRAME,...        (leaf first)
  *   sample EVENT COMM STACK PERIOD COUNT
@@ -33,7 +36,7 @@
 
 #include "store-int.h"
 
-#define STORE_MAGIC "proff store 1\n"
+#define STORE_MAGIC "proff store 2\n"
 
 typedef struct local_store {
 	char *dir;
@@ -44,7 +47,7 @@ typedef struct local_store {
 static int prof_write(FILE *f, const store_prof *sp)
 {
 	size_t lines = 3;
-	fprintf(f, "proff-profile\t1\nid\t%s\ntime\t%lld\n", sp->id, (long long)sp->time);
+	fprintf(f, "proff-profile\t2\nid\t%s\ntime\t%lld\n", sp->id, (long long)sp->time);
 	for (size_t i = 1; i < sp->strs.n; i++, lines++) {
 		fputs("string\t", f);
 		store_tsv_put(f, pf_strtab_get(&sp->strs, (uint32_t)i), sp->strs.lens[i]);
@@ -56,6 +59,19 @@ static int prof_write(FILE *f, const store_prof *sp)
 		const store_event *ev = &sp->events[e];
 		fprintf(f, "event\t%u\t%u\t%" PRIu64 "\t%" PRIu64 "\t%" PRIu64 "\t%d\n", ev->name, ev->type, ev->config,
 			ev->total, ev->samples, ev->callchain);
+	}
+	for (int k = 0; k < STORE_NR_KEYSETS; k++) {
+		store_keyrow *rows;
+		size_t n;
+		if (store_keyrows(sp, store_keysets[k], &rows, &n))
+			return -1;
+		for (size_t i = 0; i < n; i++, lines++) {
+			const store_keyrow *kr = &rows[i];
+			fprintf(f, "keyrow\t%d\t%u\t%u\t%u\t%u\t%u\t%" PRIx64 "\t%c\t%" PRIu64 "\t%" PRIu64 "\t%" PRIu64 "\n",
+				store_keysets[k], kr->event, kr->comm, kr->dso, kr->sym, kr->srcline, kr->addr, kr->level,
+				kr->self, kr->acc, kr->count);
+		}
+		free(rows);
 	}
 	for (size_t i = 0; i < sp->nr_frames; i++, lines++) {
 		const store_frame *fr = &sp->frames[i];
@@ -164,7 +180,70 @@ static int line_end(cursor *c)
 }
 
 /* Parse a profile file's bytes. */
-int store_prof_parse(const char *buf, size_t len, const char *path, store_prof **out, proff_error *err)
+/* keyrow KEYSET EVENT COMM DSO SYM SRCLINE ADDR LEVEL SELF CHILDREN SAMPLES */
+static int keyrow_line(cursor *c, store_prof *sp)
+{
+	store_keyrow kr = { 0 };
+	uint32_t ks;
+	uint64_t ns = sp->strs.n;
+	int rc;
+	if ((rc = field_u32(c, &ks, 256, "key set")) || (rc = field_u32(c, &kr.event, sp->nr_events, "event")) ||
+	    (rc = field_u32(c, &kr.comm, ns, "string")) || (rc = field_u32(c, &kr.dso, ns, "string")) ||
+	    (rc = field_u32(c, &kr.sym, ns, "string")) || (rc = field_u32(c, &kr.srcline, ns, "string")) ||
+	    (rc = field_u64(c, &kr.addr, 16)))
+		return rc;
+	if (c->end - c->p < 2 || c->p[0] == '\n' || c->p[0] == '\t' || c->p[1] != '\t')
+		return bad(c, "a key row's level is one character");
+	kr.level = *c->p;
+	c->p += 2;
+	if ((rc = field_u64(c, &kr.self, 10)) || (rc = field_u64(c, &kr.acc, 10)) || (rc = field_u64(c, &kr.count, 10)))
+		return rc;
+	if (!sp->priv && !(sp->priv = pf_calloc(1, sizeof(*sp->priv))))
+		return proff_err_set(c->err, PROFF_ENOMEM, c->path, PROFF_NO_OFFSET, "out of memory");
+	struct store_prof_priv *pp = sp->priv;
+	if (pp->nr_keyrows == pp->cap_keyrows) {
+		size_t nc = pp->cap_keyrows ? 2 * pp->cap_keyrows : 256;
+		store_keyrow *a = pf_realloc_array(pp->keyrows, nc, sizeof(*a));
+		if (a)
+			pp->keyrows = a;
+		uint8_t *b = a ? pf_realloc_array(pp->keyrow_set, nc, 1) : NULL;
+		if (!b)
+			return proff_err_set(c->err, PROFF_ENOMEM, c->path, PROFF_NO_OFFSET, "out of memory");
+		pp->keyrow_set = b;
+		pp->cap_keyrows = nc;
+	}
+	pp->keyrow_set[pp->nr_keyrows] = (uint8_t)ks;
+	pp->keyrows[pp->nr_keyrows++] = kr;
+	return 0;
+}
+
+/* what a parse reads (store_prof_parse_part): everything, the lines before
+ * the key rows (labels and events: enough to select a profile), or those
+ * and the key rows of one key set (the other key rows, frames, stacks and
+ * samples skipped but counted, so that the end line still tells a damaged
+ * file) */
+enum { PARSE_ALL = STORE_PARSE_ALL, PARSE_HEAD = STORE_PARSE_HEAD };
+
+static bool skipped_kind(const cursor *c, int want)
+{
+	static const char *const kinds[] = { "frame\t", "stack\t", "sample\t" };
+	size_t left = (size_t)(c->end - c->p);
+	for (size_t i = 0; i < 3; i++)
+		if (left > strlen(kinds[i]) && !memcmp(c->p, kinds[i], strlen(kinds[i])))
+			return true;
+	if (left > 7 && !memcmp(c->p, "keyrow\t", 7)) {
+		if (want == PARSE_HEAD)
+			return true;
+		int ks = 0;
+		const char *q = c->p + 7;
+		for (; q < c->end && *q >= '0' && *q <= '9' && ks < 1000; q++)
+			ks = ks * 10 + (*q - '0');
+		return ks != want;
+	}
+	return false;
+}
+
+int store_prof_parse_part(const char *buf, size_t len, const char *path, int want, store_prof **out, proff_error *err)
 {
 	*out = NULL;
 	cursor c = { buf, buf + len, buf, buf, 1, path, err };
@@ -184,6 +263,21 @@ int store_prof_parse(const char *buf, size_t len, const char *path, store_prof *
 			rc = bad(&c, "data after the end line");
 			break;
 		}
+		if (want != PARSE_ALL && nlines && skipped_kind(&c, want)) {
+			if (want == PARSE_HEAD) {
+				ended = true;     /* what was asked for is read */
+				break;
+			}
+			const char *nl = memchr(c.p, '\n', (size_t)(c.end - c.p));
+			if (!nl) {
+				rc = bad(&c, "the file ends inside a line (truncated)");
+				break;
+			}
+			c.p = nl + 1;
+			c.lineno++;
+			nlines++;
+			continue;
+		}
 		if ((rc = field_str(&c, &s, &sl)))
 			break;
 		if (nlines == 0 && strcmp(s, "proff-profile")) {
@@ -192,8 +286,8 @@ int store_prof_parse(const char *buf, size_t len, const char *path, store_prof *
 			uint64_t ver;
 			if (nlines)
 				rc = bad(&c, "a second header line");
-			else if (!(rc = field_u64(&c, &ver, 10)) && ver != 1)
-				rc = bad(&c, "unknown version (this proff reads version 1)");
+			else if (!(rc = field_u64(&c, &ver, 10)) && ver != 2)
+				rc = bad(&c, "unknown version (this proff reads version 2)");
 		} else if (!strcmp(s, "id")) {
 			if (!(rc = field_str(&c, &v, &vl))) {
 				if (vl != STORE_ID_LEN || strspn(v, "0123456789abcdef") != vl)
@@ -242,11 +336,14 @@ int store_prof_parse(const char *buf, size_t len, const char *path, store_prof *
 				int64_t id = pf_strtab_intern(&sp->strs, v, vl);
 				if (id < 0)
 					rc = proff_err_set(err, PROFF_ENOMEM, path, PROFF_NO_OFFSET, "out of memory");
-				else if ((size_t)id != before || sp->nr_frames || sp->nr_labels || sp->nr_events)
+				else if ((size_t)id != before || sp->nr_frames || sp->nr_labels || sp->nr_events ||
+					 (sp->priv && sp->priv->nr_keyrows))
 					rc = bad(&c, "a string given twice, or after the labels, events or frames");
 			}
 			free(v);
 			v = NULL;
+		} else if (!strcmp(s, "keyrow")) {
+			rc = keyrow_line(&c, sp);
 		} else if (!strcmp(s, "frame")) {
 			store_frame f = { 0 };
 			uint64_t ns = sp->strs.n, lvl;
@@ -332,7 +429,15 @@ int store_prof_parse(const char *buf, size_t len, const char *path, store_prof *
 	return 0;
 }
 
-static int prof_read(const char *path, store_prof **out, proff_error *err)
+int store_prof_parse(const char *buf, size_t len, const char *path, store_prof **out, proff_error *err)
+{
+	return store_prof_parse_part(buf, len, path, PARSE_ALL, out, err);
+}
+
+/* Read and parse a profile file (want: parse_part's) with buf, a buffer
+ * kept from one file to the next (read, not mapped: unmapping a file
+ * after each of thousands costs more than reading it) */
+static int prof_read(const char *path, int want, sbuf *buf, store_prof **out, proff_error *err)
 {
 	int fd = pf_open_regular(path);
 	if (fd < 0)
@@ -346,13 +451,32 @@ static int prof_read(const char *path, store_prof **out, proff_error *err)
 		close(fd);
 		return proff_err_set(err, PROFF_EFORMAT, path, 0, "an empty profile file");
 	}
-	void *m = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
+	size_t size = (size_t)st.st_size, got = 0;
+	if (size + 1 > buf->cap) {
+		char *np = realloc(buf->p, size + 1);
+		if (!np) {
+			close(fd);
+			return proff_err_set(err, PROFF_ENOMEM, path, PROFF_NO_OFFSET, "out of memory");
+		}
+		buf->p = np;
+		buf->cap = size + 1;
+	}
+	while (got < size) {
+		ssize_t r = read(fd, buf->p + got, size - got);
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r <= 0) {
+			int e = errno;
+			close(fd);
+			if (r == 0)
+				return proff_err_set(err, PROFF_EFORMAT, path, got, "the file shrank while read");
+			errno = e;
+			return proff_err_sys(err, PROFF_EIO, path, "cannot read");
+		}
+		got += (size_t)r;
+	}
 	close(fd);
-	if (m == MAP_FAILED)
-		return proff_err_sys(err, PROFF_EIO, path, "cannot map");
-	int rc = store_prof_parse(m, (size_t)st.st_size, path, out, err);
-	munmap(m, (size_t)st.st_size);
-	return rc;
+	return store_prof_parse_part(buf->p, size, path, want, out, err);
 }
 
 /* ---- the store ----------------------------------------------------------------------- */
@@ -434,8 +558,9 @@ static int name_cmp(const void *a, const void *b)
 	return strcmp(*(char *const *)a, *(char *const *)b);
 }
 
-static int each_prof(local_store *ls, prof_cb cb, void *arg, proff_error *err)
+static int each_prof(local_store *ls, int want, prof_cb cb, void *arg, proff_error *err)
 {
+	sbuf buf = { 0 };
 	char dir[4096];
 	if (path_of(ls, "profiles", dir, sizeof(dir)))
 		return proff_err_set(err, PROFF_EUSAGE, ls->dir, PROFF_NO_OFFSET, "store path too long");
@@ -462,7 +587,7 @@ static int each_prof(local_store *ls, prof_cb cb, void *arg, proff_error *err)
 		char path[4200];
 		snprintf(path, sizeof(path), "%s/%s", dir, names[i]);
 		store_prof *sp;
-		rc = prof_read(path, &sp, err);
+		rc = prof_read(path, want, &buf, &sp, err);
 		if (!rc) {
 			rc = cb(arg, sp, err);
 			store_prof_free(sp);
@@ -471,12 +596,14 @@ static int each_prof(local_store *ls, prof_cb cb, void *arg, proff_error *err)
 	for (size_t i = 0; i < n; i++)
 		free(names[i]);
 	free(names);
+	sbuf_free(&buf);
 	return rc;
 }
 
 typedef struct query_state {
 	const store_query *q;
 	store_result *r;
+	int ks;                    /* the stored key set of the query, -1: the samples are read */
 } query_state;
 
 static int query_one(void *arg, store_prof *sp, proff_error *err)
@@ -493,13 +620,15 @@ static int query_one(void *arg, store_prof *sp, proff_error *err)
 	if (rep < 0)
 		return proff_err_set(err, PROFF_ENOMEM, NULL, PROFF_NO_OFFSET, "out of memory");
 	qs->r->nprofiles++;
+	if (qs->ks >= 0)
+		return store_result_add_keyrows(qs->r, (size_t)rep, sp, qs->ks, q, err);
 	return store_result_add_prof(qs->r, (size_t)rep, sp, q, err);
 }
 
 static int local_query(store *s, const store_query *q, store_result *r, proff_error *err)
 {
-	query_state qs = { q, r };
-	return each_prof(s->impl, query_one, &qs, err);
+	query_state qs = { q, r, store_keyset_of(q) };
+	return each_prof(s->impl, qs.ks >= 0 ? qs.ks : PARSE_ALL, query_one, &qs, err);
 }
 
 typedef struct events_state {
@@ -526,7 +655,7 @@ static int events_one(void *arg, store_prof *sp, proff_error *err)
 static int local_events(store *s, const store_sel *groups, size_t ngroups, char ***names, proff_error *err)
 {
 	events_state es = { groups, ngroups, names, 0 };
-	return each_prof(s->impl, events_one, &es, err);
+	return each_prof(s->impl, PARSE_HEAD, events_one, &es, err);
 }
 
 static int local_init(store *s, const char *cluster, proff_error *err)
@@ -561,6 +690,10 @@ int store_local_open(const char *dir, bool create, store *s, proff_error *err)
 		char buf[32] = "";
 		ssize_t n = read(fd, buf, sizeof(buf) - 1);
 		close(fd);
+		if (n >= 0 && !strncmp(buf, "proff store 1\n", 14))
+			return proff_err_set(err, PROFF_EFORMAT, path, 0,
+					     "a store of an older proff (version 1, no key rows): push the profiles "
+					     "again into a new store (docs/fleet.md)");
 		if (n < 0 || strncmp(buf, STORE_MAGIC, strlen(STORE_MAGIC)))
 			return proff_err_set(err, PROFF_EFORMAT, path, 0, "not a proff store (expected '%.13s')", STORE_MAGIC);
 		return 0;

@@ -20,10 +20,6 @@
 
 #include "store-int.h"
 
-struct store_prof_priv {
-	uint64_t *frame_hash;      /* [nr_frames] */
-	size_t cap_frame_hash;
-};
 
 /* ---- labels ------------------------------------------------------------------ */
 
@@ -165,8 +161,11 @@ void store_prof_free(store_prof *sp)
 	free(sp->stack_frames);
 	free(sp->stacks);
 	free(sp->samples);
-	if (sp->priv)
+	if (sp->priv) {
 		free(sp->priv->frame_hash);
+		free(sp->priv->keyrows);
+		free(sp->priv->keyrow_set);
+	}
 	free(sp->priv);
 	free(sp);
 }

@@ -15,6 +15,7 @@
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 
 #include "store-int.h"
 
@@ -26,8 +27,15 @@ struct store_result_priv {
 	pf_map64 reps;             /* (group, name id) hash -> rep index (chained) */
 	uint32_t *rep_next;
 	size_t cap_reps;
-	pf_map64 cells;            /* row << 32 | rep -> cell */
+	uint32_t *row_cell;        /* [cap_rows] the row's last cell (a replicate's sums go to one
+	                            * cell while its profile is added; cells of one (row, rep)
+	                            * made at other times are summed by store_result_finish) */
 	uint64_t *cell;            /* [3 * ncells] self, acc, count */
+	size_t dense_reps;         /* store_result_fix_reps: replicates [0, dense_reps) sum into */
+	uint64_t *dense[3];        /* self, acc, count [cap_rows * dense_reps], row-major: store_result_finish
+	                            * orders them in place into r->self, r->acc and row_count */
+	size_t dense_bytes;        /* the size of each dense table's mapping (table_grow) */
+	bool mapped[3];            /* r->self, r->acc, row_count are dense tables (unmapped, not freed) */
 	uint32_t *cell_row, *cell_rep;
 	size_t ncells, cap_cells, cap_cell_rc;
 	uint32_t *stamp;           /* [cap_rows] last sample that counted the row's Children */
@@ -39,6 +47,33 @@ struct store_result_priv {
 	size_t nkw;                /* keys per row (at least 1) */
 	const char *label_key;
 };
+
+/* The dense tables: mapped memory, grown by remapping (the pages not
+ * touched yet cost nothing, and come zeroed), with transparent huge pages
+ * asked for — a table of rows x replicates is megabytes written once in
+ * a scattered order, and on a virtual machine each 4 KiB page's first
+ * touch costs more than the sums written into it. */
+static uint64_t *table_grow(uint64_t *old, size_t old_bytes, size_t new_bytes)
+{
+	void *m = old ? mremap(old, old_bytes, new_bytes, MREMAP_MAYMOVE)
+		      : mmap(NULL, new_bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (m == MAP_FAILED)
+		return NULL;
+	madvise(m, new_bytes, MADV_HUGEPAGE);     /* (a hint: no error if it is not taken) */
+	return m;
+}
+
+static void table_free(uint64_t *t, size_t bytes)
+{
+	if (t)
+		munmap(t, bytes);
+}
+
+static size_t table_bytes_for(size_t cells)
+{
+	size_t b = (cells ? cells : 1) * sizeof(uint64_t);
+	return (b + 4095) & ~(size_t)4095;
+}
 
 int store_result_new(const store_query *q, store_result **out, proff_error *err)
 {
@@ -58,7 +93,6 @@ int store_result_new(const store_query *q, store_result **out, proff_error *err)
 	r->priv->label_key = q->label_key;
 	pf_map64_init(&r->priv->rows);
 	pf_map64_init(&r->priv->reps);
-	pf_map64_init(&r->priv->cells);
 	*out = r;
 	return 0;
 nomem:
@@ -71,10 +105,14 @@ void store_result_free(store_result *r)
 	if (!r)
 		return;
 	struct store_result_priv *p = r->priv;
+	bool self_mapped = p && p->mapped[0], acc_mapped = p && p->mapped[1];
+	size_t table_bytes = p ? p->dense_bytes : 0;
 	if (p) {
 		pf_map64_free(&p->rows);
 		pf_map64_free(&p->reps);
-		pf_map64_free(&p->cells);
+		free(p->row_cell);
+		for (int i = 0; i < 3; i++)
+			table_free(p->dense[i], p->dense_bytes);
 		free(p->next);
 		free(p->hash);
 		free(p->rep_next);
@@ -85,7 +123,10 @@ void store_result_free(store_result *r)
 		free(p->row_dso);
 		free(p->row_sym);
 		free(p->row_thread);
-		free(p->row_count);
+		if (p->mapped[2])
+			table_free(p->row_count, p->dense_bytes);
+		else
+			free(p->row_count);
 		free(p->rep_off);
 		free(p->rep_row);
 		free(p);
@@ -100,8 +141,14 @@ void store_result_free(store_result *r)
 	free(r->row_key);
 	free(r->row_level);
 	free(r->row_addr);
-	free(r->self);
-	free(r->acc);
+	if (self_mapped)
+		table_free(r->self, table_bytes);
+	else
+		free(r->self);
+	if (acc_mapped)
+		table_free(r->acc, table_bytes);
+	else
+		free(r->acc);
 	free(r);
 }
 
@@ -191,6 +238,9 @@ static long row_of_ids(store_result *r, const uint32_t *kid)
 		if (!(k = pf_realloc_array(p->stamp, nc, sizeof(uint32_t))))
 			return -1;
 		p->stamp = k;
+		if (!(k = pf_realloc_array(p->row_cell, nc, sizeof(uint32_t))))
+			return -1;
+		p->row_cell = k;
 		char *l = pf_realloc_array(r->row_level, nc, 1);
 		if (!l)
 			return -1;
@@ -199,12 +249,25 @@ static long row_of_ids(store_result *r, const uint32_t *kid)
 		if (!a)
 			return -1;
 		r->row_addr = a;
+		if (p->dense_reps) {
+			if (nc > SIZE_MAX / sizeof(uint64_t) / p->dense_reps)
+				return -1;
+			size_t nb = table_bytes_for(nc * p->dense_reps);
+			for (int i = 0; i < 3; i++) {
+				uint64_t *d = table_grow(p->dense[i], p->dense_bytes, nb);
+				if (!d)
+					return -1;
+				p->dense[i] = d;
+			}
+			p->dense_bytes = nb;
+		}
 		p->cap_rows = nc;
 		/* the slot pointer may have moved? No: only pf_map64 inserts move it */
 	}
 	memcpy(&r->row_key[n * nk], kid, nk * sizeof(uint32_t));
 	p->next[n] = found ? (uint32_t)*slot : PF_NONE;
 	p->stamp[n] = 0;
+	p->row_cell[n] = PF_NONE;
 	r->row_level[n] = 0;
 	r->row_addr[n] = UINT64_MAX;
 	*slot = n;
@@ -227,11 +290,15 @@ long store_result_row(store_result *r, const char *const *keys, const size_t *le
 static int add_cell(store_result *r, size_t row, size_t rep, uint64_t self, uint64_t acc, uint64_t count)
 {
 	struct store_result_priv *p = r->priv;
-	bool found;
-	uint64_t *slot = pf_map64_upsert(&p->cells, ((uint64_t)row << 32) | rep, &found);
-	if (!slot)
-		return -1;
-	if (!found) {
+	if (rep < p->dense_reps) {
+		size_t at = row * p->dense_reps + rep;
+		p->dense[0][at] += self;
+		p->dense[1][at] += acc;
+		p->dense[2][at] += count;
+		return 0;
+	}
+	uint32_t c = p->row_cell[row];
+	if (c == PF_NONE || p->cell_rep[c] != rep) {
 		if (PF_GROW(p->cell, p->cap_cells, 3 * (p->ncells + 1)))
 			return -1;
 		if (p->ncells + 1 > p->cap_cell_rc) {
@@ -245,16 +312,16 @@ static int add_cell(store_result *r, size_t row, size_t rep, uint64_t self, uint
 			p->cell_rep = a;
 			p->cap_cell_rc = nc;
 		}
-		size_t c = p->ncells++;
+		c = (uint32_t)p->ncells++;
 		p->cell[3 * c] = p->cell[3 * c + 1] = p->cell[3 * c + 2] = 0;
 		p->cell_row[c] = (uint32_t)row;
 		p->cell_rep[c] = (uint32_t)rep;
-		*slot = c;
+		p->row_cell[row] = c;
 	}
-	uint64_t *c = &p->cell[3 * *slot];
-	c[0] += self;
-	c[1] += acc;
-	c[2] += count;
+	uint64_t *v = &p->cell[3 * (size_t)c];
+	v[0] += self;
+	v[1] += acc;
+	v[2] += count;
 	return 0;
 }
 
@@ -266,6 +333,22 @@ int store_result_add(store_result *r, size_t row, size_t rep, uint64_t self, uin
 int store_result_add_count(store_result *r, size_t row, size_t rep, uint64_t self, uint64_t acc, uint64_t count)
 {
 	return add_cell(r, row, rep, self, acc, count);
+}
+
+int store_result_fix_reps(store_result *r)
+{
+	struct store_result_priv *p = r->priv;
+	if (p->dense_reps || p->ncells || !r->nreps)
+		return 0;
+	size_t cap = p->cap_rows ? p->cap_rows : 1;
+	if (cap > SIZE_MAX / sizeof(uint64_t) / r->nreps)
+		return -1;
+	p->dense_bytes = table_bytes_for(cap * r->nreps);
+	for (int i = 0; i < 3; i++)
+		if (!(p->dense[i] = table_grow(NULL, 0, p->dense_bytes)))
+			return -1;
+	p->dense_reps = r->nreps;
+	return 0;
 }
 
 /* ---- the local store's aggregation ------------------------------------------------- */
@@ -377,6 +460,76 @@ int store_result_add_prof(store_result *r, size_t rep, const store_prof *sp, con
 nomem:
 	free(smap);
 	pf_map64_free(&fr);
+	return proff_err_set(err, PROFF_ENOMEM, NULL, PROFF_NO_OFFSET, "out of memory");
+}
+
+int store_result_add_keyrows(store_result *r, size_t rep, const store_prof *sp, int ks, const store_query *q,
+			     proff_error *err)
+{
+	long ev = -1;
+	for (size_t e = 0; e < sp->nr_events && ev < 0; e++)
+		if (!strcmp(pf_strtab_get(&sp->strs, sp->events[e].name), q->event))
+			ev = (long)e;
+	r->rep_profiles[rep]++;
+	if (ev < 0)
+		return 0;
+	r->rep_total[rep] += sp->events[ev].total;
+	r->rep_samples[rep] += sp->events[ev].samples;
+	r->callchain |= sp->events[ev].callchain;
+	uint32_t *smap = pf_calloc(sp->strs.n ? sp->strs.n : 1, sizeof(uint32_t));
+	if (!smap)
+		goto nomem;
+	memset(smap, 0xff, (sp->strs.n ? sp->strs.n : 1) * sizeof(uint32_t));
+	const struct store_prof_priv *pp = sp->priv;
+	for (size_t i = 0; pp && i < pp->nr_keyrows; i++) {
+		const store_keyrow *kr = &pp->keyrows[i];
+		if (pp->keyrow_set[i] != ks || kr->event != (uint32_t)ev)
+			continue;
+		uint32_t kid[HIST_MAX_KEYS] = { 0 };
+		for (int k = 0; k < r->nkeys; k++) {
+			uint32_t sid = 0;
+			switch (r->keys[k]) {
+			case HK_COMM: sid = kr->comm; break;
+			case HK_DSO: sid = kr->dso; break;
+			case HK_SYM:
+				if (q->by_addr && !kr->sym) {
+					char a[24];
+					int n = snprintf(a, sizeof(a), "\001%" PRIx64, kr->addr);
+					int64_t id = pf_strtab_intern(&r->prof->strs, a, (size_t)n);
+					if (id < 0)
+						goto nomem;
+					kid[k] = (uint32_t)id;
+					continue;
+				}
+				sid = kr->sym;
+				break;
+			case HK_SRCLINE: sid = kr->srcline; break;
+			default: break;
+			}
+			if (smap[sid] == PF_NONE) {
+				int64_t id = pf_strtab_intern(&r->prof->strs, pf_strtab_get(&sp->strs, sid), sp->strs.lens[sid]);
+				if (id < 0)
+					goto nomem;
+				smap[sid] = (uint32_t)id;
+			}
+			kid[k] = smap[sid];
+		}
+		long ri = row_of_ids(r, kid);
+		if (ri < 0)
+			goto nomem;
+		/* a row's level is the first frame's that made it (the rows come
+		 * in the order their first frames were met) */
+		if (!r->row_level[ri])
+			r->row_level[ri] = kr->level;
+		if (!kr->sym && kr->addr < r->row_addr[ri])
+			r->row_addr[ri] = kr->addr;
+		if (add_cell(r, (size_t)ri, rep, kr->self, r->children ? kr->acc : 0, kr->count))
+			goto nomem;
+	}
+	free(smap);
+	return 0;
+nomem:
+	free(smap);
 	return proff_err_set(err, PROFF_ENOMEM, NULL, PROFF_NO_OFFSET, "out of memory");
 }
 
@@ -543,6 +696,52 @@ out:
 	return rc;
 }
 
+/* Rows and replicates of the dense tables put in order in place: row i
+ * becomes row word[i]'s, replicate q goes to rpos[q]. -1 out of memory. */
+static int dense_order(uint64_t *const d[3], size_t nr, size_t nrep, const uint32_t *word, const uint32_t *rpos)
+{
+	uint64_t *tmp = pf_calloc(nrep, sizeof(uint64_t));
+	bool *done = pf_calloc(nr, sizeof(bool));
+	if (!tmp || !done) {
+		free(tmp);
+		free(done);
+		return -1;
+	}
+	bool same_reps = true;
+	for (size_t q = 0; q < nrep; q++)
+		same_reps &= rpos[q] == q;
+	for (int a = 0; a < 3; a++) {
+		uint64_t *m = d[a];
+		size_t rb = nrep * sizeof(uint64_t);
+		memset(done, 0, nr * sizeof(bool));
+		/* new[j] = old[word[j]], cycle by cycle */
+		for (size_t i = 0; i < nr; i++) {
+			if (done[i] || word[i] == i) {
+				done[i] = true;
+				continue;
+			}
+			memcpy(tmp, m + i * nrep, rb);
+			size_t j = i;
+			while (word[j] != i) {
+				memcpy(m + j * nrep, m + (size_t)word[j] * nrep, rb);
+				done[j] = true;
+				j = word[j];
+			}
+			memcpy(m + j * nrep, tmp, rb);
+			done[j] = true;
+		}
+		for (size_t i = 0; i < nr && !same_reps; i++) {
+			uint64_t *row = m + i * nrep;
+			for (size_t q = 0; q < nrep; q++)
+				tmp[rpos[q]] = row[q];
+			memcpy(row, tmp, rb);
+		}
+	}
+	free(tmp);
+	free(done);
+	return 0;
+}
+
 int store_result_finish(store_result *r, proff_error *err)
 {
 	struct store_result_priv *p = r->priv;
@@ -590,12 +789,43 @@ int store_result_finish(store_result *r, proff_error *err)
 	size_t cells = nr * nrep;
 	if (!cells)
 		cells = 1;
-	r->self = pf_calloc(cells, sizeof(uint64_t));
-	p->row_count = pf_calloc(cells, sizeof(uint64_t));
-	if (r->children)
-		r->acc = pf_calloc(cells, sizeof(uint64_t));
-	if (!r->self || !p->row_count || (r->children && !r->acc))
-		goto nomem;
+	size_t ndense = 0;          /* (row, rep) sums of the dense part that are not 0 */
+	if (p->dense_reps == nrep && nr) {
+		/* the dense sums are the tables: put in order in place */
+		if (dense_order(p->dense, nr, nrep, word, rpos))
+			goto nomem;
+		r->self = p->dense[0];
+		p->row_count = p->dense[2];
+		p->mapped[0] = p->mapped[2] = true;
+		if (r->children) {
+			r->acc = p->dense[1];
+			p->mapped[1] = true;
+		} else {
+			table_free(p->dense[1], p->dense_bytes);
+		}
+		p->dense[0] = p->dense[1] = p->dense[2] = NULL;
+		for (size_t i = 0; i < cells; i++)
+			ndense += r->self[i] || p->row_count[i] || (r->acc && r->acc[i]);
+	} else {
+		r->self = pf_calloc(cells, sizeof(uint64_t));
+		p->row_count = pf_calloc(cells, sizeof(uint64_t));
+		if (r->children)
+			r->acc = pf_calloc(cells, sizeof(uint64_t));
+		if (!r->self || !p->row_count || (r->children && !r->acc))
+			goto nomem;
+		/* (replicates made after store_result_fix_reps: none here) */
+		for (size_t o = 0; o < nr && p->dense_reps; o++) {
+			size_t at = (size_t)wpos[o] * nrep;
+			for (size_t q = 0; q < p->dense_reps; q++) {
+				size_t from = o * p->dense_reps + q;
+				r->self[at + rpos[q]] = p->dense[0][from];
+				if (r->acc)
+					r->acc[at + rpos[q]] = p->dense[1][from];
+				p->row_count[at + rpos[q]] = p->dense[2][from];
+				ndense += p->dense[0][from] || p->dense[1][from] || p->dense[2][from];
+			}
+		}
+	}
 	for (size_t c = 0; c < p->ncells; c++) {
 		size_t at = (size_t)wpos[p->cell_row[c]] * nrep + rpos[p->cell_rep[c]];
 		r->self[at] += p->cell[3 * c];
@@ -605,34 +835,67 @@ int store_result_finish(store_result *r, proff_error *err)
 	}
 	/* each replicate's rows, by row: the cells sorted by (rep, row) */
 	p->rep_off = pf_calloc(nrep + 1, sizeof(size_t));
-	p->rep_row = pf_calloc(p->ncells ? p->ncells : 1, sizeof(uint32_t));
+	p->rep_row = pf_calloc(ndense + 2 * p->ncells ? ndense + 2 * p->ncells : 1, sizeof(uint32_t));
 	if (!p->rep_off || !p->rep_row)
 		goto nomem;
+	/* (the dense part: the sums in order now, the cells not added yet) */
+	for (size_t i = 0; i < nr && ndense; i++)
+		for (size_t q = 0; q < nrep; q++) {
+			size_t at = i * nrep + q;
+			if (r->self[at] || p->row_count[at] || (r->acc && r->acc[at]))
+				p->rep_off[q + 1]++;
+		}
 	for (size_t c = 0; c < p->ncells; c++)
 		p->rep_off[rpos[p->cell_rep[c]] + 1]++;
 	for (size_t q = 0; q < nrep; q++)
 		p->rep_off[q + 1] += p->rep_off[q];
 	{
 		size_t *fill = pf_calloc(nrep ? nrep : 1, sizeof(size_t));
-		if (!fill)
+		bool *unsorted = pf_calloc(nrep ? nrep : 1, sizeof(bool));
+		if (!fill || !unsorted) {
+			free(fill);
+			free(unsorted);
 			goto nomem;
+		}
+		/* the dense part by row (each list sorted) */
+		for (size_t i = 0; i < nr && ndense; i++)
+			for (size_t q = 0; q < nrep; q++) {
+				size_t at = i * nrep + q;
+				if (r->self[at] || p->row_count[at] || (r->acc && r->acc[at]))
+					p->rep_row[p->rep_off[q] + fill[q]++] = (uint32_t)i;
+			}
 		for (size_t c = 0; c < p->ncells; c++) {
 			size_t q = rpos[p->cell_rep[c]];
 			p->rep_row[p->rep_off[q] + fill[q]++] = wpos[p->cell_row[c]];
+			unsorted[q] = true;
 		}
 		free(fill);
 		for (size_t q = 0; q < nrep; q++) {
 			uint32_t *a = p->rep_row + p->rep_off[q];
 			size_t n = p->rep_off[q + 1] - p->rep_off[q];
-			if (n)
+			if (n && unsorted[q])
 				qsort(a, n, sizeof(uint32_t), u32_cmp);
 		}
+		free(unsorted);
+		/* a (row, rep) of two cells (its profiles added apart) listed once */
+		size_t o = 0;
+		for (size_t q = 0; q < nrep; q++) {
+			size_t lo = p->rep_off[q], hi = p->rep_off[q + 1];
+			p->rep_off[q] = o;
+			for (size_t j = lo; j < hi; j++)
+				if (j == lo || p->rep_row[j] != p->rep_row[j - 1])
+					p->rep_row[o++] = p->rep_row[j];
+		}
+		p->rep_off[nrep] = o;
 	}
 	free(p->cell);
 	p->cell = NULL;
 	p->ncells = p->cap_cells = 0;
-	pf_map64_free(&p->cells);
-	pf_map64_init(&p->cells);
+	for (int i = 0; i < 3; i++) {
+		table_free(p->dense[i], p->dense_bytes);
+		p->dense[i] = NULL;
+	}
+	p->dense_reps = 0;
 	free(rord);
 	free(rpos);
 	free(word);

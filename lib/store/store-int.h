@@ -43,4 +43,56 @@ int store_events_add(char ***names, size_t *n, const char *name);
 /* which group a profile goes to: the first selector it matches, -1 none */
 long store_group_of(const store_query *q, const store_prof *sp);
 
+/* ---- key rows (keyrows.c) ------------------------------------------------- */
+
+/* A key set: the keys a query groups by, as bits */
+enum {
+	KS_COMM = 1, KS_DSO = 2, KS_DSO_LONG = 4, KS_SYM = 8,
+	KS_SYM_ADDR = 16,          /* with KS_SYM: each unresolved address a row of its own */
+	KS_SRC = 32,
+};
+#define STORE_NR_KEYSETS 3
+/* the key sets whose rows a push stores */
+extern const int store_keysets[STORE_NR_KEYSETS];
+/* The stored key set a query's keys are, or -1 (then the samples are read) */
+int store_keyset_of(const store_query *q);
+
+/* One row of a profile for a key set: string ids of the profile (0 where
+ * the key set has no such key), the address of an unresolved symbol
+ * (by address: its own; else the row's lowest; 0: none) */
+typedef struct store_keyrow {
+	uint32_t event, comm, dso, sym, srcline;
+	uint64_t addr;
+	char level;                /* of the frame that made the row first */
+	uint64_t self, acc, count;
+} store_keyrow;
+
+/* What a store_prof keeps besides its public fields */
+struct store_prof_priv {
+	uint64_t *frame_hash;      /* [nr_frames] (made by store_prof_from_profile) */
+	size_t cap_frame_hash;
+	store_keyrow *keyrows;     /* key rows read from a local store's file */
+	uint8_t *keyrow_set;       /* [nr_keyrows] their key sets */
+	size_t nr_keyrows, cap_keyrows;
+};
+
+/* A profile's rows for key set ks, in the order they are first met (samples
+ * in order, frames leaf first). 0, or -1 (out of memory). */
+int store_keyrows(const store_prof *sp, int ks, store_keyrow **rows, size_t *n);
+/* Every replicate is made (ClickHouse: from the totals' query): the sums of
+ * those go to a dense table from now on, not cells. 0, or -1 (out of memory) */
+int store_result_fix_reps(store_result *r);
+
+/* Parse a local store's profile file (local.c) for what a query reads:
+ * STORE_PARSE_ALL, STORE_PARSE_HEAD (up to the events: labels and events),
+ * or a key set (>= 0: also its key rows; the lines after are skipped but
+ * counted against the end line) */
+enum { STORE_PARSE_ALL = -2, STORE_PARSE_HEAD = -1 };
+int store_prof_parse_part(const char *buf, size_t len, const char *path, int want, store_prof **out,
+			  proff_error *err);
+/* Add a profile's key rows of the query's key set (read from its file) to
+ * replicate rep: what store_result_add_prof sums from its samples */
+int store_result_add_keyrows(store_result *r, size_t rep, const store_prof *sp, int ks, const store_query *q,
+			     proff_error *err);
+
 #endif

@@ -36,12 +36,17 @@ for f in $A $B; do
 	IDS="$IDS -e s/$id/${f//./\\.}/"
 done
 ID1=$("$PROFF" push --store "$W/ids" a.data.1 | cut -d' ' -f1)
+# each build's files in the order of their ids: a store's runs are in id
+# order, and the group diff of the files in that order sums the runs' means
+# in the same order, to the last bit
+by_id() { local f; for f in "$@"; do echo "$("$PROFF" push --store "$W/ids" "$f" | cut -d' ' -f1) $f"; done | sort | cut -d' ' -f2 | tr '\n' ' '; }
+A_ID=$(by_id $A); B_ID=$(by_id $B)
 
 # the direct answers: a report of one file, the group diff of the files
 "$PROFF" report -i a.data.1 -g none >direct.report
 "$PROFF" report -i a.data.1 -g none --no-children -s sym,srcline >direct.report2
-"$PROFF" diff --children $A -- $B >direct.diff
-"$PROFF" diff --metric absolute -s sym $A -- $B >direct.diff2
+"$PROFF" diff --children $A_ID -- $B_ID >direct.diff
+"$PROFF" diff --metric absolute -s sym $A_ID -- $B_ID >direct.diff2
 for f in $A; do "$PROFF" report -i "$f" --json -g none; done >direct.jsons
 
 # a store names a diff's runs by their ids, in id order: the lines that list
@@ -66,10 +71,7 @@ compare() {
 	same "$name: report --no-children -s sym,srcline = the file's" direct.report2 r2
 	"$PROFF" diff --store "$url" --children build=A -- build=B 2>d1.err | sed $IDS | sort_runs >d1
 	sort_runs <direct.diff >direct.diff.s
-	# (the lines as a set: Children means summed in the store's order can
-	# differ in their last bit, which reorders rows of equal printed values)
-	sort direct.diff.s >direct.diff.set; sort d1 >d1.set
-	same "$name: diff --children build=A -- build=B = the files' group diff" direct.diff.set d1.set
+	same "$name: diff --children build=A -- build=B = the files' group diff" direct.diff.s d1
 	"$PROFF" diff --store "$url" --metric absolute -s sym build=A -- build=B 2>d2.err | sed $IDS | sort_runs >d2
 	sort_runs <direct.diff2 >direct.diff2.s
 	same "$name: diff --metric absolute -s sym = the files' group diff" direct.diff2.s d2
@@ -137,9 +139,11 @@ bad "label with a control character" 129 "control character" push --store "$W/lo
 head -c 100000 /dev/zero | tr '\0' x >big.txt
 bad "a 100 KB label value" 129 "longer than the limit" push --store "$W/local" --label "big=$(cat big.txt)" a.data.1
 bad "a reserved label key" 129 "reserved" push --store "$W/local" --label time2=x --label id=y a.data.1
-printf 'proff-profile\t1\nid\t0123\n' >"$W/local/profiles/0123456789abcdef0123456789abcdef.prof"
+printf 'proff-profile\t2\nid\t0123\n' >"$W/local/profiles/0123456789abcdef0123456789abcdef.prof"
 bad "a damaged profile file" 1 "0123456789abcdef0123456789abcdef.prof: line 2: an id is 32 hex digits" report --store "$W/local" --where build=A
 rm -f "$W/local/profiles/0123456789abcdef0123456789abcdef.prof"
+mkdir -p "$W/old/profiles"; printf 'proff store 1\n' >"$W/old/PROFF-STORE"
+bad "a store of an older proff" 1 "an older proff .*push the profiles again into a new store" report --store "$W/old" --where build=A
 
 # --- hostile labels (local; the ClickHouse part below) ------------------------------------
 EVIL="x'; DROP TABLE proff_samples; --"
@@ -169,6 +173,12 @@ ch_sql one "CREATE DATABASE fleet" && ch_sql s1 "CREATE DATABASE fleet" && ch_sq
 "$PROFF" push --store "$CL" --init proff_fleet && ok "ClickHouse: --init local on a shard, --init CLUSTER on the first" || not_ok "ClickHouse: --init"
 
 push_all "$ONE" && ok "one server: push of six profiles" || not_ok "one server: push of six profiles"
+# the tables of an older proff (samples, no key rows): refused, for a push and a query
+ch_sql one "CREATE DATABASE old" && ch_sql one "CREATE TABLE old.proff_samples (day Date, id String) ENGINE = MergeTree PARTITION BY day ORDER BY id"
+bad "ClickHouse: the tables of an older proff (query)" 1 "older proff's .*push the profiles again into a new database" report --store "clickhouse://127.0.0.1:$CH_HTTP_one/old" --where build=A
+"$PROFF" push -q --store "clickhouse://127.0.0.1:$CH_HTTP_one/old" a.data.1 >old.out 2>old.err; rc=$?
+[ $rc = 1 ] && grep -q "older proff's" old.err && [ "$(ch_sql one "SELECT count() FROM system.tables WHERE database = 'old'")" = 1 ] \
+	&& ok "ClickHouse: the tables of an older proff (push): refused, nothing added" || { not_ok "ClickHouse: the tables of an older proff (push) (exit $rc)"; head -3 old.err | sed 's/^/#   /'; }
 compare "$ONE" "one server"
 push_all "$CL" && ok "two shards: push of six profiles" || not_ok "two shards: push of six profiles"
 compare "$CL" "two shards"
@@ -187,8 +197,9 @@ PROFF_STORE_STOP_AFTER=samples "$PROFF" push --store "$ONE" --label build=A --la
 	&& ok "a push cut short: exit 1, says what to push again" || { not_ok "a push cut short: exit 1, says what to push again (exit $rc)"; head -3 cut.err | sed 's/^/#   /'; }
 "$PROFF" report --store "$ONE" --where build=A --json >after.json
 cmp -s before.json after.json && ok "a push cut short: nothing half stored" || not_ok "a push cut short: nothing half stored"
-"$PROFF" push -q --store "$ONE" --label build=A --label host=h9 x.data.1 && "$PROFF" report --store "$ONE" --where host=h9 -g none >h9.txt &&
-	"$PROFF" report -i x.data.1 -g none >b3.txt && cmp -s b3.txt h9.txt && ok "a push cut short: the retry stores it whole, once" || not_ok "a push cut short: the retry stores it whole, once"
+"$PROFF" push -q --store "$ONE" --label build=A --label host=h9 x.data.1 2>retry.err && "$PROFF" report --store "$ONE" --where host=h9 -g none >h9.txt 2>>retry.err &&
+	"$PROFF" report -i x.data.1 -g none >b3.txt && cmp -s b3.txt h9.txt && ok "a push cut short: the retry stores it whole, once" ||
+	{ not_ok "a push cut short: the retry stores it whole, once"; head -3 retry.err | sed 's/^/#   /'; diff b3.txt h9.txt | head -6 | sed 's/^/#   /'; }
 
 # the server stopped: a clear error; started again on its data, the push completes
 ch_stop one
@@ -196,16 +207,17 @@ ch_stop one
 [ $rc = 1 ] && grep -q "cannot reach the server" down.err && grep -q "push it again: x.data.2" down.err && ok "server stopped: push fails clearly" || not_ok "server stopped: push fails clearly (exit $rc)"
 "$PROFF" report --store "$ONE" --where build=A >down.out 2>down.err; rc=$?
 [ $rc = 1 ] && [ ! -s down.out ] && grep -q "cannot reach the server" down.err && ok "server stopped: a query fails clearly, prints nothing" || not_ok "server stopped: a query fails clearly (exit $rc)"
-ch_start "$TMP/ch" one && "$PROFF" push -q --store "$ONE" --label build=C x.data.2 &&
-	"$PROFF" report --store "$ONE" --where build=C -g none >c.txt && "$PROFF" report -i x.data.2 -g none >a2.txt && cmp -s a2.txt c.txt \
-	&& ok "server restarted: the push completes" || not_ok "server restarted: the push completes"
+ch_start "$TMP/ch" one && "$PROFF" push -q --store "$ONE" --label build=C x.data.2 2>restart.err &&
+	"$PROFF" report --store "$ONE" --where build=C -g none >c.txt 2>>restart.err && "$PROFF" report -i x.data.2 -g none >a2.txt && cmp -s a2.txt c.txt \
+	&& ok "server restarted: the push completes" ||
+	{ not_ok "server restarted: the push completes"; head -3 restart.err | sed 's/^/#   /'; diff a2.txt c.txt 2>&1 | head -6 | sed 's/^/#   /'; }
 
 # one shard down: a clear error, no answer from half the data
 ch_stop s2
 "$PROFF" diff --store "$CL" build=A -- build=B >sd.out 2>sd.err; rc=$?
 [ $rc = 1 ] && [ ! -s sd.out ] && grep -qE "the server answered|cannot reach" sd.err && ok "a shard down: the query fails clearly, prints nothing" || { not_ok "a shard down: the query fails clearly (exit $rc)"; head -3 sd.err | sed 's/^/#   /'; }
-ch_start "$TMP/ch" s2 && "$PROFF" diff --store "$CL" --children build=A -- build=B 2>back.err | sed $IDS | sort_runs | sort >d1 && cmp -s direct.diff.set d1 \
-	&& ok "the shard back: the same answer as before" || { not_ok "the shard back: the same answer as before"; head -3 back.err | sed 's/^/#   /'; diff direct.diff.set d1 | head -10 | sed 's/^/#   /'; }
+ch_start "$TMP/ch" s2 && "$PROFF" diff --store "$CL" --children build=A -- build=B 2>back.err | sed $IDS | sort_runs >d1 && cmp -s direct.diff.s d1 \
+	&& ok "the shard back: the same answer as before" || { not_ok "the shard back: the same answer as before"; head -3 back.err | sed 's/^/#   /'; diff direct.diff.s d1 | head -10 | sed 's/^/#   /'; }
 
 # hostile labels and selectors on ClickHouse: stored and matched literally, no injection
 HOS=clickhouse://127.0.0.1:$CH_HTTP_one/hostile
@@ -220,7 +232,7 @@ ch_sql one "CREATE DATABASE hostile"
 "$PROFF" report --store "$HOS" --where "evil=~DROP TABLE" --json | sed 1d | cmp -s - ch1.json && ok "ClickHouse: a regex matched inside a hostile value" || not_ok "ClickHouse: a regex matched inside a hostile value"
 "$PROFF" report --store "$HOS" --where "path=~x' OR 1=1 OR 'y" >inj.out 2>inj.err; rc=$?
 [ $rc = 1 ] && grep -q "no stored profile matches" inj.err && ok "ClickHouse: an injected regex matches nothing" || not_ok "ClickHouse: an injected regex matches nothing (exit $rc)"
-[ "$(ch_sql one "SELECT count() FROM system.tables WHERE database = 'hostile' AND name LIKE 'proff_%'")" = 4 ] &&
+[ "$(ch_sql one "SELECT count() FROM system.tables WHERE database = 'hostile' AND name LIKE 'proff_%'")" = 5 ] &&
 	[ "$(ch_sql one "SELECT count() FROM hostile.proff_profiles")" = 2 ] && ok "ClickHouse: every table still there, both profiles kept (no injection)" || not_ok "ClickHouse: every table still there (no injection)"
 
 # --- a simulated fleet: 200 hosts per build, hot_b 10 % heavier in build B ---------------------------

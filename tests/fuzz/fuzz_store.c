@@ -2,8 +2,10 @@
  * (lib/store/local.c, store_prof_parse): a profile file parsed from the
  * input; one that parses is aggregated into a query's rows (Self,
  * Children, every key the store keeps) and its result put in order, as a
- * query does. A rejected input must say what and where (the file's name,
- * a message). Any crash, hang, leak or sanitizer report is a bug. Built and
+ * query does; the same for its key rows (keyrows.c) of every stored key
+ * set, and the partial parses a query makes (the head, one key set's
+ * rows). A rejected input must say what and where (the file's name, a
+ * message). Any crash, hang, leak or sanitizer report is a bug. Built and
  * run by tests/fuzz/run.sh.
  */
 #include <stdint.h>
@@ -11,6 +13,7 @@
 #include <string.h>
 
 #include "proff/store.h"
+#include "../../lib/store/store-int.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
@@ -34,6 +37,29 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 				store_result_finish(r, &e);
 			store_result_free(r);
 		}
+	}
+	/* a query of a stored key set: the key rows of a partial parse */
+	for (int k = -1; k < STORE_NR_KEYSETS; k++) {
+		int want = k < 0 ? STORE_PARSE_HEAD : store_keysets[k];
+		store_prof *pp = NULL;
+		if (store_prof_parse_part((const char *)data, size, "fuzz.prof", want, &pp, &e)) {
+			if (!e.code || !e.msg[0] || strcmp(e.file, "fuzz.prof"))
+				abort();
+			continue;
+		}
+		store_query kq = { .keys = { HK_COMM, HK_DSO, HK_SYM }, .nkeys = 3, .children = true, .by_addr = true,
+				   .groups = &sel, .ngroups = 1 };
+		if (k >= 0 && pp->nr_events) {
+			kq.event = pf_strtab_get(&pp->strs, pp->events[0].name);
+			store_result *r = NULL;
+			if (store_result_new(&kq, &r, &e) == 0) {
+				long rep = store_result_rep(r, 0, pp->id, strlen(pp->id));
+				if (rep >= 0 && store_result_add_keyrows(r, (size_t)rep, pp, want, &kq, &e) == 0)
+					store_result_finish(r, &e);
+				store_result_free(r);
+			}
+		}
+		store_prof_free(pp);
 	}
 	store_prof_free(sp);
 	return 0;

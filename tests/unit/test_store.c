@@ -4,8 +4,10 @@
  * small scanner of ClickHouse's literal rules reads each back to the exact
  * bytes), the selectors' SQL (every value inside a literal, whatever it
  * holds), TabSeparated fields round-tripping every byte, the selector
- * grammar's errors, and a local profile file parsed and aggregated (Self
- * of leaves, Children once per stack with recursion).
+ * grammar's errors, a local profile file parsed and aggregated (Self
+ * of leaves, Children once per stack with recursion), and the key rows a
+ * push stores giving every query of a stored key set the rows, sums,
+ * levels and addresses that aggregating the samples gives.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -17,6 +19,7 @@
 #include <cmocka.h>
 
 #include "proff/store.h"
+#include "../../lib/store/store-int.h"
 
 static void labels_checked(void **state)
 {
@@ -183,7 +186,7 @@ static void tsv_round_trip(void **state)
 
 /* main -> work -> work (recursion) -> leaf, and main -> other */
 static const char prof_text[] =
-	"proff-profile\t1\nid\t0123456789abcdef0123456789abcdef\ntime\t1793491200\n"
+	"proff-profile\t2\nid\t0123456789abcdef0123456789abcdef\ntime\t1793491200\n"
 	"string\tcpu-clock\nstring\tprog\nstring\tmain\nstring\twork\nstring\tleaf\nstring\tother\nstring\tp\n"
 	"event\t1\t1\t0\t350\t4\t1\n"
 	"frame\t2\t2\t3\t0\t0\t.\nframe\t2\t2\t4\t0\t0\t.\nframe\t2\t2\t5\t0\t0\t.\nframe\t2\t2\t6\t0\t0\t.\n"
@@ -229,6 +232,193 @@ static void aggregate_local_profile(void **state)
 	store_prof_free(sp);
 }
 
+/* two comms; recursion (work, through two source lines); a symbol of one
+ * name in two dsos (dup); unresolved frames of two levels and addresses */
+static const char prof2_text[] =
+	"proff-profile\t2\nid\t00000000000000000000000000000002\ntime\t1793491200\n"
+	"string\tcycles\nstring\tprog\nstring\t/bin/prog\nstring\tmain\nstring\twork\nstring\tleaf\n"
+	"string\tlib\nstring\t/lib/lib.so\nstring\tdup\nstring\ta.c:1\nstring\ta.c:2\nstring\tsh\nstring\tprog2\n"
+	"event\t1\t0\t0\t1000\t9\t1\n"
+	"frame\t2\t3\t4\t0\t0\t.\n"      /* 0 main */
+	"frame\t2\t3\t5\t10\t0\t.\n"     /* 1 work a.c:1 */
+	"frame\t2\t3\t5\t11\t0\t.\n"     /* 2 work a.c:2 */
+	"frame\t2\t3\t6\t0\t0\t.\n"      /* 3 leaf */
+	"frame\t7\t8\t9\t0\t0\t.\n"      /* 4 lib dup */
+	"frame\t2\t3\t9\t0\t0\t.\n"      /* 5 prog dup */
+	"frame\t0\t0\t0\t0\t7f20\tk\n"   /* 6 unresolved, k */
+	"frame\t0\t0\t0\t0\t7f10\t.\n"   /* 7 unresolved, . */
+	"frame\t7\t8\t0\t0\t1234\t.\n"   /* 8 unresolved in lib */
+	"stack\t0000000000000001\t3,2,1,0\n"
+	"stack\t0000000000000002\t4,5,0\n"
+	"stack\t0000000000000003\t6,7,0\n"
+	"stack\t0000000000000004\t7,6,5,4,0\n"
+	"stack\t0000000000000005\t8,1,1,0\n"
+	"sample\t0\t13\t0\t100\t1\nsample\t0\t12\t1\t200\t2\nsample\t0\t13\t2\t300\t3\n"
+	"sample\t0\t12\t3\t50\t1\nsample\t0\t12\t4\t70\t1\nsample\t0\t12\t0\t5\t1\n"
+	"end\t37\n";
+
+/* a query's result from the samples and from the key rows */
+static store_result *result_of(const store_prof *sp, const store_query *q, bool from_keyrows)
+{
+	proff_error e;
+	store_result *r;
+	assert_int_equal(store_result_new(q, &r, &e), 0);
+	long rep = store_result_rep(r, 0, "h", 1);
+	assert_true(rep >= 0);
+	if (from_keyrows) {
+		int ks = store_keyset_of(q);
+		assert_true(ks >= 0);
+		assert_int_equal(store_result_add_keyrows(r, (size_t)rep, sp, ks, q, &e), 0);
+	} else {
+		assert_int_equal(store_result_add_prof(r, (size_t)rep, sp, q, &e), 0);
+	}
+	assert_int_equal(store_result_finish(r, &e), 0);
+	return r;
+}
+
+static void keyrows_equal_samples(void **state)
+{
+	(void)state;
+	store_prof *sp;
+	proff_error e;
+	if (store_prof_parse(prof2_text, sizeof(prof2_text) - 1, "t2.prof", &sp, &e))
+		fail_msg("%s", e.msg);
+	/* the key rows a push stores, as a local store's file gives them */
+	sp->priv = calloc(1, sizeof(*sp->priv));
+	assert_non_null(sp->priv);
+	for (int k = 0; k < STORE_NR_KEYSETS; k++) {
+		store_keyrow *rows;
+		size_t n;
+		assert_int_equal(store_keyrows(sp, store_keysets[k], &rows, &n), 0);
+		assert_true(n > 0);
+		sp->priv->keyrows = realloc(sp->priv->keyrows, (sp->priv->nr_keyrows + n) * sizeof(store_keyrow));
+		sp->priv->keyrow_set = realloc(sp->priv->keyrow_set, sp->priv->nr_keyrows + n);
+		assert_non_null(sp->priv->keyrows);
+		assert_non_null(sp->priv->keyrow_set);
+		memcpy(sp->priv->keyrows + sp->priv->nr_keyrows, rows, n * sizeof(store_keyrow));
+		memset(sp->priv->keyrow_set + sp->priv->nr_keyrows, store_keysets[k], n);
+		sp->priv->nr_keyrows += n;
+		free(rows);
+	}
+	store_sel sel = { 0 };
+	/* every stored key set, keys in either order, Self and Children */
+	static const struct { int keys[3], nkeys; bool by_addr; } qs[] = {
+		{ { HK_DSO, HK_SYM }, 2, false }, { { HK_SYM, HK_DSO }, 2, false }, { { HK_SYM }, 1, false },
+		{ { HK_COMM, HK_DSO, HK_SYM }, 3, true }, { { HK_SYM, HK_COMM, HK_DSO }, 3, true },
+	};
+	for (size_t i = 0; i < sizeof(qs) / sizeof(qs[0]); i++) {
+		for (int children = 0; children < 2; children++) {
+			store_query q = { .nkeys = qs[i].nkeys, .by_addr = qs[i].by_addr, .children = children,
+					  .groups = &sel, .ngroups = 1, .event = "cycles" };
+			memcpy(q.keys, qs[i].keys, sizeof(qs[i].keys));
+			store_result *a = result_of(sp, &q, false), *b = result_of(sp, &q, true);
+			assert_int_equal(a->nrows, b->nrows);
+			assert_true(a->nrows >= 3);
+			assert_int_equal(a->rep_total[0], b->rep_total[0]);
+			for (size_t r = 0; r < a->nrows; r++) {
+				for (int k = 0; k < q.nkeys; k++)
+					assert_string_equal(pf_str(a->prof, a->row_key[r * (size_t)q.nkeys + (size_t)k]),
+							    pf_str(b->prof, b->row_key[r * (size_t)q.nkeys + (size_t)k]));
+				assert_int_equal(a->self[r], b->self[r]);
+				if (children)
+					assert_int_equal(a->acc[r], b->acc[r]);
+				assert_int_equal(a->row_level[r], b->row_level[r]);
+				assert_int_equal(a->row_addr[r], b->row_addr[r]);
+			}
+			store_result_free(a);
+			store_result_free(b);
+		}
+	}
+	/* a key set not stored (srcline): the samples are read */
+	store_query q = { .keys = { HK_SRCLINE }, .nkeys = 1, .groups = &sel, .ngroups = 1, .event = "cycles" };
+	assert_int_equal(store_keyset_of(&q), -1);
+	store_prof_free(sp);
+}
+
+/* ClickHouse's rows summed into a dense table (store_result_fix_reps once
+ * the replicates are known) and the same rows as cells: the same result,
+ * also with a replicate that appears after (cells beside the table), rows
+ * of one (row, replicate) given twice, and replicates not in order */
+static store_result *sums_of(bool dense, bool late)
+{
+	static const struct { const char *sym; int rep; uint64_t self, acc, count; } lines[] = {
+		{ "b", 0, 10, 20, 1 }, { "a", 1, 5, 5, 1 }, { "c", 2, 0, 7, 0 }, { "b", 1, 3, 4, 1 },
+		{ "a", 0, 1, 1, 1 }, { "b", 0, 2, 2, 1 }, { "d", 3, 8, 9, 2 }, { "a", 3, 1, 1, 1 }, { "c", 0, 4, 4, 4 },
+	};
+	static const char *reps[] = { "r2", "r0", "r1", "r9" };
+	static const uint32_t grp[] = { 1, 0, 0, 1 };
+	store_sel sel = { 0 };
+	store_query q = { .keys = { HK_SYM }, .nkeys = 1, .children = true, .groups = &sel, .ngroups = 1 };
+	proff_error e;
+	store_result *r;
+	assert_int_equal(store_result_new(&q, &r, &e), 0);
+	for (int i = 0; i < 3; i++)
+		assert_int_equal(store_result_rep(r, grp[i], reps[i], 2), i);
+	if (dense)
+		assert_int_equal(store_result_fix_reps(r), 0);
+	for (size_t i = 0; i < sizeof(lines) / sizeof(lines[0]); i++) {
+		if (lines[i].rep == 3 && !late)
+			continue;
+		if (lines[i].rep == 3)
+			assert_int_equal(store_result_rep(r, grp[3], reps[3], 2), 3);
+		const char *k[1] = { lines[i].sym };
+		size_t kl[1] = { 1 };
+		long row = store_result_row(r, k, kl);
+		assert_true(row >= 0);
+		assert_int_equal(store_result_add_count(r, (size_t)row, (size_t)lines[i].rep, lines[i].self, lines[i].acc,
+							lines[i].count), 0);
+	}
+	assert_int_equal(store_result_finish(r, &e), 0);
+	return r;
+}
+
+static void dense_sums_equal_cells(void **state)
+{
+	(void)state;
+	for (int late = 0; late < 2; late++) {
+		size_t nrep = late ? 4 : 3;
+		store_result *a = sums_of(false, late), *b = sums_of(true, late);
+		assert_int_equal(a->nrows, 3 + late);
+		assert_int_equal(b->nrows, 3 + late);
+		assert_int_equal(a->nreps, nrep);
+		assert_int_equal(b->nreps, nrep);
+		for (size_t q = 0; q < nrep; q++) {
+			assert_string_equal(pf_str(a->prof, a->rep_name[q]), pf_str(b->prof, b->rep_name[q]));
+			assert_int_equal(a->rep_group[q], b->rep_group[q]);
+		}
+		/* group 0 first (r0, r1), then r2 (r9) */
+		assert_string_equal(pf_str(b->prof, b->rep_name[0]), "r0");
+		assert_string_equal(pf_str(b->prof, b->rep_name[2]), "r2");
+		for (size_t i = 0; i < b->nrows * nrep; i++) {
+			assert_int_equal(a->self[i], b->self[i]);
+			assert_int_equal(a->acc[i], b->acc[i]);
+		}
+		/* row b (1), replicate r2 (2): 10 + 2 given in two lines */
+		assert_int_equal(b->self[1 * nrep + 2], 12);
+		assert_int_equal(b->acc[1 * nrep + 2], 22);
+		/* each replicate's hist: the same rows, samples and periods */
+		hist_opts ho = { 0 };
+		for (size_t q = 0; q < nrep; q++) {
+			hist *ha, *hb;
+			proff_error e;
+			assert_int_equal(store_result_run_hist(a, q, &ho, &ha, &e), 0);
+			assert_int_equal(store_result_run_hist(b, q, &ho, &hb, &e), 0);
+			assert_int_equal(ha->n, hb->n);
+			assert_true(ha->n > 0);
+			for (size_t i = 0; i < ha->n; i++) {
+				assert_string_equal(pf_str(a->prof, ha->entries[i].sym_name), pf_str(b->prof, hb->entries[i].sym_name));
+				assert_int_equal(ha->entries[i].period, hb->entries[i].period);
+				assert_int_equal(ha->entries[i].period_acc, hb->entries[i].period_acc);
+				assert_int_equal(ha->entries[i].nr_events, hb->entries[i].nr_events);
+			}
+			store_hist_free(ha);
+			store_hist_free(hb);
+		}
+		store_result_free(a);
+		store_result_free(b);
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -238,6 +428,8 @@ int main(void)
 		cmocka_unit_test(selector_errors),
 		cmocka_unit_test(tsv_round_trip),
 		cmocka_unit_test(aggregate_local_profile),
+		cmocka_unit_test(keyrows_equal_samples),
+		cmocka_unit_test(dense_sums_equal_cells),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -18,6 +18,7 @@
 #include <string.h>
 
 #include "../model/tables.h"
+#include "keys.h"
 #include "sym-span.h"
 
 #define KW_PER_KEY 2
@@ -138,297 +139,6 @@ void hist_opts_release(hist_opts *o)
 	o->nr_pids = o->nr_tids = 0;
 }
 
-/* ---- display helpers ---------------------------------------------------------- */
-
-const char *hist_dso_name(const hist *h, const hist_entry *e)
-{
-	if (e->dso == PF_NONE)
-		return NULL;
-	const pf_dso *d = &h->prof->dsos[e->dso];
-	return pf_str(h->prof, h->opts.verbose ? d->long_name : d->short_name);
-}
-
-const char *hist_sym_name(const hist *h, const hist_entry *e)
-{
-	if (e->sym == PF_NONE)
-		return NULL;
-	return pf_str(h->prof, h->prof->syms[e->sym].name);
-}
-
-static int cmp_null(const void *l, const void *r)
-{
-	if (!l && !r)
-		return 0;
-	return !l ? 1 : -1;     /* NULL sorts after non-NULL */
-}
-
-static int cmp_str(const char *a, const char *b)
-{
-	if (!a || !b)
-		return cmp_null(a, b);
-	return strcmp(a, b);
-}
-
-static int cmp_u64(uint64_t a, uint64_t b) { return a < b ? -1 : a > b; }
-
-/* Copy s into buf replacing the field separator by '.' (perf's repsep). */
-static int put_name(char *buf, size_t len, const char *s, int maxw, char sep)
-{
-	size_t n = strlen(s);
-	if (maxw > 0 && n > (size_t)maxw)
-		n = (size_t)maxw;
-	if (n >= len)
-		n = len - 1;
-	memcpy(buf, s, n);
-	if (sep)
-		for (char *c = memchr(buf, sep, n); c; c = memchr(c + 1, sep, n - (size_t)(c + 1 - buf)))
-			*c = '.';
-	buf[n] = '\0';
-	return (int)n;
-}
-
-static int pad_to(char *buf, size_t len, int n, int width, bool pad)
-{
-	if (!pad)
-		return n;
-	int upto = width < 0 ? 0 : (size_t)width + 1 < len ? width : (int)len - 1;
-	if (n < upto) {
-		memset(buf + n, ' ', (size_t)(upto - n));
-		n = upto;
-	}
-	buf[n] = '\0';
-	return n;
-}
-
-/* ---- sort keys --------------------------------------------------------------- */
-
-static int k_comm_cmp(const hist *h, const hist_entry *a, const hist_entry *b)
-{
-	return strcmp(pf_str(h->prof, a->comm), pf_str(h->prof, b->comm));
-}
-/* perf sizes comm columns by the last comm of the row's thread */
-static size_t thread_comm_len(const hist *h, const hist_entry *e)
-{
-	if (e->thread < h->prof->nr_threads)
-		return strlen(pf_str(h->prof, h->prof->threads[e->thread].comm));
-	return strlen(pf_str(h->prof, e->comm));
-}
-static size_t k_comm_width(const hist *h, const hist_entry *e) { return thread_comm_len(h, e); }
-static int k_comm_print(const hist *h, const hist_entry *e, char *buf, size_t len, int width, bool pad, char sep)
-{
-	int n = put_name(buf, len, pf_str(h->prof, e->comm), width, sep);
-	return pad_to(buf, len, n, width, true);
-}
-
-static int k_pid_cmp(const hist *h, const hist_entry *a, const hist_entry *b)
-{
-	/* perf compares tids as ints: -1 (a sample no task owned) first */
-	int32_t x = (int32_t)a->tid, y = (int32_t)b->tid;
-	return x < y ? -1 : x > y;
-}
-static size_t k_pid_width(const hist *h, const hist_entry *e) { return thread_comm_len(h, e) + 8; }
-static int k_pid_print(const hist *h, const hist_entry *e, char *buf, size_t len, int width, bool pad, char sep)
-{
-	/* perf: "%7d:%-*.*s" with the comm padded to width - 8; the comm is
-	 * the thread's last one (a row's first sample may predate a rename) */
-	char tmp[600];
-	int cw = width > 8 ? width - 8 : 0;
-	uint32_t comm = e->thread < h->prof->nr_threads ? h->prof->threads[e->thread].comm : e->comm;
-	snprintf(tmp, sizeof(tmp), "%7d:%-*.*s", (int32_t)e->tid, cw, cw ? cw : 512, pf_str(h->prof, comm));
-	int n = put_name(buf, len, tmp, 0, sep);
-	return pad_to(buf, len, n, width, true);
-}
-
-static int k_dso_cmp(const hist *h, const hist_entry *a, const hist_entry *b)
-{
-	return cmp_str(hist_dso_name(h, a), hist_dso_name(h, b));
-}
-static size_t k_dso_width(const hist *h, const hist_entry *e)
-{
-	const char *n = hist_dso_name(h, e);
-	return strlen(n ? n : "[unknown]");
-}
-static int k_dso_print(const hist *h, const hist_entry *e, char *buf, size_t len, int width, bool pad, char sep)
-{
-	const char *nm = hist_dso_name(h, e);
-	int n = put_name(buf, len, nm ? nm : "[unknown]", width, sep);
-	return pad_to(buf, len, n, width, true);   /* perf pads the dso column even when last */
-}
-
-static int k_sym_cmp(const hist *h, const hist_entry *a, const hist_entry *b)
-{
-	/* output order: by name; unresolved after resolved; unresolved by address */
-	const char *na = hist_sym_name(h, a), *nb = hist_sym_name(h, b);
-	if (!na || !nb) {
-		if (!na && !nb)
-			return cmp_u64(a->addr, b->addr);
-		return cmp_null(na, nb);
-	}
-	return strcmp(na, nb);
-}
-static size_t k_sym_width(const hist *h, const hist_entry *e)
-{
-	size_t w;
-	if (e->sym != PF_NONE)
-		w = strlen(hist_sym_name(h, e)) + 4;
-	else
-		w = 16 + 4 + 2;
-	if (h->opts.verbose)
-		w += 16 + 2 + 3;
-	return w;
-}
-static int k_sym_print(const hist *h, const hist_entry *e, char *buf, size_t len, int width, bool pad, char sep)
-{
-	int n = 0;
-	if (h->opts.verbose) {
-		char o = '!';     /* perf: no map */
-		if (e->dso != PF_NONE)
-			o = h->prof->dsos[e->dso].sd ? sym_dso_origin(h->prof->dsos[e->dso].sd) : ' ';
-		n = snprintf(buf, len, "%-#*llx %c ", 18, (unsigned long long)e->addr, o);
-		if (n < 0 || (size_t)n >= len)
-			return (int)len - 1;
-	}
-	if ((size_t)n + 4 < len) {            /* "[%c] " without printf: one per row */
-		buf[n] = '[';
-		buf[n + 1] = e->level;
-		buf[n + 2] = ']';
-		buf[n + 3] = ' ';
-		buf[n + 4] = '\0';
-		n += 4;
-	}
-	const char *nm = hist_sym_name(h, e);
-	if (nm) {
-		n += put_name(buf + n, len - (size_t)n, nm, width - n >= 0 ? width - n : 0, sep);
-	} else {
-		/* printf's "%#.16llx": sixteen digits, "0x" before all but zero */
-		char tmp[24], *t = tmp;
-		uint64_t a = e->addr;
-		if (a) {
-			*t++ = '0';
-			*t++ = 'x';
-		}
-		for (int sh = 60; sh >= 0; sh -= 4)
-			*t++ = "0123456789abcdef"[(a >> sh) & 15];
-		*t = '\0';
-		n += put_name(buf + n, len - (size_t)n, tmp, width - n >= 0 ? width - n : 0, sep);
-	}
-	return pad_to(buf, len, n, width, pad);
-}
-
-static int k_cpu_cmp(const hist *h, const hist_entry *a, const hist_entry *b)
-{
-	return a->cpu < b->cpu ? -1 : a->cpu > b->cpu;
-}
-static size_t k_cpu_width(const hist *h, const hist_entry *e) { return 3; }
-static int k_cpu_print(const hist *h, const hist_entry *e, char *buf, size_t len, int width, bool pad, char sep)
-{
-	int n = snprintf(buf, len, "%*.*d", width, width, e->cpu == PF_NONE ? -1 : (int)e->cpu);
-	return n;
-}
-
-static int k_parent_cmp(const hist *h, const hist_entry *a, const hist_entry *b)
-{
-	const char *pa = a->parent ? pf_str(h->prof, a->parent) : NULL;
-	const char *pb = b->parent ? pf_str(h->prof, b->parent) : NULL;
-	return cmp_str(pa, pb);
-}
-static size_t k_parent_width(const hist *h, const hist_entry *e)
-{
-	return e->parent ? strlen(pf_str(h->prof, e->parent)) : 7;
-}
-static int k_parent_print(const hist *h, const hist_entry *e, char *buf, size_t len, int width, bool pad, char sep)
-{
-	int n = put_name(buf, len, e->parent ? pf_str(h->prof, e->parent) : "[other]", width, sep);
-	return pad_to(buf, len, n, width, true);
-}
-
-static int k_srcline_cmp(const hist *h, const hist_entry *a, const hist_entry *b)
-{
-	return strcmp(pf_str(h->prof, a->srcline), pf_str(h->prof, b->srcline));
-}
-static size_t k_srcline_width(const hist *h, const hist_entry *e) { return strlen(pf_str(h->prof, e->srcline)); }
-static int k_srcline_print(const hist *h, const hist_entry *e, char *buf, size_t len, int width, bool pad, char sep)
-{
-	int n = put_name(buf, len, pf_str(h->prof, e->srcline), width, sep);
-	return pad_to(buf, len, n, width, pad);
-}
-
-/* label:NAME — the value of a pprof label of the row's samples (their
- * thread carries the label set: pf_profile.thread_labels) */
-static const char *label_text(const hist *h, uint32_t thread)
-{
-	uint32_t v = h->label_key == PF_NONE ? PF_NONE : pf_label_value(h->prof, thread, h->label_key);
-	return v == PF_NONE ? "[none]" : pf_str(h->prof, v);
-}
-static int k_label_cmp(const hist *h, const hist_entry *a, const hist_entry *b)
-{
-	return strcmp(label_text(h, a->thread), label_text(h, b->thread));
-}
-static size_t k_label_width(const hist *h, const hist_entry *e) { return strlen(label_text(h, e->thread)); }
-static int k_label_print(const hist *h, const hist_entry *e, char *buf, size_t len, int width, bool pad, char sep)
-{
-	int n = put_name(buf, len, label_text(h, e->thread), width, sep);
-	return pad_to(buf, len, n, width, pad);
-}
-
-const hist_key_def hist_keys[HK__MAX] = {
-	[HK_COMM]    = { "comm", NULL, "Command", HK_COMM, k_comm_cmp, k_comm_width, k_comm_print },
-	[HK_PID]     = { "pid", NULL, "    Pid:Command", HK_PID, k_pid_cmp, k_pid_width, k_pid_print },
-	[HK_TID]     = { "tid", NULL, "    Tid:Command", HK_TID, k_pid_cmp, k_pid_width, k_pid_print },
-	[HK_DSO]     = { "dso", NULL, "Shared Object", HK_DSO, k_dso_cmp, k_dso_width, k_dso_print },
-	[HK_SYM]     = { "sym", "symbol", "Symbol", HK_SYM, k_sym_cmp, k_sym_width, k_sym_print },
-	[HK_CPU]     = { "cpu", NULL, "CPU", HK_CPU, k_cpu_cmp, k_cpu_width, k_cpu_print },
-	[HK_PARENT]  = { "parent", NULL, "Parent symbol", HK_PARENT, k_parent_cmp, k_parent_width, k_parent_print },
-	[HK_SRCLINE] = { "srcline", NULL, "Source:Line", HK_SRCLINE, k_srcline_cmp, k_srcline_width, k_srcline_print },
-	[HK_LABEL]   = { "label", NULL, "Label", HK_LABEL, k_label_cmp, k_label_width, k_label_print },
-};
-
-const hist_key_def *hist_key_find(const char *name)
-{
-	for (int i = 0; i < HK__MAX; i++)
-		if (!strcmp(hist_keys[i].name, name) ||
-		    (hist_keys[i].alias && !strcmp(hist_keys[i].alias, name)))
-			return &hist_keys[i];
-	return NULL;
-}
-
-int hist_parse_sort(const char *spec, int *keys, int max, proff_error *err)
-{
-	int n = 0;
-	const char *p = spec;
-	while (p && *p) {
-		const char *c = strchr(p, ',');
-		size_t l = c ? (size_t)(c - p) : strlen(p);
-		char name[64];
-		if (l == 0 || l >= sizeof(name))
-			return proff_err_set(err, PROFF_EUSAGE, NULL, PROFF_NO_OFFSET,
-					     "Unknown --sort key: '%.*s'", (int)l, p);
-		memcpy(name, p, l);
-		name[l] = '\0';
-		if (!strncmp(name, "label:", 6) && name[6])
-			name[5] = '\0';       /* label:NAME: the label's name is hist_label_name's */
-		else if (!strcmp(name, "label"))
-			return proff_err_set(err, PROFF_EUSAGE, NULL, PROFF_NO_OFFSET,
-					     "--sort label needs the label's name: label:NAME");
-		const hist_key_def *k = hist_key_find(name);
-		if (!k)
-			return proff_err_set(err, PROFF_EUSAGE, NULL, PROFF_NO_OFFSET,
-					     "Unknown --sort key: '%s'", name);
-		bool dup = false;
-		for (int i = 0; i < n; i++)
-			dup |= keys[i] == k->id;
-		if (!dup) {
-			if (n >= max)
-				return proff_err_set(err, PROFF_EUSAGE, NULL, PROFF_NO_OFFSET, "too many sort keys");
-			keys[n++] = k->id;
-		}
-		p = c ? c + 1 : NULL;
-	}
-	if (!n)
-		return proff_err_set(err, PROFF_EUSAGE, NULL, PROFF_NO_OFFSET, "empty --sort");
-	return n;
-}
-
 /* ---- building ------------------------------------------------------------------ */
 
 typedef struct ctx {
@@ -447,7 +157,7 @@ typedef struct ctx {
 /* A row's address and level as perf shows them: Self rows use the map
  * address; callchain (cumulative) rows of unresolved frames use the raw ip,
  * and without a map inherit the level of the sample. */
-static uint64_t row_addr(const pf_loc *l, bool chain) { return chain ? l->ip : l->addr; }
+static uint64_t row_addr(const pf_loc *l, bool chain) { return hist_row_addr(l, chain); }
 static char row_level(const pf_profile *p, const ctx *c, const pf_loc *l, bool chain)
 {
 	if (!chain)
@@ -460,60 +170,19 @@ static char row_level(const pf_profile *p, const ctx *c, const pf_loc *l, bool c
 	return (k == SYM_DSO_KERNEL || k == SYM_DSO_MODULE) ? 'k' : '.';
 }
 
+/* The row identity of (sample context, location): each key's two words
+ * (hist_key_def.words), in the keys' order. */
 static void key_words(hist *h, const ctx *c, uint32_t loc, bool chain, uint64_t *w)
 {
-	const pf_profile *p = h->prof;
-	const pf_loc *l = &p->locs[loc];
-	for (int i = 0; i < h->nkeys; i++) {
-		uint64_t a = 0, b = 0;
-		switch (h->keys[i]) {
-		case HK_COMM: a = c->s->comm; break;
-		case HK_PID:
-		case HK_TID: a = c->s->tid; b = c->s->pid; break;
-		case HK_DSO:
-			a = l->dso == PF_NONE ? UINT64_MAX :
-			    (h->opts.verbose ? p->dsos[l->dso].long_name : p->dsos[l->dso].short_name);
-			break;
-		case HK_SYM:
-			if (h->opts.diff_mode) {
-				a = l->sym == PF_NONE ? 0 : p->syms[l->sym].name;
-				b = a ? 0 : (l->dso == PF_NONE ? 1 : 0);   /* no-map ips collapse too */
-			} else if (l->sym != PF_NONE && pf_sym_is_inlined(p, l->sym)) {
-				/* perf: an inlined symbol's row is one per name and
-				 * overlapping range (the real symbol's) */
-				a = p->syms[l->sym].start;
-				b = (uint64_t)p->syms[l->sym].name | (1ULL << 62) | ((uint64_t)l->dso << 32);
-			} else if (l->sym != PF_NONE) {
-				/* perf: dso name, then symbol start and end */
-				a = p->syms[l->sym].start;
-				b = (p->syms[l->sym].end & 0xffffffffffULL) |
-				    ((uint64_t)p->dsos[l->dso].short_name << 40) | (1ULL << 63);
-			} else {
-				a = row_addr(l, chain);
-				b = 0;
-			}
-			break;
-		case HK_CPU: a = c->s->cpu; break;
-		case HK_PARENT: a = c->parent; break;
-		case HK_LABEL: a = pf_label_value(p, c->s->thread, h->label_key); break;
-		case HK_SRCLINE: {
-			const char *s = pf_loc_srcline(h->prof, loc);
-			(void)s;
-			a = p->locs[loc].srcline;
-			break;
-		}
-		}
-		w[i * KW_PER_KEY] = a;
-		w[i * KW_PER_KEY + 1] = b;
-	}
+	hist_key_src src = { c->s, c->parent, loc, chain };
+	for (int i = 0; i < h->nkeys; i++)
+		hist_keys[h->keys[i]].words(h, &src, w + i * KW_PER_KEY);
 }
 
-static bool key_has(const hist *h, int k)
+/* Does one of the sort keys need n (HKN_*)? */
+static bool keys_need(const hist *h, unsigned n)
 {
-	for (int i = 0; i < h->nkeys; i++)
-		if (h->keys[i] == k)
-			return true;
-	return false;
+	return (hist_keys_needs(h->keys, h->nkeys) & n) != 0;
 }
 
 static uint8_t entry_filter(hist *h, const ctx *c, uint32_t loc)
@@ -689,9 +358,12 @@ static void row_fill(hist *h, const ctx *c, uint32_t loc, bool chain, hist_entry
 	e->ip = l->ip;
 	e->level = row_level(p, c, l, chain);
 	e->parent = c->parent;
-	e->srcline = key_has(h, HK_SRCLINE) ? l->srcline : 0;
 	e->filtered = chain ? c->sample_filtered : entry_filter(h, c, loc);
 	e->cc_root = PF_NONE;
+	hist_key_src src = { c->s, c->parent, loc, chain };
+	for (int i = 0; i < h->nkeys; i++)
+		if (hist_keys[h->keys[i]].fill)
+			hist_keys[h->keys[i]].fill(h, &src, e);
 }
 
 /* Tree mode: the row perf's findnew walk stops at for this key — the row
@@ -990,28 +662,31 @@ typedef struct cc_rec { uint32_t entry, cur; } cc_rec;
 
 typedef struct ctx_sort { const hist *h; const uint32_t *parent; } ctx_sort;
 
+/* A sample's context key words: every key's that is not the location's
+ * (comm, pid, cpu, parent, label), in the keys' order */
+static void ctx_words(const hist *h, const uint32_t *parent_of, uint32_t si, uint64_t *w)
+{
+	hist_key_src src = { &h->prof->samples[si], parent_of ? parent_of[si] : 0, 0, false };
+	for (int i = 0; i < h->nkeys; i++) {
+		const hist_key_def *k = &hist_keys[h->keys[i]];
+		if (k->needs & HKN_LOC)
+			w[2 * i] = w[2 * i + 1] = 0;
+		else
+			k->words(h, &src, w + 2 * i);
+	}
+}
+
 static int ctx_cmp(const void *pa, const void *pb, void *arg)
 {
 	const ctx_sort *cs = arg;
 	const hist *h = cs->h;
 	uint32_t ia = *(const uint32_t *)pa, ib = *(const uint32_t *)pb;
-	const pf_sample *a = &h->prof->samples[ia], *b = &h->prof->samples[ib];
-	for (int i = 0; i < h->nkeys; i++) {
-		uint64_t x = 0, y = 0;
-		switch (h->keys[i]) {
-		case HK_COMM: x = a->comm; y = b->comm; break;
-		case HK_PID: case HK_TID: x = (uint64_t)a->tid << 32 | a->pid; y = (uint64_t)b->tid << 32 | b->pid; break;
-		case HK_CPU: x = a->cpu; y = b->cpu; break;
-		case HK_PARENT: x = cs->parent[ia]; y = cs->parent[ib]; break;
-		case HK_LABEL:
-			x = pf_label_value(h->prof, a->thread, h->label_key);
-			y = pf_label_value(h->prof, b->thread, h->label_key);
-			break;
-		default: continue;
-		}
-		if (x != y)
-			return x < y ? -1 : 1;
-	}
+	uint64_t x[HIST_MAX_KEYS * 2], y[HIST_MAX_KEYS * 2];
+	ctx_words(h, cs->parent, ia, x);
+	ctx_words(h, cs->parent, ib, y);
+	for (int i = 0; i < 2 * h->nkeys; i++)
+		if (x[i] != y[i])
+			return x[i] < y[i] ? -1 : 1;
 	return ia < ib ? -1 : ia > ib;
 }
 
@@ -1023,9 +698,11 @@ static void ctx_order(const hist *h, const uint32_t *parent_of, const uint32_t *
 {
 	bool comm = false, other = false, ascending = true;
 	for (int i = 0; i < h->nkeys; i++) {
-		int k = h->keys[i];
-		comm |= k == HK_COMM;
-		other |= k == HK_PID || k == HK_TID || k == HK_CPU || k == HK_PARENT || k == HK_LABEL;
+		unsigned n = hist_keys[h->keys[i]].needs;
+		if (!(n & HKN_LOC)) {
+			comm |= n == HKN_COMM;
+			other |= n != HKN_COMM;
+		}
 	}
 	for (size_t k = 1; k < n && ascending; k++)
 		ascending = idx[k - 1] < idx[k];
@@ -1053,21 +730,10 @@ static void ctx_order(const hist *h, const uint32_t *parent_of, const uint32_t *
 
 static bool same_ctx(const hist *h, const uint32_t *parent_of, uint32_t ia, uint32_t ib)
 {
-	const pf_sample *a = &h->prof->samples[ia], *b = &h->prof->samples[ib];
-	for (int i = 0; i < h->nkeys; i++) {
-		switch (h->keys[i]) {
-		case HK_COMM: if (a->comm != b->comm) return false; break;
-		case HK_PID: case HK_TID: if (a->tid != b->tid || a->pid != b->pid) return false; break;
-		case HK_CPU: if (a->cpu != b->cpu) return false; break;
-		case HK_PARENT: if (parent_of[ia] != parent_of[ib]) return false; break;
-		case HK_LABEL:
-			if (pf_label_value(h->prof, a->thread, h->label_key) != pf_label_value(h->prof, b->thread, h->label_key))
-				return false;
-			break;
-		default: break;
-		}
-	}
-	return true;
+	uint64_t x[HIST_MAX_KEYS * 2], y[HIST_MAX_KEYS * 2];
+	ctx_words(h, parent_of, ia, x);
+	ctx_words(h, parent_of, ib, y);
+	return !memcmp(x, y, 2 * (size_t)h->nkeys * sizeof(uint64_t));
 }
 
 /* v[0, n) ascending, all below `bound` (tmp: n words): least significant
@@ -1477,7 +1143,7 @@ static int cc_begin(cc_run *r, hist *h, const uint32_t *idx, size_t nidx, const 
 	r->gstart[ng] = nidx;
 	/* two workers where the contexts are several, the trees start empty
 	 * (a fallback starts them again) and a row lookup reads only */
-	r->two = two && !alone && ng >= 2 && pv->cc.n == 0 && !h->opts.diff_mode && !key_has(h, HK_SRCLINE);
+	r->two = two && !alone && ng >= 2 && pv->cc.n == 0 && !h->opts.diff_mode && !keys_need(h, HKN_SRCLINE);
 	/* beside another thread, row lookups read only (the tree-mode trees
 	 * read the rows); one that fails starts over alone (begun early, the
 	 * tree-mode chains are still being added: cc_resume) */
@@ -2803,7 +2469,7 @@ static int label_setup(hist *h, proff_error *err)
 	h->label_key = PF_NONE;
 	const char *prev = NULL;
 	size_t prev_n = 0;
-	for (const char *s = h->opts.sort; key_has(h, HK_LABEL) && (s = strstr(s, "label:"));) {
+	for (const char *s = h->opts.sort; keys_need(h, HKN_LABEL) && (s = strstr(s, "label:"));) {
 		if (s != h->opts.sort && s[-1] != ',') {
 			s += 6;
 			continue;
@@ -2852,7 +2518,7 @@ static int hist_new(pf_profile *prof, uint32_t evsel, const hist_opts *opts, his
 		hist_free(h);
 		return rc;
 	}
-	if (key_has(h, HK_PARENT) && opts->parent_regex) {
+	if (keys_need(h, HKN_CALLCHAIN) && opts->parent_regex) {
 		if (regcomp(&pv->parent_re, opts->parent_regex, REG_EXTENDED | REG_NOSUB) != 0) {
 			hist_free(h);
 			return proff_err_set(err, PROFF_EUSAGE, NULL, PROFF_NO_OFFSET,
@@ -2873,11 +2539,10 @@ static int hist_new(pf_profile *prof, uint32_t evsel, const hist_opts *opts, his
 	 * rewritten when found again (diff mode's lowest address) */
 	bool loc_keyed = !opts->diff_mode;
 	for (int i = 0; i < h->nkeys; i++)
-		if (h->keys[i] != HK_COMM && h->keys[i] != HK_DSO && h->keys[i] != HK_SYM &&
-		    h->keys[i] != HK_SRCLINE)
+		if (!(hist_keys[h->keys[i]].needs & HKN_LOC) && hist_keys[h->keys[i]].needs != HKN_COMM)
 			loc_keyed = false;
 	if (loc_keyed && opts->children && prof->nr_locs) {
-		bool by_sym = !key_has(h, HK_SRCLINE);
+		bool by_sym = !keys_need(h, HKN_SUBSYM);
 		size_t nslots = prof->nr_locs + (by_sym ? prof->nr_syms : 0);
 		pv->row_cache = calloc(2 * nslots, sizeof(uint64_t));
 		pv->slot_of = malloc(prof->nr_locs * sizeof(uint32_t));
@@ -3112,8 +2777,13 @@ int hist_build(pf_profile *prof, uint32_t evsel, const hist_opts *opts, hist **o
 	 * its DWARF data released after it (before the pass's arrays, which
 	 * then take that memory); tree mode's input tree compares them by
 	 * rank, so every location's is made before it anyway */
-	if (key_has(h, HK_SRCLINE))
+	if (keys_need(h, HKN_SRCLINE))
 		srclines_first(h);
+	for (int i = 0; i < h->nkeys; i++)
+		if (hist_keys[h->keys[i]].prepare && (rc = hist_keys[h->keys[i]].prepare(h, i, err)) < 0) {
+			hist_free(h);
+			return rc;
+		}
 	uint32_t *chain = NULL;
 	size_t cap_chain = 0;
 	bool want_cc = opts->callchain;
@@ -3213,7 +2883,7 @@ int hist_build(pf_profile *prof, uint32_t evsel, const hist_opts *opts, hist **o
 		hist_free(h);
 		return proff_err_set(err, PROFF_ENOMEM, NULL, PROFF_NO_OFFSET, "out of memory");
 	}
-	if (opts->children && (!want_cc || fast_cc) && !opts->diff_mode && !key_has(h, HK_SRCLINE) && !pv->itree &&
+	if (opts->children && (!want_cc || fast_cc) && !opts->diff_mode && !keys_need(h, HKN_SRCLINE) && !pv->itree &&
 	    prof->nr_samples >= split_min && prof->nr_samples >= 2 && hist_new(prof, evsel, opts, &h2, err) < 0)
 		h2 = NULL;       /* the pass then runs here alone */
 	/* perf's row order begun on another thread, its input tree built
@@ -3380,6 +3050,8 @@ void hist_free(hist *h)
 	if (!h)
 		return;
 	hist_order_discard(h);
+	for (int i = 0; i < HIST_MAX_KEYS; i++)
+		free(h->loc_value[i]);
 	if (h->priv) {
 		free(h->priv->keyw);
 		id_table_free(&h->priv->tab);
@@ -3468,15 +3140,15 @@ static size_t key_width_of(const hist *h, int key_id)
 		if (e->sym == PF_NONE)
 			unresolved = true;
 	}
-	if (key_id == HK_DSO && unresolved && !h->opts.dsos.n && w < 16)
-		w = 16;
+	/* perf: a column at least as wide as an address (its dso with an
+	 * unresolved row), unless --dsos */
+	if (unresolved && !h->opts.dsos.n && w < k->unresolved_width)
+		w = k->unresolved_width;
 	return w;
 }
 
 size_t hist_key_col_width(const hist *h, int key_id)
 {
-	if (key_id == HK_SRCLINE && h->srcline_width)
-		return h->srcline_width;
 	for (int i = 0; i < h->nkeys; i++)
 		if (h->keys[i] == key_id && h->key_width[i])
 			return h->key_width[i];
@@ -3485,7 +3157,8 @@ size_t hist_key_col_width(const hist *h, int key_id)
 
 void hist_key_widths(hist *h)
 {
+	/* a lazy key's width is perf's order's (hist_order_perf) */
 	for (int i = 0; i < h->nkeys; i++)
-		if (h->keys[i] != HK_SRCLINE)
+		if (!(hist_keys[h->keys[i]].needs & HKN_LAZY))
 			h->key_width[i] = key_width_of(h, h->keys[i]);
 }

@@ -203,7 +203,6 @@ typedef struct hist_key_def {
 	bool pad_last;
 	/* the row's value compared across files (diff) */
 	void (*value)(const hist *h, const hist_entry *e, hist_key_value *v);
-	const char *help;          /* one line for `proff help sort` and the man page */
 } hist_key_def;
 
 extern const hist_key_def hist_keys[];

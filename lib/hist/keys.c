@@ -357,6 +357,75 @@ static int64_t p_label(const replay_ctx *c, int slot, int stage, uint32_t li, ui
 }
 static void v_label(const hist *h, const hist_entry *e, hist_key_value *v) { v->s = label_text(h, e->thread); }
 
+/* srcfile — perf's source file key: the file of the location's srcline
+ * (perf asks addr2line for the line and keeps what is before its ':'),
+ * empty where there is none (no line: "sym+off", "dso[addr]", "??:0") */
+enum { HK_SRCFILE = HK__NAMED };
+
+static int key_slot(const hist *h, int id)
+{
+	for (int i = 0; i < h->nkeys; i++)
+		if (h->keys[i] == id)
+			return i;
+	return -1;
+}
+
+/* the srcfile string id of location loc, made on first use */
+static uint32_t srcfile_of(const hist *h, uint32_t loc)
+{
+	uint32_t *v = h->loc_value[key_slot(h, HK_SRCFILE)];
+	if (v[loc] != PF_NONE)
+		return v[loc];
+	const char *s = pf_loc_srcline(h->prof, loc), *colon = strchr(s, ':');
+	size_t n = 0;
+	if (colon && colon != s && strcmp(s, "??:0")) {
+		const char *last = strrchr(s, ':');
+		bool line = last[1] != '\0';
+		for (const char *d = last + 1; *d; d++)
+			line &= *d >= '0' && *d <= '9';
+		n = line ? (size_t)(colon - s) : 0;
+	}
+	int64_t id = pf_strtab_intern(&h->prof->strs, s, n);
+	v[loc] = id < 0 ? 0 : (uint32_t)id;
+	return v[loc];
+}
+static int prep_srcfile(hist *h, int slot, proff_error *err)
+{
+	size_t n = h->prof->nr_locs ? h->prof->nr_locs : 1;
+	h->loc_value[slot] = malloc(n * sizeof(uint32_t));
+	if (!h->loc_value[slot])
+		return proff_err_set(err, PROFF_ENOMEM, NULL, PROFF_NO_OFFSET, "out of memory");
+	memset(h->loc_value[slot], 0xff, n * sizeof(uint32_t));    /* PF_NONE: not made yet */
+	/* the values of every location whose srcline is made (before perf's
+	 * input tree ranks the strings, in tree mode) */
+	for (size_t i = 0; i < h->prof->nr_locs; i++)
+		if (h->prof->locs[i].srcline != PF_NONE)
+			srcfile_of(h, (uint32_t)i);
+	return 0;
+}
+static const char *srcfile_text(const hist *h, const hist_entry *e) { return pf_str(h->prof, srcfile_of(h, e->loc)); }
+static void w_srcfile(const hist *h, const hist_key_src *c, uint64_t w[2]) { w[0] = srcfile_of(h, c->loc); w[1] = 0; }
+static int k_srcfile_cmp(const hist *h, const hist_entry *a, const hist_entry *b)
+{
+	return strcmp(srcfile_text(h, a), srcfile_text(h, b));
+}
+static int64_t p_srcfile(const replay_ctx *c, int slot, int stage, uint32_t li, uint32_t ri)
+{
+	/* perf 6.1: sort__srcfile_cmp for every stage, computed on use */
+	replay_mark(c, slot, li, ri);
+	int g = replay_gen_index(c->h, slot);
+	uint64_t l = full(c, li)->gen[g], r = full(c, ri)->gen[g];
+	return r < l ? -1 : r > l;
+}
+static uint64_t pv_srcfile(const hist *h, const hist_entry *e) { return srcfile_of(h, e->loc); }
+static size_t k_srcfile_width(const hist *h, const hist_entry *e) { return strlen(srcfile_text(h, e)); }
+static int k_srcfile_print(const hist *h, const hist_entry *e, char *buf, size_t len, int width, bool pad, char sep)
+{
+	int n = put_name(buf, len, srcfile_text(h, e), width, sep);   /* cut to the width */
+	return pad_to(buf, len, n, width, pad);                        /* padded but when last */
+}
+static void v_srcfile(const hist *h, const hist_entry *e, hist_key_value *v) { v->s = srcfile_text(h, e); }
+
 /* ---- the catalogue ------------------------------------------------------------ */
 
 /* perf's keys of the same name (util/sort.c), in its order where it has
@@ -415,6 +484,13 @@ const hist_key_def hist_keys[] = {
 		.needs = HKN_LABEL,
 		.words = w_label, .cmp = k_label_cmp, .perf_cmp = p_label,
 		.width = k_label_width, .print = k_label_print, .pad_last = true, .value = v_label,
+	},
+	[HK_SRCFILE] = {
+		.name = "srcfile", .header = "Source File", .id = HK_SRCFILE,
+		.needs = HKN_LOC | HKN_SRCLINE | HKN_LAZY | HKN_SUBSYM,
+		.words = w_srcfile, .prepare = prep_srcfile, .cmp = k_srcfile_cmp,
+		.perf_cmp = p_srcfile, .perf_value = pv_srcfile, .perf_str = true,
+		.width = k_srcfile_width, .print = k_srcfile_print, .value = v_srcfile,
 	},
 };
 const int hist_nr_keys = (int)(sizeof(hist_keys) / sizeof(hist_keys[0]));

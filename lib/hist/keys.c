@@ -426,6 +426,44 @@ static int k_srcfile_print(const hist *h, const hist_entry *e, char *buf, size_t
 }
 static void v_srcfile(const hist *h, const hist_entry *e, hist_key_value *v) { v->s = srcfile_text(h, e); }
 
+/* sample, period — perf's hpp columns as sort keys: the row's Self sample
+ * count and period, right-aligned in 12 columns. They split no row (their
+ * words are constant), compare nothing in perf's input and collapse trees,
+ * and order rows by their value in its output tree (after the Overhead
+ * perf puts first). */
+enum { HK_SAMPLE = HK__NAMED + 1, HK_PERIOD = HK__NAMED + 2 };
+
+static void w_none(const hist *h, const hist_key_src *c, uint64_t w[2]) { w[0] = w[1] = 0; }
+static void v_none(const hist *h, const hist_entry *e, hist_key_value *v) { (void)e; }
+static int64_t p_hpp(const replay_ctx *c, int slot, int stage, uint32_t li, uint32_t ri)
+{
+	if (stage < 2)
+		return 0;          /* perf's hpp__nop_cmp */
+	int g = replay_gen_index(c->h, slot);
+	uint64_t l = full(c, li)->gen[g], r = full(c, ri)->gen[g];
+	return l > r ? 1 : l < r ? -1 : 0;
+}
+static size_t k_hpp_width(const hist *h, const hist_entry *e) { return 12; }
+static int put_u64(char *buf, size_t len, uint64_t v, int width)
+{
+	int n = snprintf(buf, len, "%*llu", width, (unsigned long long)v);
+	return n < 0 ? 0 : (size_t)n >= len ? (int)len - 1 : n;
+}
+
+static int k_sample_cmp(const hist *h, const hist_entry *a, const hist_entry *b) { return -(a->nr_events > b->nr_events) + (a->nr_events < b->nr_events); }
+static uint64_t pv_sample(const hist *h, const hist_entry *e) { return e->nr_events; }
+static int k_sample_print(const hist *h, const hist_entry *e, char *buf, size_t len, int width, bool pad, char sep)
+{
+	return put_u64(buf, len, e->nr_events, width);
+}
+
+static int k_period_cmp(const hist *h, const hist_entry *a, const hist_entry *b) { return -(a->period > b->period) + (a->period < b->period); }
+static uint64_t pv_period(const hist *h, const hist_entry *e) { return e->period; }
+static int k_period_print(const hist *h, const hist_entry *e, char *buf, size_t len, int width, bool pad, char sep)
+{
+	return put_u64(buf, len, e->period, width);
+}
+
 /* ---- the catalogue ------------------------------------------------------------ */
 
 /* perf's keys of the same name (util/sort.c), in its order where it has
@@ -491,6 +529,16 @@ const hist_key_def hist_keys[] = {
 		.words = w_srcfile, .prepare = prep_srcfile, .cmp = k_srcfile_cmp,
 		.perf_cmp = p_srcfile, .perf_value = pv_srcfile, .perf_str = true,
 		.width = k_srcfile_width, .print = k_srcfile_print, .value = v_srcfile,
+	},
+	[HK_SAMPLE] = {
+		.name = "sample", .header = "     Samples", .id = HK_SAMPLE,
+		.words = w_none, .cmp = k_sample_cmp, .perf_cmp = p_hpp, .perf_value = pv_sample,
+		.width = k_hpp_width, .print = k_sample_print, .pad_last = true, .value = v_none,
+	},
+	[HK_PERIOD] = {
+		.name = "period", .header = "      Period", .id = HK_PERIOD,
+		.words = w_none, .cmp = k_period_cmp, .perf_cmp = p_hpp, .perf_value = pv_period,
+		.width = k_hpp_width, .print = k_period_print, .pad_last = true, .value = v_none,
 	},
 };
 const int hist_nr_keys = (int)(sizeof(hist_keys) / sizeof(hist_keys[0]));

@@ -598,3 +598,42 @@ int hist_parse_sort(const char *spec, int *keys, int max, proff_error *err)
 	return n;
 }
 
+/* ---- column widths (perf's hists__calc_col_len) ------------------------------- */
+
+static size_t key_width_of(const hist *h, int key_id)
+{
+	const hist_key_def *k = &hist_keys[key_id];
+	size_t w = strlen(k->header);
+	bool unresolved = false;
+	for (size_t i = 0; i < h->n; i++) {
+		const hist_entry *e = &h->entries[i];
+		if (e->filtered || (h->merged_into && h->merged_into[i] != PF_NONE))
+			continue;
+		size_t x = k->width(h, e);
+		if (x > w)
+			w = x;
+		if (e->sym == PF_NONE)
+			unresolved = true;
+	}
+	/* perf: a column at least as wide as an address (its dso with an
+	 * unresolved row), unless --dsos */
+	if (unresolved && !h->opts.dsos.n && w < k->unresolved_width)
+		w = k->unresolved_width;
+	return w;
+}
+
+size_t hist_key_col_width(const hist *h, int key_id)
+{
+	for (int i = 0; i < h->nkeys; i++)
+		if (h->keys[i] == key_id && h->key_width[i])
+			return h->key_width[i];
+	return key_width_of(h, key_id);
+}
+
+void hist_key_widths(hist *h)
+{
+	/* a lazy key's width is perf's order's (hist_order_perf) */
+	for (int i = 0; i < h->nkeys; i++)
+		if (!(hist_keys[h->keys[i]].needs & HKN_LAZY))
+			h->key_width[i] = key_width_of(h, h->keys[i]);
+}

@@ -715,7 +715,7 @@ int cmd_diff(int argc, char **argv)
 		rc = EXIT_SETUP;
 	}
 	/* a flame graph needs every sample's call path and comm */
-	bool need_callchain = (c.sort && strstr(c.sort, "parent")) || c.flamegraph || c.children;
+	bool need_callchain = c.flamegraph || c.children;
 	ho.children = c.children;
 	/* keys and filters that look at no thread: samples merged per stack */
 	bool merge_threads = !ho.comms.n && !ho.nr_pids && !ho.nr_tids && !c.flamegraph;
@@ -729,9 +729,11 @@ int cmd_diff(int argc, char **argv)
 		if (nk < 0)
 			merge_threads = merge_by_comm = false;
 		for (int k = 0; k < nk; k++) {
-			if (keys[k] != HK_DSO && keys[k] != HK_SYM && keys[k] != HK_SRCLINE)
+			unsigned n = hist_keys[keys[k]].needs;
+			need_callchain |= (n & HKN_CALLCHAIN) != 0;    /* parent: the callers' symbols */
+			if (!(n & HKN_LOC))
 				merge_threads = false;
-			if (keys[k] == HK_PID || keys[k] == HK_TID || keys[k] == HK_CPU)
+			if (n & (HKN_THREAD | HKN_CPU))
 				merge_by_comm = false;
 		}
 	}

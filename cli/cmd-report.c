@@ -96,7 +96,7 @@ static const opt_def options[] = {
 	{ 'g', "call-graph", O_CALLBACK, 0, "print_type,threshold[,print_limit],order,sort_key[,branch],value", "graph|fractal|flat|folded|none, caller|callee, percent|period|count", PO_OPTARG_NEXT, opt_callgraph, 0 },
 	{ 'G', "inverted", O_BOOL, F(inverted), NULL, "alias for caller-based call graph", 0, NULL, 0 },
 	{ 0, "max-stack", O_INT, F(max_stack), "N", "limit the callchain depth", 0, NULL, 0 },
-	{ 's', "sort", O_STR, F(sort), "KEYS", "sort by pid, tid, comm, dso, symbol, cpu, parent, srcline, label:NAME", 0, NULL, 0 },
+	{ 's', "sort", O_STR, F(sort), "KEYS", "sort by these keys (SORT KEYS in proff-report(1); proff --list-values sort)", 0, NULL, 0 },
 	{ 'p', "parent", O_STR, F(parent), "REGEX", "regex filter to identify the parent (default ^sys_|^do_page_fault)", 0, NULL, 0 },
 	{ 0, "percent-limit", O_CALLBACK, 0, "N", "do not show entries below N percent", PO_NONEG, opt_percent_limit, 0 },
 	{ 0, "percentage", O_STR, F(percentage), "relative|absolute", "how to compute percentages with filters", 0, NULL, 0 },
@@ -519,10 +519,8 @@ int cmd_report(int argc, char **argv)
 	}
 	/* keys and filters that see no pid, tid or cpu: samples aggregated
 	 * by comm and stack (fewer of them to build rows from) */
-	lo.merge_by_comm = !ho.nr_pids && !ho.nr_tids;
-	for (int k = 0; k < nkeys; k++)
-		if (keys[k] == HK_PID || keys[k] == HK_TID || keys[k] == HK_CPU)
-			lo.merge_by_comm = false;
+	unsigned needs = hist_keys_needs(keys, nkeys);
+	lo.merge_by_comm = !ho.nr_pids && !ho.nr_tids && !(needs & (HKN_THREAD | HKN_CPU));
 	/* the raw samples' order, for perf's input tree where its walks
 	 * depend on it (hist's tree mode: garbage callchain frames; the
 	 * samples' own addresses hardly ever need it) */
@@ -531,9 +529,7 @@ int cmd_report(int argc, char **argv)
 	/* no Children, no chains shown and no parent key: a row is a
 	 * sample's own ip, and perf resolves no callchain either (a profile
 	 * of leaves only: a fraction of the memory and the reading) */
-	bool parent_key = a.parent != NULL;
-	for (int k = 0; k < nkeys; k++)
-		parent_key |= keys[k] == HK_PARENT;
+	bool parent_key = a.parent != NULL || (needs & HKN_CALLCHAIN);
 	lo.use_callchain = a.max_stack != 0 && (children_wanted || !cc_none || parent_key);
 
 	if (a.header)

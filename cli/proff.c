@@ -112,7 +112,7 @@ static int list_values(const char *kind)
 	static const char *const clock[] = { "tsc", "monotonic", "none", NULL };
 	const char *const *v = NULL;
 	if (!strcmp(kind, "sort")) {
-		for (int k = 0; k < HK__MAX; k++) {
+		for (int k = 0; k < hist_nr_keys; k++) {
 			printf("%s\n", hist_keys[k].name);
 			if (hist_keys[k].alias)
 				printf("%s\n", hist_keys[k].alias);

@@ -55,10 +55,7 @@ void diff_opts_init(diff_opts *o);
 int diff_parse_compute(const char *arg, diff_opts *o, char *msg, size_t msglen);
 
 /* A sort-key value of a row, comparable across files. */
-typedef struct diff_key {
-	const char *s;            /* string keys (NULL: no dso / unresolved symbol) */
-	uint64_t n, n2;           /* numeric keys (pid/tid: tid, pid; cpu) */
-} diff_key;
+typedef hist_key_value diff_key;
 
 typedef struct diff_pair {
 	const hist_entry *e;      /* the paired entry of that file, NULL if none */

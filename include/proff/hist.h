@@ -2,8 +2,11 @@
  * keys, with Self and Children (cumulative) periods, filters and perf's row
  * order. Used by `report` and `diff`.
  *
- * Sort keys live in one table (hist_keys[]): name, header, comparator,
- * width and printer. Adding a key touches that table and its functions.
+ * Sort keys live in one catalogue, lib/hist/keys.c (hist_keys[]): per key
+ * its name, header, what it needs, its row identity (key words), perf's
+ * comparators, width, printer and diff value. Everything else iterates
+ * it; adding a key is one entry and its functions there
+ * (docs/architecture.md, "How to add a sort key").
  *
  * Two modes:
  *  - report: rows keyed like perf report (symbol by address within its dso,
@@ -24,12 +27,16 @@
 #include "proff/profile.h"
 #include "proff/util.h"
 
+/* The keys other layers name (the store's query, the report's elided
+ * filter columns, the engine's fast paths); keys.c numbers the others
+ * after HK__NAMED. A key's id is its index in hist_keys[]. */
 enum hist_key_id {
 	HK_COMM, HK_PID, HK_TID, HK_DSO, HK_SYM, HK_CPU, HK_PARENT, HK_SRCLINE,
 	HK_LABEL,      /* label:NAME, a pprof label's value (hist.label_key names it) */
-	HK__MAX
+	HK__NAMED
 };
-#define HIST_MAX_KEYS 8
+#define HIST_MAX_KEYS 8        /* keys of one --sort */
+#define HIST_KEYS_MAX 48       /* entries of the catalogue, at most */
 
 /* filter bits (entry->filtered) */
 enum { HF_THREAD = 1, HF_DSO = 2, HF_SYMBOL = 4, HF_PARENT = 8 };
@@ -113,8 +120,12 @@ typedef struct hist {
 	uint64_t total_period;              /* all samples of the event kept by the loader */
 	uint64_t total_non_filtered_period; /* samples not hidden by filters */
 	uint64_t nr_samples, nr_non_filtered_samples;
-	size_t srcline_width;               /* perf's srcline column width, set by hist_order_perf (0 = compute) */
-	size_t key_width[HIST_MAX_KEYS];    /* keys[i]'s column width once hist_key_widths ran (0: not yet) */
+	/* keys[i]'s column width once hist_key_widths ran, or for a key perf
+	 * computes while comparing (HKN_LAZY) once hist_order_perf did (0: not yet) */
+	size_t key_width[HIST_MAX_KEYS];
+	/* keys[i]'s value per location, for a key whose prepare made one
+	 * (srcfile: its file name's string id), else NULL */
+	uint32_t *loc_value[HIST_MAX_KEYS];
 	/* callchain storage */
 	hist_cc_node *cc_nodes; size_t nr_cc_nodes, cap_cc_nodes;
 	uint32_t label_key;                 /* label:NAME's string id (PF_NONE: no label key) */
@@ -130,23 +141,75 @@ typedef struct hist {
 	size_t nr_collapsed;
 } hist;
 
+/* What a key reads or makes the engine do (hist_key_def.needs) */
+enum {
+	HKN_LOC      = 1 << 0,  /* its value is the location's (dso, symbol, source): not the sample context's */
+	HKN_COMM     = 1 << 1,  /* the sample's comm */
+	HKN_THREAD   = 1 << 2,  /* the sample's pid and tid (the loader keeps threads apart) */
+	HKN_CPU      = 1 << 3,  /* the sample's cpu */
+	HKN_CALLCHAIN = 1 << 4, /* the sample's callchain (the loader resolves it) */
+	HKN_SRCLINE  = 1 << 5,  /* the locations' srclines, made before the pass (one thread) */
+	HKN_LAZY     = 1 << 6,  /* perf computes the value while comparing: its order is replayed
+				   and the column is as wide as the values it computed */
+	HKN_LABEL    = 1 << 7,  /* a pprof label of the sample's thread */
+	HKN_BRANCH   = 1 << 8,  /* the sample's branch stack */
+	HKN_SUBSYM   = 1 << 9,  /* tells apart locations of one symbol */
+};
+
+/* perf's collapse stage: does the key have a collapse comparator? */
+enum { HKC_NONE, HKC_ALWAYS, HKC_DIFF };
+
+/* A row's value of a key, comparable across files (diff pairing) */
+typedef struct hist_key_value {
+	const char *s;             /* string keys (NULL: no dso / unresolved symbol) */
+	uint64_t n, n2;            /* numeric keys (pid/tid: tid, pid; cpu) */
+} hist_key_value;
+
+struct hist_key_src;           /* the sample and location a row is made from (lib/hist/keys.h) */
+struct replay_ctx;             /* perf's tree replay (lib/hist/keys.h) */
+
 typedef struct hist_key_def {
 	const char *name;          /* "sym" */
 	const char *alias;         /* "symbol" or NULL */
 	const char *header;        /* "Symbol" */
-	int id;                    /* enum hist_key_id */
+	int id;                    /* its index in hist_keys[] (enum hist_key_id for the named ones) */
+	unsigned needs;            /* HKN_* */
+	int collapse;              /* HKC_*: perf's collapse comparator */
+	size_t unresolved_width;   /* the column's width at least, when a row is unresolved and no --dsos */
+	/* the row identity: two words from the sample and location (rows of
+	 * equal words are one) */
+	void (*words)(const hist *h, const struct hist_key_src *src, uint64_t w[2]);
+	/* what a new row keeps of this key beyond the fields every row has, or NULL */
+	void (*fill)(const hist *h, const struct hist_key_src *src, hist_entry *e);
+	/* made once before the pass (one thread), or NULL; slot: the key's
+	 * index in h->keys */
+	int (*prepare)(hist *h, int slot, proff_error *err);
 	/* output order / pairing comparator for this key in the hist's mode */
 	int (*cmp)(const hist *h, const hist_entry *a, const hist_entry *b);
+	/* perf's comparator of stage 0 (input), 1 (collapse) or 2 (output)
+	 * on nodes l, r of a replay: perf's cmp(l, r) and its sign */
+	int64_t (*perf_cmp)(const struct replay_ctx *c, int slot, int stage, uint32_t l, uint32_t r);
+	/* a key without a field in perf's replay keys: its value there (a
+	 * string id, compared by rank, when perf_str), else NULL */
+	uint64_t (*perf_value)(const hist *h, const hist_entry *e);
+	bool perf_str;
 	/* width the cell needs for this entry (excluding padding) */
 	size_t (*width)(const hist *h, const hist_entry *e);
 	/* print the cell into buf (at most len bytes). width: column width;
 	 * pad: pad to width (perf pads every column but an unpadded last symbol);
 	 * sep: field separator (0 if none) — occurrences inside names become '.' */
 	int (*print)(const hist *h, const hist_entry *e, char *buf, size_t len, int width, bool pad, char sep);
+	/* pads its cell when it is the last column (perf's unpadded last symbol, srcline) */
+	bool pad_last;
+	/* the row's value compared across files (diff) */
+	void (*value)(const hist *h, const hist_entry *e, hist_key_value *v);
 } hist_key_def;
 
-extern const hist_key_def hist_keys[HK__MAX];
+extern const hist_key_def hist_keys[];
+extern const int hist_nr_keys;
 const hist_key_def *hist_key_find(const char *name);
+/* the OR of the keys' needs (HKN_*) */
+unsigned hist_keys_needs(const int *keys, int nkeys);
 
 void hist_opts_init(hist_opts *o);
 void hist_opts_release(hist_opts *o);

@@ -37,7 +37,7 @@ typedef struct report_fmt {
 	bool relative;             /* --percentage relative */
 	bool sort_starts_with_sym; /* perf skips the first chain entry then */
 	char field_sep;            /* -t; 0 = none */
-	bool elide[HK__MAX];       /* columns hidden (single-entry filters) */
+	bool elide[HIST_KEYS_MAX];       /* columns hidden (single-entry filters) */
 	const char *filter_lines;  /* "# dso: work\n"-style lines for the header, or NULL */
 	bool show_nr_samples;      /* -n */
 	const char *time_spec;     /* --time, echoed in the Samples line */

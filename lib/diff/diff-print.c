@@ -413,10 +413,15 @@ int diff_print_text(const diff_result *r, const diff_opts *o, const char *event_
 			put_sep(o, fst, out);
 			fst = false;
 			int id = r->keys[k];
-			/* perf leaves the symbol and srcline cells unpadded only when last */
-			bool pad = k != last_key || (id != HK_SYM && id != HK_SRCLINE);
+			/* perf leaves some cells (symbol, srcline) unpadded when last */
+			bool pad = k != last_key || hist_keys[id].pad_last;
+			/* a row not in the baseline is perf's dummy entry: its keys,
+			 * no samples (the sample and period keys print 0) */
+			hist_entry shown = *row->e;
+			if (row->dummy)
+				shown.period = shown.period_acc = shown.nr_events = 0;
 			if (!key_cell_override(r, o, row, id, (int)r->key_width[k], line, sizeof(line)))
-				hist_keys[id].print(row->h, row->e, line, sizeof(line), (int)r->key_width[k], pad, sep_char(o));
+				hist_keys[id].print(row->h, &shown, line, sizeof(line), (int)r->key_width[k], pad, sep_char(o));
 			else if (pad)
 				snprintf(line + strlen(line), sizeof(line) - strlen(line), "%-*s",
 					 (int)(r->key_width[k] > strlen(line) ? r->key_width[k] - strlen(line) : 0), "");

@@ -82,25 +82,8 @@ int diff_parse_compute(const char *arg, diff_opts *o, char *msg, size_t msglen)
 static void row_keys(const hist *h, const hist_entry *e, const int *keys, int nkeys, diff_key *out)
 {
 	for (int k = 0; k < nkeys; k++) {
-		diff_key *d = &out[k];
-		d->s = NULL;
-		d->n = d->n2 = 0;
-		switch (keys[k]) {
-		case HK_COMM: d->s = pf_str(h->prof, e->comm); break;
-		case HK_PID:
-		case HK_TID: d->n = e->tid; d->n2 = e->pid; break;
-		case HK_DSO: d->s = e->dso == PF_NONE ? NULL : hist_dso_name(h, e); break;
-		case HK_SYM: d->s = hist_sym_name(h, e); break;
-		case HK_CPU: d->n = e->cpu; break;
-		case HK_PARENT: d->s = e->parent ? pf_str(h->prof, e->parent) : "[other]"; break;
-		case HK_SRCLINE: d->s = pf_str(h->prof, e->srcline); break;
-		case HK_LABEL: {
-			uint32_t v = h->label_key == PF_NONE ? PF_NONE : pf_label_value(h->prof, e->thread, h->label_key);
-			d->s = v == PF_NONE ? "[none]" : pf_str(h->prof, v);
-			break;
-		}
-		default: break;
-		}
+		out[k] = (diff_key){ 0 };
+		hist_keys[keys[k]].value(h, e, &out[k]);
 	}
 }
 
@@ -382,7 +365,7 @@ static void calc_widths(diff_result *r, const diff_opts *o)
 {
 	bool unresolved = false;
 	for (int k = 0; k < r->nkeys; k++)
-		r->key_width[k] = r->keys[k] == HK_PID ? 15 : strlen(hist_keys[r->keys[k]].header);
+		r->key_width[k] = strlen(hist_keys[r->keys[k]].header);
 	for (size_t i = 0; i < r->nrows; i++) {
 		const diff_row *row = &r->rows[i];
 		if (row->filtered)
@@ -408,9 +391,9 @@ static void calc_widths(diff_result *r, const diff_opts *o)
 		}
 	}
 	for (int k = 0; k < r->nkeys; k++)
-		if (r->keys[k] == HK_DSO && unresolved && !o->field_sep && !o->nr_dso_filter &&
-		    r->key_width[k] < 16)
-			r->key_width[k] = 16;
+		if (unresolved && !o->field_sep && !o->nr_dso_filter &&
+		    r->key_width[k] < hist_keys[r->keys[k]].unresolved_width)
+			r->key_width[k] = hist_keys[r->keys[k]].unresolved_width;
 
 	/* elide single-entry filter columns, unless that would hide them all */
 	bool all = true;

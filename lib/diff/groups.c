@@ -359,7 +359,17 @@ int diff_table_add_run(diff_table *t, size_t run, const hist *h, proff_error *er
 			case HK_CPU: rk.k[j].n = e->cpu; break;
 			case HK_PARENT: sid = e->parent; break;
 			case HK_SRCLINE: sid = e->srcline; break;
-			default: break;
+			default: {
+				/* the others as the catalogue gives them (lib/hist/keys.c):
+				 * the strings the hist's profile holds */
+				hist_key_value v = { 0 };
+				hist_keys[t->keys[j]].value(h, e, &v);
+				rk.k[j].n = v.n;
+				rk.k[j].n2 = v.n2;
+				rk.s[j] = v.s;
+				rk.h[j] = v.s ? pf_hash_bytes(v.s, strlen(v.s), 0x9e3779b97f4a7c15ULL) | 1 : NO_STRING_HASH;
+				continue;
+			}
 			}
 			if (t->keys[j] == HK_PARENT && !e->parent) {
 				rk.s[j] = other_parent;

@@ -7,6 +7,10 @@
  *
  * Row identity is a small array of u64 key words built from the active
  * sort keys (see key_words()); rows are found through a hash of that array.
+ *
+ * The rest of hist_build is in hist-cc.c (the callchain trees) and
+ * hist-tree.c (tree mode), what they share in hist-priv.h; the sort keys
+ * are keys.c's, perf's row order perforder.c's.
  */
 #include "proff/hist.h"
 
@@ -17,109 +21,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../model/tables.h"
-#include "sym-span.h"
-
-#define KW_PER_KEY 2
-
-_Static_assert(sizeof(hist_entry) <= 128, "a row is two cache lines");
-
-/* What the Children pass updates per row, apart from the row (a row is
- * two cache lines, this a quarter of one): written back when it ends. */
-struct hot_ent {
-	uint64_t acc;            /* Children period */
-	uint32_t seen;           /* stamp of the last sample that touched the row */
-	uint32_t depth;          /* longest callchain */
-};
-
-/* Callchain tree nodes and the index of large child lists: (node, key) ->
- * child. The hist's trees are built in one pool (published as h->cc_nodes
- * when built); the tree-mode rows' trees may be built in a second one on
- * another thread at the same time, then appended (cc_pool_append). */
-struct cc_pool {
-	const pf_profile *prof;
-	hist_cc_node *nodes;
-	size_t n, cap;
-	pair_table child;
-	uint32_t *roots;         /* the rows whose tree root this pool made */
-	size_t nr_roots, cap_roots;
-};
-
-struct hist_priv {
-	uint64_t *keyw;          /* n * kw words */
-	size_t kw;               /* words per entry */
-	id_table tab;
-	struct hot_ent *hot;     /* per entry: the Children pass's sums (children mode) */
-	size_t cap_hot;
-	regex_t parent_re;
-	bool has_parent_re;
-	uint32_t other_id;       /* "[other]" */
-	struct cc_pool cc;       /* the callchain trees' nodes while they are built */
-	/* the row cache (loc_entry): per location the slot of its key — its
-	 * symbol's when the keys see no more of it, else its own — and per
-	 * slot two ways (the last comm first), (comm + 1) << 32 | row */
-	uint32_t *slot_of;
-	size_t nr_slot_of;
-	uint64_t *row_cache;     /* 2 * nr_slots */
-	size_t nr_slots;
-	/* tree mode (suspect_locs): perf's input tree, grown with the rows,
-	 * and per location whether its rows are found by walking it */
-	hist_itree *itree;
-	uint8_t *suspect;        /* per location: 0, or 1 + its dso's column in gwrap */
-	/* with comm and dso keys before sym: per (comm, dso) group whether it
-	 * wraps — gwrap[cidx_of[comm] * ncol + column]; NULL: every suspect
-	 * location is a tree-mode one */
-	uint8_t *gwrap;
-	uint32_t *cidx_of;       /* per string id (comms only) */
-	size_t ncol;
-	/* and with callchain trees built after the pass (fast_cc), the chains
-	 * its rows got, in order: built once their totals are known */
-	struct tree_chain *tchains;
-	size_t nr_tchains, cap_tchains;
-	/* per key (its first row): the row the last walk found and the number
-	 * of rows then — the tree is the same while no row is added */
-	uint32_t *wrow, *wsize;
-	size_t cap_walk;
-	struct tree_agg *taggs;          /* per aggregated sample */
-	struct tree_frame **tframes;     /* TF_MAX_CHUNKS chunks */
-	size_t nr_tframes;
-	bool pipe;                       /* the pass runs on two threads (struct tree_pipe) */
-};
-
-/* Tree mode: is loc a tree-mode location for a sample whose comm has the
- * group flags gw (group_row)? */
-static inline const uint8_t *group_row(const struct hist_priv *pv, uint32_t comm)
-{
-	return pv->gwrap ? pv->gwrap + (size_t)pv->cidx_of[comm] * pv->ncol : NULL;
-}
-
-static inline bool tree_loc(const uint8_t *suspect, const uint8_t *gw, uint32_t loc)
-{
-	uint8_t v = suspect[loc];
-	return v && (!gw || gw[v - 1]);
-}
-
-/* A tree-mode row's chain: aggregated sample si's cursor from position k,
- * with the period and count of the raw samples that added it */
-struct tree_chain { uint32_t si, row, k, count; uint64_t period; };
-
-/* Tree mode over raw samples: an aggregate's tree-mode frames (cursor
- * position, location, the key's first row, the level the frame gets),
- * kept the first time one of its raw samples is passed: a raw sample met
- * again walks these only */
-struct tree_frame { uint32_t k, loc, key, nrows; char level; };    /* nrows: rows made then */
-struct tree_agg {
-	uint32_t off, cnt, nk, self_key, self_rows, rows_after;
-	char level;              /* the level of the sample's ip */
-	bool self_tree;          /* its Self row is a tree-mode one */
-};
-
-/* the frames in chunks that never move (the pass on two threads reads
- * them while they are appended) */
-#define TF_SHIFT 14
-#define TF_CHUNK ((size_t)1 << TF_SHIFT)
-#define TF_MAX_CHUNKS ((size_t)1 << 16)
-
+#include "hist-priv.h"
 void hist_opts_init(hist_opts *o)
 {
 	memset(o, 0, sizeof(*o));
@@ -138,318 +40,14 @@ void hist_opts_release(hist_opts *o)
 	o->nr_pids = o->nr_tids = 0;
 }
 
-/* ---- display helpers ---------------------------------------------------------- */
-
-const char *hist_dso_name(const hist *h, const hist_entry *e)
-{
-	if (e->dso == PF_NONE)
-		return NULL;
-	const pf_dso *d = &h->prof->dsos[e->dso];
-	return pf_str(h->prof, h->opts.verbose ? d->long_name : d->short_name);
-}
-
-const char *hist_sym_name(const hist *h, const hist_entry *e)
-{
-	if (e->sym == PF_NONE)
-		return NULL;
-	return pf_str(h->prof, h->prof->syms[e->sym].name);
-}
-
-static int cmp_null(const void *l, const void *r)
-{
-	if (!l && !r)
-		return 0;
-	return !l ? 1 : -1;     /* NULL sorts after non-NULL */
-}
-
-static int cmp_str(const char *a, const char *b)
-{
-	if (!a || !b)
-		return cmp_null(a, b);
-	return strcmp(a, b);
-}
-
-static int cmp_u64(uint64_t a, uint64_t b) { return a < b ? -1 : a > b; }
-
-/* Copy s into buf replacing the field separator by '.' (perf's repsep). */
-static int put_name(char *buf, size_t len, const char *s, int maxw, char sep)
-{
-	size_t n = strlen(s);
-	if (maxw > 0 && n > (size_t)maxw)
-		n = (size_t)maxw;
-	if (n >= len)
-		n = len - 1;
-	memcpy(buf, s, n);
-	if (sep)
-		for (char *c = memchr(buf, sep, n); c; c = memchr(c + 1, sep, n - (size_t)(c + 1 - buf)))
-			*c = '.';
-	buf[n] = '\0';
-	return (int)n;
-}
-
-static int pad_to(char *buf, size_t len, int n, int width, bool pad)
-{
-	if (!pad)
-		return n;
-	int upto = width < 0 ? 0 : (size_t)width + 1 < len ? width : (int)len - 1;
-	if (n < upto) {
-		memset(buf + n, ' ', (size_t)(upto - n));
-		n = upto;
-	}
-	buf[n] = '\0';
-	return n;
-}
-
-/* ---- sort keys --------------------------------------------------------------- */
-
-static int k_comm_cmp(const hist *h, const hist_entry *a, const hist_entry *b)
-{
-	return strcmp(pf_str(h->prof, a->comm), pf_str(h->prof, b->comm));
-}
-/* perf sizes comm columns by the last comm of the row's thread */
-static size_t thread_comm_len(const hist *h, const hist_entry *e)
-{
-	if (e->thread < h->prof->nr_threads)
-		return strlen(pf_str(h->prof, h->prof->threads[e->thread].comm));
-	return strlen(pf_str(h->prof, e->comm));
-}
-static size_t k_comm_width(const hist *h, const hist_entry *e) { return thread_comm_len(h, e); }
-static int k_comm_print(const hist *h, const hist_entry *e, char *buf, size_t len, int width, bool pad, char sep)
-{
-	int n = put_name(buf, len, pf_str(h->prof, e->comm), width, sep);
-	return pad_to(buf, len, n, width, true);
-}
-
-static int k_pid_cmp(const hist *h, const hist_entry *a, const hist_entry *b)
-{
-	/* perf compares tids as ints: -1 (a sample no task owned) first */
-	int32_t x = (int32_t)a->tid, y = (int32_t)b->tid;
-	return x < y ? -1 : x > y;
-}
-static size_t k_pid_width(const hist *h, const hist_entry *e) { return thread_comm_len(h, e) + 8; }
-static int k_pid_print(const hist *h, const hist_entry *e, char *buf, size_t len, int width, bool pad, char sep)
-{
-	/* perf: "%7d:%-*.*s" with the comm padded to width - 8; the comm is
-	 * the thread's last one (a row's first sample may predate a rename) */
-	char tmp[600];
-	int cw = width > 8 ? width - 8 : 0;
-	uint32_t comm = e->thread < h->prof->nr_threads ? h->prof->threads[e->thread].comm : e->comm;
-	snprintf(tmp, sizeof(tmp), "%7d:%-*.*s", (int32_t)e->tid, cw, cw ? cw : 512, pf_str(h->prof, comm));
-	int n = put_name(buf, len, tmp, 0, sep);
-	return pad_to(buf, len, n, width, true);
-}
-
-static int k_dso_cmp(const hist *h, const hist_entry *a, const hist_entry *b)
-{
-	return cmp_str(hist_dso_name(h, a), hist_dso_name(h, b));
-}
-static size_t k_dso_width(const hist *h, const hist_entry *e)
-{
-	const char *n = hist_dso_name(h, e);
-	return strlen(n ? n : "[unknown]");
-}
-static int k_dso_print(const hist *h, const hist_entry *e, char *buf, size_t len, int width, bool pad, char sep)
-{
-	const char *nm = hist_dso_name(h, e);
-	int n = put_name(buf, len, nm ? nm : "[unknown]", width, sep);
-	return pad_to(buf, len, n, width, true);   /* perf pads the dso column even when last */
-}
-
-static int k_sym_cmp(const hist *h, const hist_entry *a, const hist_entry *b)
-{
-	/* output order: by name; unresolved after resolved; unresolved by address */
-	const char *na = hist_sym_name(h, a), *nb = hist_sym_name(h, b);
-	if (!na || !nb) {
-		if (!na && !nb)
-			return cmp_u64(a->addr, b->addr);
-		return cmp_null(na, nb);
-	}
-	return strcmp(na, nb);
-}
-static size_t k_sym_width(const hist *h, const hist_entry *e)
-{
-	size_t w;
-	if (e->sym != PF_NONE)
-		w = strlen(hist_sym_name(h, e)) + 4;
-	else
-		w = 16 + 4 + 2;
-	if (h->opts.verbose)
-		w += 16 + 2 + 3;
-	return w;
-}
-static int k_sym_print(const hist *h, const hist_entry *e, char *buf, size_t len, int width, bool pad, char sep)
-{
-	int n = 0;
-	if (h->opts.verbose) {
-		char o = '!';     /* perf: no map */
-		if (e->dso != PF_NONE)
-			o = h->prof->dsos[e->dso].sd ? sym_dso_origin(h->prof->dsos[e->dso].sd) : ' ';
-		n = snprintf(buf, len, "%-#*llx %c ", 18, (unsigned long long)e->addr, o);
-		if (n < 0 || (size_t)n >= len)
-			return (int)len - 1;
-	}
-	if ((size_t)n + 4 < len) {            /* "[%c] " without printf: one per row */
-		buf[n] = '[';
-		buf[n + 1] = e->level;
-		buf[n + 2] = ']';
-		buf[n + 3] = ' ';
-		buf[n + 4] = '\0';
-		n += 4;
-	}
-	const char *nm = hist_sym_name(h, e);
-	if (nm) {
-		n += put_name(buf + n, len - (size_t)n, nm, width - n >= 0 ? width - n : 0, sep);
-	} else {
-		/* printf's "%#.16llx": sixteen digits, "0x" before all but zero */
-		char tmp[24], *t = tmp;
-		uint64_t a = e->addr;
-		if (a) {
-			*t++ = '0';
-			*t++ = 'x';
-		}
-		for (int sh = 60; sh >= 0; sh -= 4)
-			*t++ = "0123456789abcdef"[(a >> sh) & 15];
-		*t = '\0';
-		n += put_name(buf + n, len - (size_t)n, tmp, width - n >= 0 ? width - n : 0, sep);
-	}
-	return pad_to(buf, len, n, width, pad);
-}
-
-static int k_cpu_cmp(const hist *h, const hist_entry *a, const hist_entry *b)
-{
-	return a->cpu < b->cpu ? -1 : a->cpu > b->cpu;
-}
-static size_t k_cpu_width(const hist *h, const hist_entry *e) { return 3; }
-static int k_cpu_print(const hist *h, const hist_entry *e, char *buf, size_t len, int width, bool pad, char sep)
-{
-	int n = snprintf(buf, len, "%*.*d", width, width, e->cpu == PF_NONE ? -1 : (int)e->cpu);
-	return n;
-}
-
-static int k_parent_cmp(const hist *h, const hist_entry *a, const hist_entry *b)
-{
-	const char *pa = a->parent ? pf_str(h->prof, a->parent) : NULL;
-	const char *pb = b->parent ? pf_str(h->prof, b->parent) : NULL;
-	return cmp_str(pa, pb);
-}
-static size_t k_parent_width(const hist *h, const hist_entry *e)
-{
-	return e->parent ? strlen(pf_str(h->prof, e->parent)) : 7;
-}
-static int k_parent_print(const hist *h, const hist_entry *e, char *buf, size_t len, int width, bool pad, char sep)
-{
-	int n = put_name(buf, len, e->parent ? pf_str(h->prof, e->parent) : "[other]", width, sep);
-	return pad_to(buf, len, n, width, true);
-}
-
-static int k_srcline_cmp(const hist *h, const hist_entry *a, const hist_entry *b)
-{
-	return strcmp(pf_str(h->prof, a->srcline), pf_str(h->prof, b->srcline));
-}
-static size_t k_srcline_width(const hist *h, const hist_entry *e) { return strlen(pf_str(h->prof, e->srcline)); }
-static int k_srcline_print(const hist *h, const hist_entry *e, char *buf, size_t len, int width, bool pad, char sep)
-{
-	int n = put_name(buf, len, pf_str(h->prof, e->srcline), width, sep);
-	return pad_to(buf, len, n, width, pad);
-}
-
-/* label:NAME — the value of a pprof label of the row's samples (their
- * thread carries the label set: pf_profile.thread_labels) */
-static const char *label_text(const hist *h, uint32_t thread)
-{
-	uint32_t v = h->label_key == PF_NONE ? PF_NONE : pf_label_value(h->prof, thread, h->label_key);
-	return v == PF_NONE ? "[none]" : pf_str(h->prof, v);
-}
-static int k_label_cmp(const hist *h, const hist_entry *a, const hist_entry *b)
-{
-	return strcmp(label_text(h, a->thread), label_text(h, b->thread));
-}
-static size_t k_label_width(const hist *h, const hist_entry *e) { return strlen(label_text(h, e->thread)); }
-static int k_label_print(const hist *h, const hist_entry *e, char *buf, size_t len, int width, bool pad, char sep)
-{
-	int n = put_name(buf, len, label_text(h, e->thread), width, sep);
-	return pad_to(buf, len, n, width, pad);
-}
-
-const hist_key_def hist_keys[HK__MAX] = {
-	[HK_COMM]    = { "comm", NULL, "Command", HK_COMM, k_comm_cmp, k_comm_width, k_comm_print },
-	[HK_PID]     = { "pid", NULL, "    Pid:Command", HK_PID, k_pid_cmp, k_pid_width, k_pid_print },
-	[HK_TID]     = { "tid", NULL, "    Tid:Command", HK_TID, k_pid_cmp, k_pid_width, k_pid_print },
-	[HK_DSO]     = { "dso", NULL, "Shared Object", HK_DSO, k_dso_cmp, k_dso_width, k_dso_print },
-	[HK_SYM]     = { "sym", "symbol", "Symbol", HK_SYM, k_sym_cmp, k_sym_width, k_sym_print },
-	[HK_CPU]     = { "cpu", NULL, "CPU", HK_CPU, k_cpu_cmp, k_cpu_width, k_cpu_print },
-	[HK_PARENT]  = { "parent", NULL, "Parent symbol", HK_PARENT, k_parent_cmp, k_parent_width, k_parent_print },
-	[HK_SRCLINE] = { "srcline", NULL, "Source:Line", HK_SRCLINE, k_srcline_cmp, k_srcline_width, k_srcline_print },
-	[HK_LABEL]   = { "label", NULL, "Label", HK_LABEL, k_label_cmp, k_label_width, k_label_print },
-};
-
-const hist_key_def *hist_key_find(const char *name)
-{
-	for (int i = 0; i < HK__MAX; i++)
-		if (!strcmp(hist_keys[i].name, name) ||
-		    (hist_keys[i].alias && !strcmp(hist_keys[i].alias, name)))
-			return &hist_keys[i];
-	return NULL;
-}
-
-int hist_parse_sort(const char *spec, int *keys, int max, proff_error *err)
-{
-	int n = 0;
-	const char *p = spec;
-	while (p && *p) {
-		const char *c = strchr(p, ',');
-		size_t l = c ? (size_t)(c - p) : strlen(p);
-		char name[64];
-		if (l == 0 || l >= sizeof(name))
-			return proff_err_set(err, PROFF_EUSAGE, NULL, PROFF_NO_OFFSET,
-					     "Unknown --sort key: '%.*s'", (int)l, p);
-		memcpy(name, p, l);
-		name[l] = '\0';
-		if (!strncmp(name, "label:", 6) && name[6])
-			name[5] = '\0';       /* label:NAME: the label's name is hist_label_name's */
-		else if (!strcmp(name, "label"))
-			return proff_err_set(err, PROFF_EUSAGE, NULL, PROFF_NO_OFFSET,
-					     "--sort label needs the label's name: label:NAME");
-		const hist_key_def *k = hist_key_find(name);
-		if (!k)
-			return proff_err_set(err, PROFF_EUSAGE, NULL, PROFF_NO_OFFSET,
-					     "Unknown --sort key: '%s'", name);
-		bool dup = false;
-		for (int i = 0; i < n; i++)
-			dup |= keys[i] == k->id;
-		if (!dup) {
-			if (n >= max)
-				return proff_err_set(err, PROFF_EUSAGE, NULL, PROFF_NO_OFFSET, "too many sort keys");
-			keys[n++] = k->id;
-		}
-		p = c ? c + 1 : NULL;
-	}
-	if (!n)
-		return proff_err_set(err, PROFF_EUSAGE, NULL, PROFF_NO_OFFSET, "empty --sort");
-	return n;
-}
-
 /* ---- building ------------------------------------------------------------------ */
 
-typedef struct ctx {
-	const pf_sample *s;
-	uint32_t parent;     /* parent name id for this sample (0 = none) */
-	uint8_t thread_filtered;
-	/* the filters' verdict on the sample: its thread, its own ip's dso and
-	 * symbol. Every row the sample adds gets it, its callchain rows too —
-	 * perf's cumulative entries share the sample's addr_location — so
-	 * `--dsos X` in Children mode keeps the callers of X's samples,
-	 * whatever their own dso (a caller without a map among them) */
-	uint8_t sample_filtered;
-	char self_level;     /* level of the sample ip (chain entries without a map inherit it) */
-} ctx;
 
 /* A row's address and level as perf shows them: Self rows use the map
  * address; callchain (cumulative) rows of unresolved frames use the raw ip,
  * and without a map inherit the level of the sample. */
-static uint64_t row_addr(const pf_loc *l, bool chain) { return chain ? l->ip : l->addr; }
-static char row_level(const pf_profile *p, const ctx *c, const pf_loc *l, bool chain)
-{
+static uint64_t row_addr(const pf_loc *l, bool chain) { return hist_row_addr(l, chain); }
+char row_level(const pf_profile *p, const ctx *c, const pf_loc *l, bool chain) {
 	if (!chain)
 		return c->self_level;
 	if (l->sym != PF_NONE)
@@ -460,64 +58,20 @@ static char row_level(const pf_profile *p, const ctx *c, const pf_loc *l, bool c
 	return (k == SYM_DSO_KERNEL || k == SYM_DSO_MODULE) ? 'k' : '.';
 }
 
-static void key_words(hist *h, const ctx *c, uint32_t loc, bool chain, uint64_t *w)
-{
-	const pf_profile *p = h->prof;
-	const pf_loc *l = &p->locs[loc];
-	for (int i = 0; i < h->nkeys; i++) {
-		uint64_t a = 0, b = 0;
-		switch (h->keys[i]) {
-		case HK_COMM: a = c->s->comm; break;
-		case HK_PID:
-		case HK_TID: a = c->s->tid; b = c->s->pid; break;
-		case HK_DSO:
-			a = l->dso == PF_NONE ? UINT64_MAX :
-			    (h->opts.verbose ? p->dsos[l->dso].long_name : p->dsos[l->dso].short_name);
-			break;
-		case HK_SYM:
-			if (h->opts.diff_mode) {
-				a = l->sym == PF_NONE ? 0 : p->syms[l->sym].name;
-				b = a ? 0 : (l->dso == PF_NONE ? 1 : 0);   /* no-map ips collapse too */
-			} else if (l->sym != PF_NONE && pf_sym_is_inlined(p, l->sym)) {
-				/* perf: an inlined symbol's row is one per name and
-				 * overlapping range (the real symbol's) */
-				a = p->syms[l->sym].start;
-				b = (uint64_t)p->syms[l->sym].name | (1ULL << 62) | ((uint64_t)l->dso << 32);
-			} else if (l->sym != PF_NONE) {
-				/* perf: dso name, then symbol start and end */
-				a = p->syms[l->sym].start;
-				b = (p->syms[l->sym].end & 0xffffffffffULL) |
-				    ((uint64_t)p->dsos[l->dso].short_name << 40) | (1ULL << 63);
-			} else {
-				a = row_addr(l, chain);
-				b = 0;
-			}
-			break;
-		case HK_CPU: a = c->s->cpu; break;
-		case HK_PARENT: a = c->parent; break;
-		case HK_LABEL: a = pf_label_value(p, c->s->thread, h->label_key); break;
-		case HK_SRCLINE: {
-			const char *s = pf_loc_srcline(h->prof, loc);
-			(void)s;
-			a = p->locs[loc].srcline;
-			break;
-		}
-		}
-		w[i * KW_PER_KEY] = a;
-		w[i * KW_PER_KEY + 1] = b;
-	}
-}
-
-static bool key_has(const hist *h, int k)
-{
+/* The row identity of (sample context, location): each key's two words
+ * (hist_key_def.words), in the keys' order. */
+void key_words(hist *h, const ctx *c, uint32_t loc, bool chain, uint64_t *w) {
+	hist_key_src src = { c->s, c->parent, loc, chain };
 	for (int i = 0; i < h->nkeys; i++)
-		if (h->keys[i] == k)
-			return true;
-	return false;
+		hist_keys[h->keys[i]].words(h, &src, w + i * KW_PER_KEY);
 }
 
-static uint8_t entry_filter(hist *h, const ctx *c, uint32_t loc)
-{
+/* Does one of the sort keys need n (HKN_*)? */
+bool keys_need(const hist *h, unsigned n) {
+	return (hist_keys_needs(h->keys, h->nkeys) & n) != 0;
+}
+
+uint8_t entry_filter(hist *h, const ctx *c, uint32_t loc) {
 	uint8_t f = c->thread_filtered;
 	const pf_profile *p = h->prof;
 	const pf_loc *l = &p->locs[loc];
@@ -538,8 +92,7 @@ static uint8_t entry_filter(hist *h, const ctx *c, uint32_t loc)
 }
 
 /* Room for n rows: the rows, their key words and Children sums. */
-static int reserve_rows(hist *h, size_t n)
-{
+int reserve_rows(hist *h, size_t n) {
 	struct hist_priv *pv = h->priv;
 	size_t cap = h->cap;
 	if (PF_GROW(h->entries, cap, n) < 0)
@@ -591,28 +144,6 @@ static void fit_rows(hist *h)
 	}
 }
 
-/* Key words equal (a few words: no library call) */
-static inline bool same_words(const uint64_t *a, const uint64_t *b, size_t n)
-{
-	uint64_t d = 0;
-	for (size_t i = 0; i < n; i++)
-		d |= a[i] ^ b[i];
-	return !d;
-}
-
-/* The row whose key words are w (hash theirs), or PF_NONE; *slot: its
- * table slot, or the empty one a new row would take. */
-static inline __attribute__((always_inline)) uint32_t row_probe(const struct hist_priv *pv, const uint64_t *w, uint64_t hash, size_t *slot)
-{
-	const id_table *t = &pv->tab;
-	size_t j = hash & (t->cap - 1);
-	for (; t->s[j].id; j = (j + 1) & (t->cap - 1))
-		if (t->s[j].hash == hash && same_words(pv->keyw + (size_t)(t->s[j].id - 1) * pv->kw, w, pv->kw))
-			break;
-	*slot = j;
-	return t->s[j].id ? t->s[j].id - 1 : PF_NONE;
-}
-
 /* A new row with key words w (hash theirs) in the empty table slot j that
  * row_probe gave: room, key and slot; the caller fills the row (h->n) and
  * its Children sums, then row_publish counts it. -1: out of memory. */
@@ -629,17 +160,15 @@ static int row_new(hist *h, const uint64_t *w, uint64_t hash, size_t j)
 }
 
 /* The row row_new made, filled: handed to the row-order stream, counted. */
-static int64_t row_publish(hist *h)
-{
+int64_t row_publish(hist *h) {
 	if (h->order)
 		hist_order_stream_row(h, h->n);
 	return (int64_t)h->n++;
 }
 
-static void row_fill(hist *h, const ctx *c, uint32_t loc, bool chain, hist_entry *e);
+void row_fill(hist *h, const ctx *c, uint32_t loc, bool chain, hist_entry *e);
 
-static int64_t find_entry(hist *h, const ctx *c, uint32_t loc, bool chain, proff_error *err)
-{
+int64_t find_entry(hist *h, const ctx *c, uint32_t loc, bool chain, proff_error *err) {
 	struct hist_priv *pv = h->priv;
 	uint64_t w[HIST_MAX_KEYS * KW_PER_KEY];
 	key_words(h, c, loc, chain, w);
@@ -671,7 +200,7 @@ static int64_t find_entry(hist *h, const ctx *c, uint32_t loc, bool chain, proff
 
 /* A new row's fields: the key of (sample context, location) and what the
  * creating sample shows of it. */
-static void row_fill(hist *h, const ctx *c, uint32_t loc, bool chain, hist_entry *e)
+void row_fill(hist *h, const ctx *c, uint32_t loc, bool chain, hist_entry *e)
 {
 	const pf_profile *p = h->prof;
 	const pf_loc *l = &p->locs[loc];
@@ -689,9 +218,12 @@ static void row_fill(hist *h, const ctx *c, uint32_t loc, bool chain, hist_entry
 	e->ip = l->ip;
 	e->level = row_level(p, c, l, chain);
 	e->parent = c->parent;
-	e->srcline = key_has(h, HK_SRCLINE) ? l->srcline : 0;
 	e->filtered = chain ? c->sample_filtered : entry_filter(h, c, loc);
 	e->cc_root = PF_NONE;
+	hist_key_src src = { c->s, c->parent, loc, chain };
+	for (int i = 0; i < h->nkeys; i++)
+		if (hist_keys[h->keys[i]].fill)
+			hist_keys[h->keys[i]].fill(h, &src, e);
 }
 
 /* Tree mode: the row perf's findnew walk stops at for this key — the row
@@ -732,8 +264,7 @@ static int64_t tree_entry(hist *h, const ctx *c, uint32_t loc, bool chain, uint3
  * the rows of the last two comms that met it (libc's frames alternate
  * between processes): on the bench profile 21 % of the lookups missed
  * with one. */
-static int64_t loc_entry(hist *h, const ctx *c, uint32_t loc, bool chain, proff_error *err)
-{
+int64_t loc_entry(hist *h, const ctx *c, uint32_t loc, bool chain, proff_error *err) {
 	struct hist_priv *pv = h->priv;
 	if (loc >= pv->nr_slot_of)
 		return find_entry(h, c, loc, chain, err);
@@ -755,8 +286,7 @@ static int64_t loc_entry(hist *h, const ctx *c, uint32_t loc, bool chain, proff_
 	return id;
 }
 
-static int64_t chain_entry(hist *h, const ctx *c, uint32_t loc, proff_error *err)
-{
+int64_t chain_entry(hist *h, const ctx *c, uint32_t loc, proff_error *err) {
 	return loc_entry(h, c, loc, true, err);
 }
 
@@ -772,16 +302,8 @@ static int64_t self_entry(hist *h, const ctx *c, uint32_t loc, bool same_key, pr
 	return find_entry(h, c, loc, false, err);
 }
 
-/* Children mode, per location, what the pass reads of it (two bytes
- * instead of the location's cache line): its map's level for the frames
- * after it ('k', '.'; 0 without a map: the level stays), and its own level
- * with bit 7 set when its Self key is its callchain key. */
-typedef struct loc_bits {
-	uint8_t map_level, level_self;
-} loc_bits;
 
-static uint32_t sample_parent(hist *h, const pf_sample *s)
-{
+uint32_t sample_parent(hist *h, const pf_sample *s) {
 	struct hist_priv *pv = h->priv;
 	if (!pv->has_parent_re)
 		return 0;
@@ -805,1069 +327,12 @@ static bool u32_in(const uint32_t *a, size_t n, uint32_t v)
 	return false;
 }
 
-/* ---- callchain trees (graph output) -------------------------------------------- */
-
-/* perf matches callchain entries by symbol, unresolved ones by location:
- * symbol id | 1<<31, or the location id (both below 2^31). */
-static inline uint32_t cc_key(const pf_profile *prof, uint32_t loc)
-{
-	const pf_loc *l = &prof->locs[loc];
-	if (l->sym == PF_NONE)
-		return loc & 0x7fffffffu;
-	/* perf matches inlined entries by name alone */
-	return (pf_sym_is_inlined(prof, l->sym) ? prof->sym_inlined[l->sym] : l->sym) | 0x80000000u;
-}
-
-static uint32_t cc_new_node(struct cc_pool *cp, uint32_t parent, uint32_t loc)
-{
-	if (PF_GROW(cp->nodes, cp->cap, cp->n + 1) < 0)
-		return PF_NONE;
-	uint32_t id = (uint32_t)cp->n++;
-	hist_cc_node *n = &cp->nodes[id];
-	memset(n, 0, sizeof(*n));
-	n->first_child = n->next_sibling = PF_NONE;
-	n->parent = parent;
-	n->nr_children = 0;
-	n->loc = loc;
-	n->key = loc != PF_NONE ? cc_key(cp->prof, loc) : UINT32_MAX;
-	if (parent != PF_NONE) {
-		/* prepended; cc_finish restores insertion order */
-		hist_cc_node *pn = &cp->nodes[parent];
-		n->next_sibling = pn->first_child;
-		pn->first_child = id;
-		pn->nr_children++;
-	}
-	return id;
-}
-
-/* The child of cc node cur for location loc (created if needed). perf
- * matches callchain entries by symbol, unresolved ones by (map, ip): the
- * child is keyed by symbol id or by location. */
-#define CC_LIST_MAX 8      /* children searched by a list scan up to this many */
-
-static uint32_t cc_child(struct cc_pool *cp, uint32_t cur, uint32_t loc)
-{
-	uint32_t key = cc_key(cp->prof, loc);
-	if (cp->nodes[cur].nr_children <= CC_LIST_MAX) {
-		for (uint32_t c = cp->nodes[cur].first_child; c != PF_NONE; c = cp->nodes[c].next_sibling)
-			if (cp->nodes[c].key == key)
-				return c;
-		uint32_t nn = cc_new_node(cp, cur, loc);
-		if (nn == PF_NONE)
-			return PF_NONE;
-		if (cp->nodes[cur].nr_children == CC_LIST_MAX + 1) {
-			/* many children: index them all */
-			for (uint32_t c = cp->nodes[cur].first_child; c != PF_NONE; c = cp->nodes[c].next_sibling) {
-				uint32_t *slot = pair_table_find(&cp->child, cur, cp->nodes[c].key, 1, NULL);
-				if (!slot)
-					return PF_NONE;
-				*slot = c;
-			}
-		}
-		return nn;
-	}
-	int inserted;
-	uint32_t *slot = pair_table_find(&cp->child, cur, key, 1, &inserted);
-	if (!slot)
-		return PF_NONE;
-	if (!inserted)
-		return *slot;
-	uint32_t nn = cc_new_node(cp, cur, loc);
-	if (nn == PF_NONE)
-		return PF_NONE;
-	slot = pair_table_find(&cp->child, cur, key, 0, NULL);
-	*slot = nn;
-	return nn;
-}
-
-static uint32_t cc_root_of(struct cc_pool *cp, hist_entry *e, uint32_t row)
-{
-	if (e->cc_root == PF_NONE) {
-		if (PF_GROW(cp->roots, cp->cap_roots, cp->nr_roots + 1) < 0)
-			return PF_NONE;
-		e->cc_root = cc_new_node(cp, PF_NONE, PF_NONE);
-		cp->roots[cp->nr_roots++] = row;
-	}
-	return e->cc_root;
-}
-
-/* Add one chain (a sequence of locations, in print order) with its period
- * to the entry's callchain tree. The tree keeps one location per node; the
- * printer merges single-child runs, which is what perf's graph shows.
- * children_hit is filled in once at the end (cc_finish). */
-static int cc_add(hist *h, struct cc_pool *cp, uint32_t row, const uint32_t *locs, size_t n, uint64_t period,
-		  uint64_t count)
-{
-	uint32_t cur = cc_root_of(cp, &h->entries[row], row);
-	if (cur == PF_NONE)
-		return -1;
-	for (size_t i = 0; i < n; i++) {
-		cur = cc_child(cp, cur, locs[i]);
-		if (cur == PF_NONE)
-			return -1;
-	}
-	cp->nodes[cur].hit += period;
-	cp->nodes[cur].count += count;
-	return 0;
-}
-
-/* A pool's memory freed; the pool left empty (for prof's locations) */
-static void cc_pool_free(struct cc_pool *cp, const pf_profile *prof)
-{
-	free(cp->nodes);
-	free(cp->roots);
-	pair_table_free(&cp->child);
-	*cp = (struct cc_pool){ prof, NULL, 0, 0, { 0 }, NULL, 0, 0 };
-}
-
-/* Pool b's nodes after a's (its ids moved by a's count: parents still
- * before children, siblings in their order), its rows' roots with them
- * and its large child lists indexed in a's table (cc_merge adds to the
- * trees after); b is emptied. -1: out of memory. */
-static int cc_pool_append(hist *h, struct cc_pool *a, struct cc_pool *b)
-{
-	if (PF_GROW(a->nodes, a->cap, a->n + b->n) < 0)
-		return -1;
-	uint32_t off = (uint32_t)a->n;
-#define CC_MOVE(x) ((x) == PF_NONE ? PF_NONE : (x) + off)
-	for (size_t i = 0; i < b->n; i++) {
-		hist_cc_node n = b->nodes[i];
-		n.first_child = CC_MOVE(n.first_child);
-		n.next_sibling = CC_MOVE(n.next_sibling);
-		n.parent = CC_MOVE(n.parent);
-		a->nodes[a->n++] = n;
-	}
-	for (size_t i = 0; i < b->nr_roots; i++)
-		h->entries[b->roots[i]].cc_root = CC_MOVE(h->entries[b->roots[i]].cc_root);
-#undef CC_MOVE
-	for (size_t i = off; i < a->n; i++) {
-		if (a->nodes[i].nr_children <= CC_LIST_MAX)
-			continue;
-		for (uint32_t c = a->nodes[i].first_child; c != PF_NONE; c = a->nodes[c].next_sibling) {
-			uint32_t *slot = pair_table_find(&a->child, (uint32_t)i, a->nodes[c].key, 1, NULL);
-			if (!slot)
-				return -1;
-			*slot = c;
-		}
-	}
-	cc_pool_free(b, a->prof);
-	return 0;
-}
-
-/* Sum children_hit bottom-up (children are created after their parents),
- * unlink nodes no chain reached (hit and children_hit both 0) and turn the
- * prepended sibling lists back into insertion order. */
-static void cc_finish(struct cc_pool *cp)
-{
-	for (size_t i = cp->n; i-- > 0;) {
-		hist_cc_node *n = &cp->nodes[i];
-		if (n->parent != PF_NONE)
-			cp->nodes[n->parent].children_hit += n->hit + n->children_hit;
-	}
-	for (size_t i = 0; i < cp->n; i++) {
-		hist_cc_node *n = &cp->nodes[i];
-		uint32_t c = n->first_child, head = PF_NONE;
-		while (c != PF_NONE) {
-			uint32_t next = cp->nodes[c].next_sibling;
-			if (cp->nodes[c].hit + cp->nodes[c].children_hit) {
-				cp->nodes[c].next_sibling = head;    /* reversing: newest was first */
-				head = c;
-			}
-			c = next;
-		}
-		n->first_child = head;
-	}
-}
-
-/* Children mode, caller order, no --max-stack: build every row's callchain
- * tree with one walk of the stack trie per sample context instead of one
- * insertion per (sample, row) pair. A row met at trie node t (its first
- * occurrence on the path) follows the trie below t; a sample ending at a
- * node adds its period where each such row currently is. The sample's Self
- * row gets the whole path, and is skipped as a caller row (perf's
- * once-per-sample rule). */
-typedef struct cc_rec { uint32_t entry, cur; } cc_rec;
-
-typedef struct ctx_sort { const hist *h; const uint32_t *parent; } ctx_sort;
-
-static int ctx_cmp(const void *pa, const void *pb, void *arg)
-{
-	const ctx_sort *cs = arg;
-	const hist *h = cs->h;
-	uint32_t ia = *(const uint32_t *)pa, ib = *(const uint32_t *)pb;
-	const pf_sample *a = &h->prof->samples[ia], *b = &h->prof->samples[ib];
-	for (int i = 0; i < h->nkeys; i++) {
-		uint64_t x = 0, y = 0;
-		switch (h->keys[i]) {
-		case HK_COMM: x = a->comm; y = b->comm; break;
-		case HK_PID: case HK_TID: x = (uint64_t)a->tid << 32 | a->pid; y = (uint64_t)b->tid << 32 | b->pid; break;
-		case HK_CPU: x = a->cpu; y = b->cpu; break;
-		case HK_PARENT: x = cs->parent[ia]; y = cs->parent[ib]; break;
-		case HK_LABEL:
-			x = pf_label_value(h->prof, a->thread, h->label_key);
-			y = pf_label_value(h->prof, b->thread, h->label_key);
-			break;
-		default: continue;
-		}
-		if (x != y)
-			return x < y ? -1 : 1;
-	}
-	return ia < ib ? -1 : ia > ib;
-}
-
-/* idx[0, n) ordered by the samples' context keys, equal contexts by index
- * (ctx_cmp). When idx is ascending and the comm is the only context key
- * (perf's default comm,dso,sym), a counting sort by comm id (stable: the
- * same order); with no context key, idx as it is. */
-static void ctx_order(const hist *h, const uint32_t *parent_of, const uint32_t *idx, size_t n, uint32_t *order)
-{
-	bool comm = false, other = false, ascending = true;
-	for (int i = 0; i < h->nkeys; i++) {
-		int k = h->keys[i];
-		comm |= k == HK_COMM;
-		other |= k == HK_PID || k == HK_TID || k == HK_CPU || k == HK_PARENT || k == HK_LABEL;
-	}
-	for (size_t k = 1; k < n && ascending; k++)
-		ascending = idx[k - 1] < idx[k];
-	if (!comm && !other && ascending) {
-		memcpy(order, idx, n * sizeof(uint32_t));   /* one context: by index */
-		return;
-	}
-	size_t ncomm = h->prof->strs.n;
-	uint32_t *start = comm && !other && ascending ? calloc(ncomm + 1, sizeof(uint32_t)) : NULL;
-	if (!start) {
-		memcpy(order, idx, n * sizeof(uint32_t));
-		ctx_sort cs = { h, parent_of };
-		qsort_r(order, n, sizeof(uint32_t), ctx_cmp, &cs);
-		return;
-	}
-	const pf_sample *sm = h->prof->samples;
-	for (size_t k = 0; k < n; k++)
-		start[sm[idx[k]].comm + 1]++;
-	for (size_t c = 0; c < ncomm; c++)
-		start[c + 1] += start[c];
-	for (size_t k = 0; k < n; k++)
-		order[start[sm[idx[k]].comm]++] = idx[k];
-	free(start);
-}
-
-static bool same_ctx(const hist *h, const uint32_t *parent_of, uint32_t ia, uint32_t ib)
-{
-	const pf_sample *a = &h->prof->samples[ia], *b = &h->prof->samples[ib];
-	for (int i = 0; i < h->nkeys; i++) {
-		switch (h->keys[i]) {
-		case HK_COMM: if (a->comm != b->comm) return false; break;
-		case HK_PID: case HK_TID: if (a->tid != b->tid || a->pid != b->pid) return false; break;
-		case HK_CPU: if (a->cpu != b->cpu) return false; break;
-		case HK_PARENT: if (parent_of[ia] != parent_of[ib]) return false; break;
-		case HK_LABEL:
-			if (pf_label_value(h->prof, a->thread, h->label_key) != pf_label_value(h->prof, b->thread, h->label_key))
-				return false;
-			break;
-		default: break;
-		}
-	}
-	return true;
-}
-
-/* v[0, n) ascending, all below `bound` (tmp: n words): least significant
- * byte first, as many passes as bound needs. */
-static void radix_sort_u32(uint32_t *v, uint32_t *tmp, size_t n, uint32_t bound)
-{
-	uint32_t *src = v, *dst = tmp;
-	for (unsigned shift = 0; shift < 32 && (bound - 1) >> shift; shift += 8) {
-		size_t cnt[257] = { 0 };
-		for (size_t i = 0; i < n; i++)
-			cnt[((src[i] >> shift) & 0xff) + 1]++;
-		for (int b = 0; b < 256; b++)
-			cnt[b + 1] += cnt[b];
-		for (size_t i = 0; i < n; i++)
-			dst[cnt[(src[i] >> shift) & 0xff]++] = src[i];
-		uint32_t *t = src; src = dst; dst = t;
-	}
-	if (src != v)
-		memcpy(v, src, n * sizeof(*v));
-}
-
-/* The tree-mode rows' trees (tree_chains_build): built in a pool of their
- * own by the second worker of cc_children_caller, its own chain buffer */
-typedef struct tchains_job {
-	hist *h;
-	struct cc_pool cp;
-	uint64_t min_keep;
-	uint32_t *chain;
-	size_t cap_chain;
-	/* built beside perf's collapse, before the totals: a row's Children
-	 * read from the pass's sums, no row merged (else built again after);
-	 * done set when built */
-	bool early;
-	atomic_int done;
-} tchains_job;
-static int tree_chains_build(tchains_job *j, struct cc_pool *cp);
-static bool tree_chains_stale(const hist *h, uint64_t min_keep);
-
-/* A callchain frame's row for the context c, read only (two workers build
- * trees at once): the row cache as the pass left it, else the hash table.
- * -2: no such row (the pass made every one; the caller then builds the
- * trees on one thread). */
-static int64_t chain_row_ro(hist *h, const ctx *c, uint32_t loc)
-{
-	const struct hist_priv *pv = h->priv;
-	if (loc < pv->nr_slot_of) {
-		const uint64_t *slot = &pv->row_cache[2 * (size_t)pv->slot_of[loc]];
-		for (int k = 0; k < 2; k++)
-			if (slot[k] >> 32 == (uint64_t)c->s->comm + 1)
-				return (int64_t)(uint32_t)slot[k];
-	}
-	uint64_t w[HIST_MAX_KEYS * KW_PER_KEY];
-	key_words(h, c, loc, true, w);
-	size_t j;
-	uint32_t id = row_probe(pv, w, pf_hash_bytes(w, pv->kw * 8, 0x5eed), &j);
-	return id == PF_NONE ? -2 : (int64_t)id;
-}
-
-/* One worker's scratch over the stack trie's nodes: per context the
- * marked nodes (sorted), and per node (cc_nd) the context's stamp, its
- * first marked child and next marked sibling (children in index order) and
- * the first sample ending there, set when the node is marked: one cache
- * line holds a node's four, which the marking and the walk touch together */
-typedef struct cc_nd { uint32_t vis, first, next, end; } cc_nd;
-
-typedef struct cc_scratch {
-	cc_nd *nd;
-	uint32_t *marked, *mtmp, *onpath;
-	uint32_t *dnode, *dchild, *dintro, *path;
-	size_t *seg;
-	cc_rec *recs;
-	size_t cap_recs;
-	size_t nrows;                  /* onpath's rows */
-	uint32_t stamp;
-} cc_scratch;
-
-static void cc_scratch_free(cc_scratch *sc)
-{
-	free(sc->nd); free(sc->marked); free(sc->mtmp); free(sc->onpath);
-	free(sc->dnode); free(sc->dchild); free(sc->dintro); free(sc->path); free(sc->seg);
-	free(sc->recs);
-	*sc = (cc_scratch){ 0 };
-}
-
-/* A kept scratch for a hist with more rows than when it was made (onpath
- * is zero between contexts) */
-static int cc_scratch_rows(cc_scratch *sc, const hist *h)
-{
-	if (h->n + 1 <= sc->nrows)
-		return 0;
-	uint32_t *o = realloc(sc->onpath, (h->n + 1) * sizeof(uint32_t));
-	if (!o)
-		return -1;
-	memset(o + sc->nrows, 0, (h->n + 1 - sc->nrows) * sizeof(uint32_t));
-	sc->onpath = o;
-	sc->nrows = h->n + 1;
-	return 0;
-}
-
-static int cc_scratch_init(cc_scratch *sc, const hist *h, size_t maxd)
-{
-	size_t N = h->prof->nr_nodes;
-	*sc = (cc_scratch){ 0 };
-	sc->nd = calloc(N ? N : 1, sizeof(cc_nd));
-	sc->marked = malloc((N ? N : 1) * sizeof(uint32_t));
-	sc->mtmp = malloc((N ? N : 1) * sizeof(uint32_t));
-	sc->onpath = calloc(h->n + 1, sizeof(uint32_t));
-	sc->nrows = h->n + 1;
-	sc->dnode = malloc(maxd * sizeof(uint32_t));
-	sc->dchild = malloc(maxd * sizeof(uint32_t));
-	sc->dintro = malloc(maxd * sizeof(uint32_t));
-	sc->path = malloc(maxd * sizeof(uint32_t));
-	sc->seg = malloc((maxd + 1) * sizeof(size_t));
-	return sc->nd && sc->marked && sc->mtmp &&
-	       sc->onpath && sc->dnode && sc->dchild && sc->dintro && sc->path && sc->seg ? 0 : -1;
-}
-
-/* The callchain trees' work: the sample contexts (order[gstart[g],
- * gstart[g+1]) is context g), heaviest first, taken by the workers from
- * either end (each context's rows are its own: the context keys are row
- * keys), each into its own pool; a worker with tj builds the tree-mode
- * rows' trees first. */
-typedef struct cc_work {
-	hist *h;
-	const uint32_t *order, *self_of, *parent_of;
-	uint32_t *end_next;            /* per order position: written by its context's worker */
-	const size_t *gstart;
-	const uint32_t *gorder;        /* contexts, heaviest first */
-	size_t ngroups;
-	/* contexts taken: from the heavy end (low 32 bits) and from the
-	 * light end (high 32 bits); a worker that finds them meeting stops */
-	atomic_ullong taken;
-	uint64_t min_keep;
-	size_t maxd;
-	bool ro;                       /* two workers: read-only row lookups */
-	const uint8_t *tree_row;       /* with ro: the rows of tree-mode chains (another pool's) */
-	/* begun early, while the pass's other thread still runs (cc_begin):
-	 * no context is taken once *pause is set, and the rows met are
-	 * marked in touched (tree_row is known only after that thread) */
-	const atomic_int *pause;
-	uint8_t *touched;
-} cc_work;
-
-typedef struct cc_worker {
-	cc_work *w;
-	struct cc_pool *cp;
-	tchains_job *tj;               /* run first, or NULL */
-	bool light;                    /* takes contexts from the light end */
-	int rc;                        /* 0, -1 out of memory, -2 a row not found (ro) */
-	proff_error err;
-	cc_scratch *sc;                /* kept across runs (NULL: the run's own) */
-	struct cc_pool *tj_cp;         /* tj's trees' pool (NULL: cp) */
-} cc_worker;
-
-/* One context's trees: mark its samples' paths, then one DFS of the
- * marked trie from the root */
-static int cc_context(cc_worker *wk, cc_scratch *sc, size_t g0, size_t g1)
-{
-	cc_work *w = wk->w;
-	hist *h = w->h;
-	struct cc_pool *cp = wk->cp;
-	const pf_profile *p = h->prof;
-	const uint32_t *order = w->order, *self_of = w->self_of;
-	uint32_t *end_next = w->end_next;
-	cc_nd *nd = sc->nd;
-	uint32_t *marked = sc->marked, *onpath = sc->onpath;
-	uint32_t *dnode = sc->dnode, *dchild = sc->dchild, *dintro = sc->dintro, *path = sc->path;
-	size_t *seg = sc->seg;
-	const struct hot_ent *hot = h->priv->hot;   /* the rows' Children (period_acc) */
-	const uint8_t *suspect = h->priv->suspect;
-	uint64_t min_keep = w->min_keep;
-	uint32_t stamp = ++sc->stamp;
-	/* mark this context's paths and the samples ending at each node */
-	size_t nm = 0;
-	nd[0].first = nd[0].end = PF_NONE;
-	for (size_t k = g0; k < g1; k++) {
-		const pf_sample *s = &p->samples[order[k]];
-		for (uint32_t n = s->stack; n && nd[n].vis != stamp; n = p->nodes[n].parent) {
-			nd[n].vis = stamp;
-			nd[n].first = nd[n].end = PF_NONE;
-			marked[nm++] = n;
-		}
-		end_next[k] = nd[s->stack].end;
-		nd[s->stack].end = (uint32_t)k;
-	}
-	/* the marked children of every marked node, in index order (the DFS
-	 * visits siblings in the trie's order; a full child list would be
-	 * scanned once per context: the root's holds every outermost frame
-	 * of the file) */
-	radix_sort_u32(marked, sc->mtmp, nm, (uint32_t)p->nr_nodes);
-	for (size_t i = nm; i-- > 0;) {
-		uint32_t n = marked[i], par = p->nodes[n].parent;
-		nd[n].next = nd[par].first;
-		nd[par].first = n;
-	}
-	ctx c = { &p->samples[order[g0]], w->parent_of[order[g0]], 0, 0, '.' };
-	const uint8_t *gw = suspect ? group_row(h->priv, c.s->comm) : NULL;
-	/* iterative DFS from the root over marked nodes */
-	size_t d = 0;
-	dnode[0] = 0;
-	dchild[0] = nd[0].first;
-	dintro[0] = PF_NONE;
-	seg[0] = 0;
-	seg[1] = 0;
-	for (;;) {
-		uint32_t ch = dchild[d];
-		/* a node without callchain is no frame of any chain */
-		while (ch != PF_NONE && pf_node_nochain(p, ch))
-			ch = nd[ch].next;
-		if (ch == PF_NONE) {
-			if (dintro[d] != PF_NONE)
-				onpath[dintro[d]] = 0;
-			if (d == 0)
-				break;
-			d--;
-			continue;
-		}
-		dchild[d] = nd[ch].next;
-		uint32_t loc = p->nodes[ch].loc;
-		/* tree mode's rows got their chains in the first pass */
-		bool tree = suspect && tree_loc(suspect, gw, loc);
-		int64_t eid = tree ? 0 : w->ro ? chain_row_ro(h, &c, loc) : chain_entry(h, &c, loc, &wk->err);
-		if (eid < 0)
-			return (int)eid == -2 ? -2 : -1;
-		if (!tree && w->tree_row && w->tree_row[eid])
-			return -2;     /* a row with tree-mode chains too: one pool, alone */
-		if (!tree && w->touched)
-			w->touched[eid] = 1;
-		/* level d+1: advance every active row, maybe start one */
-		size_t from = seg[d], to = seg[d + 1], nrec = to - from;
-		if (PF_GROW(sc->recs, sc->cap_recs, to + nrec + 1) < 0)
-			return -1;
-		cc_rec *recs = sc->recs;
-		size_t wr = to;
-		for (size_t r = from; r < to; r++) {
-			uint32_t nc = cc_child(cp, recs[r].cur, loc);
-			if (nc == PF_NONE)
-				return -1;
-			recs[wr++] = (cc_rec){ recs[r].entry, nc };
-		}
-		dintro[d + 1] = PF_NONE;
-		if (tree) {
-			/* no record */
-		} else if (!onpath[eid] && hot[eid].acc < min_keep) {
-			/* a row too small to show a chain: no tree */
-			onpath[eid] = (uint32_t)d + 1;
-			dintro[d + 1] = (uint32_t)eid;
-		} else if (!onpath[eid]) {
-			uint32_t root = cc_root_of(cp, &h->entries[eid], (uint32_t)eid);
-			uint32_t nc = root == PF_NONE ? PF_NONE : cc_child(cp, root, loc);
-			if (nc == PF_NONE)
-				return -1;
-			recs[wr++] = (cc_rec){ (uint32_t)eid, nc };
-			onpath[eid] = (uint32_t)d + 1;
-			dintro[d + 1] = (uint32_t)eid;
-		}
-		path[d] = loc;
-		/* samples ending here */
-		for (uint32_t k = nd[ch].end; k != PF_NONE; k = end_next[k]) {
-			const pf_sample *s = &p->samples[order[k]];
-			/* a tree-mode leaf's Self row is a tree-mode one, none of
-			 * the rows here (and written by the pass's other thread
-			 * while an early run reads) */
-			uint32_t self = tree ? PF_NONE : self_of[order[k]];
-			for (size_t r = to; r < wr; r++) {
-				if (recs[r].entry == self)
-					continue;
-				cp->nodes[recs[r].cur].hit += s->period;
-				cp->nodes[recs[r].cur].count += s->count;
-			}
-			if (!tree && w->tree_row && w->tree_row[self])
-				return -2;
-			if (!tree && w->touched)
-				w->touched[self] = 1;
-			if (!tree && hot[self].acc >= min_keep &&
-			    cc_add(h, cp, self, path, d + 1, s->period, s->count) < 0)
-				return -1;
-		}
-		d++;
-		dnode[d] = ch;
-		dchild[d] = nd[ch].first;
-		seg[d] = to;
-		seg[d + 1] = wr;
-	}
-	return 0;
-}
-
-static void *cc_worker_run(void *arg)
-{
-	cc_worker *wk = arg;
-	cc_work *w = wk->w;
-	if (wk->tj) {
-		int trc = tree_chains_build(wk->tj, wk->tj_cp ? wk->tj_cp : wk->cp);
-		if (wk->tj->early)
-			atomic_store_explicit(&wk->tj->done, 1, memory_order_release);
-		if (trc < 0) {
-			wk->rc = -1;
-			return NULL;
-		}
-	}
-	cc_scratch own, *sc = wk->sc ? wk->sc : &own;
-	if (w->ngroups && (wk->sc && sc->nd ? cc_scratch_rows(sc, w->h) : cc_scratch_init(sc, w->h, w->maxd)) < 0) {
-		cc_scratch_free(sc);
-		wk->rc = -1;
-		return NULL;
-	}
-	for (size_t ng = w->ngroups; ng;) {
-		if (w->pause && atomic_load_explicit(w->pause, memory_order_acquire))
-			break;
-		unsigned long long v = atomic_fetch_add_explicit(&w->taken, wk->light ? 1ULL << 32 : 1, memory_order_relaxed);
-		size_t lo = (size_t)(v & 0xffffffffu), hi = (size_t)(v >> 32);
-		if (lo + hi >= ng)
-			break;
-		uint32_t x = w->gorder[wk->light ? ng - 1 - hi : lo];
-		if ((wk->rc = cc_context(wk, sc, w->gstart[x], w->gstart[x + 1])) < 0)
-			break;
-	}
-	if (w->ngroups && !wk->sc)
-		cc_scratch_free(sc);
-	return NULL;
-}
-
-/* Children mode, caller order, no --max-stack: every row's callchain
- * tree (see above). cc_begin sets the work up and, with two (several
- * contexts), starts the second worker on the contexts at once, into a pool
- * of its own: the rows perf's collapse merges are tree-mode rows, whose
- * trees wait for it (tj), so the collapse runs beside. cc_end builds the
- * tree-mode rows' trees into tj's pool, then takes contexts into the
- * hist's pool (without two, the tree-mode trees on another thread beside),
- * and appends the second worker's pool; the caller appends tj's.
- *
- * Begun early (tree mode on two threads, cc_begin's pause): this thread
- * takes the heaviest contexts while the pass's other one finishes (their
- * rows and sums are this one's: no row met in a context is a tree-mode
- * one), and cc_resume, once that thread is joined, checks the rows met
- * against the tree-mode chains' and starts the second worker. */
-typedef struct cc_run {
-	hist *h;
-	const uint32_t *idx, *self_of, *parent_of;
-	size_t nidx;
-	uint64_t min_keep;
-	tchains_job *tj;
-	bool two, alone, ro, threaded;
-	uint32_t *order, *end_next, *gorder;
-	size_t *gstart;
-	uint64_t *gweight;
-	uint8_t *tree_row;
-	struct cc_pool p2;             /* the second worker's (two) */
-	cc_work w;
-	cc_worker one, other;
-	pthread_t th;
-	cc_scratch sc;                 /* this thread's (one's), kept from an early run */
-	uint8_t *touched;              /* begun early: the rows met then */
-	size_t ntouched;
-} cc_run;
-
-static void cc_run_free(cc_run *r)
-{
-	cc_scratch_free(&r->sc);
-	free(r->touched);
-	r->touched = NULL;
-	free(r->order); free(r->end_next); free(r->gstart); free(r->gorder); free(r->gweight); free(r->tree_row);
-	r->order = r->end_next = r->gorder = NULL;
-	r->gstart = NULL;
-	r->gweight = NULL;
-	r->tree_row = NULL;
-}
-
-/* The rows of the tree-mode chains, flagged in r->tree_row */
-static int cc_tree_rows(cc_run *r)
-{
-	const struct hist_priv *pv = r->h->priv;
-	if (!(r->tree_row = calloc(r->h->n + 1, 1)))
-		return -1;
-	for (size_t i = 0; i < pv->nr_tchains; i++)
-		r->tree_row[pv->tchains[i].row] = 1;
-	return 0;
-}
-
-static int cc_begin(cc_run *r, hist *h, const uint32_t *idx, size_t nidx, const uint32_t *self_of,
-		    const uint32_t *parent_of, uint64_t min_keep, tchains_job *tj, bool two, bool alone,
-		    const atomic_int *pause)
-{
-	const pf_profile *p = h->prof;
-	struct hist_priv *pv = h->priv;
-	*r = (cc_run){ .h = h, .idx = idx, .self_of = self_of, .parent_of = parent_of, .nidx = nidx,
-		       .min_keep = min_keep, .tj = tj, .alone = alone };
-	r->p2.prof = p;
-	r->end_next = malloc((nidx + 1) * sizeof(uint32_t));
-	r->order = malloc((nidx + 1) * sizeof(uint32_t));
-	r->gstart = malloc((nidx + 2) * sizeof(size_t));
-	if (!r->end_next || !r->order || !r->gstart)
-		return -1;
-	size_t maxd = 1;
-	for (size_t i = 0; i < p->nr_nodes; i++)
-		if (p->nodes[i].depth + 2 > maxd)
-			maxd = p->nodes[i].depth + 2;
-	ctx_order(h, parent_of, idx, nidx, r->order);
-	size_t ng = 0;
-	for (size_t g0 = 0; g0 < nidx; ng++) {
-		r->gstart[ng] = g0;
-		size_t g1 = g0 + 1;
-		while (g1 < nidx && same_ctx(h, parent_of, r->order[g0], r->order[g1]))
-			g1++;
-		g0 = g1;
-	}
-	r->gstart[ng] = nidx;
-	/* two workers where the contexts are several, the trees start empty
-	 * (a fallback starts them again) and a row lookup reads only */
-	r->two = two && !alone && ng >= 2 && pv->cc.n == 0 && !h->opts.diff_mode && !key_has(h, HK_SRCLINE);
-	/* beside another thread, row lookups read only (the tree-mode trees
-	 * read the rows); one that fails starts over alone (begun early, the
-	 * tree-mode chains are still being added: cc_resume) */
-	size_t ntc = pause ? 0 : pv->nr_tchains;
-	r->ro = (r->two || ntc) && !alone && pv->cc.n == 0;
-	r->gorder = malloc((ng + 1) * sizeof(uint32_t));
-	r->gweight = malloc((ng + 1) * sizeof(uint64_t));
-	if (!r->gorder || !r->gweight)
-		return -1;
-	/* heaviest first (the frames its samples bring), in order on one */
-	for (size_t g = 0; g < ng; g++) {
-		r->gorder[g] = (uint32_t)g;
-		r->gweight[g] = 0;
-		for (size_t k = r->gstart[g]; r->two && k < r->gstart[g + 1]; k++)
-			r->gweight[g] += p->nodes[p->samples[r->order[k]].stack].depth;
-	}
-	if (r->two)
-		for (size_t a = 1; a < ng; a++)
-			for (size_t b = a; b > 0 && r->gweight[r->gorder[b - 1]] < r->gweight[r->gorder[b]]; b--) {
-				uint32_t t = r->gorder[b - 1];
-				r->gorder[b - 1] = r->gorder[b];
-				r->gorder[b] = t;
-			}
-	/* the rows of the tree-mode chains: a tree of both kinds of rows is
-	 * built in one pool (alone), the tree-mode chains after (begun
-	 * early: known in cc_resume; the rows met till then are marked) */
-	if (r->ro && ntc && cc_tree_rows(r) < 0)
-		return -1;
-	if (pause && r->two && r->ro) {
-		if (!(r->touched = calloc(h->n + 1, 1)))
-			return -1;
-		r->ntouched = h->n + 1;
-	}
-	r->w = (cc_work){ h, r->order, self_of, parent_of, r->end_next, r->gstart, r->gorder, ng, 0, min_keep, maxd,
-			  r->ro, r->tree_row, pause, r->touched };
-	atomic_init(&r->w.taken, 0);
-	/* with two, the second worker (started first) from the heavy end,
-	 * this one (later, after the collapse) from the light end */
-	r->one = (cc_worker){ &r->w, &pv->cc, NULL, r->two, 0, { 0 }, &r->sc, NULL };
-	r->other = (cc_worker){ &r->w, &r->p2, NULL, false, 0, { 0 }, NULL, NULL };
-	if (r->two && !pause)
-		r->threaded = pthread_create(&r->th, NULL, cc_worker_run, &r->other) == 0;
-	if (r->touched) {
-		/* the heaviest contexts here until *pause */
-		cc_worker early = { &r->w, &pv->cc, NULL, false, 0, { 0 }, &r->sc, NULL };
-		cc_worker_run(&early);
-		if (early.rc < 0) {
-			/* no more contexts: cc_end reports it (-1) or starts
-			 * over alone (-2) */
-			r->one.rc = early.rc;
-			r->one.err = early.err;
-			atomic_store(&r->w.taken, (unsigned long long)ng);
-		}
-	}
-	return 0;
-}
-
-/* A run begun early, the pass's other thread joined: the tree-mode
- * chains' rows known, checked against the rows met (one of both kinds:
- * all again, alone, in cc_end), and the second worker started. */
-static int cc_resume(cc_run *r)
-{
-	hist *h = r->h;
-	struct hist_priv *pv = h->priv;
-	r->w.pause = NULL;
-	r->w.touched = NULL;
-	if (!r->ro && pv->nr_tchains && !r->alone && pv->cc.n == 0)
-		r->ro = r->w.ro = true;
-	if (r->ro && pv->nr_tchains) {
-		if (cc_tree_rows(r) < 0)
-			return -1;
-		for (size_t i = 0; i < pv->nr_tchains && r->touched && r->one.rc == 0; i++) {
-			uint32_t row = pv->tchains[i].row;
-			if (row < r->ntouched && r->touched[row]) {
-				r->one.rc = -2;
-				atomic_store(&r->w.taken, (unsigned long long)r->w.ngroups);
-			}
-		}
-		r->w.tree_row = r->tree_row;
-	}
-	/* the second worker builds the tree-mode rows' trees first, beside
-	 * perf's collapse on this thread (tj->early) */
-	if (r->two && pv->nr_tchains && r->one.rc == 0) {
-		r->tj->early = true;
-		r->other.tj = r->tj;
-		r->other.tj_cp = &r->tj->cp;
-	}
-	if (r->two && !r->threaded)
-		r->threaded = pthread_create(&r->th, NULL, cc_worker_run, &r->other) == 0;
-	if (r->two && !r->threaded && r->other.tj) {
-		r->tj->early = false;       /* no thread: after the collapse, here */
-		r->other.tj = NULL;
-	}
-	return 0;
-}
-
-static void cc_pool_reset(hist *h, struct cc_pool *cp)
-{
-	for (size_t r = 0; r < cp->nr_roots; r++)
-		h->entries[cp->roots[r]].cc_root = PF_NONE;
-	cc_pool_free(cp, h->prof);
-}
-
-/* Stop a begun run on a failure elsewhere: its worker takes no more
- * contexts and is joined; what it made is freed. */
-static void cc_abort(cc_run *r)
-{
-	atomic_store(&r->w.taken, (unsigned long long)r->w.ngroups);
-	if (r->threaded)
-		pthread_join(r->th, NULL);
-	cc_pool_free(&r->p2, r->h->prof);
-	cc_run_free(r);
-}
-
-static int cc_end(cc_run *r, proff_error *err)
-{
-	hist *h = r->h;
-	struct hist_priv *pv = h->priv;
-	tchains_job *tj = r->tj;
-	int rc = 0;
-	/* the tree-mode trees: first here beside the second worker, or on
-	 * another thread beside this one's contexts; alone: after them, in
-	 * the hist's pool */
-	cc_work wt = { h, r->order, r->self_of, r->parent_of, r->end_next, r->gstart, r->gorder, 0, 0, r->min_keep, 0,
-		       false, NULL, NULL, NULL };
-	atomic_init(&wt.taken, 0);
-	cc_worker tw = { &wt, r->alone ? &pv->cc : &tj->cp, tj, false, 0, { 0 }, NULL, NULL };
-	pthread_t th;
-	bool beside = !r->two && r->ro && pv->nr_tchains && pthread_create(&th, NULL, cc_worker_run, &tw) == 0;
-	if (r->two && pv->nr_tchains && !r->other.tj)
-		cc_worker_run(&tw);
-	cc_worker_run(&r->one);
-	if (r->threaded)
-		pthread_join(r->th, NULL);
-	else if (r->two)
-		cc_worker_run(&r->other);      /* no thread: what is left */
-	if (beside)
-		pthread_join(th, NULL);
-	else if (!r->two && pv->nr_tchains)
-		cc_worker_run(&tw);
-	if (r->other.tj) {
-		/* built before the collapse: again, if the rows it merged
-		 * change which chains pass the threshold */
-		tj->early = false;
-		if (h->merged_into && r->other.rc == 0 && tree_chains_stale(h, tj->min_keep)) {
-			cc_pool_reset(h, &tj->cp);
-			cc_worker_run(&tw);
-		}
-	}
-	if (r->one.rc == -2 || r->other.rc == -2) {
-		/* a row not found read only: all trees again, on one thread */
-		cc_pool_reset(h, &pv->cc);
-		cc_pool_reset(h, &r->p2);
-		cc_pool_reset(h, &tj->cp);
-		const uint32_t *idx = r->idx, *self_of = r->self_of, *parent_of = r->parent_of;
-		size_t nidx = r->nidx;
-		uint64_t min_keep = r->min_keep;
-		cc_run_free(r);
-		if (cc_begin(r, h, idx, nidx, self_of, parent_of, min_keep, tj, false, true, NULL) < 0) {
-			cc_run_free(r);
-			return proff_err_set(err, PROFF_ENOMEM, NULL, PROFF_NO_OFFSET, "out of memory");
-		}
-		return cc_end(r, err);
-	}
-	if (r->one.rc == -1 && r->one.err.code) {
-		*err = r->one.err;
-		rc = r->one.err.code;
-	} else if (r->one.rc < 0 || r->other.rc < 0 || tw.rc < 0 || cc_pool_append(h, &pv->cc, &r->p2) < 0)
-		rc = proff_err_set(err, PROFF_ENOMEM, NULL, PROFF_NO_OFFSET, "out of memory");
-	cc_pool_free(&r->p2, h->prof);
-	cc_run_free(r);
-	return rc;
-}
-
-/* ---- tree mode ------------------------------------------------------------------ */
-
-/* perf finds a row by walking its input tree with the sort keys'
- * comparators, and two of them are not transitive: `sym` compares
- * unresolved rows by address alone (resolved ones by dso first), and
- * subtracts addresses and symbol bounds as int64 — so on rows whose
- * values lie 2^63 or more apart (garbage frames of a broken frame-pointer
- * chain: text, pointers, small and negative numbers) the walk can miss an
- * existing row of the same key, and perf makes another one: the report
- * then shows two rows of one key, each with part of its samples. Tree mode
- * repeats that: perf's input tree is grown with the rows, and the rows of
- * the locations that can meet it are found by perf's walk (tree_entry).
- * Those locations: with a dso key before `sym`, every location of a dso
- * (by the name the key compares) whose unresolved addresses — Self rows
- * show the map address, callchain rows the ip — or symbol starts or ends
- * span 2^63 or more; without, every location, when that span wraps over
- * the whole profile or unresolved locations of two dsos exist. *susp is
- * NULL when no location is. */
-/* a location's values in its row's key: unresolved, both the map address
- * (Self rows) and the ip (callchain rows) */
-static void span_loc(sym_span *sp, const pf_profile *p, const pf_loc *l)
-{
-	if (l->sym == PF_NONE) {
-		span_add(sp, true, l->addr, 0, 0);
-		span_add(sp, true, l->ip, 0, 0);
-	} else {
-		span_add(sp, false, 0, p->syms[l->sym].start, p->syms[l->sym].end);
-	}
-}
-
-static int dso_name_cmp(const void *a, const void *b, void *arg)
-{
-	const uint32_t *name = arg;
-	uint32_t x = name[*(const uint32_t *)a], y = name[*(const uint32_t *)b];
-	return x < y ? -1 : x > y;
-}
-
-/* With only comm and dso keys before sym (perf's default comm,dso,sym),
- * a group is a (comm, dso): the spans of the suspect dsos' locations per
- * comm, from the samples' stacks (a node's path to the root is added once
- * per comm in a row: vis). Sets pv->gwrap, cidx_of, ncol; *any: whether
- * some group wraps. */
-static int group_spans(hist *h, const uint8_t *susp, size_t ncol, bool *any)
-{
-	struct hist_priv *pv = h->priv;
-	const pf_profile *p = h->prof;
-	*any = false;
-	uint32_t *cidx = malloc((p->strs.n ? p->strs.n : 1) * sizeof(uint32_t));
-	uint32_t *vis = calloc(p->nr_nodes ? p->nr_nodes : 1, sizeof(uint32_t));
-	sym_span *gs = NULL;
-	uint8_t *gw = NULL;
-	if (!cidx || !vis)
-		goto nomem;
-	size_t nc = 0;
-	memset(cidx, 0xff, (p->strs.n ? p->strs.n : 1) * sizeof(uint32_t));
-	for (size_t si = 0; si < p->nr_samples; si++)
-		if (cidx[p->samples[si].comm] == UINT32_MAX)
-			cidx[p->samples[si].comm] = (uint32_t)nc++;
-	size_t ng = nc * ncol;
-	gs = malloc((ng ? ng : 1) * sizeof(*gs));
-	gw = malloc(ng ? ng : 1);
-	if (!gs || !gw)
-		goto nomem;
-	for (size_t i = 0; i < ng; i++)
-		gs[i] = (sym_span)SYM_SPAN_EMPTY;
-	for (size_t si = 0; si < p->nr_samples; si++) {
-		uint32_t c = cidx[p->samples[si].comm];
-		sym_span *row = gs + (size_t)c * ncol;
-		/* without children only the samples' own locations make rows */
-		uint32_t top = h->opts.children ? 0 : p->nodes[p->samples[si].stack].parent;
-		for (uint32_t n = p->samples[si].stack; n && n != top && vis[n] != c + 1; n = p->nodes[n].parent) {
-			vis[n] = c + 1;
-			uint32_t loc = n == p->samples[si].stack ? pf_leaf_loc(p, n) : p->nodes[n].loc;
-			if (susp[loc])
-				span_loc(&row[susp[loc] - 1], p, &p->locs[loc]);
-		}
-	}
-	for (size_t i = 0; i < ng; i++)
-		*any |= (gw[i] = span_wraps(&gs[i]));
-	free(gs);
-	free(vis);
-	pv->gwrap = gw;
-	pv->cidx_of = cidx;
-	pv->ncol = ncol;
-	return 0;
-nomem:
-	free(cidx);
-	free(vis);
-	free(gs);
-	free(gw);
-	return -1;
-}
-
-static int suspect_locs(hist *h, uint8_t **susp)
-{
-	*susp = NULL;
-	const pf_profile *p = h->prof;
-	int sym_at = -1, dso_at = -1;
-	bool only_cd = true;       /* nothing but comm and dso keys before sym */
-	for (int i = h->nkeys; i-- > 0;) {
-		if (h->keys[i] == HK_SYM)
-			sym_at = i;
-		if (h->keys[i] == HK_DSO)
-			dso_at = i;
-	}
-	for (int i = 0; i < sym_at; i++)
-		only_cd &= h->keys[i] == HK_COMM || h->keys[i] == HK_DSO;
-	if (h->opts.diff_mode || sym_at < 0 || !p->nr_locs)
-		return 0;
-	size_t nd = p->nr_dsos;
-	uint8_t *dsus = calloc(nd + 1, 1);      /* per dso, and [nd]: no dso: 0, or 1 + column */
-	sym_span *sp = malloc((nd + 1) * sizeof(*sp));
-	uint32_t *name = malloc((nd + 1) * sizeof(uint32_t)), *ord = malloc((nd + 1) * sizeof(uint32_t));
-	int rc = 0;
-	size_t ncol = 0;
-	uint8_t *used = NULL;
-	if (!dsus || !sp || !name || !ord) {
-		rc = -1;
-		goto out;
-	}
-	for (size_t d = 0; d <= nd; d++) {
-		sp[d] = (sym_span)SYM_SPAN_EMPTY;
-		name[d] = d < nd ? (h->opts.verbose ? p->dsos[d].long_name : p->dsos[d].short_name) : UINT32_MAX;
-		ord[d] = (uint32_t)d;
-	}
-	bool all = false;
-	/* the locations that make rows: without children, the samples' own */
-	if (!h->opts.children) {
-		if (!(used = calloc(p->nr_locs, 1))) {
-			rc = -1;
-			goto out;
-		}
-		for (size_t si = 0; si < p->nr_samples; si++)
-			used[pf_leaf_loc(p, p->samples[si].stack)] = 1;
-	}
-	if (dso_at >= 0 && dso_at < sym_at) {
-		for (size_t i = 0; i < p->nr_locs; i++) {
-			const pf_loc *l = &p->locs[i];
-			if (!used || used[i])
-				span_loc(&sp[l->dso == PF_NONE ? nd : l->dso], p, l);
-		}
-		/* dsos of one name are one group (one column) */
-		qsort_r(ord, nd + 1, sizeof(uint32_t), dso_name_cmp, name);
-		for (size_t a = 0, b; a <= nd; a = b) {
-			sym_span g = SYM_SPAN_EMPTY;
-			for (b = a; b <= nd && name[ord[b]] == name[ord[a]]; b++)
-				span_merge(&g, &sp[ord[b]]);
-			if (span_wraps(&g)) {
-				ncol++;
-				for (size_t k = a; k < b; k++)
-					dsus[ord[k]] = (uint8_t)(ncol < 255 ? ncol : 255);
-			}
-		}
-	} else {
-		sym_span g = SYM_SPAN_EMPTY;
-		bool seen = false;
-		uint32_t first = 0;     /* the dso name of the first unresolved location */
-		for (size_t i = 0; i < p->nr_locs; i++) {
-			const pf_loc *l = &p->locs[i];
-			if (used && !used[i])
-				continue;
-			span_loc(&g, p, l);
-			if (l->sym == PF_NONE) {
-				uint32_t nm = name[l->dso == PF_NONE ? nd : l->dso];
-				if (!seen)
-					first = nm;
-				else if (nm != first)
-					all = true;
-				seen = true;
-			}
-		}
-		all |= span_wraps(&g);
-	}
-	if (!all && !ncol)
-		goto out;
-	*susp = malloc(p->nr_locs);
-	if (!*susp) {
-		rc = -1;
-		goto out;
-	}
-	for (size_t i = 0; i < p->nr_locs; i++)
-		(*susp)[i] = all ? 1 : dsus[p->locs[i].dso == PF_NONE ? nd : p->locs[i].dso];
-	/* per (comm, dso) when the keys before sym are comm and dso only */
-	if (!all && only_cd && sym_at > dso_at && ncol < 255) {
-		for (int i = 0; i < sym_at; i++)
-			if (h->keys[i] == HK_COMM) {
-				bool any;
-				if (group_spans(h, *susp, ncol, &any) < 0) {
-					rc = -1;
-				} else if (!any) {
-					free(*susp);    /* no group wraps: no tree mode */
-					*susp = NULL;
-				}
-				break;
-			}
-	}
-out:
-	if (rc < 0) {
-		free(*susp);
-		*susp = NULL;
-	}
-	free(used);
-	free(dsus);
-	free(sp);
-	free(name);
-	free(ord);
-	return rc;
-}
-
 /* A sample's callchain as perf's cursor sees it: at most max_stack
  * entries, counted from the leaf in callee order and from the root in
  * caller order; in *chain (grown as needed). Sets *nk; NULL with *nk 0 when
  * there is no chain, NULL with *nk set on allocation failure. */
-static uint32_t *sample_cursor(const hist *h, const pf_sample *s, uint32_t **chain, size_t *cap_chain,
-			       size_t *nk)
-{
+uint32_t *sample_cursor(const hist *h, const pf_sample *s, uint32_t **chain, size_t *cap_chain,
+			       size_t *nk) {
 	const pf_profile *prof = h->prof;
 	const hist_opts *opts = &h->opts;
 	size_t full = prof->nodes[s->stack].depth;
@@ -1895,26 +360,8 @@ static uint32_t *sample_cursor(const hist *h, const pf_sample *s, uint32_t **cha
 	return cursor;
 }
 
-/* The first pass over samples from..to-1 (of the hist's event): Self rows
- * and sums, and in children mode every row met on the stacks with its
- * Children sum; self_of and parent_of, when given, get each sample's Self
- * row and parent. Two of these may run at once on two hists (hist_build,
- * merge_pass): they only read the profile. */
-typedef struct pass_state {
-	hist *h;
-	size_t from, to;
-	const loc_bits *lb;      /* children mode */
-	bool want_cc, fast_cc, late_cc, filters;
-	uint32_t *self_of, *parent_of;
-	uint32_t *chain;         /* the cursor's buffer */
-	size_t cap_chain;
-	uint8_t *whole;          /* tree mode over raw samples: sample_whole() */
-	bool raw;                /* tree mode over raw samples, on one thread */
-	struct tree_pipe *tp;    /* tree mode on two threads: this is A */
-} pass_state;
 
-static int tree_chain_add(struct hist_priv *pv, size_t si, uint32_t row, uint32_t k, const pf_sample *s)
-{
+int tree_chain_add(struct hist_priv *pv, size_t si, uint32_t row, uint32_t k, const pf_sample *s) {
 	if (PF_GROW(pv->tchains, pv->cap_tchains, pv->nr_tchains + 1) < 0)
 		return -1;
 	pv->tchains[pv->nr_tchains++] = (struct tree_chain){ (uint32_t)si, row, k, (uint32_t)s->count, s->period };
@@ -1924,8 +371,7 @@ static int tree_chain_add(struct hist_priv *pv, size_t si, uint32_t row, uint32_
 /* Tree mode, per aggregated sample: 1 when no location of its stack is a
  * tree-mode one (then it is passed whole, once), else 0; NULL out of
  * memory. A node's parent comes before it. */
-static uint8_t *sample_whole(const hist *h)
-{
+uint8_t *sample_whole(const hist *h) {
 	const pf_profile *p = h->prof;
 	const struct hist_priv *pv = h->priv;
 	if (!pv->gwrap || pv->ncol <= 32) {
@@ -2004,8 +450,7 @@ nomem:
 }
 
 /* Raw sample q of aggregate agg as a sample of its own */
-static void raw_sample(const pf_profile *prof, size_t it, const pf_sample *agg, pf_sample *one)
-{
+void raw_sample(const pf_profile *prof, size_t it, const pf_sample *agg, pf_sample *one) {
 	const pf_seq *q = &prof->seq[it];
 	*one = *agg;
 	one->thread = q->thread;
@@ -2026,8 +471,7 @@ static char sample_level(const hist *h, const loc_bits *lb, size_t si, uint32_t 
 
 /* A sample's context: its parent, whether its thread is filtered out, the
  * level of its ip */
-static ctx sample_ctx(hist *h, const pf_sample *s, char level)
-{
+ctx sample_ctx(hist *h, const pf_sample *s, char level) {
 	const hist_opts *opts = &h->opts;
 	ctx c = { s, sample_parent(h, s), 0, 0, level };
 	if (opts->comms.n && !pf_strlist_has(&opts->comms, pf_str(h->prof, s->comm)))
@@ -2066,8 +510,7 @@ static void tree_pass_free(struct hist_priv *pv)
 	pv->nr_tframes = 0;
 }
 
-static inline const struct tree_frame *tframe_at(const struct hist_priv *pv, size_t j)
-{
+const struct tree_frame *tframe_at(const struct hist_priv *pv, size_t j) {
 	return &pv->tframes[j >> TF_SHIFT][j & (TF_CHUNK - 1)];
 }
 
@@ -2147,8 +590,7 @@ static int again_sample(pass_state *ps, size_t it, size_t si, const pf_sample *s
  * samples, raw sample `it` of it; with the pass on two threads (pipe) the
  * aggregate's rows that are no tree-mode ones, and its tree-mode frames
  * kept for the other thread. */
-static int pass_one(pass_state *ps, size_t it, size_t si, proff_error *err)
-{
+int pass_one(pass_state *ps, size_t it, size_t si, proff_error *err) {
 	hist *h = ps->h;
 	struct hist_priv *pv = h->priv;
 	const pf_profile *prof = h->prof;
@@ -2319,353 +761,6 @@ static int pass_one(pass_state *ps, size_t it, size_t si, proff_error *err)
 	return 0;
 }
 
-/* ---- tree mode on two threads ----------------------------------------------------
- *
- * perf's walks need the raw samples in reading order, one by one, and its
- * input tree grown with every row as it is made; the rows that are no
- * tree-mode ones need neither. So one thread (A, pass_one over the
- * aggregates in the order of their first raw samples) makes every row
- * through the hash table, sums the rows that are no tree-mode ones and
- * keeps each aggregate's tree-mode frames, with the number of rows made
- * up to each; the other (B, pipe_b) goes over the raw samples, grows the
- * input tree with A's rows (staged keys) up to the point of each walk,
- * walks, and sums the tree-mode rows apart, making the rows a walk misses
- * as references (HIST_ITREE_DUP) numbered after A's rows at the end
- * (pipe_merge). A publishes how many aggregates it has done; B waits for
- * the aggregate it meets first. Neither writes what the other reads. */
-/* B's per row of A's: its sums and, when it is its key's row, the key's
- * last walk — what a raw sample touches of a key, in one place */
-struct tree_sum {
-	uint64_t acc, period, count;
-	uint32_t depth, seen;
-	uint32_t wrow, wver;       /* the last walk's row and its group's version then */
-	uint32_t grp;              /* the row's group in the input tree (PF_NONE: not read yet) */
-	uint8_t filt;
-};
-#define TREE_SUM_NEW ((struct tree_sum){ 0, 0, 0, 0, UINT32_MAX, 0, 0, PF_NONE, 0xff })
-
-struct tree_dup {
-	hist_entry e;
-	uint64_t w[HIST_MAX_KEYS * KW_PER_KEY];
-	struct tree_sum sum;
-};
-
-struct tree_pipe {
-	_Atomic size_t done;       /* aggregates A has passed, in first-raw order */
-	_Atomic int stop;          /* a thread failed */
-	atomic_int b_done;         /* B has ended (cc_begin's pause) */
-	pass_state *ps;
-	uint8_t *met_a, *met_b;    /* per aggregate: met by A; B's state (pipe_b_run) */
-	uint8_t *whole;            /* B's sample_whole() */
-	/* B's */
-	struct tree_sum *sum;      /* per row of A's */
-	size_t cap_sum;
-	struct tree_dup *dups;
-	size_t nr_dups, cap_dups;
-	/* the chains B adds (tree_chain), one per aggregate, frame and row:
-	 * per aggregate (its Self frame) and per kept frame the last one */
-	uint32_t *tc_self, *tc_frame;
-	size_t cap_tc_frame;
-	proff_error err;
-	int rc;
-};
-
-static void tree_pipe_free(struct tree_pipe *tp)
-{
-	free(tp->met_a);
-	free(tp->met_b);
-	free(tp->whole);
-	free(tp->sum);
-	free(tp->dups);
-	free(tp->tc_self);
-	free(tp->tc_frame);
-	free(tp);
-}
-
-/* B waits until A has passed its first pos aggregates (pos >= 1); false:
- * A failed */
-static bool pipe_wait(struct tree_pipe *tp, size_t pos)
-{
-	return pf_wait_past(&tp->done, pos - 1, &tp->stop) != 0;
-}
-
-static struct tree_sum *pipe_sum(struct tree_pipe *tp, uint32_t ref)
-{
-	if (ref & HIST_ITREE_DUP)
-		return &tp->dups[ref & ~HIST_ITREE_DUP].sum;
-	if (ref >= tp->cap_sum) {
-		size_t old = tp->cap_sum;
-		if (PF_GROW(tp->sum, tp->cap_sum, (size_t)ref + 1) < 0)
-			return NULL;
-		for (size_t i = old; i < tp->cap_sum; i++)
-			tp->sum[i] = TREE_SUM_NEW;
-	}
-	return &tp->sum[ref];
-}
-
-/* A tree-mode row's chain on B: the raw samples of one aggregate that add
- * one frame's chain to one row add it once, with their sums, where the
- * first did (the callchain tree a chain makes does not depend on when the
- * same chain is added again) */
-static int pipe_chain(struct tree_pipe *tp, uint32_t *last, size_t si, uint32_t row, uint32_t k, const pf_sample *s)
-{
-	struct hist_priv *pv = tp->ps->h->priv;
-	if (*last != PF_NONE && pv->tchains[*last].row == row) {
-		pv->tchains[*last].period += s->period;
-		pv->tchains[*last].count += s->count;
-		return 0;
-	}
-	*last = (uint32_t)pv->nr_tchains;
-	return tree_chain_add(pv, si, row, k, s);
-}
-
-static int pipe_room_tc(struct tree_pipe *tp, size_t j)
-{
-	if (j < tp->cap_tc_frame)
-		return 0;
-	size_t old = tp->cap_tc_frame;
-	if (PF_GROW(tp->tc_frame, tp->cap_tc_frame, j + 1) < 0)
-		return -1;
-	memset(tp->tc_frame + old, 0xff, (tp->cap_tc_frame - old) * sizeof(uint32_t));
-	return 0;
-}
-
-/* tree_entry on B: the input tree holds A's rows before upto first */
-static int64_t pipe_entry(struct tree_pipe *tp, const ctx *c, uint32_t loc, bool chain, uint32_t key, size_t upto,
-			  proff_error *err)
-{
-	hist *h = tp->ps->h;
-	hist_itree *it = h->priv->itree;
-	if (hist_itree_add_staged(it, h, upto) < 0)
-		return proff_err_set(err, PROFF_ENOMEM, NULL, PROFF_NO_OFFSET, "out of memory");
-	struct tree_sum *k = pipe_sum(tp, key);
-	if (!k)
-		return proff_err_set(err, PROFF_ENOMEM, NULL, PROFF_NO_OFFSET, "out of memory");
-	if (k->grp == PF_NONE)
-		k->grp = hist_itree_group_of(it, key);
-	uint32_t ver = hist_itree_group_version(it, k->grp);
-	if (!k->wver && (k->wver = hist_itree_leaf_version(it, key)))
-		k->wrow = key;
-	if (k->wver == ver)
-		return k->wrow;
-	hist_entry probe;
-	row_fill(h, c, loc, chain, &probe);
-	int64_t id = hist_itree_find(it, h, &probe);
-	if (id >= 0) {
-		k->wrow = (uint32_t)id;
-		k->wver = ver;
-		return id;
-	}
-	if (id < -1 || tp->nr_dups >= HIST_ITREE_DUP - 1 || PF_GROW(tp->dups, tp->cap_dups, tp->nr_dups + 1) < 0)
-		return proff_err_set(err, PROFF_ENOMEM, NULL, PROFF_NO_OFFSET, "out of memory");
-	struct tree_dup *d = &tp->dups[tp->nr_dups];
-	d->e = probe;
-	key_words(h, c, loc, chain, d->w);
-	d->sum = TREE_SUM_NEW;
-	uint32_t ref = HIST_ITREE_DUP | (uint32_t)tp->nr_dups;
-	if (hist_itree_add_entry(it, h, &probe, ref) < 0)
-		return proff_err_set(err, PROFF_ENOMEM, NULL, PROFF_NO_OFFSET, "out of memory");
-	tp->nr_dups++;
-	return ref;
-}
-
-static int pipe_b_run(struct tree_pipe *tp, proff_error *err)
-{
-	pass_state *ps = tp->ps;
-	hist *h = ps->h;
-	struct hist_priv *pv = h->priv;
-	const pf_profile *prof = h->prof;
-	const uint8_t *whole = tp->whole = sample_whole(h);
-	if (!whole)
-		return proff_err_set(err, PROFF_ENOMEM, NULL, PROFF_NO_OFFSET, "out of memory");
-	/* per aggregate, one byte: B_MET once met, B_SKIP when B has nothing
-	 * to do for its raw samples (passed whole by A, or another event's);
-	 * about half the raw samples are skipped, touching this byte only */
-	enum { B_MET = 1, B_SKIP = 2 };
-	uint8_t *st = tp->met_b;
-	bool one_event = prof->nr_events == 1;    /* (then no sample need be read) */
-	for (size_t si = 0; si < prof->nr_samples; si++)
-		st[si] = whole[si] || (!one_event && prof->samples[si].evsel != h->evsel) ? B_SKIP : 0;
-	bool chains = ps->want_cc && ps->fast_cc;
-	/* pos: aggregates met; lim: A's rows made before the raw sample at
-	 * hand (from the last aggregate met first: pend, when not read yet) */
-	size_t pos = 0, pend_pos = 0, lim = 0, end = prof->nr_seq;
-	uint32_t pend = PF_NONE;
-	for (size_t it = 0; it < end; it++) {
-		const pf_seq *q = &prof->seq[it];
-		size_t si = q->sample;
-		if (it + 8 < end) {
-			uint32_t ahead = prof->seq[it + 8].sample;
-			if (!(st[ahead] & B_SKIP)) {
-				__builtin_prefetch(&prof->samples[ahead]);
-				__builtin_prefetch(&pv->taggs[ahead]);
-			}
-		}
-		uint8_t sb = st[si];
-		bool first = !(sb & B_MET);
-		if (first) {
-			st[si] = sb | B_MET;
-			pos++;
-		}
-		if (sb & B_SKIP) {
-			if (first) {
-				pend_pos = pos;
-				pend = (uint32_t)si;
-			}
-			continue;
-		}
-		const pf_sample *agg = &prof->samples[si];
-		if (first) {
-			if (!pipe_wait(tp, pos))
-				return 0;       /* A failed: its error is the one */
-			pend = PF_NONE;
-		} else if (pend != PF_NONE) {
-			if (!pipe_wait(tp, pend_pos))
-				return 0;
-			lim = pv->taggs[pend].rows_after;
-			pend = PF_NONE;
-		}
-		const struct tree_agg *ta = &pv->taggs[si];
-		pf_sample one;
-		raw_sample(prof, it, agg, &one);
-		const pf_sample *s = &one;
-		/* (what the first raw sample's pass found of the aggregate) */
-		ctx c = sample_ctx(h, s, ta->level);
-		uint32_t stamp = (uint32_t)it, nk = ta->nk;
-		if (ta->self_tree) {
-			uint32_t leaf_loc = pf_leaf_loc(prof, s->stack);
-			int64_t ref = pipe_entry(tp, &c, leaf_loc, false, ta->self_key, first ? ta->self_rows : lim, err);
-			if (ref < 0)
-				return (int)ref;
-			struct tree_sum *ks = pipe_sum(tp, ta->self_key);
-			if (!ks)
-				return proff_err_set(err, PROFF_ENOMEM, NULL, PROFF_NO_OFFSET, "out of memory");
-			struct tree_sum *ts = ref == ta->self_key ? ks : pipe_sum(tp, (uint32_t)ref);
-			if (ps->self_of)
-				ps->self_of[si] = (uint32_t)ref;
-			ts->filt &= entry_filter(h, &c, leaf_loc);
-			ts->period += s->period;
-			ts->count += s->count;
-			ks->seen = ts->seen = stamp;
-			ts->acc += s->period;
-			if (nk > ts->depth)
-				ts->depth = nk;
-			if (chains && nk && pipe_chain(tp, &tp->tc_self[si], si, (uint32_t)ref, 0, s) < 0)
-				return proff_err_set(err, PROFF_ENOMEM, NULL, PROFF_NO_OFFSET, "out of memory");
-		}
-		for (uint32_t j = ta->off; j < ta->off + ta->cnt; j++) {
-			const struct tree_frame *tf = tframe_at(pv, j);
-			struct tree_sum *ks = pipe_sum(tp, tf->key);
-			if (!ks)
-				return proff_err_set(err, PROFF_ENOMEM, NULL, PROFF_NO_OFFSET, "out of memory");
-			if (ks->seen == stamp)
-				continue;
-			ks->seen = stamp;
-			c.self_level = tf->level;
-			int64_t ref = pipe_entry(tp, &c, tf->loc, true, tf->key, first ? tf->nrows : lim, err);
-			if (ref < 0)
-				return (int)ref;
-			struct tree_sum *ts = ref == tf->key ? ks : pipe_sum(tp, (uint32_t)ref);
-			ts->seen = stamp;
-			ts->acc += s->period;
-			if (nk - tf->k > ts->depth)
-				ts->depth = nk - tf->k;
-			if (ps->filters)
-				ts->filt &= c.sample_filtered;
-			if (chains && (pipe_room_tc(tp, j) < 0 ||
-				       pipe_chain(tp, &tp->tc_frame[j], si, (uint32_t)ref, tf->k, s) < 0))
-				return proff_err_set(err, PROFF_ENOMEM, NULL, PROFF_NO_OFFSET, "out of memory");
-		}
-		if (first)
-			lim = ta->rows_after;
-	}
-	return 0;
-}
-
-static void *pipe_b(void *arg)
-{
-	struct tree_pipe *tp = arg;
-	tp->rc = pipe_b_run(tp, &tp->err);
-	if (tp->rc < 0)
-		atomic_store_explicit(&tp->stop, 1, memory_order_relaxed);
-	atomic_store_explicit(&tp->b_done, 1, memory_order_release);
-	return NULL;
-}
-
-/* A: the aggregates in the order of their first raw samples */
-static int pipe_a(pass_state *ps, proff_error *err)
-{
-	struct tree_pipe *tp = ps->tp;
-	hist *h = ps->h;
-	const pf_profile *prof = h->prof;
-	struct tree_agg *taggs = h->priv->taggs;
-	uint8_t *met = tp->met_a;
-	size_t pos = 0;
-	for (size_t it = 0; it < prof->nr_seq; it++) {
-		size_t si = prof->seq[it].sample;
-		if (met[si])
-			continue;
-		met[si] = 1;
-		int rc = pass_one(ps, it, si, err);
-		if (rc < 0) {
-			atomic_store_explicit(&tp->stop, 1, memory_order_relaxed);
-			return rc;
-		}
-		taggs[si].rows_after = (uint32_t)h->n;
-		atomic_store_explicit(&tp->done, ++pos, memory_order_release);
-		if (atomic_load_explicit(&tp->stop, memory_order_relaxed))
-			break;      /* B failed: its error is the one */
-	}
-	return 0;
-}
-
-static void sum_apply(hist *h, uint32_t r, const struct tree_sum *t)
-{
-	hist_entry *e = &h->entries[r];
-	struct hot_ent *he = &h->priv->hot[r];
-	e->period += t->period;
-	e->nr_events += t->count;
-	e->filtered &= t->filt;
-	he->acc += t->acc;
-	if (t->depth > he->depth)
-		he->depth = t->depth;
-}
-
-/* After both threads: the rest of A's rows into the input tree, the rows
- * B's walks made after A's, B's sums into the rows, and B's references
- * to its rows resolved. */
-static int pipe_merge(hist *h, struct tree_pipe *tp, proff_error *err)
-{
-	struct hist_priv *pv = h->priv;
-	const pf_profile *prof = h->prof;
-	if (hist_itree_add_staged(pv->itree, h, h->n) < 0)
-		return proff_err_set(err, PROFF_ENOMEM, NULL, PROFF_NO_OFFSET, "out of memory");
-	uint32_t base = (uint32_t)h->n;
-	for (size_t d = 0; d < tp->nr_dups; d++) {
-		if (reserve_rows(h, h->n + 1) < 0)
-			return proff_err_set(err, PROFF_ENOMEM, NULL, PROFF_NO_OFFSET, "out of memory");
-		memcpy(pv->keyw + h->n * pv->kw, tp->dups[d].w, pv->kw * 8);
-		pv->hot[h->n] = (struct hot_ent){ 0, UINT32_MAX, 0 };
-		h->entries[h->n] = tp->dups[d].e;
-		row_publish(h);
-	}
-	hist_itree_resolve_dups(pv->itree, base);
-	for (size_t r = 0; r < tp->cap_sum && r < base; r++)
-		sum_apply(h, (uint32_t)r, &tp->sum[r]);
-	for (size_t d = 0; d < tp->nr_dups; d++)
-		sum_apply(h, base + (uint32_t)d, &tp->dups[d].sum);
-	if (tp->nr_dups) {
-		uint32_t *self_of = tp->ps->self_of;
-		for (size_t si = 0; self_of && si < prof->nr_samples; si++)
-			if (self_of[si] != PF_NONE && (self_of[si] & HIST_ITREE_DUP))
-				self_of[si] = base + (self_of[si] & ~HIST_ITREE_DUP);
-		for (size_t i = 0; i < pv->nr_tchains; i++)
-			if (pv->tchains[i].row & HIST_ITREE_DUP)
-				pv->tchains[i].row = base + (pv->tchains[i].row & ~HIST_ITREE_DUP);
-	}
-	return 0;
-}
-
 /* The pass over ps->from..ps->to (or, in tree mode, over the raw samples;
  * with ps->tp, A's part of the pass on two threads) */
 static int sample_pass(pass_state *ps, proff_error *err)
@@ -2803,7 +898,7 @@ static int label_setup(hist *h, proff_error *err)
 	h->label_key = PF_NONE;
 	const char *prev = NULL;
 	size_t prev_n = 0;
-	for (const char *s = h->opts.sort; key_has(h, HK_LABEL) && (s = strstr(s, "label:"));) {
+	for (const char *s = h->opts.sort; keys_need(h, HKN_LABEL) && (s = strstr(s, "label:"));) {
 		if (s != h->opts.sort && s[-1] != ',') {
 			s += 6;
 			continue;
@@ -2852,7 +947,7 @@ static int hist_new(pf_profile *prof, uint32_t evsel, const hist_opts *opts, his
 		hist_free(h);
 		return rc;
 	}
-	if (key_has(h, HK_PARENT) && opts->parent_regex) {
+	if (keys_need(h, HKN_CALLCHAIN) && opts->parent_regex) {
 		if (regcomp(&pv->parent_re, opts->parent_regex, REG_EXTENDED | REG_NOSUB) != 0) {
 			hist_free(h);
 			return proff_err_set(err, PROFF_EUSAGE, NULL, PROFF_NO_OFFSET,
@@ -2873,11 +968,10 @@ static int hist_new(pf_profile *prof, uint32_t evsel, const hist_opts *opts, his
 	 * rewritten when found again (diff mode's lowest address) */
 	bool loc_keyed = !opts->diff_mode;
 	for (int i = 0; i < h->nkeys; i++)
-		if (h->keys[i] != HK_COMM && h->keys[i] != HK_DSO && h->keys[i] != HK_SYM &&
-		    h->keys[i] != HK_SRCLINE)
+		if (!(hist_keys[h->keys[i]].needs & HKN_LOC) && hist_keys[h->keys[i]].needs != HKN_COMM)
 			loc_keyed = false;
 	if (loc_keyed && opts->children && prof->nr_locs) {
-		bool by_sym = !key_has(h, HK_SRCLINE);
+		bool by_sym = !keys_need(h, HKN_SUBSYM);
 		size_t nslots = prof->nr_locs + (by_sym ? prof->nr_syms : 0);
 		pv->row_cache = calloc(2 * nslots, sizeof(uint64_t));
 		pv->slot_of = malloc(prof->nr_locs * sizeof(uint32_t));
@@ -2900,8 +994,7 @@ static int hist_new(pf_profile *prof, uint32_t evsel, const hist_opts *opts, his
  * that ends chains, with its period), in the order the chains were added;
  * before cc_finish. perf's collapse merges the trees of the rows it
  * merges so. */
-static int cc_merge(hist *h, struct cc_pool *cp, uint32_t dst, uint32_t src)
-{
+int cc_merge(hist *h, struct cc_pool *cp, uint32_t dst, uint32_t src) {
 	uint32_t root = h->entries[src].cc_root;
 	if (root == PF_NONE)
 		return 0;
@@ -3006,8 +1099,7 @@ static int collapse_merge(hist *h, bool trees, const atomic_int *wait, proff_err
  * row it went into, changes sides, tree_chains_build adds the same chains in
  * the same order: the same trees. (Many merged rows: built again, unchecked.) */
 #define STALE_CHECK_MAX 4096
-static bool tree_chains_stale(const hist *h, uint64_t min_keep)
-{
+bool tree_chains_stale(const hist *h, uint64_t min_keep) {
 	const struct hist_priv *pv = h->priv;
 	uint32_t m[STALE_CHECK_MAX];
 	size_t nm = 0;
@@ -3037,8 +1129,7 @@ static bool tree_chains_stale(const hist *h, uint64_t min_keep)
 
 /* The tree-mode rows' chains (pv->tchains) into their trees, in pool cp
  * (tj's, or the hist's when alone) with tj's chain buffer (cc_worker_run). */
-static int tree_chains_build(tchains_job *j, struct cc_pool *cp)
-{
+int tree_chains_build(tchains_job *j, struct cc_pool *cp) {
 	hist *h = j->h;
 	struct hist_priv *pv = h->priv;
 	const pf_profile *prof = h->prof;
@@ -3065,10 +1156,9 @@ static int tree_chains_build(tchains_job *j, struct cc_pool *cp)
 /* The callchain trees' run begun (cc_begin) over the samples of the
  * hist's event, with perf's threshold: (u64)(total * percent / 100), for
  * either total (both known once every aggregate is passed) */
-static int cc_start(hist *h, cc_run *ccr, uint32_t *idx, size_t *nidx, const uint32_t *self_of,
+int cc_start(hist *h, cc_run *ccr, uint32_t *idx, size_t *nidx, const uint32_t *self_of,
 		    const uint32_t *parent_of, tchains_job *tj, uint64_t *min_keep, size_t split_min,
-		    const atomic_int *pause, bool *started, proff_error *err)
-{
+		    const atomic_int *pause, bool *started, proff_error *err) {
 	const pf_profile *prof = h->prof;
 	*nidx = 0;
 	for (size_t si = 0; si < prof->nr_samples; si++)
@@ -3112,8 +1202,13 @@ int hist_build(pf_profile *prof, uint32_t evsel, const hist_opts *opts, hist **o
 	 * its DWARF data released after it (before the pass's arrays, which
 	 * then take that memory); tree mode's input tree compares them by
 	 * rank, so every location's is made before it anyway */
-	if (key_has(h, HK_SRCLINE))
+	if (keys_need(h, HKN_SRCLINE))
 		srclines_first(h);
+	for (int i = 0; i < h->nkeys; i++)
+		if (hist_keys[h->keys[i]].prepare && (rc = hist_keys[h->keys[i]].prepare(h, i, err)) < 0) {
+			hist_free(h);
+			return rc;
+		}
 	uint32_t *chain = NULL;
 	size_t cap_chain = 0;
 	bool want_cc = opts->callchain;
@@ -3213,7 +1308,7 @@ int hist_build(pf_profile *prof, uint32_t evsel, const hist_opts *opts, hist **o
 		hist_free(h);
 		return proff_err_set(err, PROFF_ENOMEM, NULL, PROFF_NO_OFFSET, "out of memory");
 	}
-	if (opts->children && (!want_cc || fast_cc) && !opts->diff_mode && !key_has(h, HK_SRCLINE) && !pv->itree &&
+	if (opts->children && (!want_cc || fast_cc) && !opts->diff_mode && !keys_need(h, HKN_SRCLINE) && !pv->itree &&
 	    prof->nr_samples >= split_min && prof->nr_samples >= 2 && hist_new(prof, evsel, opts, &h2, err) < 0)
 		h2 = NULL;       /* the pass then runs here alone */
 	/* perf's row order begun on another thread, its input tree built
@@ -3380,6 +1475,8 @@ void hist_free(hist *h)
 	if (!h)
 		return;
 	hist_order_discard(h);
+	for (int i = 0; i < HIST_MAX_KEYS; i++)
+		free(h->loc_value[i]);
 	if (h->priv) {
 		free(h->priv->keyw);
 		id_table_free(&h->priv->tab);
@@ -3451,41 +1548,4 @@ void hist_sort_report(hist *h)
 	id_table_free(&h->priv->tab);
 	free(h->priv->keyw);
 	h->priv->keyw = NULL;
-}
-
-static size_t key_width_of(const hist *h, int key_id)
-{
-	const hist_key_def *k = &hist_keys[key_id];
-	size_t w = strlen(k->header);
-	bool unresolved = false;
-	for (size_t i = 0; i < h->n; i++) {
-		const hist_entry *e = &h->entries[i];
-		if (e->filtered || (h->merged_into && h->merged_into[i] != PF_NONE))
-			continue;
-		size_t x = k->width(h, e);
-		if (x > w)
-			w = x;
-		if (e->sym == PF_NONE)
-			unresolved = true;
-	}
-	if (key_id == HK_DSO && unresolved && !h->opts.dsos.n && w < 16)
-		w = 16;
-	return w;
-}
-
-size_t hist_key_col_width(const hist *h, int key_id)
-{
-	if (key_id == HK_SRCLINE && h->srcline_width)
-		return h->srcline_width;
-	for (int i = 0; i < h->nkeys; i++)
-		if (h->keys[i] == key_id && h->key_width[i])
-			return h->key_width[i];
-	return key_width_of(h, key_id);
-}
-
-void hist_key_widths(hist *h)
-{
-	for (int i = 0; i < h->nkeys; i++)
-		if (h->keys[i] != HK_SRCLINE)
-			h->key_width[i] = key_width_of(h, h->keys[i]);
 }

@@ -21,22 +21,8 @@
 
 #include "proff/hist.h"
 #include "../model/tables.h"
+#include "keys.h"
 #include "sym-span.h"
-
-/* A tree node and what the comparators read first, in one 64-byte line: a
- * replay's descent compares the new row with some 17 others, most of them
- * cache misses. The rest of a row's key (pkey) is read on ties only. */
-#define NONE_R UINT32_MAX
-typedef struct rbn {
-	uint32_t left, right, parent;
-	uint32_t comm, dso, sym;       /* string ranks, NONE_R: no dso or symbol */
-	uint64_t x0, x1, x2;           /* stages 0 and 1: address, symbol start and end;
-					  stage 2: Children and Self periods, and the
-					  thread << 32 | callchain depth (ties) */
-	uint8_t red;
-	uint8_t wrap;                  /* stage 1 (comm,dso,sym): the row's (comm, dso) group
-					  compares addresses or symbol bounds 2^63 or more apart */
-} __attribute__((aligned(64))) rbn;
 
 #define NIL UINT32_MAX
 
@@ -157,138 +143,14 @@ static void rb_insert_color(rbtree *t, uint32_t node)
 	}
 }
 
-/* A row's whole key, in one array (reading ranks here instead of the row,
- * its symbol, its dso and strings saves most of the cache misses); a
- * replay copies the fields it reads first into its tree nodes (rbn).
- * Strings are their ranks (strcmp order); NONE_R marks a missing dso,
- * symbol or parent. */
-typedef struct pkey {
-	uint64_t period_acc, period;
-	uint64_t addr, sym_start, sym_end;
-	uint32_t comm, tid, cpu, dso, sym, parent, srcline;
-	uint32_t thread, max_depth;
-	uint32_t idx;              /* the row (h->entries) */
-} pkey;
-
-/* What a replay's comparators read, passed down to them (the library keeps
- * no global state: orderings run on several threads at once).
- *
- * perf 6.1 computes a row's srcline lazily, in the first comparison that
- * reaches the srcline key (sort__srcline_cmp; a new row keeps the one its
- * walk computed), and sizes the column from the rows whose srcline was
- * known when they entered the output tree (hists__calc_col_len, right
- * after each insertion; longer ones print cut): srcline_known, seeded
- * with srcline_seed's rows, marked by the replayed comparisons. */
-typedef struct replay_ctx {
-	const hist *h;
-	const pkey *pk;            /* the rows' keys */
-	const rbn *tn;             /* the running replay's nodes, in insertion order */
-	const uint32_t *titems;    /* and their rows */
-	uint8_t *srcline_known;    /* srcline keys only, else NULL */
-	size_t srcline_width;
-} replay_ctx;
-
-/* the whole key of node x */
-static inline const pkey *full(const replay_ctx *c, uint32_t x) { return &c->pk[c->titems[x]]; }
-
-static void srcline_touch(const replay_ctx *c, uint32_t a, uint32_t b)
-{
-	if (c->srcline_known) {
-		c->srcline_known[full(c, a)->idx] = 1;
-		c->srcline_known[full(c, b)->idx] = 1;
-	}
-}
-
 /* goes_left(new, existing): the per-stage descent rule, on node indices */
 typedef bool (*descend_fn)(const replay_ctx *c, uint32_t nw, uint32_t ex);
-
-/* ---- perf's comparators: cmp(left, right), int64 sign conventions ---------- */
-
-/* cmp_null(l, r) of perf: both missing 0, only l missing -1, else 1 */
-static inline int64_t null_cmp(bool l_missing, bool r_missing)
-{
-	if (l_missing && r_missing)
-		return 0;
-	return l_missing ? -1 : 1;
-}
-
-static inline int64_t rcmp(uint32_t a, uint32_t b) { return a < b ? -1 : a > b; }
-
-static inline int64_t dso_cmp(const rbn *l, const rbn *r)
-{
-	/* sort__dso_cmp(l, r) = _sort__dso_cmp(r->map, l->map) */
-	if (l->dso == NONE_R || r->dso == NONE_R)
-		return null_cmp(l->dso == NONE_R, r->dso == NONE_R);
-	return rcmp(r->dso, l->dso);
-}
-
-static int64_t addr_cmp(uint64_t l, uint64_t r) { return (int64_t)(r - l); }
-
-/* stages 0 and 1: x0 address, x1 symbol start, x2 symbol end */
-static int64_t sym_cmp(const rbn *l, const rbn *r)
-{
-	if (l->sym == NONE_R && r->sym == NONE_R)
-		return addr_cmp(l->x0, r->x0);
-	int64_t ret = dso_cmp(l, r);
-	if (ret)
-		return ret;
-	if (l->sym == NONE_R || r->sym == NONE_R)
-		return null_cmp(l->sym == NONE_R, r->sym == NONE_R);
-	if (l->x1 != r->x1)
-		return (int64_t)(r->x1 - l->x1);
-	return (int64_t)(r->x2 - l->x2);
-}
-
-static int64_t sym_sort(const rbn *l, const rbn *r)
-{
-	if (l->sym == NONE_R || r->sym == NONE_R)
-		return null_cmp(l->sym == NONE_R, r->sym == NONE_R);
-	return rcmp(r->sym, l->sym);
-}
-
-static int64_t key_cmp(const replay_ctx *c, int key, int stage, uint32_t li, uint32_t ri)
-{
-	const hist *h = c->h;
-	const rbn *l = &c->tn[li], *r = &c->tn[ri];
-	switch (key) {
-	case HK_COMM:
-		return rcmp(r->comm, l->comm);
-	case HK_PID:
-	case HK_TID:
-		return (int64_t)(int32_t)full(c, ri)->tid - (int32_t)full(c, li)->tid;   /* as ints: -1 first */
-	case HK_DSO:
-		return dso_cmp(l, r);
-	case HK_SYM:
-		if (h->opts.diff_mode && stage > 0)
-			return sym_sort(l, r);
-		return stage == 2 ? sym_sort(l, r) : sym_cmp(l, r);
-	case HK_CPU:
-		return (int64_t)full(c, ri)->cpu - (int64_t)full(c, li)->cpu;
-	case HK_PARENT: {
-		uint32_t lp = full(c, li)->parent, rp = full(c, ri)->parent;
-		if (lp == NONE_R || rp == NONE_R)
-			return null_cmp(lp == NONE_R, rp == NONE_R);
-		return rcmp(rp, lp);
-	}
-	case HK_LABEL: {
-		/* not a perf key: the values' text, as the key's comparator */
-		uint32_t lv = pf_label_value(h->prof, full(c, li)->thread, h->label_key);
-		uint32_t rv = pf_label_value(h->prof, full(c, ri)->thread, h->label_key);
-		return strcmp(rv == PF_NONE ? "[none]" : pf_str(h->prof, rv), lv == PF_NONE ? "[none]" : pf_str(h->prof, lv));
-	}
-	case HK_SRCLINE:
-		/* perf 6.1: one comparator for every stage, strings computed on use */
-		srcline_touch(c, li, ri);
-		return rcmp(full(c, ri)->srcline, full(c, li)->srcline);
-	}
-	return 0;
-}
 
 static int64_t entry_cmp(const replay_ctx *c, int stage, uint32_t l, uint32_t r)
 {
 	const hist *h = c->h;
 	for (int i = 0; i < h->nkeys; i++) {
-		int64_t k = key_cmp(c, h->keys[i], stage, l, r);
+		int64_t k = hist_keys[h->keys[i]].perf_cmp(c, i, stage, l, r);
 		if (k)
 			return k;
 	}
@@ -384,9 +246,9 @@ static bool stage_is_sort(const replay_ctx *c, int stage)
 		return false;
 	bool dso_seen = false;
 	for (int i = 0; i < h->nkeys; i++) {
-		switch (h->keys[i]) {
-		case HK_SRCLINE:
+		if (hist_keys[h->keys[i]].needs & HKN_LAZY)
 			return false;
+		switch (h->keys[i]) {
 		case HK_DSO:
 			dso_seen = true;
 			break;
@@ -576,6 +438,20 @@ static int sort_nodes(const replay_ctx *c, size_t n, descend_fn left, uint32_t *
 	return 0;
 }
 
+/* A row entering the output tree: perf's column widths of the lazy keys
+ * whose value it computed (bits: known, per key slot) */
+static void lazy_widths(replay_ctx *c, const hist_entry *e, uint8_t bits)
+{
+	const hist *h = c->h;
+	for (int i = 0; i < h->nkeys; i++) {
+		if (!(bits & (1u << i)) || !(hist_keys[h->keys[i]].needs & HKN_LAZY))
+			continue;
+		size_t l = hist_keys[h->keys[i]].width(h, e);
+		if (l > c->lazy_width[i])
+			c->lazy_width[i] = l;
+	}
+}
+
 /* Insert items (indexes into h->entries, in order) into stage `stage`'s
  * tree (0 input, 1 collapse, 2 output) and return their in-order sequence
  * in `out`. Node i is items[i]; stage 2 keeps the periods in a node, the
@@ -617,11 +493,8 @@ static int replay(replay_ctx *c, const uint32_t *items, size_t n, int stage, uin
 	t.rightmost = NIL;
 	for (size_t i = 0; i < n; i++) {
 		tree_insert(c, &t, (uint32_t)i, stage, cds, left);
-		if (out_stage && c->srcline_known && c->srcline_known[items[i]] && !h->entries[items[i]].filtered) {
-			size_t l = strlen(pf_str(h->prof, h->entries[items[i]].srcline));
-			if (l > c->srcline_width)
-				c->srcline_width = l;
-		}
+		if (out_stage && c->known && c->known[items[i]] && !h->entries[items[i]].filtered)
+			lazy_widths(c, &h->entries[items[i]], c->known[items[i]]);
 	}
 	size_t k = tree_walk(&t, items, out);
 	c->tn = NULL;
@@ -630,12 +503,14 @@ static int replay(replay_ctx *c, const uint32_t *items, size_t n, int stage, uin
 	return k == n ? 0 : -1;
 }
 
+/* perf's collapse stage runs when a key has a collapse comparator */
 static bool needs_collapse(const hist *h)
 {
-	for (int i = 0; i < h->nkeys; i++)
-		if (h->keys[i] == HK_COMM ||
-		    (h->keys[i] == HK_SYM && h->opts.diff_mode))
+	for (int i = 0; i < h->nkeys; i++) {
+		int c = hist_keys[h->keys[i]].collapse;
+		if (c == HKC_ALWAYS || (c == HKC_DIFF && h->opts.diff_mode))
 			return true;
+	}
 	return false;
 }
 
@@ -678,6 +553,14 @@ static void key_of(const hist *h, const uint32_t *srank, size_t ns, const hist_e
 	x->thread = e->thread;
 	x->max_depth = e->max_depth;
 	x->idx = (uint32_t)idx;
+	int g = 0;
+	for (int i = 0; i < h->nkeys && g < HIST_GEN_KEYS; i++) {
+		const hist_key_def *k = &hist_keys[h->keys[i]];
+		if (!k->perf_value)
+			continue;
+		uint64_t v = k->perf_value(h, e);
+		x->gen[g++] = k->perf_str ? (v < ns ? srank[v] : 0) : v;
+	}
 }
 
 /* The rows' keys: every string a row's key may compare replaced by its rank
@@ -703,6 +586,14 @@ static pkey *build_keys(const hist *h)
 			used[e->parent] = 1;
 		if (e->srcline < ns)
 			used[e->srcline] = 1;
+		for (int j = 0; j < h->nkeys; j++) {
+			const hist_key_def *kd = &hist_keys[h->keys[j]];
+			if (kd->perf_value && kd->perf_str) {
+				uint64_t v = kd->perf_value(h, e);
+				if (v < ns)
+					used[v] = 1;
+			}
+		}
 	}
 	size_t nu = 0;
 	for (size_t i = 0; i < ns; i++)
@@ -739,10 +630,10 @@ struct hist_order {
 	const hist *h;
 	size_t n;
 	pkey *keys;
-	uint8_t *known;            /* srcline keys: rows whose srcline perf computed */
+	uint8_t *known;            /* lazy keys: per row, the key slots whose value perf computed */
 	uint32_t *perm;            /* the rows in perf's order */
 	size_t nout;               /* how many (merged rows left out) */
-	size_t width;              /* srcline column width */
+	size_t width[HIST_MAX_KEYS];   /* lazy keys' column widths */
 	int rc;
 	bool threaded;
 	pthread_t th;
@@ -808,7 +699,7 @@ static void order_free(hist_order *o)
 static void srcline_seed(const hist *h, uint8_t *known)
 {
 	for (size_t i = 0; i < h->n; i++)
-		known[i] = h->entries[i].nr_events >= 2;
+		known[i] = h->entries[i].nr_events >= 2 ? 0xff : 0;
 }
 
 static hist_order *order_prepare(const hist *h)
@@ -818,9 +709,7 @@ static hist_order *order_prepare(const hist *h)
 		return NULL;
 	o->h = h;
 	o->n = h->n;
-	bool has_srcline = false;
-	for (int i = 0; i < h->nkeys; i++)
-		has_srcline |= h->keys[i] == HK_SRCLINE;
+	bool has_srcline = (hist_keys_needs(h->keys, h->nkeys) & HKN_LAZY) != 0;
 	o->keys = build_keys(h);
 	o->perm = malloc((o->n ? o->n : 1) * sizeof(uint32_t));
 	o->known = has_srcline ? calloc(o->n ? o->n : 1, 1) : NULL;
@@ -841,7 +730,7 @@ static void *order_run(void *arg)
 	uint32_t *a = o->perm;
 	uint32_t *b = malloc((n ? n : 1) * sizeof(*b));
 	o->rc = b ? 0 : -1;
-	replay_ctx c = { .h = h, .pk = o->keys, .srcline_known = o->known };
+	replay_ctx c = { .h = h, .pk = o->keys, .known = o->known };
 	if (!o->rc && h->collapsed) {
 		/* tree mode kept perf's input and collapse trees: the output
 		 * tree's insertions are known */
@@ -878,7 +767,7 @@ done:
 		free(a);
 	else
 		free(b);
-	o->width = c.srcline_width;
+	memcpy(o->width, c.lazy_width, sizeof(o->width));
 	return NULL;
 }
 
@@ -902,9 +791,11 @@ static int order_apply(hist *h, hist_order *o)
 	h->merged_into = NULL;
 	free(h->collapsed);
 	h->collapsed = NULL;
-	if (o->known) {
-		size_t hw = strlen(hist_keys[HK_SRCLINE].header);
-		h->srcline_width = o->width > hw ? o->width : hw;
+	for (int i = 0; o->known && i < h->nkeys; i++) {
+		if (!(hist_keys[h->keys[i]].needs & HKN_LAZY))
+			continue;
+		size_t hw = strlen(hist_keys[h->keys[i]].header);
+		h->key_width[i] = o->width[i] > hw ? o->width[i] : hw;
 	}
 	return 0;
 }
@@ -1048,13 +939,23 @@ static void *order_stream_run(void *arg)
 	return NULL;
 }
 
+/* Can perf's order be computed ahead, on a thread of its own? Not with
+ * keys perf computes while comparing (srcline keys intern strings), nor
+ * with keys outside the streamed rows' fields (perf_value). */
+static bool order_ahead(const hist *h)
+{
+	for (int i = 0; i < h->nkeys; i++)
+		if ((hist_keys[h->keys[i]].needs & HKN_LAZY) || hist_keys[h->keys[i]].perf_value)
+			return false;
+	return true;
+}
+
 void hist_order_stream_begin(hist *h)
 {
 	if (h->order)
 		return;
-	for (int i = 0; i < h->nkeys; i++)
-		if (h->keys[i] == HK_SRCLINE)
-			return;     /* srcline keys compute strings: in hist_order_perf */
+	if (!order_ahead(h))
+		return;     /* srcline keys compute strings: in hist_order_perf */
 	hist_order *o = calloc(1, sizeof(*o));
 	if (!o)
 		return;
@@ -1171,9 +1072,8 @@ void hist_order_start(hist *h)
 {
 	if (h->order)
 		return;
-	for (int i = 0; i < h->nkeys; i++)
-		if (h->keys[i] == HK_SRCLINE)
-			return;     /* srcline keys compute strings: in hist_order_perf */
+	if (!order_ahead(h))
+		return;     /* srcline keys compute strings: in hist_order_perf */
 	hist_order *o = order_prepare(h);
 	if (!o)
 		return;             /* hist_order_perf will try again */

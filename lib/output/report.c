@@ -645,7 +645,7 @@ int report_print_hist(FILE *out, hist *h, const report_fmt *f, uint64_t nr_lost)
 {
 	const pf_profile *p = h->prof;
 	uint64_t total = hist_total(h, f);
-	col cols[HK__MAX + 12];
+	col cols[HIST_MAX_KEYS + 12];
 	size_t ncols = build_cols(h, f, cols);
 	if (!f->quiet) {
 		if (!f->not_first_event)

@@ -38,6 +38,17 @@ for page in record report diff calibrate convert ab push; do
 	[ -z "$extra" ] && ok "every option proff-$page(1) documents exists" || not_ok "proff-$page(1) documents unknown:$extra"
 done
 
+# the sort keys: proff-report(1)'s SORT KEYS are the catalogue's (lib/hist/keys.c),
+# names and aliases, and report -h points there
+"$PROFF" --list-values sort | sort -u >"$TMP/keys.cat"
+sed -n '/^# SORT KEYS/,/^# CONFIGURATION/p' "$MAN/proff-report.1.scd" | grep -E '^\*' |
+	grep -oE '\*[a-z_]+\*' | tr -d '*' | sort -u >"$TMP/keys.man"
+[ "$(wc -l <"$TMP/keys.cat")" -ge 9 ] && ok "proff --list-values sort lists the keys ($(wc -l <"$TMP/keys.cat"))" ||
+	not_ok "proff --list-values sort lists too few keys"
+check_same "proff-report(1)'s SORT KEYS are the catalogue's keys" "$TMP/keys.cat" "$TMP/keys.man"
+"$PROFF" report -h 2>&1 | grep -q 'SORT KEYS in proff-report(1)' && ok "report -h names the SORT KEYS" ||
+	not_ok "report -h names the SORT KEYS"
+
 # dprofpp keeps Getopt::Std: its page against its -h
 "$PROFF" dprofpp -h 2>&1 | grep -oE '^ +-[A-Za-z]' | tr -d ' ' | sort -u >"$TMP/dp.h"
 documented proff-dprofpp >"$TMP/dp.doc"

@@ -109,6 +109,40 @@ for s in pid comm dso symbol cpu parent comm,dso,symbol symbol,dso srcline,dso c
 	same "-s $s" -s $s a.data b.data
 done
 same "-s cpu,dso --cpu 0-1" -s cpu,dso --cpu 0-1 ac.data bc.data
+for s in sample period sym,sample dso,period; do
+	same "-s $s" -s $s a.data b.data
+done
+# srcfile: perf 6.1's diff aborts on it (a double free), so each file's
+# column is checked against perf report -s srcfile of that file: Baseline is
+# a.data's overhead, Baseline + Delta b.data's (to 0.01), a row per file of either
+perf report -i a.data --stdio --no-children -g none -s srcfile -t ';' 2>/dev/null >"$TMP/sf.a"
+perf report -i b.data --stdio --no-children -g none -s srcfile -t ';' 2>/dev/null >"$TMP/sf.b"
+"$PROFF" diff -s srcfile -t ';' a.data b.data >"$TMP/sf.d" 2>"$TMP/sf.err"
+check "diff -s srcfile: perf report -s srcfile of each file" python3 - "$TMP/sf.a" "$TMP/sf.b" "$TMP/sf.d" <<'PYEOF'
+import sys
+def rep(path):
+    out = {}
+    for l in open(path):
+        if l.startswith("#") or ";" not in l: continue
+        pct, name = l.rstrip("\n").split(";", 1)
+        out[name] = float(pct.strip().rstrip("%"))
+    return out
+a, b = rep(sys.argv[1]), rep(sys.argv[2])
+rows = {}
+for l in open(sys.argv[3]):
+    if l.startswith("#") or ";" not in l: continue
+    base, delta, name = l.rstrip("\n").split(";", 2)
+    rows[name] = (float(base) if base.strip() else None, float(delta.strip().rstrip("%")) if delta.strip() else 0.0)
+bad = []
+if set(rows) != set(a) | set(b): bad.append("rows %s, files %s" % (sorted(rows), sorted(set(a) | set(b))))
+for n, (base, delta) in rows.items():
+    if (base is None) != (n not in a) or (base is not None and abs(base - a[n]) > 0.001):
+        bad.append("%r: Baseline %s, perf report a.data %s" % (n, base, a.get(n)))
+    if n in b and abs((base or 0) + delta - b[n]) > 0.011:
+        bad.append("%r: Baseline %s + Delta %s, perf report b.data %s" % (n, base, delta, b[n]))
+print("\n".join(bad) if bad else "%d rows" % len(rows))
+sys.exit(1 if bad else 0)
+PYEOF
 
 # --- filters in both percentage modes --------------------------------------
 MAIN=$(perf script -i a.data -F pid,comm 2>/dev/null | awk '$1=="work"{print $2; exit}')

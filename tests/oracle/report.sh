@@ -163,6 +163,26 @@ cmp_report "srcline after sym" "$F" --no-children -g none -s sym,srcline
 # sample, user and kernel, of which perf prints the longer ones cut
 cmp_report "srcline after dso,sym" "$F" --no-children -g none -s dso,sym,srcline
 cmp_report_split "srcline after sym" "$W/py.data" --no-children -g none -s sym,srcline
+# srcfile: the file of the srcline, empty where there is none (kernel,
+# unresolved, "??:0"); perf computes it while comparing, like srcline
+cmp_report "srcfile" "$F" --no-children -g none -s srcfile
+cmp_report "srcfile after sym" "$F" --no-children -g none -s sym,srcfile
+cmp_report "srcfile before sym (padded when not last)" "$F" --no-children -g none -s srcfile,sym
+cmp_report "srcfile after dso" "$F" --no-children -g none -s dso,srcfile
+cmp_report "srcline and srcfile" "$F" --no-children -g none -s srcline,srcfile
+cmp_report "srcfile" "$W/py.data" --no-children -g none -s srcfile
+cmp_report_split "srcfile after sym" "$W/py.data" --no-children -g none -s sym,srcfile
+# sample, period: perf's columns as keys (they split no row; perf orders
+# by overhead first, then by the keys)
+cmp_report "sample" "$F" --no-children -g none -s sample
+cmp_report "sym,sample" "$F" --no-children -g none -s sym,sample
+cmp_report "sample,sym (right-aligned, not last)" "$F" --no-children -g none -s sample,sym
+cmp_report "comm,sample,dso" "$F" --no-children -g none -s comm,sample,dso
+cmp_report "period" "$F" --no-children -g none -s period
+cmp_report "sym,period" "$F" --no-children -g none -s sym,period
+cmp_report "sym,sample children" "$F" --children -g none -s sym,sample
+cmp_report "dso,period graph" "$F" -s dso,period
+cmp_report "sym,sample" "$W/py.data" --no-children -g none -s sym,sample
 
 # one unmapped address met first in kernel context, then as a user sample's
 # ip (tests/tools/mklevel.py rewrites two samples of calls.data): a row's

@@ -1,0 +1,639 @@
+/* keys.c — the sort keys' catalogue: one hist_key_def per key (its name,
+ * header, what it needs, the words that make a row's identity, perf's
+ * comparators, width, printer and diff value), as perf's util/sort.c has
+ * one sort_entry per key. The engine (hist.c, perforder.c), the diff,
+ * the printers and the CLI iterate it; adding a key is one entry here
+ * and its functions (docs/architecture.md, "How to add a sort key"). */
+#include <stdlib.h>
+#include <string.h>
+
+#include "keys.h"
+
+/* ---- display helpers ---------------------------------------------------------- */
+
+const char *hist_dso_name(const hist *h, const hist_entry *e)
+{
+	if (e->dso == PF_NONE)
+		return NULL;
+	const pf_dso *d = &h->prof->dsos[e->dso];
+	return pf_str(h->prof, h->opts.verbose ? d->long_name : d->short_name);
+}
+
+const char *hist_sym_name(const hist *h, const hist_entry *e)
+{
+	if (e->sym == PF_NONE)
+		return NULL;
+	return pf_str(h->prof, h->prof->syms[e->sym].name);
+}
+
+static int cmp_null(const void *l, const void *r)
+{
+	if (!l && !r)
+		return 0;
+	return !l ? 1 : -1;     /* NULL sorts after non-NULL */
+}
+
+static int cmp_str(const char *a, const char *b)
+{
+	if (!a || !b)
+		return cmp_null(a, b);
+	return strcmp(a, b);
+}
+
+static int cmp_u64(uint64_t a, uint64_t b) { return a < b ? -1 : a > b; }
+
+/* Copy s into buf replacing the field separator by '.' (perf's repsep). */
+static int put_name(char *buf, size_t len, const char *s, int maxw, char sep)
+{
+	size_t n = strlen(s);
+	if (maxw > 0 && n > (size_t)maxw)
+		n = (size_t)maxw;
+	if (n >= len)
+		n = len - 1;
+	memcpy(buf, s, n);
+	if (sep)
+		for (char *c = memchr(buf, sep, n); c; c = memchr(c + 1, sep, n - (size_t)(c + 1 - buf)))
+			*c = '.';
+	buf[n] = '\0';
+	return (int)n;
+}
+
+static int pad_to(char *buf, size_t len, int n, int width, bool pad)
+{
+	if (!pad)
+		return n;
+	int upto = width < 0 ? 0 : (size_t)width + 1 < len ? width : (int)len - 1;
+	if (n < upto) {
+		memset(buf + n, ' ', (size_t)(upto - n));
+		n = upto;
+	}
+	buf[n] = '\0';
+	return n;
+}
+
+/* ---- sort keys --------------------------------------------------------------- */
+
+static int k_comm_cmp(const hist *h, const hist_entry *a, const hist_entry *b)
+{
+	return strcmp(pf_str(h->prof, a->comm), pf_str(h->prof, b->comm));
+}
+/* perf sizes comm columns by the last comm of the row's thread */
+static size_t thread_comm_len(const hist *h, const hist_entry *e)
+{
+	if (e->thread < h->prof->nr_threads)
+		return strlen(pf_str(h->prof, h->prof->threads[e->thread].comm));
+	return strlen(pf_str(h->prof, e->comm));
+}
+static size_t k_comm_width(const hist *h, const hist_entry *e) { return thread_comm_len(h, e); }
+static int k_comm_print(const hist *h, const hist_entry *e, char *buf, size_t len, int width, bool pad, char sep)
+{
+	int n = put_name(buf, len, pf_str(h->prof, e->comm), width, sep);
+	return pad_to(buf, len, n, width, true);
+}
+
+static int k_pid_cmp(const hist *h, const hist_entry *a, const hist_entry *b)
+{
+	/* perf compares tids as ints: -1 (a sample no task owned) first */
+	int32_t x = (int32_t)a->tid, y = (int32_t)b->tid;
+	return x < y ? -1 : x > y;
+}
+static size_t k_pid_width(const hist *h, const hist_entry *e) { return thread_comm_len(h, e) + 8; }
+static int k_pid_print(const hist *h, const hist_entry *e, char *buf, size_t len, int width, bool pad, char sep)
+{
+	/* perf: "%7d:%-*.*s" with the comm padded to width - 8; the comm is
+	 * the thread's last one (a row's first sample may predate a rename) */
+	char tmp[600];
+	int cw = width > 8 ? width - 8 : 0;
+	uint32_t comm = e->thread < h->prof->nr_threads ? h->prof->threads[e->thread].comm : e->comm;
+	snprintf(tmp, sizeof(tmp), "%7d:%-*.*s", (int32_t)e->tid, cw, cw ? cw : 512, pf_str(h->prof, comm));
+	int n = put_name(buf, len, tmp, 0, sep);
+	return pad_to(buf, len, n, width, true);
+}
+
+static int k_dso_cmp(const hist *h, const hist_entry *a, const hist_entry *b)
+{
+	return cmp_str(hist_dso_name(h, a), hist_dso_name(h, b));
+}
+static size_t k_dso_width(const hist *h, const hist_entry *e)
+{
+	const char *n = hist_dso_name(h, e);
+	return strlen(n ? n : "[unknown]");
+}
+static int k_dso_print(const hist *h, const hist_entry *e, char *buf, size_t len, int width, bool pad, char sep)
+{
+	const char *nm = hist_dso_name(h, e);
+	int n = put_name(buf, len, nm ? nm : "[unknown]", width, sep);
+	return pad_to(buf, len, n, width, true);   /* perf pads the dso column even when last */
+}
+
+static int k_sym_cmp(const hist *h, const hist_entry *a, const hist_entry *b)
+{
+	/* output order: by name; unresolved after resolved; unresolved by address */
+	const char *na = hist_sym_name(h, a), *nb = hist_sym_name(h, b);
+	if (!na || !nb) {
+		if (!na && !nb)
+			return cmp_u64(a->addr, b->addr);
+		return cmp_null(na, nb);
+	}
+	return strcmp(na, nb);
+}
+static size_t k_sym_width(const hist *h, const hist_entry *e)
+{
+	size_t w;
+	if (e->sym != PF_NONE)
+		w = strlen(hist_sym_name(h, e)) + 4;
+	else
+		w = 16 + 4 + 2;
+	if (h->opts.verbose)
+		w += 16 + 2 + 3;
+	return w;
+}
+static int k_sym_print(const hist *h, const hist_entry *e, char *buf, size_t len, int width, bool pad, char sep)
+{
+	int n = 0;
+	if (h->opts.verbose) {
+		char o = '!';     /* perf: no map */
+		if (e->dso != PF_NONE)
+			o = h->prof->dsos[e->dso].sd ? sym_dso_origin(h->prof->dsos[e->dso].sd) : ' ';
+		n = snprintf(buf, len, "%-#*llx %c ", 18, (unsigned long long)e->addr, o);
+		if (n < 0 || (size_t)n >= len)
+			return (int)len - 1;
+	}
+	if ((size_t)n + 4 < len) {            /* "[%c] " without printf: one per row */
+		buf[n] = '[';
+		buf[n + 1] = e->level;
+		buf[n + 2] = ']';
+		buf[n + 3] = ' ';
+		buf[n + 4] = '\0';
+		n += 4;
+	}
+	const char *nm = hist_sym_name(h, e);
+	if (nm) {
+		n += put_name(buf + n, len - (size_t)n, nm, width - n >= 0 ? width - n : 0, sep);
+	} else {
+		/* printf's "%#.16llx": sixteen digits, "0x" before all but zero */
+		char tmp[24], *t = tmp;
+		uint64_t a = e->addr;
+		if (a) {
+			*t++ = '0';
+			*t++ = 'x';
+		}
+		for (int sh = 60; sh >= 0; sh -= 4)
+			*t++ = "0123456789abcdef"[(a >> sh) & 15];
+		*t = '\0';
+		n += put_name(buf + n, len - (size_t)n, tmp, width - n >= 0 ? width - n : 0, sep);
+	}
+	return pad_to(buf, len, n, width, pad);
+}
+
+static int k_cpu_cmp(const hist *h, const hist_entry *a, const hist_entry *b)
+{
+	return a->cpu < b->cpu ? -1 : a->cpu > b->cpu;
+}
+static size_t k_cpu_width(const hist *h, const hist_entry *e) { return 3; }
+static int k_cpu_print(const hist *h, const hist_entry *e, char *buf, size_t len, int width, bool pad, char sep)
+{
+	int n = snprintf(buf, len, "%*.*d", width, width, e->cpu == PF_NONE ? -1 : (int)e->cpu);
+	return n;
+}
+
+static int k_parent_cmp(const hist *h, const hist_entry *a, const hist_entry *b)
+{
+	const char *pa = a->parent ? pf_str(h->prof, a->parent) : NULL;
+	const char *pb = b->parent ? pf_str(h->prof, b->parent) : NULL;
+	return cmp_str(pa, pb);
+}
+static size_t k_parent_width(const hist *h, const hist_entry *e)
+{
+	return e->parent ? strlen(pf_str(h->prof, e->parent)) : 7;
+}
+static int k_parent_print(const hist *h, const hist_entry *e, char *buf, size_t len, int width, bool pad, char sep)
+{
+	int n = put_name(buf, len, e->parent ? pf_str(h->prof, e->parent) : "[other]", width, sep);
+	return pad_to(buf, len, n, width, true);
+}
+
+static int k_srcline_cmp(const hist *h, const hist_entry *a, const hist_entry *b)
+{
+	return strcmp(pf_str(h->prof, a->srcline), pf_str(h->prof, b->srcline));
+}
+static size_t k_srcline_width(const hist *h, const hist_entry *e) { return strlen(pf_str(h->prof, e->srcline)); }
+static int k_srcline_print(const hist *h, const hist_entry *e, char *buf, size_t len, int width, bool pad, char sep)
+{
+	int n = put_name(buf, len, pf_str(h->prof, e->srcline), width, sep);
+	return pad_to(buf, len, n, width, pad);
+}
+
+/* label:NAME — the value of a pprof label of the row's samples (their
+ * thread carries the label set: pf_profile.thread_labels) */
+static const char *label_text(const hist *h, uint32_t thread)
+{
+	uint32_t v = h->label_key == PF_NONE ? PF_NONE : pf_label_value(h->prof, thread, h->label_key);
+	return v == PF_NONE ? "[none]" : pf_str(h->prof, v);
+}
+static int k_label_cmp(const hist *h, const hist_entry *a, const hist_entry *b)
+{
+	return strcmp(label_text(h, a->thread), label_text(h, b->thread));
+}
+static size_t k_label_width(const hist *h, const hist_entry *e) { return strlen(label_text(h, e->thread)); }
+static int k_label_print(const hist *h, const hist_entry *e, char *buf, size_t len, int width, bool pad, char sep)
+{
+	int n = put_name(buf, len, label_text(h, e->thread), width, sep);
+	return pad_to(buf, len, n, width, pad);
+}
+
+/* ---- the keys' row identity, perf's comparators and diff values --------------- */
+
+static void w_comm(const hist *h, const hist_key_src *c, uint64_t w[2]) { w[0] = c->s->comm; w[1] = 0; }
+static int64_t p_comm(const replay_ctx *c, int slot, int stage, uint32_t li, uint32_t ri)
+{
+	return rcmp(c->tn[ri].comm, c->tn[li].comm);
+}
+static void v_comm(const hist *h, const hist_entry *e, hist_key_value *v) { v->s = pf_str(h->prof, e->comm); }
+
+static void w_pid(const hist *h, const hist_key_src *c, uint64_t w[2]) { w[0] = c->s->tid; w[1] = c->s->pid; }
+static int64_t p_pid(const replay_ctx *c, int slot, int stage, uint32_t li, uint32_t ri)
+{
+	return (int64_t)(int32_t)full(c, ri)->tid - (int32_t)full(c, li)->tid;   /* as ints: -1 first */
+}
+static void v_pid(const hist *h, const hist_entry *e, hist_key_value *v) { v->n = e->tid; v->n2 = e->pid; }
+
+static void w_dso(const hist *h, const hist_key_src *c, uint64_t w[2])
+{
+	const pf_profile *p = h->prof;
+	const pf_loc *l = &p->locs[c->loc];
+	w[0] = l->dso == PF_NONE ? UINT64_MAX : (h->opts.verbose ? p->dsos[l->dso].long_name : p->dsos[l->dso].short_name);
+	w[1] = 0;
+}
+static int64_t p_dso(const replay_ctx *c, int slot, int stage, uint32_t li, uint32_t ri)
+{
+	return dso_cmp(&c->tn[li], &c->tn[ri]);
+}
+static void v_dso(const hist *h, const hist_entry *e, hist_key_value *v)
+{
+	v->s = e->dso == PF_NONE ? NULL : hist_dso_name(h, e);
+}
+
+static void w_sym(const hist *h, const hist_key_src *c, uint64_t w[2])
+{
+	const pf_profile *p = h->prof;
+	const pf_loc *l = &p->locs[c->loc];
+	uint64_t a, b;
+	if (h->opts.diff_mode) {
+		a = l->sym == PF_NONE ? 0 : p->syms[l->sym].name;
+		b = a ? 0 : (l->dso == PF_NONE ? 1 : 0);   /* no-map ips collapse too */
+	} else if (l->sym != PF_NONE && pf_sym_is_inlined(p, l->sym)) {
+		/* perf: an inlined symbol's row is one per name and
+		 * overlapping range (the real symbol's) */
+		a = p->syms[l->sym].start;
+		b = (uint64_t)p->syms[l->sym].name | (1ULL << 62) | ((uint64_t)l->dso << 32);
+	} else if (l->sym != PF_NONE) {
+		/* perf: dso name, then symbol start and end */
+		a = p->syms[l->sym].start;
+		b = (p->syms[l->sym].end & 0xffffffffffULL) |
+		    ((uint64_t)p->dsos[l->dso].short_name << 40) | (1ULL << 63);
+	} else {
+		a = hist_row_addr(l, c->chain);
+		b = 0;
+	}
+	w[0] = a;
+	w[1] = b;
+}
+static int64_t p_sym(const replay_ctx *c, int slot, int stage, uint32_t li, uint32_t ri)
+{
+	const rbn *l = &c->tn[li], *r = &c->tn[ri];
+	if (c->h->opts.diff_mode && stage > 0)
+		return sym_sort(l, r);
+	return stage == 2 ? sym_sort(l, r) : sym_cmp(l, r);
+}
+static void v_sym(const hist *h, const hist_entry *e, hist_key_value *v) { v->s = hist_sym_name(h, e); }
+
+static void w_cpu(const hist *h, const hist_key_src *c, uint64_t w[2]) { w[0] = c->s->cpu; w[1] = 0; }
+static int64_t p_cpu(const replay_ctx *c, int slot, int stage, uint32_t li, uint32_t ri)
+{
+	return (int64_t)full(c, ri)->cpu - (int64_t)full(c, li)->cpu;
+}
+static void v_cpu(const hist *h, const hist_entry *e, hist_key_value *v) { v->n = e->cpu; }
+
+static void w_parent(const hist *h, const hist_key_src *c, uint64_t w[2]) { w[0] = c->parent; w[1] = 0; }
+static int64_t p_parent(const replay_ctx *c, int slot, int stage, uint32_t li, uint32_t ri)
+{
+	uint32_t lp = full(c, li)->parent, rp = full(c, ri)->parent;
+	if (lp == NONE_R || rp == NONE_R)
+		return null_cmp(lp == NONE_R, rp == NONE_R);
+	return rcmp(rp, lp);
+}
+static void v_parent(const hist *h, const hist_entry *e, hist_key_value *v)
+{
+	v->s = e->parent ? pf_str(h->prof, e->parent) : "[other]";
+}
+
+static void w_srcline(const hist *h, const hist_key_src *c, uint64_t w[2])
+{
+	/* made before the pass (HKN_SRCLINE); a location it left out now */
+	pf_loc_srcline(h->prof, c->loc);
+	w[0] = h->prof->locs[c->loc].srcline;
+	w[1] = 0;
+}
+static void f_srcline(const hist *h, const hist_key_src *c, hist_entry *e) { e->srcline = h->prof->locs[c->loc].srcline; }
+static int64_t p_srcline(const replay_ctx *c, int slot, int stage, uint32_t li, uint32_t ri)
+{
+	/* perf 6.1: one comparator for every stage, strings computed on use */
+	replay_mark(c, slot, li, ri);
+	return rcmp(full(c, ri)->srcline, full(c, li)->srcline);
+}
+static void v_srcline(const hist *h, const hist_entry *e, hist_key_value *v) { v->s = pf_str(h->prof, e->srcline); }
+
+static void w_label(const hist *h, const hist_key_src *c, uint64_t w[2])
+{
+	w[0] = pf_label_value(h->prof, c->s->thread, h->label_key);
+	w[1] = 0;
+}
+static int64_t p_label(const replay_ctx *c, int slot, int stage, uint32_t li, uint32_t ri)
+{
+	/* not a perf key: the values' text, as the key's comparator */
+	const hist *h = c->h;
+	return strcmp(label_text(h, full(c, ri)->thread), label_text(h, full(c, li)->thread));
+}
+static void v_label(const hist *h, const hist_entry *e, hist_key_value *v) { v->s = label_text(h, e->thread); }
+
+/* srcfile — perf's source file key: the file of the location's srcline
+ * (perf asks addr2line for the line and keeps what is before its ':'),
+ * empty where there is none (no line: "sym+off", "dso[addr]", "??:0") */
+enum { HK_SRCFILE = HK__NAMED };
+
+static int key_slot(const hist *h, int id)
+{
+	for (int i = 0; i < h->nkeys; i++)
+		if (h->keys[i] == id)
+			return i;
+	return -1;
+}
+
+/* the srcfile string id of location loc, made on first use */
+static uint32_t srcfile_of(const hist *h, uint32_t loc)
+{
+	uint32_t *v = h->loc_value[key_slot(h, HK_SRCFILE)];
+	if (v[loc] != PF_NONE)
+		return v[loc];
+	const char *s = pf_loc_srcline(h->prof, loc), *colon = strchr(s, ':');
+	size_t n = 0;
+	if (colon && colon != s && strcmp(s, "??:0")) {
+		const char *last = strrchr(s, ':');
+		bool line = last[1] != '\0';
+		for (const char *d = last + 1; *d; d++)
+			line &= *d >= '0' && *d <= '9';
+		n = line ? (size_t)(colon - s) : 0;
+	}
+	int64_t id = pf_strtab_intern(&h->prof->strs, s, n);
+	v[loc] = id < 0 ? 0 : (uint32_t)id;
+	return v[loc];
+}
+static int prep_srcfile(hist *h, int slot, proff_error *err)
+{
+	size_t n = h->prof->nr_locs ? h->prof->nr_locs : 1;
+	h->loc_value[slot] = malloc(n * sizeof(uint32_t));
+	if (!h->loc_value[slot])
+		return proff_err_set(err, PROFF_ENOMEM, NULL, PROFF_NO_OFFSET, "out of memory");
+	memset(h->loc_value[slot], 0xff, n * sizeof(uint32_t));    /* PF_NONE: not made yet */
+	/* the values of every location whose srcline is made (before perf's
+	 * input tree ranks the strings, in tree mode) */
+	for (size_t i = 0; i < h->prof->nr_locs; i++)
+		if (h->prof->locs[i].srcline != PF_NONE)
+			srcfile_of(h, (uint32_t)i);
+	return 0;
+}
+static const char *srcfile_text(const hist *h, const hist_entry *e) { return pf_str(h->prof, srcfile_of(h, e->loc)); }
+static void w_srcfile(const hist *h, const hist_key_src *c, uint64_t w[2]) { w[0] = srcfile_of(h, c->loc); w[1] = 0; }
+static int k_srcfile_cmp(const hist *h, const hist_entry *a, const hist_entry *b)
+{
+	return strcmp(srcfile_text(h, a), srcfile_text(h, b));
+}
+static int64_t p_srcfile(const replay_ctx *c, int slot, int stage, uint32_t li, uint32_t ri)
+{
+	/* perf 6.1: sort__srcfile_cmp for every stage, computed on use */
+	replay_mark(c, slot, li, ri);
+	int g = replay_gen_index(c->h, slot);
+	uint64_t l = full(c, li)->gen[g], r = full(c, ri)->gen[g];
+	return r < l ? -1 : r > l;
+}
+static uint64_t pv_srcfile(const hist *h, const hist_entry *e) { return srcfile_of(h, e->loc); }
+static size_t k_srcfile_width(const hist *h, const hist_entry *e) { return strlen(srcfile_text(h, e)); }
+static int k_srcfile_print(const hist *h, const hist_entry *e, char *buf, size_t len, int width, bool pad, char sep)
+{
+	int n = put_name(buf, len, srcfile_text(h, e), width, sep);   /* cut to the width */
+	return pad_to(buf, len, n, width, pad);                        /* padded but when last */
+}
+static void v_srcfile(const hist *h, const hist_entry *e, hist_key_value *v) { v->s = srcfile_text(h, e); }
+
+/* sample, period — perf's hpp columns as sort keys: the row's Self sample
+ * count and period, right-aligned in 12 columns. They split no row (their
+ * words are constant), compare nothing in perf's input and collapse trees,
+ * and order rows by their value in its output tree (after the Overhead
+ * perf puts first). */
+enum { HK_SAMPLE = HK__NAMED + 1, HK_PERIOD = HK__NAMED + 2 };
+
+static void w_none(const hist *h, const hist_key_src *c, uint64_t w[2]) { w[0] = w[1] = 0; }
+static void v_none(const hist *h, const hist_entry *e, hist_key_value *v) { (void)e; }
+static int64_t p_hpp(const replay_ctx *c, int slot, int stage, uint32_t li, uint32_t ri)
+{
+	if (stage < 2)
+		return 0;          /* perf's hpp__nop_cmp */
+	int g = replay_gen_index(c->h, slot);
+	uint64_t l = full(c, li)->gen[g], r = full(c, ri)->gen[g];
+	return l > r ? 1 : l < r ? -1 : 0;
+}
+static size_t k_hpp_width(const hist *h, const hist_entry *e) { return 12; }
+static int put_u64(char *buf, size_t len, uint64_t v, int width)
+{
+	int n = snprintf(buf, len, "%*llu", width, (unsigned long long)v);
+	return n < 0 ? 0 : (size_t)n >= len ? (int)len - 1 : n;
+}
+
+static int k_sample_cmp(const hist *h, const hist_entry *a, const hist_entry *b) { return -(a->nr_events > b->nr_events) + (a->nr_events < b->nr_events); }
+static uint64_t pv_sample(const hist *h, const hist_entry *e) { return e->nr_events; }
+static int k_sample_print(const hist *h, const hist_entry *e, char *buf, size_t len, int width, bool pad, char sep)
+{
+	return put_u64(buf, len, e->nr_events, width);
+}
+
+static int k_period_cmp(const hist *h, const hist_entry *a, const hist_entry *b) { return -(a->period > b->period) + (a->period < b->period); }
+static uint64_t pv_period(const hist *h, const hist_entry *e) { return e->period; }
+static int k_period_print(const hist *h, const hist_entry *e, char *buf, size_t len, int width, bool pad, char sep)
+{
+	return put_u64(buf, len, e->period, width);
+}
+
+/* ---- the catalogue ------------------------------------------------------------ */
+
+/* perf's keys of the same name (util/sort.c), in its order where it has
+ * one; label is proff's. Field by field: hist_key_def in proff/hist.h. */
+const hist_key_def hist_keys[] = {
+	[HK_COMM] = {
+		.name = "comm", .header = "Command", .id = HK_COMM,
+		.needs = HKN_COMM, .collapse = HKC_ALWAYS,
+		.words = w_comm, .cmp = k_comm_cmp, .perf_cmp = p_comm,
+		.width = k_comm_width, .print = k_comm_print, .pad_last = true, .value = v_comm,
+	},
+	[HK_PID] = {
+		.name = "pid", .header = "    Pid:Command", .id = HK_PID,
+		.needs = HKN_THREAD,
+		.words = w_pid, .cmp = k_pid_cmp, .perf_cmp = p_pid,
+		.width = k_pid_width, .print = k_pid_print, .pad_last = true, .value = v_pid,
+	},
+	[HK_TID] = {
+		.name = "tid", .header = "    Tid:Command", .id = HK_TID,
+		.needs = HKN_THREAD,
+		.words = w_pid, .cmp = k_pid_cmp, .perf_cmp = p_pid,
+		.width = k_pid_width, .print = k_pid_print, .pad_last = true, .value = v_pid,
+	},
+	[HK_DSO] = {
+		.name = "dso", .header = "Shared Object", .id = HK_DSO,
+		.needs = HKN_LOC, .unresolved_width = 16,
+		.words = w_dso, .cmp = k_dso_cmp, .perf_cmp = p_dso,
+		.width = k_dso_width, .print = k_dso_print, .pad_last = true, .value = v_dso,
+	},
+	[HK_SYM] = {
+		.name = "sym", .alias = "symbol", .header = "Symbol", .id = HK_SYM,
+		.needs = HKN_LOC, .collapse = HKC_DIFF,
+		.words = w_sym, .cmp = k_sym_cmp, .perf_cmp = p_sym,
+		.width = k_sym_width, .print = k_sym_print, .value = v_sym,
+	},
+	[HK_CPU] = {
+		.name = "cpu", .header = "CPU", .id = HK_CPU,
+		.needs = HKN_CPU,
+		.words = w_cpu, .cmp = k_cpu_cmp, .perf_cmp = p_cpu,
+		.width = k_cpu_width, .print = k_cpu_print, .pad_last = true, .value = v_cpu,
+	},
+	[HK_PARENT] = {
+		.name = "parent", .header = "Parent symbol", .id = HK_PARENT,
+		.needs = HKN_CALLCHAIN,
+		.words = w_parent, .cmp = k_parent_cmp, .perf_cmp = p_parent,
+		.width = k_parent_width, .print = k_parent_print, .pad_last = true, .value = v_parent,
+	},
+	[HK_SRCLINE] = {
+		.name = "srcline", .header = "Source:Line", .id = HK_SRCLINE,
+		.needs = HKN_LOC | HKN_SRCLINE | HKN_LAZY | HKN_SUBSYM,
+		.words = w_srcline, .fill = f_srcline, .cmp = k_srcline_cmp, .perf_cmp = p_srcline,
+		.width = k_srcline_width, .print = k_srcline_print, .value = v_srcline,
+	},
+	[HK_LABEL] = {
+		.name = "label", .header = "Label", .id = HK_LABEL,
+		.needs = HKN_LABEL,
+		.words = w_label, .cmp = k_label_cmp, .perf_cmp = p_label,
+		.width = k_label_width, .print = k_label_print, .pad_last = true, .value = v_label,
+	},
+	[HK_SRCFILE] = {
+		.name = "srcfile", .header = "Source File", .id = HK_SRCFILE,
+		.needs = HKN_LOC | HKN_SRCLINE | HKN_LAZY | HKN_SUBSYM,
+		.words = w_srcfile, .prepare = prep_srcfile, .cmp = k_srcfile_cmp,
+		.perf_cmp = p_srcfile, .perf_value = pv_srcfile, .perf_str = true,
+		.width = k_srcfile_width, .print = k_srcfile_print, .value = v_srcfile,
+	},
+	[HK_SAMPLE] = {
+		.name = "sample", .header = "     Samples", .id = HK_SAMPLE,
+		.words = w_none, .cmp = k_sample_cmp, .perf_cmp = p_hpp, .perf_value = pv_sample,
+		.width = k_hpp_width, .print = k_sample_print, .pad_last = true, .value = v_none,
+	},
+	[HK_PERIOD] = {
+		.name = "period", .header = "      Period", .id = HK_PERIOD,
+		.words = w_none, .cmp = k_period_cmp, .perf_cmp = p_hpp, .perf_value = pv_period,
+		.width = k_hpp_width, .print = k_period_print, .pad_last = true, .value = v_none,
+	},
+};
+const int hist_nr_keys = (int)(sizeof(hist_keys) / sizeof(hist_keys[0]));
+_Static_assert(sizeof(hist_keys) / sizeof(hist_keys[0]) <= HIST_KEYS_MAX, "HIST_KEYS_MAX holds the catalogue");
+
+unsigned hist_keys_needs(const int *keys, int nkeys)
+{
+	unsigned n = 0;
+	for (int i = 0; i < nkeys; i++)
+		n |= hist_keys[keys[i]].needs;
+	return n;
+}
+
+const hist_key_def *hist_key_find(const char *name)
+{
+	for (int i = 0; i < hist_nr_keys; i++)
+		if (!strcmp(hist_keys[i].name, name) ||
+		    (hist_keys[i].alias && !strcmp(hist_keys[i].alias, name)))
+			return &hist_keys[i];
+	return NULL;
+}
+
+int hist_parse_sort(const char *spec, int *keys, int max, proff_error *err)
+{
+	int n = 0;
+	const char *p = spec;
+	while (p && *p) {
+		const char *c = strchr(p, ',');
+		size_t l = c ? (size_t)(c - p) : strlen(p);
+		char name[64];
+		if (l == 0 || l >= sizeof(name))
+			return proff_err_set(err, PROFF_EUSAGE, NULL, PROFF_NO_OFFSET,
+					     "Unknown --sort key: '%.*s'", (int)l, p);
+		memcpy(name, p, l);
+		name[l] = '\0';
+		if (!strncmp(name, "label:", 6) && name[6])
+			name[5] = '\0';       /* label:NAME: the label's name is hist_label_name's */
+		else if (!strcmp(name, "label"))
+			return proff_err_set(err, PROFF_EUSAGE, NULL, PROFF_NO_OFFSET,
+					     "--sort label needs the label's name: label:NAME");
+		const hist_key_def *k = hist_key_find(name);
+		if (!k)
+			return proff_err_set(err, PROFF_EUSAGE, NULL, PROFF_NO_OFFSET,
+					     "Unknown --sort key: '%s'", name);
+		bool dup = false;
+		for (int i = 0; i < n; i++)
+			dup |= keys[i] == k->id;
+		if (!dup) {
+			if (n >= max)
+				return proff_err_set(err, PROFF_EUSAGE, NULL, PROFF_NO_OFFSET, "too many sort keys");
+			keys[n++] = k->id;
+		}
+		p = c ? c + 1 : NULL;
+	}
+	if (!n)
+		return proff_err_set(err, PROFF_EUSAGE, NULL, PROFF_NO_OFFSET, "empty --sort");
+	return n;
+}
+
+/* ---- column widths (perf's hists__calc_col_len) ------------------------------- */
+
+static size_t key_width_of(const hist *h, int key_id)
+{
+	const hist_key_def *k = &hist_keys[key_id];
+	size_t w = strlen(k->header);
+	bool unresolved = false;
+	for (size_t i = 0; i < h->n; i++) {
+		const hist_entry *e = &h->entries[i];
+		if (e->filtered || (h->merged_into && h->merged_into[i] != PF_NONE))
+			continue;
+		size_t x = k->width(h, e);
+		if (x > w)
+			w = x;
+		if (e->sym == PF_NONE)
+			unresolved = true;
+	}
+	/* perf: a column at least as wide as an address (its dso with an
+	 * unresolved row), unless --dsos */
+	if (unresolved && !h->opts.dsos.n && w < k->unresolved_width)
+		w = k->unresolved_width;
+	return w;
+}
+
+size_t hist_key_col_width(const hist *h, int key_id)
+{
+	for (int i = 0; i < h->nkeys; i++)
+		if (h->keys[i] == key_id && h->key_width[i])
+			return h->key_width[i];
+	return key_width_of(h, key_id);
+}
+
+void hist_key_widths(hist *h)
+{
+	/* a lazy key's width is perf's order's (hist_order_perf) */
+	for (int i = 0; i < h->nkeys; i++)
+		if (!(hist_keys[h->keys[i]].needs & HKN_LAZY))
+			h->key_width[i] = key_width_of(h, h->keys[i]);
+}

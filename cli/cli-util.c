@@ -22,21 +22,25 @@ void cli_error(const proff_error *err)
 void cli_errorf(const char *fmt, ...)
 {
 	va_list ap;
+	flockfile(stderr);      /* one line, whole: loads on worker threads warn too */
 	fputs("proff: ", stderr);
 	va_start(ap, fmt);
 	vfprintf(stderr, fmt, ap);
 	va_end(ap);
 	fputc('\n', stderr);
+	funlockfile(stderr);
 }
 
 void cli_warnf(const char *fmt, ...)
 {
 	va_list ap;
+	flockfile(stderr);      /* one line, whole: loads on worker threads warn too */
 	fputs("proff: warning: ", stderr);
 	va_start(ap, fmt);
 	vfprintf(stderr, fmt, ap);
 	va_end(ap);
 	fputc('\n', stderr);
+	funlockfile(stderr);
 }
 
 static void config_bad(const char *key, const char *why, const char *tail)

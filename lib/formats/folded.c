@@ -78,8 +78,10 @@ static int split_line(fmt_build *b, size_t lineno, const char *s, size_t n, flin
 			return fmt_err_line(b, lineno, "count '%.*s' is larger than 2^64 - 1", (int)(ce - c), c);
 		v = v * 10 + dgt;
 	}
+	/* a carriage return before the count is blank too: kept in the last
+	 * frame, it would be written back as a space and read as no frame */
 	size_t e = sp;
-	while (e && (s[e - 1] == ' ' || s[e - 1] == '\t'))
+	while (e && (s[e - 1] == ' ' || s[e - 1] == '\t' || s[e - 1] == '\r'))
 		e--;
 	if (!e)
 		return fmt_err_line(b, lineno, "a count without frames");

@@ -353,20 +353,30 @@ int store_result_fix_reps(store_result *r)
 
 /* ---- the local store's aggregation ------------------------------------------------- */
 
-int store_result_add_prof(store_result *r, size_t rep, const store_prof *sp, const store_query *q,
-			  proff_error *err)
+/* A profile counted in its replicate, and its totals of the queried event
+ * added: the event's index in sp, or -1 when sp has no such event */
+static long add_totals(store_result *r, size_t rep, const store_prof *sp, const store_query *q)
 {
-	struct store_result_priv *p = r->priv;
 	long ev = -1;
 	for (size_t e = 0; e < sp->nr_events && ev < 0; e++)
 		if (!strcmp(pf_strtab_get(&sp->strs, sp->events[e].name), q->event))
 			ev = (long)e;
 	r->rep_profiles[rep]++;
 	if (ev < 0)
-		return 0;
+		return -1;
 	r->rep_total[rep] += sp->events[ev].total;
 	r->rep_samples[rep] += sp->events[ev].samples;
 	r->callchain |= sp->events[ev].callchain;
+	return ev;
+}
+
+int store_result_add_prof(store_result *r, size_t rep, const store_prof *sp, const store_query *q,
+			  proff_error *err)
+{
+	struct store_result_priv *p = r->priv;
+	long ev = add_totals(r, rep, sp, q);
+	if (ev < 0)
+		return 0;
 	uint32_t *smap = pf_calloc(sp->strs.n ? sp->strs.n : 1, sizeof(uint32_t));
 	pf_map64 fr;     /* comm << 32 | frame -> row + 1 */
 	pf_map64_init(&fr);
@@ -466,16 +476,9 @@ nomem:
 int store_result_add_keyrows(store_result *r, size_t rep, const store_prof *sp, int ks, const store_query *q,
 			     proff_error *err)
 {
-	long ev = -1;
-	for (size_t e = 0; e < sp->nr_events && ev < 0; e++)
-		if (!strcmp(pf_strtab_get(&sp->strs, sp->events[e].name), q->event))
-			ev = (long)e;
-	r->rep_profiles[rep]++;
+	long ev = add_totals(r, rep, sp, q);
 	if (ev < 0)
 		return 0;
-	r->rep_total[rep] += sp->events[ev].total;
-	r->rep_samples[rep] += sp->events[ev].samples;
-	r->callchain |= sp->events[ev].callchain;
 	uint32_t *smap = pf_calloc(sp->strs.n ? sp->strs.n : 1, sizeof(uint32_t));
 	if (!smap)
 		goto nomem;

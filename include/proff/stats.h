@@ -2,12 +2,12 @@
  *
  * Pure functions on arrays of per-run values, shared by every part of proff
  * that compares two groups of runs (diff rows, flame-graph frames, the fleet
- * store's series): the tests (Welch's t, Mann-Whitney U with a bootstrap CI
- * of the difference of medians, the sampling-noise tests of one run per
- * side), Benjamini-Hochberg q-values, power (runs needed), and the
- * distributions they rest on. No globals: a bootstrap's generator lives in a
- * struct, a comparison's scratch and cached tables in a stats_ctx (one per
- * thread). Formulas and choices: docs/statistics.md.
+ * store's series): the tests (Welch's t, Mann-Whitney U with the exact
+ * bootstrap CI of the difference of medians, the sampling-noise tests of one
+ * run per side), Benjamini-Hochberg q-values, power (runs needed), and the
+ * distributions they rest on. No globals: a seeded generator (for tests and
+ * benches) lives in a struct, a comparison's scratch and cached tables in a
+ * stats_ctx (one per thread). Formulas and choices: docs/statistics.md.
  */
 #ifndef PROFF_STATS_H
 #define PROFF_STATS_H
@@ -73,7 +73,7 @@ uint64_t stats_rng_below(stats_rng *r, uint64_t n);
 
 enum stats_test {
 	STATS_WELCH,        /* Welch's two-sample t-test, two-sided */
-	STATS_MWU,          /* Mann-Whitney U, two-sided; bootstrap CI of the median difference */
+	STATS_MWU,          /* Mann-Whitney U, two-sided; exact bootstrap CI of the median difference */
 	STATS__NR_TESTS
 };
 
@@ -118,8 +118,6 @@ void stats_poisson_sums(double va, double xa, double vb, double xb, double level
 typedef struct stats_config {
 	int test;               /* enum stats_test */
 	double level;           /* confidence level of the intervals (0.95) */
-	unsigned resamples;     /* MWU bootstrap resamples (2000) */
-	uint64_t seed;          /* MWU bootstrap seed: every comparison starts from it */
 } stats_config;
 
 void stats_config_init(stats_config *c);
@@ -133,7 +131,8 @@ void stats_ctx_free(stats_ctx *c);
  * (r->status is then STATS_TOO_FEW). */
 int stats_compare(stats_ctx *c, const double *a, size_t na, const double *b, size_t nb,
 		  stats_result *r);
-/* Mann-Whitney U on its own (ctx's bootstrap settings). */
+/* Mann-Whitney U on its own; its CI: the exact bootstrap of the difference
+ * of medians (NaN for groups over 2000 runs). */
 int stats_mwu(stats_ctx *c, const double *a, size_t na, const double *b, size_t nb,
 	      stats_result *r);
 /* The smallest two-sided p-value the configured test can give with na and

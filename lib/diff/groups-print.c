@@ -340,8 +340,8 @@ static void print_test(const diff_table *t, FILE *out)
 		if (t->g.stats.test == STATS_MWU)
 			fprintf(out, "# Test: Mann-Whitney U of each group's runs against the baseline's, two-sided (exact\n"
 				     "# for up to 8 runs on a side without ties, normal approximation otherwise); %g%% CI\n"
-				     "# of the difference of the medians by bootstrap (%u resamples, fixed seed).\n",
-				lvl, t->g.stats.resamples);
+				     "# of the difference of the medians by the exact bootstrap (no random draws).\n",
+				lvl);
 		else
 			fprintf(out, "# Test: Welch's t-test of each group's runs against the baseline's, two-sided;\n"
 				     "# %g%% CI of the difference of the means.\n", lvl);
@@ -620,7 +620,7 @@ void diff_table_json_begin(const diff_opts *o, const diff_group_opts *g, const c
 	pf_json_num(out, g->min_share);
 	fprintf(out, ",\"children\":%s", g->children ? "true" : "false");
 	if (g->stats.test == STATS_MWU)
-		fprintf(out, ",\"resamples\":%u,\"seed\":%" PRIu64, g->stats.resamples, g->stats.seed);
+		fputs(",\"bootstrap\":\"exact\"", out);
 	if (g->fail_on) {
 		fputs(",\"fail_on_regression\":{\"threshold\":", out);
 		pf_json_num(out, g->fail_threshold);

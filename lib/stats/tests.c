@@ -1,7 +1,8 @@
 /* tests.c — the two-group tests: Welch's t, Mann-Whitney U (exact
  * distribution for small groups without ties, normal approximation with tie
  * and continuity corrections otherwise, as scipy's mannwhitneyu chooses) with
- * a bootstrap CI of the difference of medians, and the sampling-noise tests of
+ * the exact bootstrap CI of the difference of medians (bootstrap.c), and the
+ * sampling-noise tests of
  * one run per side. Each returns what the data can support: a status instead
  * of a p-value where the runs are too few or do not vary at all.
  */
@@ -12,13 +13,18 @@
 #include "proff/error.h"
 #include "proff/stats.h"
 #include "proff/util.h"
+#include "stats-int.h"
 
 /* exact U distributions are computed while the larger group is at most this
  * big (the table costs min^2 * max^2 / 4 additions); beyond, the normal
  * approximation is used, which is then very good */
 #define MWU_EXACT_MAX_N 1000
 #define MWU_EXACT_MIN_N 8          /* exact when the smaller group has at most this many runs */
-#define MWU_TABLES 4               /* cached (na, nb) tables */
+#define MWU_TABLES 4               /* cached (na, nb) tables, median laws */
+/* the exact bootstrap's laws hold n (odd) or n (n + 1) / 2 (even) points,
+ * fewer once the negligible ones are left out; beyond this group size the
+ * interval is not computed (NaN) */
+#define BOOT_MAX_N 2000
 
 typedef struct mwu_table {
 	size_t m, n;               /* group sizes (m = a's) */
@@ -32,10 +38,12 @@ struct stats_ctx {
 	size_t tq_na, tq_nb;
 	mwu_table tables[MWU_TABLES];
 	size_t next_table;
-	/* scratch: combined values with their group, ranks, resample medians */
-	struct ranked { double v; uint32_t group; } *rk;
-	double *ranks, *boot;
-	size_t cap_rk, cap_boot;
+	median_law laws[MWU_TABLES];
+	size_t next_law;
+	/* scratch: the two groups' values sorted; the bootstrap's */
+	double *sorted;
+	size_t cap_sorted;
+	boot_scratch boot;
 };
 
 static void result_init(stats_result *r)
@@ -50,8 +58,6 @@ void stats_config_init(stats_config *c)
 {
 	c->test = STATS_WELCH;
 	c->level = 0.95;
-	c->resamples = 2000;
-	c->seed = 0x70726f6666ULL;     /* "proff" */
 }
 
 /* ---- Welch ---------------------------------------------------------------------- */
@@ -152,11 +158,12 @@ void stats_ctx_free(stats_ctx *c)
 {
 	if (!c)
 		return;
-	for (size_t i = 0; i < MWU_TABLES; i++)
+	for (size_t i = 0; i < MWU_TABLES; i++) {
 		free(c->tables[i].sf);
-	free(c->rk);
-	free(c->ranks);
-	free(c->boot);
+		median_law_free(&c->laws[i]);
+	}
+	free(c->sorted);
+	boot_scratch_free(&c->boot);
 	free(c);
 }
 
@@ -212,10 +219,25 @@ static const double *mwu_sf(stats_ctx *c, size_t m, size_t n)
 	return sf;
 }
 
-static int cmp_ranked(const void *x, const void *y)
+static int grow(void **p, size_t *cap, size_t need, size_t esz)
 {
-	const struct ranked *a = x, *b = y;
-	return a->v < b->v ? -1 : a->v > b->v;
+	if (need <= *cap)
+		return 0;
+	return pf_grow(p, cap, need, esz);
+}
+
+/* the law of a resample's median for n values, cached (not evicting keep) */
+static const median_law *median_law_of(stats_ctx *c, size_t n, const median_law *keep)
+{
+	for (size_t i = 0; i < MWU_TABLES; i++)
+		if (c->laws[i].w && c->laws[i].n == n)
+			return &c->laws[i];
+	if (&c->laws[c->next_law] == keep)
+		c->next_law = (c->next_law + 1) % MWU_TABLES;
+	median_law *l = &c->laws[c->next_law];
+	c->next_law = (c->next_law + 1) % MWU_TABLES;
+	median_law_free(l);
+	return median_law_init(l, n) ? NULL : l;
 }
 
 static int cmp_double(const void *a, const void *b)
@@ -224,112 +246,20 @@ static int cmp_double(const void *a, const void *b)
 	return x < y ? -1 : x > y;
 }
 
-static int grow(void **p, size_t *cap, size_t need, size_t esz)
+/* v ascending: insertion for the few runs of a group, else qsort */
+static void sort_values(double *v, size_t n)
 {
-	if (need <= *cap)
-		return 0;
-	return pf_grow(p, cap, need, esz);
-}
-
-/* median of a resample, given how often each of the sorted values was
- * drawn: the counts' running sum finds the middle order statistics */
-static double counted_median(const double *sorted, const uint32_t *cnt, size_t n)
-{
-	size_t lo = (n - 1) / 2, hi = n / 2, run = 0;
-	double vlo = NAN;
-	for (size_t i = 0; i < n; i++) {
-		run += cnt[i];
-		if (isnan(vlo) && run > lo)
-			vlo = sorted[i];
-		if (run > hi)
-			return (vlo + sorted[i]) / 2;
+	if (n > 32) {
+		qsort(v, n, sizeof(double), cmp_double);
+		return;
 	}
-	return vlo;
-}
-
-/* v[k] becomes the k-th smallest, smaller ones before it, larger after
- * (Hoare's selection, middle pivot; the resamples are no adversary) */
-static void select_kth(double *v, size_t n, size_t k)
-{
-	size_t lo = 0, hi = n - 1;
-	while (lo < hi) {
-		double pivot = v[lo + (hi - lo) / 2];
-		size_t i = lo, j = hi;
-		while (i <= j) {
-			while (v[i] < pivot)
-				i++;
-			while (v[j] > pivot)
-				j--;
-			if (i <= j) {
-				double t = v[i];
-				v[i] = v[j];
-				v[j] = t;
-				i++;
-				if (j == 0)
-					break;
-				j--;
-			}
-		}
-		if (k <= j)
-			hi = j;
-		else if (k >= i)
-			lo = i;
-		else
-			return;
+	for (size_t i = 1; i < n; i++) {
+		double x = v[i];
+		size_t j = i;
+		for (; j > 0 && v[j - 1] > x; j--)
+			v[j] = v[j - 1];
+		v[j] = x;
 	}
-}
-
-/* numpy's default percentile (linear between the order statistics) of v,
- * which is reordered: two selections, no sort */
-static double percentile(double *v, size_t n, double q)
-{
-	double h = (double)(n - 1) * q;
-	size_t i = (size_t)floor(h);
-	select_kth(v, n, i);
-	if (i + 1 >= n)
-		return v[i];
-	double next = v[i + 1];
-	for (size_t j = i + 2; j < n; j++)     /* the smallest above the i-th */
-		if (v[j] < next)
-			next = v[j];
-	return v[i] + (h - (double)i) * (next - v[i]);
-}
-
-/* Percentile bootstrap of median(b) - median(a): each resample draws na
- * values of a and nb of b with replacement; the generator starts from the
- * configured seed for every comparison, so a row's interval does not depend
- * on which rows came before it. */
-static int bootstrap_median_diff(stats_ctx *c, const double *a, size_t na, const double *b, size_t nb,
-				 double *lo, double *hi)
-{
-	size_t nr = c->cfg.resamples ? c->cfg.resamples : 2000;
-	size_t tot = na + nb;
-	if (grow((void **)&c->boot, &c->cap_boot, nr + 2 * tot, sizeof(double)))
-		return PROFF_ENOMEM;
-	double *sa = c->boot + nr, *sb = sa + na;
-	memcpy(sa, a, na * sizeof(double));
-	memcpy(sb, b, nb * sizeof(double));
-	qsort(sa, na, sizeof(double), cmp_double);
-	qsort(sb, nb, sizeof(double), cmp_double);
-	uint32_t cbuf[256], *cnt = tot <= 256 ? cbuf : pf_calloc(tot, sizeof(uint32_t));
-	if (!cnt)
-		return PROFF_ENOMEM;
-	stats_rng rng;
-	stats_rng_seed(&rng, c->cfg.seed);
-	for (size_t r = 0; r < nr; r++) {
-		memset(cnt, 0, tot * sizeof(uint32_t));
-		for (size_t i = 0; i < na; i++)
-			cnt[stats_rng_below(&rng, na)]++;
-		for (size_t i = 0; i < nb; i++)
-			cnt[na + stats_rng_below(&rng, nb)]++;
-		c->boot[r] = counted_median(sb, cnt + na, nb) - counted_median(sa, cnt, na);
-	}
-	if (cnt != cbuf)
-		free(cnt);
-	double alpha = 1 - c->cfg.level;
-	*lo = percentile(c->boot, nr, alpha / 2);
-	*hi = percentile(c->boot, nr, 1 - alpha / 2);
-	return 0;
 }
 
 int stats_mwu(stats_ctx *c, const double *a, size_t na, const double *b, size_t nb,
@@ -342,27 +272,30 @@ int stats_mwu(stats_ctx *c, const double *a, size_t na, const double *b, size_t 
 		r->mean_b = stats_mean(b, nb);
 	if (!na || !nb)
 		return 0;
-	r->delta = stats_median(b, nb) - stats_median(a, na);
 	size_t n = na + nb;
-	if (grow((void **)&c->rk, &c->cap_rk, n, sizeof(*c->rk)))
+	if (grow((void **)&c->sorted, &c->cap_sorted, n, sizeof(double)))
 		return PROFF_ENOMEM;
-	for (size_t i = 0; i < na; i++)
-		c->rk[i] = (struct ranked){ a[i], 0 };
-	for (size_t i = 0; i < nb; i++)
-		c->rk[na + i] = (struct ranked){ b[i], 1 };
-	qsort(c->rk, n, sizeof(*c->rk), cmp_ranked);
-	/* midranks; rank sum of b; tie term sum(t^3 - t) */
+	double *sa = c->sorted, *sb = sa + na;
+	memcpy(sa, a, na * sizeof(double));
+	memcpy(sb, b, nb * sizeof(double));
+	sort_values(sa, na);
+	sort_values(sb, nb);
+	r->delta = (sb[(nb - 1) / 2] + sb[nb / 2]) / 2 - (sa[(na - 1) / 2] + sa[na / 2]) / 2;
+	/* the pooled order by merging: each run of equal values gets its
+	 * mid-rank; rank sum of b; tie term sum(t^3 - t) */
 	double rb = 0, ties = 0;
-	for (size_t i = 0; i < n;) {
-		size_t j = i + 1;
-		while (j < n && c->rk[j].v == c->rk[i].v)
-			j++;
-		double mid = ((double)i + 1 + (double)j) / 2, t = (double)(j - i);
-		for (size_t k = i; k < j; k++)
-			if (c->rk[k].group)
-				rb += mid;
+	for (size_t i = 0, j = 0; i < na || j < nb;) {
+		double v = j == nb || (i < na && sa[i] < sb[j]) ? sa[i] : sb[j];
+		size_t ta = 0, tb = 0;
+		while (i + ta < na && sa[i + ta] == v)
+			ta++;
+		while (j + tb < nb && sb[j + tb] == v)
+			tb++;
+		double t = (double)(ta + tb), first = (double)(i + j) + 1;
+		rb += (double)tb * (first + (t - 1) / 2);
 		ties += t * t * t - t;
-		i = j;
+		i += ta;
+		j += tb;
 	}
 	double ub = rb - (double)nb * ((double)nb + 1) / 2;
 	double mn = (double)na * (double)nb;
@@ -386,9 +319,14 @@ int stats_mwu(stats_ctx *c, const double *a, size_t na, const double *b, size_t 
 		double p = 2 * stats_norm_sf(z);
 		r->p = p > 1 ? 1 : p;
 	}
-	int rc = bootstrap_median_diff(c, a, na, b, nb, &r->ci_low, &r->ci_high);
-	if (rc)
-		return rc;
+	r->ci_low = r->ci_high = NAN;
+	if (na <= BOOT_MAX_N && nb <= BOOT_MAX_N) {
+		const median_law *la = median_law_of(c, na, NULL);
+		const median_law *lb = la && nb != na ? median_law_of(c, nb, la) : la;
+		if (!la || !lb || boot_median_diff_ci(&c->boot, la, sa, lb, sb, (1 - c->cfg.level) / 2,
+						       &r->ci_low, &r->ci_high))
+			return PROFF_ENOMEM;
+	}
 	r->status = STATS_OK;
 	return 0;
 }

@@ -5,10 +5,13 @@
 # the sampling-noise tests of one run per side, power (runs per side), and the
 # distributions under them, on random inputs drawn here (seeded, so a failure
 # reproduces). p and q agree to 1e-6 relative, interval bounds to 1e-9
-# relative. The bootstrap CI of the median difference has no closed form in
-# either library: for groups of 5 its exact bootstrap distribution is
-# enumerated here (5^5 resamples per group) and proff's percentile bounds
-# must fall within the Monte-Carlo error of its quantiles.
+# relative. The bootstrap CI of the median difference (proff: the exact
+# bootstrap, from binomial tails of order statistics) has no counterpart in
+# either library: here the law of a resample's median is enumerated over every
+# resample's count vector with its multinomial probability, in exact
+# fractions, the difference's law convolved, and its 2.5 % and 97.5 % points
+# must be proff's bounds exactly (or where the exact CDF lies within 1e-12 of
+# 2.5 %, a neighbour: a double's sum cannot tell those apart).
 # Driven through tests/tools/stats-oracle.c, built here against the library.
 source "$(dirname "$0")/../lib.sh"
 
@@ -176,38 +179,82 @@ for _ in range(800):
 report(f"Mann-Whitney U: U and p (1e-6) vs scipy.stats.mannwhitneyu, exact {nexact} / normal approximation {nasym}, "
        "exact where scipy's 'auto' picks it", fails, n, ex)
 
-# bootstrap CI of the median difference: groups of 5, exact bootstrap distribution
-def boot_dist(x):
-    # distribution of the median of a resample of x (n = 5): enumerate all 5^5 index tuples
-    import itertools
-    vals = {}
-    for idx in itertools.product(range(5), repeat=5):
-        m = float(np.median(x[list(idx)]))
-        vals[m] = vals.get(m, 0) + 1
-    return vals
+# the exact bootstrap CI of the median difference, groups of 1 to 10 runs:
+# the law of a resample's median over the sorted values' indices, enumerated
+# over every count vector (how often each value is drawn; C(2n-1, n) of them)
+# with its multinomial probability, as fractions
+from fractions import Fraction
+def index_law(n):
+    law = {}; lo_k, hi_k = (n - 1) // 2, n // 2
+    fact = [math.factorial(i) for i in range(n + 1)]
+    def rec(i, left, counts):
+        if i == n - 1:
+            counts = counts + [left]
+            run, lo = 0, None
+            for j, c in enumerate(counts):
+                run += c
+                if lo is None and run > lo_k:
+                    lo = j
+                if run > hi_k:
+                    hi = j; break
+            mult = fact[n]
+            for c in counts:
+                mult //= fact[c]
+            law[(lo, hi)] = law.get((lo, hi), 0) + mult
+            return
+        for c in range(left + 1):
+            rec(i + 1, left - c, counts + [c])
+    rec(0, n, [])
+    return {k: Fraction(v, n ** n) for k, v in law.items()}
+laws = {}
+def value_law(x):
+    x = sorted(float(v) for v in x); n = len(x)
+    if n not in laws:
+        laws[n] = index_law(n)
+    out = {}
+    for (i, j), p in laws[n].items():
+        v = (x[i] + x[j]) / 2          # as proff computes it: the same double
+        out[v] = out.get(v, 0) + p
+    return out
+ALPHA, TOL = Fraction(1, 40), Fraction(1, 10 ** 12)
+def boot_ok(a, b, got_lo, got_hi):
+    la, lb = value_law(a), value_law(b)
+    d = {}
+    for vb, pb in lb.items():
+        for va, pa in la.items():
+            d[vb - va] = d.get(vb - va, 0) + pa * pb
+    keys = sorted(d); cdf = []; c = Fraction(0)
+    for k in keys:
+        c += d[k]; cdf.append(c)
+    below = [Fraction(0)] + cdf[:-1]                    # P(D < k)
+    lo = next(k for k, c in zip(keys, cdf) if c >= ALPHA)
+    hi = next(k for k, b_ in zip(reversed(keys), reversed(below)) if 1 - b_ >= ALPHA)
+    def near(got, want, tails):
+        return got == want or any(k == got and any(abs(t - ALPHA) <= TOL for t in ts)
+                                  for k, ts in zip(keys, tails))
+    return (near(got_lo, lo, zip(cdf, below)) and
+            near(got_hi, hi, zip([1 - x for x in below], [1 - x for x in cdf]))), lo, hi
 fails, n, ex = 0, 0, None
-for _ in range(12):
-    a = np.round(rng.normal(10, 1, 5), 3); b = np.round(rng.normal(10.8, 1, 5), 3)
+for _ in range(400):
+    na, nb = int(rng.integers(1, 11)), int(rng.integers(1, 11))
+    kind = rng.integers(0, 3)
+    if kind == 0:
+        a = rng.normal(10, 1, na); b = rng.normal(10.5, 1, nb)
+    elif kind == 1:
+        a = np.round(rng.normal(3, 1, na), 1); b = np.round(rng.normal(3.2, 1, nb), 1)   # ties
+    else:
+        a = rng.exponential(1, na); b = rng.exponential(2, nb)
     out = ask(f"mwu {lst(a)} {lst(b)}")
-    da, db = boot_dist(a), boot_dist(b)
-    diffs = {}
-    for vb, cb in db.items():
-        for va, ca in da.items():
-            diffs[vb - va] = diffs.get(vb - va, 0) + ca * cb
-    keys = sorted(diffs); tot = float(sum(diffs.values()))
-    cum = np.cumsum([diffs[k] / tot for k in keys])
-    def q(p):
-        return keys[int(np.searchsorted(cum, p))]
-    # 2000 resamples: the 2.5 % point's Monte-Carlo error is about 0.35 %; allow 4 sigma
-    lo_ok = q(0.025 - 0.014) - 1e-9 <= out[2] <= q(0.025 + 0.014) + 1e-9
-    hi_ok = q(0.975 - 0.014) - 1e-9 <= out[3] <= q(0.975 + 0.014) + 1e-9
+    if out[0] != 0:
+        continue
+    ok, lo, hi = boot_ok(a, b, out[2], out[3])
     n += 1
-    if not (lo_ok and hi_ok):
-        fails += 1; ex = ex or (list(a), list(b), out[2:4], q(0.025), q(0.975))
-report("MWU bootstrap CI bounds within the Monte-Carlo error of the exact bootstrap quantiles", fails, n, ex)
+    if not ok:
+        fails += 1; ex = ex or (list(a), list(b), out[2:4], lo, hi)
+report("MWU exact bootstrap CI: bounds = the 2.5 % and 97.5 % points of the enumerated law (fractions)", fails, n, ex)
 a = "1.5,2.25,3,4.75,5"; b = "2,3.5,4,6.25,7"
 o1 = ask(f"mwu {a} {b}"); o2 = ask(f"mwu {a} {b}")
-print(("ok" if o1 == o2 else "not ok") + " - MWU bootstrap CI reproducible (fixed seed)")
+print(("ok" if o1 == o2 else "not ok") + " - MWU bootstrap CI reproducible")
 
 # smallest possible p of MWU (exact): 2 / C(n, k)
 fails = 0

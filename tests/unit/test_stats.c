@@ -3,7 +3,10 @@
  * beta function's symmetry and its elementary cases, quantiles inverting
  * CDFs, the symmetry of the tests under swapping the groups, the exact
  * Mann-Whitney distribution summing to one, Benjamini-Hochberg's defining
- * properties, the bootstrap's reproducibility. The comparison with scipy and
+ * properties, the exact bootstrap's law of a resample's median (closed
+ * forms for 2 and 3 values, summing to one, the mean order statistic by
+ * symmetry) and its interval (negated when the groups swap, moved by a
+ * shift of one group). The comparison with scipy and
  * statsmodels on random inputs is tests/oracle/stats.sh.
  */
 #include <math.h>
@@ -15,6 +18,7 @@
 #include <cmocka.h>
 
 #include "proff/stats.h"
+#include "../../lib/stats/stats-int.h"
 
 static void assert_close(double a, double b, double rel)
 {
@@ -143,6 +147,75 @@ static void mwu_exact(void **state)
 	stats_ctx_free(c);
 }
 
+/* the law of a resample's median over the indices */
+static void median_law_closed_forms(void **state)
+{
+	(void)state;
+	median_law l;
+	/* n = 2: both draws the first (1/4), one of each (1/2), both the second */
+	assert_int_equal(median_law_init(&l, 2), 0);
+	assert_int_equal(l.npts, 3);
+	for (size_t i = 0; i < l.npts; i++)
+		assert_close(l.w[i], l.lo[i] == l.hi[i] ? 0.25 : 0.5, 1e-15);
+	median_law_free(&l);
+	/* n = 3: the median is x_1 when two or three draws are x_1: 7/27 */
+	assert_int_equal(median_law_init(&l, 3), 0);
+	assert_int_equal(l.npts, 3);
+	assert_close(l.w[0], 7.0 / 27, 1e-15);
+	assert_close(l.w[1], 13.0 / 27, 1e-15);
+	assert_close(l.w[2], 7.0 / 27, 1e-15);
+	median_law_free(&l);
+	/* every size: weights sum to one, and the law is symmetric (the mean
+	 * of lo + hi is n - 1) */
+	for (size_t n = 1; n <= 60; n++) {
+		assert_int_equal(median_law_init(&l, n), 0);
+		double sum = 0, mean = 0;
+		for (size_t i = 0; i < l.npts; i++) {
+			assert_true(l.w[i] >= 0 && l.lo[i] <= l.hi[i] && l.hi[i] < n);
+			sum += l.w[i];
+			mean += l.w[i] * (double)(l.lo[i] + l.hi[i]);
+		}
+		assert_close(sum, 1, 1e-13);
+		assert_close(mean, (double)(n - 1), 1e-12);
+		if (n <= 12)
+			assert_int_equal(l.npts, n % 2 ? n : n * (n + 1) / 2);
+		median_law_free(&l);
+	}
+}
+
+/* the exact bootstrap interval: swapping the groups negates it, shifting
+ * b by c moves it by c (values chosen so the shift is exact) */
+static void boot_interval_symmetry(void **state)
+{
+	(void)state;
+	stats_config cfg;
+	stats_config_init(&cfg);
+	stats_ctx *c = stats_ctx_new(&cfg);
+	assert_non_null(c);
+	stats_rng rng;
+	stats_rng_seed(&rng, 11);
+	for (int it = 0; it < 300; it++) {
+		size_t na = 1 + stats_rng_below(&rng, 12), nb = 1 + stats_rng_below(&rng, 12);
+		double a[12], b[12], b2[12];
+		for (size_t i = 0; i < na; i++)
+			a[i] = (double)stats_rng_below(&rng, 64) / 4;
+		for (size_t i = 0; i < nb; i++) {
+			b[i] = (double)stats_rng_below(&rng, 64) / 4;
+			b2[i] = b[i] + 8;
+		}
+		stats_result r1, r2, r3;
+		assert_int_equal(stats_mwu(c, a, na, b, nb, &r1), 0);
+		assert_int_equal(stats_mwu(c, b, nb, a, na, &r2), 0);
+		assert_int_equal(stats_mwu(c, a, na, b2, nb, &r3), 0);
+		if (r1.status != STATS_OK)
+			continue;
+		assert_true(r1.ci_low <= r1.ci_high);
+		assert_true(r1.ci_low == -r2.ci_high && r1.ci_high == -r2.ci_low);
+		assert_true(r3.ci_low == r1.ci_low + 8 && r3.ci_high == r1.ci_high + 8);
+	}
+	stats_ctx_free(c);
+}
+
 static void bh_properties(void **state)
 {
 	(void)state;
@@ -217,6 +290,8 @@ int main(void)
 		cmocka_unit_test(quantiles_invert),
 		cmocka_unit_test(welch_symmetry),
 		cmocka_unit_test(mwu_exact),
+		cmocka_unit_test(median_law_closed_forms),
+		cmocka_unit_test(boot_interval_symmetry),
 		cmocka_unit_test(bh_properties),
 		cmocka_unit_test(power_monotone),
 		cmocka_unit_test(rng_bounds),

@@ -1,0 +1,435 @@
+/* bootstrap.c — the exact bootstrap interval of the difference of two
+ * medians, with no random draw (Mann-Whitney U's CI, tests.c).
+ *
+ * Resampling n sorted values x_1 <= ... <= x_n with replacement, the
+ * resample's median is an order statistic (odd n) or the mean of two (even
+ * n), and which ones depends on the draws' indices only: P(median <= x_i)
+ * is a binomial tail, the law over the indices is the same for every row of
+ * a given group size (Efron 1979, "Bootstrap methods: another look at the
+ * jackknife", section 3; Maritz and Jarrett 1978). So the law is computed
+ * once per group size (median_law); a row puts its sorted values on it, and
+ * the difference of the two groups' medians, whose resamples are
+ * independent, has the law of the difference of two independent discrete
+ * variables. Its percentiles are found without listing its |A| x |B|
+ * points: P(D <= d) is one staircase walk over the two sorted supports, and
+ * a bracket around the percentile, started from the normal approximation,
+ * shrinks until few points remain between its ends. This is the limit of
+ * the percentile bootstrap as the resamples grow: no Monte-Carlo error, the
+ * same interval on every machine by construction.
+ */
+#include <math.h>
+#include <stdbool.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "proff/error.h"
+#include "proff/stats.h"
+#include "proff/util.h"
+#include "stats-int.h"
+
+/* ---- the law of a resample's median over the indices ------------------------- */
+
+static double lchoose(double n, double k)
+{
+	int sign;
+	return lgamma_r(n + 1, &sign) - lgamma_r(k + 1, &sign) - lgamma_r(n - k + 1, &sign);
+}
+
+/* P(Bin(n, i / n) >= k): at least k of the n draws fall on the i smallest */
+static double draws_at_most_ge(size_t n, size_t i, size_t k)
+{
+	if (k == 0 || i >= n)
+		return 1;
+	if (i == 0)
+		return 0;
+	double lp = log((double)i / (double)n), lq = log1p(-(double)i / (double)n), s = 0;
+	for (size_t j = k; j <= n; j++)
+		s += exp(lchoose((double)n, (double)j) + (double)j * lp + (double)(n - j) * lq);
+	return s > 1 ? 1 : s;
+}
+
+/* support points in the order of lo + hi, then lo: for evenly spread values
+ * that is already their order, so a row's sort has little to move */
+static int cmp_pair(const void *x, const void *y, void *arg)
+{
+	const median_law *l = arg;
+	size_t a = *(const uint32_t *)x, b = *(const uint32_t *)y;
+	uint64_t sa = (uint64_t)l->lo[a] + l->hi[a], sb = (uint64_t)l->lo[b] + l->hi[b];
+	if (sa != sb)
+		return sa < sb ? -1 : 1;
+	return l->lo[a] < l->lo[b] ? -1 : l->lo[a] > l->lo[b];
+}
+
+static int cmp_weight(const void *x, const void *y, void *arg)
+{
+	const double *w = arg;
+	double a = w[*(const uint32_t *)x], b = w[*(const uint32_t *)y];
+	return a < b ? -1 : a > b;
+}
+
+void median_law_free(median_law *l)
+{
+	free(l->lo);
+	free(l->hi);
+	free(l->w);
+	memset(l, 0, sizeof(*l));
+}
+
+/* Odd n, k = (n + 1) / 2: P(median = x_i) = G(i) - G(i - 1), G(i) the
+ * chance that at least k draws are among the i smallest. Even n, k = n / 2,
+ * the median (Y_k + Y_k+1) / 2: for i < j, Y_k = x_i and Y_k+1 = x_j when
+ * exactly k draws are <= x_i, at least one of them equal to it, and the
+ * other n - k are >= x_j, at least one equal to it:
+ *   C(n, k) (i^k - (i-1)^k) ((n-j+1)^(n-k) - (n-j)^(n-k)) / n^n;
+ * Y_k = Y_k+1 = x_i takes the rest of P(Y_k = x_i) = G(i) - G(i - 1).
+ * Points whose weights sum to less than 2^-53 (below the rounding of the
+ * sums that use them) are left out: many for large n, none up to n = 12. */
+int median_law_init(median_law *l, size_t n)
+{
+	memset(l, 0, sizeof(*l));
+	l->n = n;
+	size_t np = n % 2 ? n : n * (n + 1) / 2;
+	uint32_t *lo = pf_calloc(np, sizeof(uint32_t)), *hi = pf_calloc(np, sizeof(uint32_t));
+	uint32_t *ord = pf_calloc(np, sizeof(uint32_t));
+	double *w = pf_calloc(np, sizeof(double)), *g = pf_calloc(n + 1, sizeof(double));
+	int rc = PROFF_ENOMEM;
+	if (!lo || !hi || !ord || !w || !g)
+		goto out;
+	size_t k = n % 2 ? (n + 1) / 2 : n / 2;
+	for (size_t i = 0; i <= n; i++)
+		g[i] = draws_at_most_ge(n, i, k);
+	if (n % 2) {
+		for (size_t i = 0; i < n; i++) {
+			lo[i] = hi[i] = (uint32_t)i;
+			w[i] = g[i + 1] - g[i];
+		}
+	} else {
+		double lc = lchoose((double)n, (double)k), dn = (double)n, nk = (double)(n - k);
+		size_t p = 0;
+		for (size_t i = 1; i <= n; i++) {
+			/* (i/n)^k (1 - ((i-1)/i)^k), without cancellation */
+			double li = (double)k * log((double)i / dn);
+			double fi = -expm1((double)k * log1p(-1 / (double)i));
+			double rest = g[i] - g[i - 1];
+			size_t diag = p++;
+			lo[diag] = hi[diag] = (uint32_t)(i - 1);
+			for (size_t j = i + 1; j <= n; j++) {
+				double m = (double)(n - j + 1);
+				double gj = -expm1(nk * log1p(-1 / m));
+				double v = exp(lc + li + nk * log(m / dn)) * fi * gj;
+				lo[p] = (uint32_t)(i - 1);
+				hi[p] = (uint32_t)(j - 1);
+				w[p++] = v;
+				rest -= v;
+			}
+			w[diag] = rest > 0 ? rest : 0;
+		}
+	}
+	/* leave out the lightest points while their sum stays under 2^-53 */
+	for (size_t i = 0; i < np; i++)
+		ord[i] = (uint32_t)i;
+	qsort_r(ord, np, sizeof(uint32_t), cmp_weight, w);
+	double dropped = 0;
+	size_t first = 0;
+	while (first < np && dropped + w[ord[first]] < 0x1p-53) {
+		dropped += w[ord[first]];
+		w[ord[first++]] = -1;
+	}
+	size_t kept = 0;
+	for (size_t i = 0; i < np; i++)
+		if (w[i] >= 0) {
+			lo[kept] = lo[i];
+			hi[kept] = hi[i];
+			w[kept++] = w[i];
+		}
+	l->lo = lo;
+	l->hi = hi;
+	l->w = w;
+	l->npts = kept;
+	/* in the order of lo + hi */
+	for (size_t i = 0; i < kept; i++)
+		ord[i] = (uint32_t)i;
+	qsort_r(ord, kept, sizeof(uint32_t), cmp_pair, l);
+	uint32_t *lo2 = pf_calloc(kept ? kept : 1, sizeof(uint32_t)), *hi2 = pf_calloc(kept ? kept : 1, sizeof(uint32_t));
+	double *w2 = pf_calloc(kept ? kept : 1, sizeof(double));
+	if (!lo2 || !hi2 || !w2) {
+		free(lo2);
+		free(hi2);
+		free(w2);
+		memset(l, 0, sizeof(*l));
+		goto out;
+	}
+	for (size_t i = 0; i < kept; i++) {
+		lo2[i] = lo[ord[i]];
+		hi2[i] = hi[ord[i]];
+		w2[i] = w[ord[i]];
+	}
+	l->lo = lo2;
+	l->hi = hi2;
+	l->w = w2;
+	rc = 0;
+out:
+	free(lo);
+	free(hi);
+	free(w);
+	free(ord);
+	free(g);
+	return rc;
+}
+
+/* ---- a row: the laws on its values, the percentiles of their difference --------- */
+
+void boot_scratch_free(boot_scratch *s)
+{
+	for (int i = 0; i < 2; i++) {
+		free(s->v[i]);
+		free(s->w[i]);
+		free(s->sf[i]);
+	}
+	for (int i = 0; i < 3; i++)
+		free(s->s[i]);
+	free(s->cand);
+	memset(s, 0, sizeof(*s));
+}
+
+static int scratch_grow(boot_scratch *s, size_t pts)
+{
+	if (pts + 1 <= s->cap_pts)
+		return 0;
+	size_t cap = pts + 1;
+	for (int i = 0; i < 2; i++) {
+		double **arr[3] = { &s->v[i], &s->w[i], &s->sf[i] };
+		for (int j = 0; j < 3; j++) {
+			double *v = realloc(*arr[j], cap * sizeof(double));
+			if (!v)
+				return PROFF_ENOMEM;
+			*arr[j] = v;
+		}
+	}
+	for (int i = 0; i < 3; i++) {
+		uint32_t *x = realloc(s->s[i], cap * sizeof(uint32_t));
+		if (!x)
+			return PROFF_ENOMEM;
+		s->s[i] = x;
+	}
+	s->cap_pts = cap;
+	return 0;
+}
+
+typedef struct side {
+	const double *v, *w, *sf;   /* values ascending, weights, sf[i] = sum of w[i..] */
+	size_t n;
+	double mean, var;
+} side;
+
+static int cmp_cand(const void *a, const void *b)
+{
+	double x = ((const struct boot_cand *)a)->v, y = ((const struct boot_cand *)b)->v;
+	return x < y ? -1 : x > y;
+}
+
+/* the law l on the sorted values x: values sorted (insertion for the small
+ * laws of the usual group sizes: the law's order is nearly theirs), suffix
+ * sums, mean and variance. pt: scratch of l->npts points. */
+static void put_law(const median_law *l, const double *x, double *v, double *w, double *sf,
+		    struct boot_cand *pt, side *sd)
+{
+	size_t n = l->npts;
+	if (n <= 64) {
+		for (size_t i = 0; i < n; i++) {
+			double val = (x[l->lo[i]] + x[l->hi[i]]) / 2, wt = l->w[i];
+			size_t j = i;
+			while (j > 0 && v[j - 1] > val) {
+				v[j] = v[j - 1];
+				w[j] = w[j - 1];
+				j--;
+			}
+			v[j] = val;
+			w[j] = wt;
+		}
+	} else {
+		for (size_t i = 0; i < n; i++)
+			pt[i] = (struct boot_cand){ (x[l->lo[i]] + x[l->hi[i]]) / 2, l->w[i] };
+		qsort(pt, n, sizeof(*pt), cmp_cand);
+		for (size_t i = 0; i < n; i++) {
+			v[i] = pt[i].v;
+			w[i] = pt[i].w;
+		}
+	}
+	double acc = 0, m = 0;
+	sf[n] = 0;
+	for (size_t i = n; i-- > 0;) {
+		acc += w[i];
+		sf[i] = acc;
+		m += w[i] * v[i];
+	}
+	double var = 0;
+	for (size_t i = 0; i < n; i++)
+		var += w[i] * (v[i] - m) * (v[i] - m);
+	*sd = (side){ v, w, sf, n, m, var };
+}
+
+/* P(Y - X <= d) = sum over y_q of w_q P(X >= y_q - d); st[q] = the first
+ * index p with y_q - x_p <= d (as computed: the candidates' own rounding),
+ * which does not decrease with q; *sum = the sum of st */
+static double cdf_at(const side *x, const side *y, double d, uint32_t *st, size_t *sum)
+{
+	double f = 0;
+	size_t p = 0, tot = 0;
+	for (size_t q = 0; q < y->n; q++) {
+		while (p < x->n && y->v[q] - x->v[p] > d)
+			p++;
+		st[q] = (uint32_t)p;
+		tot += p;
+		f += y->w[q] * x->sf[p];
+	}
+	*sum = tot;
+	return f;
+}
+
+static int grow_cand(boot_scratch *s, size_t n)
+{
+	if (n <= s->cap_cand)
+		return 0;
+	struct boot_cand *c = realloc(s->cand, n * sizeof(*c));
+	if (!c)
+		return PROFF_ENOMEM;
+	s->cand = c;
+	s->cap_cand = n;
+	return 0;
+}
+
+/* the bracket's points are gathered and sorted once this few remain
+ * (fewer steps than another walk of the staircase) */
+#define FEW_CANDIDATES 16
+
+/* a point of the bracket near its middle: the middle one of the row that
+ * holds the middle of the candidates in row order; when that is the top,
+ * the bracket's smallest point (each row's last); NAN when every point of
+ * the bracket is the top (nothing left to split) */
+static double bracket_point(const side *x, const side *y, const uint32_t *slo, const uint32_t *shi,
+			    size_t count, bool have_hi, double dhi)
+{
+	size_t half = count / 2, q = 0;
+	while (half >= slo[q] - shi[q]) {
+		half -= slo[q] - shi[q];
+		q++;
+	}
+	double pivot = y->v[q] - x->v[shi[q] + half];
+	if (!have_hi || pivot < dhi)
+		return pivot;
+	double m = pivot;
+	for (size_t r = 0; r < y->n; r++)
+		if (slo[r] > shi[r] && y->v[r] - x->v[slo[r] - 1] < m)
+			m = y->v[r] - x->v[slo[r] - 1];
+	return m < dhi ? m : NAN;
+}
+
+/* *out = the smallest value d of Y - X with P(Y - X <= d) >= alpha.
+ * A bracket (dlo, dhi] with P(<= dlo) < alpha <= P(<= dhi), at first the
+ * whole support, shrinks by trials: the normal approximation of D first,
+ * then steps by its slope until both ends are known, then interpolation
+ * between the ends (Illinois: an end kept twice has its weight halved);
+ * the middle point of the bracket when a trial would not split it. Its
+ * candidates: row q's p in [shi[q], slo[q]), sum_lo - sum_hi of them. */
+static int lower_percentile(boot_scratch *s, const side *x, const side *y, double alpha, double *out)
+{
+	uint32_t *slo = s->s[0], *shi = s->s[1], *st = s->s[2];
+	for (size_t q = 0; q < y->n; q++) {
+		slo[q] = (uint32_t)x->n;
+		shi[q] = 0;
+	}
+	size_t sum_lo = x->n * y->n, sum_hi = 0;
+	double flo = 0, fhi = 1, dlo = 0, dhi = 0;
+	bool have_lo = false, have_hi = false;
+	double sd = sqrt(x->var + y->var), za = stats_norm_quantile(alpha);
+	double guess = y->mean - x->mean + sd * za;
+	int kept = 0;       /* > 0: the low end kept that many times in a row; < 0: the high end */
+	bool stalled = false;
+	for (int iter = 0; sum_lo - sum_hi > FEW_CANDIDATES; iter++) {
+		double pivot = guess;
+		if (stalled || iter >= 24 || !isfinite(pivot) || (have_lo && pivot <= dlo) || (have_hi && pivot >= dhi)) {
+			pivot = bracket_point(x, y, slo, shi, sum_lo - sum_hi, have_hi, dhi);
+			if (isnan(pivot))
+				break;
+		}
+		size_t sum;
+		double f = cdf_at(x, y, pivot, st, &sum);
+		uint32_t *t = st;
+		/* a trial that moved no point out of the bracket: split it next */
+		stalled = f >= alpha ? sum == sum_hi : sum == sum_lo;
+		if (f >= alpha) {
+			st = shi;
+			shi = t;
+			sum_hi = sum;
+			dhi = pivot;
+			fhi = f;
+			have_hi = true;
+			kept = kept > 0 ? kept + 1 : 1;
+		} else {
+			st = slo;
+			slo = t;
+			sum_lo = sum;
+			dlo = pivot;
+			flo = f;
+			have_lo = true;
+			kept = kept < 0 ? kept - 1 : -1;
+		}
+		if (have_lo && have_hi) {
+			double wl = alpha - flo, wh = fhi - alpha;
+			if (kept >= 2)
+				wl /= 2;
+			else if (kept <= -2)
+				wh /= 2;
+			guess = dlo + (dhi - dlo) * wl / (wl + wh);
+		} else if (f > 0 && f < 1) {
+			/* one end known: a step by the normal slope, a little past */
+			guess = pivot + 1.25 * sd * (za - stats_norm_quantile(f));
+		} else {
+			guess = NAN;
+		}
+	}
+	/* the points in (dlo, dhi], in order, added to P(<= dlo) */
+	size_t count = sum_lo - sum_hi;
+	if (grow_cand(s, count))
+		return PROFF_ENOMEM;
+	size_t nc = 0;
+	for (size_t q = 0; q < y->n; q++)
+		for (size_t p = shi[q]; p < slo[q]; p++) {
+			struct boot_cand c = { y->v[q] - x->v[p], y->w[q] * x->w[p] };
+			size_t j = nc++;
+			for (; j > 0 && s->cand[j - 1].v > c.v; j--)
+				s->cand[j] = s->cand[j - 1];
+			s->cand[j] = c;
+		}
+	double f = flo;
+	for (size_t i = 0; i < nc; i++) {
+		f += s->cand[i].w;
+		if (f >= alpha && (i + 1 == nc || s->cand[i + 1].v != s->cand[i].v)) {
+			*out = s->cand[i].v;
+			return 0;
+		}
+	}
+	/* rounding kept the sum under alpha: the bracket's top is the answer */
+	*out = nc ? s->cand[nc - 1].v : dhi;
+	return 0;
+}
+
+int boot_median_diff_ci(boot_scratch *s, const median_law *la, const double *sa,
+			const median_law *lb, const double *sb, double alpha, double *lo, double *hi)
+{
+	size_t pts = la->npts > lb->npts ? la->npts : lb->npts;
+	if (scratch_grow(s, pts) || grow_cand(s, pts))
+		return PROFF_ENOMEM;
+	side a, b;
+	put_law(la, sa, s->v[0], s->w[0], s->sf[0], s->cand, &a);
+	put_law(lb, sb, s->v[1], s->w[1], s->sf[1], s->cand, &b);
+	/* the upper one: the lower percentile of A - B, negated (the
+	 * candidates' differences round alike both ways) */
+	double up;
+	int rc = lower_percentile(s, &a, &b, alpha, lo);
+	if (!rc)
+		rc = lower_percentile(s, &b, &a, alpha, &up);
+	*hi = -up;
+	return rc;
+}

@@ -4,8 +4,9 @@
 # `perf script -F period,ip,sym,dso` (not proff), turned into shares, absolute
 # periods and Children shares here, and scipy (Welch's t, Mann-Whitney U) and
 # statsmodels (Benjamini-Hochberg, the two-proportion z-test) compute p, q and
-# the CIs; proff's --json p and q must agree to 1e-6 relative, its printed CI
-# cells to the printed precision.
+# the CIs (Mann-Whitney's: the exact bootstrap's, from the law enumerated by
+# tests/tools/boot_law.py); proff's --json p and q must agree to 1e-6
+# relative, its printed CI cells to the printed precision.
 #
 # The experiments of docs/statistics.md, on tests/data/stats/planted.c (three
 # hot functions of equal work; version B makes hot_b 10 % heavier, hot_b is
@@ -66,6 +67,7 @@ experiment() {
 cat >oracle.py <<'EOF'
 import json, math, os, re, sys
 import numpy as np
+import boot_law
 from scipy import stats
 from statsmodels.stats.multitest import multipletests
 from statsmodels.stats.proportion import proportions_ztest
@@ -155,7 +157,9 @@ def compare(name, absolute, test, whiches=("self",)):
                 ok = close(g["p"], p, 1e-6) and close(g["ci"][0], d_ - half, 1e-6) and close(g["ci"][1], d_ + half, 1e-6)
             else:
                 p = stats.mannwhitneyu(b, a, alternative="two-sided").pvalue
-                ok = close(g["p"], p, 1e-6) and g["ci"][0] <= g["estimate"] <= g["ci"][1] and \
+                # the exact bootstrap's interval, its law enumerated (tests/tools/boot_law.py)
+                lo, hi, _, _ = boot_law.interval(a, b)
+                ok = close(g["p"], p, 1e-6) and close(g["ci"][0], lo, 1e-6) and close(g["ci"][1], hi, 1e-6) and \
                      close(g["estimate"], np.median(b) - np.median(a), 1e-9)
             n += 1
             ps.append((which, k, p))
@@ -235,12 +239,12 @@ EOF
 # with fresh recordings keeps the test from failing on such a draw; a wrong
 # number (p, q, a CI against scipy) fails both.
 experiment
-$PY oracle.py "$W" >oracle.out; rc=$?
+PYTHONPATH="$ROOT/tests/tools" $PY oracle.py "$W" >oracle.out; rc=$?
 if [ $rc = 3 ]; then
 	echo "# diff-stats: the first experiment fell short; a second one decides:"
 	grep '^not ok' oracle.out | sed 's/^/#   first: /'
 	experiment
-	$PY oracle.py "$W" >oracle.out; rc=$?
+	PYTHONPATH="$ROOT/tests/tools" $PY oracle.py "$W" >oracle.out; rc=$?
 fi
 cat oracle.out
 [ $rc = 0 ] || [ $rc = 3 ] || not_ok "diff-stats: the oracle's script failed (exit $rc)"

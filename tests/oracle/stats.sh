@@ -27,7 +27,7 @@ if ! cc -std=gnu17 -O1 -g $SANFL -I"$ROOT/include" -o "$TMP/so" "$ROOT/tests/too
 	not_ok "build stats-oracle"; sed 's/^/#   /' "$TMP/cc.err" | head; finish
 fi
 
-$PY - "$TMP/so" <<'EOF'
+$PY - "$TMP/so" "$ROOT/tests/tools" <<'EOF'
 import math, subprocess, sys, warnings
 import numpy as np
 from scipy import stats
@@ -179,61 +179,13 @@ for _ in range(800):
 report(f"Mann-Whitney U: U and p (1e-6) vs scipy.stats.mannwhitneyu, exact {nexact} / normal approximation {nasym}, "
        "exact where scipy's 'auto' picks it", fails, n, ex)
 
-# the exact bootstrap CI of the median difference, groups of 1 to 10 runs:
-# the law of a resample's median over the sorted values' indices, enumerated
-# over every count vector (how often each value is drawn; C(2n-1, n) of them)
-# with its multinomial probability, as fractions
-from fractions import Fraction
-def index_law(n):
-    law = {}; lo_k, hi_k = (n - 1) // 2, n // 2
-    fact = [math.factorial(i) for i in range(n + 1)]
-    def rec(i, left, counts):
-        if i == n - 1:
-            counts = counts + [left]
-            run, lo = 0, None
-            for j, c in enumerate(counts):
-                run += c
-                if lo is None and run > lo_k:
-                    lo = j
-                if run > hi_k:
-                    hi = j; break
-            mult = fact[n]
-            for c in counts:
-                mult //= fact[c]
-            law[(lo, hi)] = law.get((lo, hi), 0) + mult
-            return
-        for c in range(left + 1):
-            rec(i + 1, left - c, counts + [c])
-    rec(0, n, [])
-    return {k: Fraction(v, n ** n) for k, v in law.items()}
-laws = {}
-def value_law(x):
-    x = sorted(float(v) for v in x); n = len(x)
-    if n not in laws:
-        laws[n] = index_law(n)
-    out = {}
-    for (i, j), p in laws[n].items():
-        v = (x[i] + x[j]) / 2          # as proff computes it: the same double
-        out[v] = out.get(v, 0) + p
-    return out
-ALPHA, TOL = Fraction(1, 40), Fraction(1, 10 ** 12)
+# the exact bootstrap CI of the median difference, groups of 1 to 10 runs,
+# against the law enumerated in fractions (tests/tools/boot_law.py)
+sys.path.insert(0, sys.argv[2])
+import boot_law
 def boot_ok(a, b, got_lo, got_hi):
-    la, lb = value_law(a), value_law(b)
-    d = {}
-    for vb, pb in lb.items():
-        for va, pa in la.items():
-            d[vb - va] = d.get(vb - va, 0) + pa * pb
-    keys = sorted(d); cdf = []; c = Fraction(0)
-    for k in keys:
-        c += d[k]; cdf.append(c)
-    below = [Fraction(0)] + cdf[:-1]                    # P(D < k)
-    lo = next(k for k, c in zip(keys, cdf) if c >= ALPHA)
-    hi = next(k for k, b_ in zip(reversed(keys), reversed(below)) if 1 - b_ >= ALPHA)
-    def near(got, want, tails):
-        return got == want or any(k == got and any(abs(t - ALPHA) <= TOL for t in ts)
-                                  for k, ts in zip(keys, tails))
-    return (near(got_lo, lo, zip(cdf, below)) and
-            near(got_hi, hi, zip([1 - x for x in below], [1 - x for x in cdf]))), lo, hi
+    lo, hi, near_lo, near_hi = boot_law.interval(a, b)
+    return (got_lo == lo or got_lo in near_lo) and (got_hi == hi or got_hi in near_hi), lo, hi
 fails, n, ex = 0, 0, None
 for _ in range(400):
     na, nb = int(rng.integers(1, 11)), int(rng.integers(1, 11))

@@ -219,7 +219,7 @@ static int scratch_grow(boot_scratch *s, size_t pts)
 typedef struct side {
 	const double *v, *w, *sf;   /* values ascending, weights, sf[i] = sum of w[i..] */
 	size_t n;
-	double mean, var;
+	double mean, var, m3;       /* the law's mean, variance, third central moment */
 } side;
 
 static int cmp_cand(const void *a, const void *b)
@@ -263,10 +263,13 @@ static void put_law(const median_law *l, const double *x, double *v, double *w, 
 		sf[i] = acc;
 		m += w[i] * v[i];
 	}
-	double var = 0;
-	for (size_t i = 0; i < n; i++)
-		var += w[i] * (v[i] - m) * (v[i] - m);
-	*sd = (side){ v, w, sf, n, m, var };
+	double var = 0, m3 = 0;
+	for (size_t i = 0; i < n; i++) {
+		double dv = v[i] - m, w2 = w[i] * dv * dv;
+		var += w2;
+		m3 += w2 * dv;
+	}
+	*sd = (side){ v, w, sf, n, m, var, m3 };
 }
 
 /* P(Y - X <= d) = sum over y_q of w_q P(X >= y_q - d); st[q] = the first
@@ -278,6 +281,22 @@ static double cdf_at(const side *x, const side *y, double d, uint32_t *st, size_
 	size_t p = 0, tot = 0;
 	for (size_t q = 0; q < y->n; q++) {
 		while (p < x->n && y->v[q] - x->v[p] > d)
+			p++;
+		st[q] = (uint32_t)p;
+		tot += p;
+		f += y->w[q] * x->sf[p];
+	}
+	*sum = tot;
+	return f;
+}
+
+/* the same for P(Y - X < d) */
+static double cdf_below(const side *x, const side *y, double d, uint32_t *st, size_t *sum)
+{
+	double f = 0;
+	size_t p = 0, tot = 0;
+	for (size_t q = 0; q < y->n; q++) {
+		while (p < x->n && y->v[q] - x->v[p] >= d)
 			p++;
 		st[q] = (uint32_t)p;
 		tot += p;
@@ -340,30 +359,54 @@ static int lower_percentile(boot_scratch *s, const side *x, const side *y, doubl
 		shi[q] = 0;
 	}
 	size_t sum_lo = x->n * y->n, sum_hi = 0;
-	double flo = 0, fhi = 1, dlo = 0, dhi = 0;
+	double flo = 0, dlo = 0, dhi = 0, zlo = 0, zhi = 0;
 	bool have_lo = false, have_hi = false;
-	double sd = sqrt(x->var + y->var), za = stats_norm_quantile(alpha);
-	double guess = y->mean - x->mean + sd * za;
+	/* the first trial: D's percentile by Cornish-Fisher from its exact
+	 * mean, variance and skewness (the laws' cumulants add) */
+	double var = x->var + y->var, sd = sqrt(var), za = stats_norm_quantile(alpha);
+	double skew = var > 0 ? (y->m3 - x->m3) / (var * sd) : 0;
+	double guess = y->mean - x->mean + sd * (za + (za * za - 1) * skew / 6);
 	int kept = 0;       /* > 0: the low end kept that many times in a row; < 0: the high end */
 	bool stalled = false;
 	for (int iter = 0; sum_lo - sum_hi > FEW_CANDIDATES; iter++) {
+		size_t sum;
+		double f;
+		if (stalled && have_hi && kept > 0) {
+			/* the top did not move: a heavy point there? If P(D < dhi)
+			 * is under alpha, dhi is the answer; else the points at
+			 * dhi leave the bracket */
+			f = cdf_below(x, y, dhi, st, &sum);
+			if (f < alpha) {
+				*out = dhi;
+				return 0;
+			}
+			uint32_t *t = st;
+			st = shi;
+			shi = t;
+			sum_hi = sum;
+			dhi = nextafter(dhi, -INFINITY);
+			zhi = f >= 1 ? 40 : stats_norm_quantile(f);
+			stalled = false;
+			continue;
+		}
 		double pivot = guess;
 		if (stalled || iter >= 24 || !isfinite(pivot) || (have_lo && pivot <= dlo) || (have_hi && pivot >= dhi)) {
 			pivot = bracket_point(x, y, slo, shi, sum_lo - sum_hi, have_hi, dhi);
 			if (isnan(pivot))
 				break;
 		}
-		size_t sum;
-		double f = cdf_at(x, y, pivot, st, &sum);
-		uint32_t *t = st;
+		f = cdf_at(x, y, pivot, st, &sum);
+		/* the trial's distance from the percentile in normal scores */
+		double z = f <= 0 ? -40 : f >= 1 ? 40 : stats_norm_quantile(f);
 		/* a trial that moved no point out of the bracket: split it next */
 		stalled = f >= alpha ? sum == sum_hi : sum == sum_lo;
+		uint32_t *t = st;
 		if (f >= alpha) {
 			st = shi;
 			shi = t;
 			sum_hi = sum;
 			dhi = pivot;
-			fhi = f;
+			zhi = z;
 			have_hi = true;
 			kept = kept > 0 ? kept + 1 : 1;
 		} else {
@@ -372,21 +415,25 @@ static int lower_percentile(boot_scratch *s, const side *x, const side *y, doubl
 			sum_lo = sum;
 			dlo = pivot;
 			flo = f;
+			zlo = z;
 			have_lo = true;
 			kept = kept < 0 ? kept - 1 : -1;
 		}
 		if (have_lo && have_hi) {
-			double wl = alpha - flo, wh = fhi - alpha;
+			/* interpolation in normal scores between the ends */
+			double wl = za - zlo, wh = zhi - za;
 			if (kept >= 2)
 				wl /= 2;
 			else if (kept <= -2)
 				wh /= 2;
-			guess = dlo + (dhi - dlo) * wl / (wl + wh);
-		} else if (f > 0 && f < 1) {
-			/* one end known: a step by the normal slope, a little past */
-			guess = pivot + 1.25 * sd * (za - stats_norm_quantile(f));
+			guess = wl + wh > 0 ? dlo + (dhi - dlo) * wl / (wl + wh) : NAN;
 		} else {
-			guess = NAN;
+			/* one end known: a step by the normal slope, a little past,
+			 * and at least a hundredth of D's deviation */
+			double step = 1.1 * sd * (za - z);
+			if (fabs(step) < sd / 100)
+				step = copysign(sd / 100, za - z);
+			guess = sd > 0 ? pivot + step : NAN;
 		}
 	}
 	/* the points in (dlo, dhi], in order, added to P(<= dlo) */

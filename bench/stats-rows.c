@@ -154,7 +154,7 @@ int main(int argc, char **argv)
 	}
 	measure(runs, nruns, group, STATS_WELCH, reps, "welch");
 	if (!getenv("STATS_ROWS_NO_MWU"))
-		measure(runs, nruns, group, STATS_MWU, reps < 3 ? reps : 3, "mwu");
+		measure(runs, nruns, group, STATS_MWU, reps, "mwu");
 	for (size_t r = 0; r < nruns; r++) {
 		pf_strtab_free(&runs[r].prof.strs);
 		free(runs[r].prof.dsos);

@@ -488,7 +488,7 @@ int boot_median_diff_ci(boot_scratch *s, const median_law *la, const double *sa,
 	put_law(lb, sb, s->v[1], s->w[1], s->sf[1], s->cand, &b);
 	/* the upper one: the lower percentile of A - B, negated (the
 	 * candidates' differences round alike both ways) */
-	double up;
+	double up = NAN;
 	int rc = lower_percentile(s, &a, &b, alpha, lo);
 	if (!rc)
 		rc = lower_percentile(s, &b, &a, alpha, &up);

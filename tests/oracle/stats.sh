@@ -204,6 +204,22 @@ for _ in range(400):
     if not ok:
         fails += 1; ex = ex or (list(a), list(b), out[2:4], lo, hi)
 report("MWU exact bootstrap CI: bounds = the 2.5 % and 97.5 % points of the enumerated law (fractions)", fails, n, ex)
+# larger groups (11 to 20 runs: proff's laws of 66 points and more are sorted
+# by qsort, from 13 runs its lightest points are left out), the law by the
+# multinomial of cells (boot_law.index_law_cells, checked here against the
+# enumeration for 1 to 8 values)
+same = all({k: v for k, v in boot_law.index_law_cells(m).items() if v} == boot_law.index_law(m) for m in range(1, 9))
+fails, n, ex = 0, 0, None
+for _ in range(24):
+    na, nb = int(rng.integers(11, 21)), int(rng.integers(11, 21))
+    a = rng.normal(10, 1, na); b = rng.exponential(1, nb) + 9.5
+    out = ask(f"mwu {lst(a)} {lst(b)}")
+    ok, lo, hi = boot_ok(a, b, out[2], out[3])
+    n += 1
+    if not ok:
+        fails += 1; ex = ex or (list(a), list(b), out[2:4], lo, hi)
+report("MWU exact bootstrap CI, 11 to 20 runs a side: the law by cells (= the enumeration for 1 to 8: "
+       f"{same})", fails + (not same), n, ex)
 a = "1.5,2.25,3,4.75,5"; b = "2,3.5,4,6.25,7"
 o1 = ask(f"mwu {a} {b}"); o2 = ask(f"mwu {a} {b}")
 print(("ok" if o1 == o2 else "not ok") + " - MWU bootstrap CI reproducible")

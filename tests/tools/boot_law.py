@@ -20,8 +20,12 @@ _laws = {}
 
 def index_law(n):
     """{(lo, hi): probability}: the resample's median is the mean of the
-    sorted values lo and hi (0-based; equal for odd n)"""
+    sorted values lo and hi (0-based; equal for odd n); enumerated up to
+    10 values, by cells above"""
     if n in _laws:
+        return _laws[n]
+    if n > 10:
+        _laws[n] = index_law_cells(n)
         return _laws[n]
     law = {}
     lo_k, hi_k = (n - 1) // 2, n // 2
@@ -49,6 +53,39 @@ def index_law(n):
     rec(0, n, [])
     _laws[n] = {k: Fraction(v, n ** n) for k, v in law.items()}
     return _laws[n]
+
+
+def index_law_cells(n):
+    """the same law by the multinomial of five cells: A draws below index
+    i, B on i, M strictly between i and j, D on j, E above j; the median's
+    order statistics lo_k and hi_k fall on i and j when A <= lo_k < A + B
+    and A + B + M <= hi_k < A + B + M + D (for i = j both in [A, A + B))"""
+    lo_k, hi_k = (n - 1) // 2, n // 2
+    f = [math.factorial(t) for t in range(n + 1)]
+    law = {}
+    for i in range(n):
+        for j in range(i, n):
+            tot = 0
+            for a in range(lo_k + 1):
+                for b in range(max(1, lo_k + 1 - a), n - a + 1):
+                    if i == j:
+                        if hi_k >= a + b:
+                            continue
+                        e = n - a - b
+                        if i == n - 1 and e:
+                            continue
+                        tot += f[n] // (f[a] * f[b] * f[e]) * i ** a * (n - i - 1) ** e
+                        continue
+                    for m in range(n - a - b + 1):
+                        if a + b + m > hi_k:
+                            break
+                        for d in range(max(1, hi_k + 1 - a - b - m), n - a - b - m + 1):
+                            e = n - a - b - m - d
+                            tot += (f[n] // (f[a] * f[b] * f[m] * f[d] * f[e]) *
+                                    i ** a * (j - i - 1) ** m * (n - j - 1) ** e)
+            if tot:
+                law[(i, j)] = Fraction(tot, n ** n)
+    return law
 
 
 def value_law(x):

@@ -83,7 +83,7 @@ void median_law_free(median_law *l)
  *   C(n, k) (i^k - (i-1)^k) ((n-j+1)^(n-k) - (n-j)^(n-k)) / n^n;
  * Y_k = Y_k+1 = x_i takes the rest of P(Y_k = x_i) = G(i) - G(i - 1).
  * Points whose weights sum to less than 2^-53 (below the rounding of the
- * sums that use them) are left out: many for large n, none up to n = 12. */
+ * sums that use them) are left out: many for large n, none below n = 18. */
 int median_law_init(median_law *l, size_t n)
 {
 	memset(l, 0, sizeof(*l));

@@ -205,7 +205,7 @@ for _ in range(400):
         fails += 1; ex = ex or (list(a), list(b), out[2:4], lo, hi)
 report("MWU exact bootstrap CI: bounds = the 2.5 % and 97.5 % points of the enumerated law (fractions)", fails, n, ex)
 # larger groups (11 to 20 runs: proff's laws of 66 points and more are sorted
-# by qsort, from 13 runs its lightest points are left out), the law by the
+# by qsort, from 18 runs its lightest points are left out), the law by the
 # multinomial of cells (boot_law.index_law_cells, checked here against the
 # enumeration for 1 to 8 values)
 same = all({k: v for k, v in boot_law.index_law_cells(m).items() if v} == boot_law.index_law(m) for m in range(1, 9))

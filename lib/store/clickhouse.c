@@ -44,11 +44,16 @@ typedef struct ch_store {
  * no copy of a large answer is kept); an answer other than 200 is kept
  * whole, for its message */
 typedef int (*line_fn)(void *arg, char *line);
+/* A binary answer (RowBinary) handed on as it arrives: the function takes
+ * the whole records of p[0, n), says how many bytes it took (*used), and
+ * the rest waits for more */
+typedef int (*bytes_fn)(void *arg, const char *p, size_t n, size_t *used);
 
 typedef struct sink {
 	sbuf *b;
 	CURL *h;
-	line_fn fn;                /* NULL: keep the answer in b */
+	line_fn fn;                /* NULL: keep the answer in b (or give it to bfn) */
+	bytes_fn bfn;
 	void *arg;
 	int mode;                  /* 0 not known yet, 1 lines, 2 an error answer kept */
 	int rc;                    /* fn's non-zero */
@@ -61,7 +66,7 @@ static size_t on_data(char *p, size_t sz, size_t n, void *arg)
 	sbuf_put(k->b, p, len);
 	if (k->b->oom)
 		return 0;
-	if (!k->fn)
+	if (!k->fn && !k->bfn)
 		return len;
 	if (!k->mode) {
 		long st = 0;
@@ -70,6 +75,14 @@ static size_t on_data(char *p, size_t sz, size_t n, void *arg)
 	}
 	if (k->mode != 1)
 		return len;
+	if (k->bfn) {
+		size_t used = 0;
+		if ((k->rc = k->bfn(k->arg, k->b->p, k->b->n, &used)))
+			return 0;
+		memmove(k->b->p, k->b->p + used, k->b->n - used);
+		k->b->n -= used;
+		return len;
+	}
 	char *start = k->b->p, *end = k->b->p + k->b->n, *nl;
 	for (; (nl = memchr(start, '\n', (size_t)(end - start))); start = nl + 1) {
 		*nl = '\0';
@@ -86,8 +99,8 @@ static size_t on_data(char *p, size_t sz, size_t n, void *arg)
 /* POST body (SQL, then data for an INSERT) with query (URL-encoded SQL or
  * NULL); the answer in *resp, or its lines given to fn (then fn's error
  * stops the transfer and is returned). 0, or an error naming the store. */
-static int ch_post_lines(store *s, const char *query, const char *body, size_t blen, const char *settings,
-			 sbuf *resp, line_fn fn, void *fn_arg, proff_error *err)
+static int ch_post_any(store *s, const char *query, const char *body, size_t blen, const char *settings,
+		       sbuf *resp, line_fn fn, bytes_fn bfn, void *fn_arg, proff_error *err)
 {
 	ch_store *c = s->impl;
 	sbuf url = { 0 };
@@ -109,7 +122,7 @@ static int ch_post_lines(store *s, const char *query, const char *body, size_t b
 	}
 	resp->n = 0;
 	CURL *h = c->curl;
-	sink k = { resp, h, fn, fn_arg, 0, 0 };
+	sink k = { resp, h, fn, bfn, fn_arg, 0, 0 };
 	curl_easy_reset(h);
 	curl_easy_setopt(h, CURLOPT_URL, url.p);
 	curl_easy_setopt(h, CURLOPT_POST, 1L);
@@ -149,7 +162,16 @@ static int ch_post_lines(store *s, const char *query, const char *body, size_t b
 	}
 	if (fn && resp->n)         /* a last line without its newline */
 		return fn(fn_arg, resp->p);
+	if (bfn && resp->n)        /* a record cut short */
+		return proff_err_set(err, PROFF_EFORMAT, s->name, PROFF_NO_OFFSET,
+				     "an answer of another shape (%zu bytes after its last whole row)", resp->n);
 	return 0;
+}
+
+static int ch_post_lines(store *s, const char *query, const char *body, size_t blen, const char *settings,
+			 sbuf *resp, line_fn fn, void *fn_arg, proff_error *err)
+{
+	return ch_post_any(s, query, body, blen, settings, resp, fn, NULL, fn_arg, err);
 }
 
 static int ch_post(store *s, const char *query, const char *body, size_t blen, const char *settings, sbuf *resp,
@@ -779,6 +801,241 @@ static int query_rows(store *s, const store_query *qq, store_result *r, const ch
 	return rc;
 }
 
+/* ---- the rows of a stored key set ------------------------------------------------ */
+
+/* A line of the profiles query: the hash of (id, push), group, replicate,
+ * and the event's total, samples and callchain flag. The profile is
+ * counted in its replicate, and its hash remembered (profs: hash ->
+ * replicate) for the key rows that name it. A (id, push) met twice (a
+ * marker stored twice) counts once. */
+typedef struct profiles_ctx {
+	store *s;
+	store_result *r;
+	pf_map64 *profs;
+	proff_error *err;
+} profiles_ctx;
+
+static int profiles_line(void *arg, char *line)
+{
+	profiles_ctx *x = arg;
+	store_result *r = x->r;
+	char *f[6];
+	size_t fl[6];
+	if (!*line)
+		return 0;
+	if (!strncmp(line, "Code: ", 6))
+		return proff_err_set(x->err, PROFF_EIO, x->s->name, PROFF_NO_OFFSET, "the server failed: %.400s", line);
+	if (split_tsv(line, f, fl, 6))
+		return proff_err_set(x->err, PROFF_EFORMAT, x->s->name, PROFF_NO_OFFSET, "an answer of another shape");
+	bool found;
+	uint64_t *slot = pf_map64_upsert(x->profs, dec_u64(f[0]), &found);
+	if (!slot)
+		goto nomem;
+	if (found)
+		return 0;
+	long rep = store_result_rep(r, (uint32_t)dec_u64(f[1]), f[2], fl[2]);
+	if (rep < 0)
+		goto nomem;
+	/* (the map may have grown since: upsert again) */
+	if (!(slot = pf_map64_upsert(x->profs, dec_u64(f[0]), &found)))
+		goto nomem;
+	*slot = (uint64_t)rep;
+	r->rep_total[rep] += dec_u64(f[3]);
+	r->rep_samples[rep] += dec_u64(f[4]);
+	r->rep_profiles[rep]++;
+	r->nprofiles++;
+	r->callchain |= f[5][0] == '1';
+	return 0;
+nomem:
+	return proff_err_set(x->err, PROFF_ENOMEM, NULL, PROFF_NO_OFFSET, "out of memory");
+}
+
+/* RowBinary: integers little-endian, a string its length (LEB128) then
+ * its bytes */
+static uint64_t rb_u64(const char *p)
+{
+	const unsigned char *u = (const unsigned char *)p;
+	uint64_t v = 0;
+	for (int i = 7; i >= 0; i--)
+		v = v << 8 | u[i];
+	return v;
+}
+
+/* a string at *p (before end): 1 taken (*p past it), 0 not all here yet,
+ * -1 malformed */
+static int rb_str(const char **p, const char *end, const char **s, size_t *len)
+{
+	uint64_t n = 0;
+	const char *q = *p;
+	for (int shift = 0;; shift += 7) {
+		if (q >= end)
+			return 0;
+		if (shift > 56)
+			return -1;
+		unsigned char b = (unsigned char)*q++;
+		n |= (uint64_t)(b & 0x7f) << shift;
+		if (!(b & 0x80))
+			break;
+	}
+	if (n > (uint64_t)(end - q))
+		return n > ((uint64_t)1 << 32) ? -1 : 0;
+	*s = q;
+	*len = (size_t)n;
+	*p = q + n;
+	return 1;
+}
+
+typedef struct keyrows_ctx {
+	store *s;
+	store_result *r;
+	const pf_map64 *profs;     /* hash of (id, push) -> replicate */
+	pf_map64 rows;             /* hash of the keys -> the result's row */
+	size_t nkeys;
+	bool acc, count;           /* the values' columns besides Self */
+	proff_error *err;
+} keyrows_ctx;
+
+static int shape_error(keyrows_ctx *x)
+{
+	return proff_err_set(x->err, PROFF_EFORMAT, x->s->name, PROFF_NO_OFFSET, "an answer of another shape");
+}
+
+/* the rows query's records: key hash, the keys, level, lowest unresolved
+ * address; each a row of the result */
+static int names_bytes(void *arg, const char *p, size_t n, size_t *used)
+{
+	keyrows_ctx *x = arg;
+	const char *end = p + n, *at = p;
+	const char *ks[HIST_MAX_KEYS + 1];
+	size_t kl[HIST_MAX_KEYS + 1];
+	for (;;) {
+		const char *q = at;
+		if (end - q < 8)
+			break;
+		uint64_t h = rb_u64(q);
+		q += 8;
+		int got = 1;
+		for (size_t k = 0; k <= x->nkeys && got == 1; k++)     /* the keys and the level */
+			got = rb_str(&q, end, &ks[k], &kl[k]);
+		if (got < 0)
+			return shape_error(x);
+		if (!got || end - q < 8)
+			break;
+		uint64_t a = rb_u64(q);
+		q += 8;
+		long row = store_result_row(x->r, ks, kl);
+		bool found;
+		uint64_t *slot = row < 0 ? NULL : pf_map64_upsert(&x->rows, h, &found);
+		if (!slot)
+			return proff_err_set(x->err, PROFF_ENOMEM, NULL, PROFF_NO_OFFSET, "out of memory");
+		if (found)
+			return shape_error(x);
+		*slot = (uint64_t)row;
+		if (kl[x->nkeys] == 1 && !x->r->row_level[row])
+			x->r->row_level[row] = ks[x->nkeys][0];
+		if (a && a < x->r->row_addr[row])
+			x->r->row_addr[row] = a;
+		at = q;
+	}
+	*used = (size_t)(at - p);
+	return 0;
+}
+
+/* the values query's records: key hash, profile hash, Self[, Children][,
+ * samples], summed into the row's cell of the profile's replicate */
+static int values_bytes(void *arg, const char *p, size_t n, size_t *used)
+{
+	keyrows_ctx *x = arg;
+	size_t rec = 8 * (3 + (size_t)x->acc + (size_t)x->count), i = 0;
+	for (; n - i >= rec; i += rec) {
+		const char *q = p + i;
+		uint64_t rep, row;
+		/* a profile marked since the profiles query: not in this answer */
+		if (!pf_map64_get(x->profs, rb_u64(q + 8), &rep))
+			continue;
+		if (!pf_map64_get(&x->rows, rb_u64(q), &row))
+			return shape_error(x);
+		uint64_t acc = x->acc ? rb_u64(q + 24) : 0, cnt = x->count ? rb_u64(q + 24 + 8 * x->acc) : 0;
+		if (store_result_add_count(x->r, (size_t)row, (size_t)rep, rb_u64(q + 16), acc, cnt))
+			return proff_err_set(x->err, PROFF_ENOMEM, NULL, PROFF_NO_OFFSET, "out of memory");
+	}
+	*used = i;
+	return 0;
+}
+
+/* The rows of a stored key set: the key rows of the selected profiles (summed
+ * at push time), in two answers: each row's keys once (grouped by a hash of
+ * them), then a record of numbers per profile and row, summed here into
+ * the profile's replicate — the server neither groups the numbers nor
+ * writes text (both cost more than the sums). */
+/* a stored key set's key k as a column of proff_keyrows */
+static const char *keyrow_expr(const store_query *qq, int k)
+{
+	int key = qq->keys[k];
+	return key == HK_COMM ? "comm" : key == HK_DSO ? "dso" : key == HK_SRCLINE ? "srcline" :
+	       qq->by_addr ? "if(sym = '', concat('\\x01', lower(hex(addr))), sym)" : "sym";
+}
+
+static int query_keyrows(store *s, const store_query *qq, int ks, store_result *r, const pf_map64 *profs,
+			 proff_error *err)
+{
+	ch_store *c = s->impl;
+	keyrows_ctx x = { .s = s, .r = r, .profs = profs, .nkeys = (size_t)qq->nkeys, .acc = qq->children,
+			  .count = !qq->no_counts, .err = err };
+	pf_map64_init(&x.rows);
+	sbuf hash = { 0 }, where = { 0 }, q = { 0 }, resp = { 0 };
+	sbuf_puts(&hash, "cityHash64(");
+	for (int k = 0; k < qq->nkeys; k++)
+		sbuf_printf(&hash, k ? ", %s" : "%s", keyrow_expr(qq, k));
+	sbuf_puts(&hash, ")");
+	sbuf_printf(&where, " FROM %s.proff_keyrows WHERE keyset = %d AND event = ", c->db, ks);
+	sbuf_quote(&where, qq->event, strlen(qq->event));
+	/* the rows of the selected profiles' marked pushes */
+	sbuf_printf(&where, " AND cityHash64(id, push) GLOBAL IN (SELECT cityHash64(id, push) FROM %s.proff_profiles WHERE ",
+		    c->db);
+	marked_sql(&where, c);
+	sbuf_puts(&where, " AND multiIf(");
+	for (size_t g = 0; g < qq->ngroups; g++) {
+		char *w = store_sel_sql(&qq->groups[g]);
+		if (!w) {
+			where.oom = true;
+			break;
+		}
+		sbuf_printf(&where, "%s, %zu, ", w, g);
+		free(w);
+	}
+	sbuf_puts(&where, "-1) >= 0)");
+	/* the rows: each one's keys once */
+	sbuf_printf(&q, "SELECT %s AS h", hash.p);
+	for (int k = 0; k < qq->nkeys; k++)
+		sbuf_printf(&q, ", any(%s)", keyrow_expr(qq, k));
+	sbuf_printf(&q, ", argMin(level, seq), minIf(addr, addr != 0)%s GROUP BY h FORMAT RowBinary", where.p);
+	int rc;
+	/* (wait_end_of_query: an error found after the first rows is a 500
+	 * answer, not a message inside the binary rows) */
+	if (hash.oom || where.oom || q.oom)
+		goto nomem;
+	if ((rc = ch_post_any(s, NULL, q.p, q.n, "wait_end_of_query=1", &resp, NULL, names_bytes, &x, err)))
+		goto out;
+	/* the numbers: a record per profile and row */
+	q.n = 0;
+	sbuf_printf(&q, "SELECT %s, cityHash64(id, push), self%s%s%s FORMAT RowBinary", hash.p, x.acc ? ", acc" : "",
+		    x.count ? ", count" : "", where.p);
+	if (q.oom)
+		goto nomem;
+	rc = ch_post_any(s, NULL, q.p, q.n, "wait_end_of_query=1", &resp, NULL, values_bytes, &x, err);
+out:
+	pf_map64_free(&x.rows);
+	sbuf_free(&hash);
+	sbuf_free(&where);
+	sbuf_free(&q);
+	sbuf_free(&resp);
+	return rc;
+nomem:
+	rc = proff_err_set(err, PROFF_ENOMEM, NULL, PROFF_NO_OFFSET, "out of memory");
+	goto out;
+}
+
 static int ch_query(store *s, const store_query *qq, store_result *r, proff_error *err)
 {
 	ch_store *c = s->impl;
@@ -786,76 +1043,32 @@ static int ch_query(store *s, const store_query *qq, store_result *r, proff_erro
 	if (rc)
 		return rc;
 	sbuf q = { 0 }, resp = { 0 };
-	/* the replicates and their totals */
-	sbuf_puts(&q, "SELECT grp, rep, sum(totals[indexOf(events, ");
+	/* the selected profiles: each one's replicate and totals, and the hash
+	 * its key rows are selected by (profiles_line) */
+	pf_map64 profs;
+	pf_map64_init(&profs);
+	sbuf_puts(&q, "SELECT cityHash64(id, push), grp, rep, totals[indexOf(events, ");
 	sbuf_quote(&q, qq->event, strlen(qq->event));
-	sbuf_puts(&q, ")]), sum(nsamples[indexOf(events, ");
+	sbuf_puts(&q, ")], nsamples[indexOf(events, ");
 	sbuf_quote(&q, qq->event, strlen(qq->event));
-	sbuf_puts(&q, ")]), count(), max(callchain[indexOf(events, ");
+	sbuf_puts(&q, ")], callchain[indexOf(events, ");
 	sbuf_quote(&q, qq->event, strlen(qq->event));
-	sbuf_puts(&q, ")]) FROM (SELECT totals, nsamples, events, callchain, ");
+	sbuf_puts(&q, ")] FROM (SELECT id, push, totals, nsamples, events, callchain, ");
 	rep_group_sql(&q, qq);
 	sbuf_printf(&q, " FROM %s.proff_profiles WHERE ", c->db);
 	marked_sql(&q, c);
-	/* (in the order store_result_finish puts them: the rows' sums go to a
-	 * table it need not reorder) */
-	sbuf_puts(&q, ") WHERE grp >= 0 GROUP BY grp, rep ORDER BY grp, rep FORMAT TabSeparated");
-	if (q.oom || (rc = ch_sql(s, q.p, &resp, err)))
+	/* (in the order store_result_finish puts the replicates: the rows'
+	 * sums go to a table it need not reorder) */
+	sbuf_puts(&q, ") WHERE grp >= 0 ORDER BY grp, rep FORMAT TabSeparated");
+	profiles_ctx pc = { s, r, &profs, err };
+	if (q.oom || (rc = ch_post_lines(s, NULL, q.p, q.n, NULL, &resp, profiles_line, &pc, err)))
 		goto out;
-	for (char *line = resp.p; line && *line;) {
-		char *nl = strchr(line, '\n');
-		if (nl)
-			*nl = '\0';
-		char *f[6];
-		size_t fl[6];
-		if (split_tsv(line, f, fl, 6)) {
-			rc = proff_err_set(err, PROFF_EFORMAT, s->name, PROFF_NO_OFFSET, "an answer of another shape");
-			goto out;
-		}
-		long rep = store_result_rep(r, (uint32_t)strtoul(f[0], NULL, 10), f[1], fl[1]);
-		if (rep < 0)
-			goto nomem;
-		r->rep_total[rep] += strtoull(f[2], NULL, 10);
-		r->rep_samples[rep] += strtoull(f[3], NULL, 10);
-		r->rep_profiles[rep] += (uint32_t)strtoul(f[4], NULL, 10);
-		r->nprofiles += strtoul(f[4], NULL, 10);
-		r->callchain |= f[5][0] == '1';
-		line = nl ? nl + 1 : NULL;
-	}
-
 	if (store_result_fix_reps(r))
 		goto nomem;
 	q.n = 0;
 	int ks = store_keyset_of(qq);
 	if (ks >= 0) {
-		/* the profiles' key rows of this key set, summed at push time: one
-		 * line per profile and row (summed per replicate of a label) */
-		sbuf_puts(&q, "SELECT ");
-		rep_group_sql(&q, qq);
-		for (int k = 0; k < qq->nkeys; k++) {
-			int key = qq->keys[k];
-			sbuf_puts(&q, key == HK_COMM ? ", comm" : key == HK_DSO ? ", dso" : key == HK_SRCLINE ? ", srcline" :
-				      qq->by_addr ? ", if(sym = '', concat('\\x01', lower(hex(addr))), sym)" : ", sym");
-			sbuf_printf(&q, " AS k%d", k);
-		}
-		if (qq->replicate)
-			sbuf_puts(&q, ", sum(self), sum(acc), sum(count), argMin(level, seq), minIf(addr, sym = '')");
-		else
-			sbuf_puts(&q, ", self, acc, count, level, addr");
-		sbuf_printf(&q, " FROM %s.proff_keyrows WHERE keyset = %d AND event = ", c->db, ks);
-		sbuf_quote(&q, qq->event, strlen(qq->event));
-		sbuf_puts(&q, " AND ");
-		marked_sql(&q, c);
-		sbuf_puts(&q, " AND grp >= 0");
-		if (qq->replicate) {
-			sbuf_puts(&q, " GROUP BY grp, rep");
-			for (int k = 0; k < qq->nkeys; k++)
-				sbuf_printf(&q, ", k%d", k);
-		}
-		sbuf_puts(&q, " FORMAT TabSeparated");
-		if (q.oom)
-			goto nomem;
-		rc = query_rows(s, qq, r, q.p, NULL, err);
+		rc = query_keyrows(s, qq, ks, r, &profs, err);
 		goto out;
 	}
 	/* the rows: Self of each stack's leaf, Children once per distinct key
@@ -950,10 +1163,12 @@ static int ch_query(store *s, const store_query *qq, store_result *r, proff_erro
 	/* the selection columns are read before the join where the server can */
 	rc = query_rows(s, qq, r, q.p, "enable_optimize_predicate_expression=1", err);
 out:
+	pf_map64_free(&profs);
 	sbuf_free(&q);
 	sbuf_free(&resp);
 	return rc;
 nomem:
+	pf_map64_free(&profs);
 	sbuf_free(&q);
 	sbuf_free(&resp);
 	return proff_err_set(err, PROFF_ENOMEM, NULL, PROFF_NO_OFFSET, "out of memory");

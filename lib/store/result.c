@@ -291,10 +291,13 @@ static int add_cell(store_result *r, size_t row, size_t rep, uint64_t self, uint
 {
 	struct store_result_priv *p = r->priv;
 	if (rep < p->dense_reps) {
+		/* (a table no sum goes to is never touched: its pages stay unmapped) */
 		size_t at = row * p->dense_reps + rep;
 		p->dense[0][at] += self;
-		p->dense[1][at] += acc;
-		p->dense[2][at] += count;
+		if (acc)
+			p->dense[1][at] += acc;
+		if (count)
+			p->dense[2][at] += count;
 		return 0;
 	}
 	uint32_t c = p->row_cell[row];

@@ -399,11 +399,68 @@ static void day_time(sbuf *b, int64_t t)
 		    (long long)tt);
 }
 
-static int insert(store *s, const char *table, const sbuf *rows, proff_error *err)
+/* RowBinary, written: integers little-endian; a string, or an array, its
+ * length (LEB128) then its bytes, or elements. Text formats cost the server
+ * more to read than the rows cost to store (a push's stacks and key rows
+ * are millions of fields). */
+static void rb_put_uint(sbuf *b, uint64_t v, int bytes)
+{
+	char x[8];
+	for (int i = 0; i < bytes; i++)
+		x[i] = (char)(v >> (8 * i));
+	sbuf_put(b, x, (size_t)bytes);
+}
+
+static void rb_put_len(sbuf *b, uint64_t n)
+{
+	char x[10];
+	size_t k = 0;
+	do {
+		x[k++] = (char)((n & 0x7f) | (n > 0x7f ? 0x80 : 0));
+		n >>= 7;
+	} while (n);
+	sbuf_put(b, x, k);
+}
+
+static void rb_put_str(sbuf *b, const char *str, size_t len)
+{
+	rb_put_len(b, len);
+	sbuf_put(b, str, len);
+}
+
+static void rb_put_sid(sbuf *b, const store_prof *sp, uint32_t id)
+{
+	rb_put_str(b, pf_strtab_get(&sp->strs, id), sp->strs.lens[id]);
+}
+
+/* the columns every row of a profile starts with: its day, time, id, push
+ * and labels */
+#define RB_HEAD_COLS "day, time, id, push, label_keys, label_values"
+static void rb_head(sbuf *b, const store_prof *sp, uint64_t push)
+{
+	int64_t t = sp->time < 0 ? 0 : sp->time > (int64_t)UINT32_MAX ? (int64_t)UINT32_MAX : sp->time;
+	rb_put_uint(b, (uint64_t)(t / 86400), 2);          /* Date: days since 1970-01-01 */
+	rb_put_uint(b, (uint64_t)t, 4);                    /* DateTime */
+	rb_put_str(b, sp->id, strlen(sp->id));
+	rb_put_uint(b, push, 8);
+	rb_put_len(b, sp->nr_labels);
+	for (size_t i = 0; i < sp->nr_labels; i++)
+		rb_put_sid(b, sp, sp->labels[i].key);
+	rb_put_len(b, sp->nr_labels);
+	for (size_t i = 0; i < sp->nr_labels; i++)
+		rb_put_sid(b, sp, sp->labels[i].value);
+}
+
+/* INSERT rows into table: JSONEachRow lines (cols NULL), or RowBinary
+ * records of the columns cols (in that order) */
+static int insert(store *s, const char *table, const char *cols, const sbuf *rows, proff_error *err)
 {
 	ch_store *c = s->impl;
-	char q[256];
-	snprintf(q, sizeof(q), "INSERT INTO %s.%s FORMAT JSONEachRow", c->db, table);
+	char q[512];
+	if (cols)
+		snprintf(q, sizeof(q), "INSERT INTO %s.%s (%s) FORMAT RowBinary", c->db, table, cols);
+	else
+		snprintf(q, sizeof(q), "INSERT INTO %s.%s FORMAT JSONEachRow", c->db, table);
 	sbuf r = { 0 };
 	int rc = ch_post(s, q, rows->p ? rows->p : "", rows->n,
 			 c->mode == 2 ? "insert_distributed_sync=1&input_format_skip_unknown_fields=0" : NULL, &r, err);
@@ -468,36 +525,28 @@ static int insert_stacks(store *s, const store_prof *const *sps, size_t n, const
 		const store_prof *sp = sps[v >> 32];
 		const store_stack *st = &sp->stacks[v & 0xffffffffu];
 		const uint32_t *fr = sp->stack_frames + st->first;
-		sbuf_printf(&b, "{\"stack\":%" PRIu64, st->hash);
-		static const char *const names[] = { "dso", "dso_long", "sym", "srcline" };
-		for (int col = 0; col < 4; col++) {
-			sbuf_printf(&b, ",\"%s\":[", names[col]);
+		rb_put_uint(&b, st->hash, 8);
+		for (int col = 0; col < 4; col++) {        /* dso, dso_long, sym, srcline */
+			rb_put_len(&b, st->n);
 			for (uint32_t j = 0; j < st->n; j++) {
 				const store_frame *f = &sp->frames[fr[j]];
-				uint32_t id = col == 0 ? f->dso : col == 1 ? f->dso_long : col == 2 ? f->sym : f->srcline;
-				if (j)
-					sbuf_puts(&b, ",");
-				json_sid(&b, sp, id);
+				rb_put_sid(&b, sp, col == 0 ? f->dso : col == 1 ? f->dso_long : col == 2 ? f->sym : f->srcline);
 			}
-			sbuf_puts(&b, "]");
 		}
-		sbuf_puts(&b, ",\"addr\":[");
+		rb_put_len(&b, st->n);
 		for (uint32_t j = 0; j < st->n; j++)
-			sbuf_printf(&b, j ? ",%" PRIu64 : "%" PRIu64, sp->frames[fr[j]].addr);
-		sbuf_puts(&b, "],\"level\":[");
+			rb_put_uint(&b, sp->frames[fr[j]].addr, 8);
+		rb_put_len(&b, st->n);
 		for (uint32_t j = 0; j < st->n; j++) {
 			char l = sp->frames[fr[j]].level ? sp->frames[fr[j]].level : '.';
-			if (j)
-				sbuf_puts(&b, ",");
-			json_str(&b, &l, 1);
+			rb_put_str(&b, &l, 1);
 		}
-		sbuf_puts(&b, "]}\n");
 		nnew++;
 	}
 	if (!rc && b.oom)
 		rc = proff_err_set(err, PROFF_ENOMEM, NULL, PROFF_NO_OFFSET, "out of memory");
 	if (!rc && nnew)
-		rc = insert(s, "proff_stacks", &b, err);
+		rc = insert(s, "proff_stacks", "stack, dso, dso_long, sym, srcline, addr, level", &b, err);
 	pf_map64_free(&idx);
 	free(hashes);
 	sbuf_free(&q);
@@ -506,22 +555,20 @@ static int insert_stacks(store *s, const store_prof *const *sps, size_t n, const
 	return rc;
 }
 
-static void samples_json(sbuf *b, const store_prof *sp, uint64_t push)
+#define RB_SAMPLES_COLS RB_HEAD_COLS ", event, seq, comm, stack, period, count"
+static void samples_rb(sbuf *b, const store_prof *sp, uint64_t push)
 {
 	sbuf head = { 0 };
-	sbuf_puts(&head, "{");
-	day_time(&head, sp->time);
-	sbuf_printf(&head, ",\"id\":\"%s\",\"push\":%" PRIu64 ",", sp->id, push);
-	labels_json(&head, sp);
+	rb_head(&head, sp, push);
 	for (size_t i = 0; i < sp->nr_samples; i++) {
 		const store_sample *sm = &sp->samples[i];
 		sbuf_put(b, head.p, head.n);
-		sbuf_puts(b, ",\"event\":");
-		json_sid(b, sp, sp->events[sm->event].name);
-		sbuf_puts(b, ",\"comm\":");
-		json_sid(b, sp, sm->comm);
-		sbuf_printf(b, ",\"seq\":%zu,\"stack\":%" PRIu64 ",\"period\":%" PRIu64 ",\"count\":%" PRIu64 "}\n",
-			    i, sp->stacks[sm->stack].hash, sm->period, sm->count);
+		rb_put_sid(b, sp, sp->events[sm->event].name);
+		rb_put_uint(b, i, 4);
+		rb_put_sid(b, sp, sm->comm);
+		rb_put_uint(b, sp->stacks[sm->stack].hash, 8);
+		rb_put_uint(b, sm->period, 8);
+		rb_put_uint(b, sm->count, 8);
 	}
 	if (head.oom)
 		b->oom = true;
@@ -529,13 +576,11 @@ static void samples_json(sbuf *b, const store_prof *sp, uint64_t push)
 }
 
 /* the profile's key rows of every stored key set; -1 out of memory */
-static int keyrows_json(sbuf *b, const store_prof *sp, uint64_t push)
+#define RB_KEYROWS_COLS RB_HEAD_COLS ", event, keyset, seq, comm, dso, sym, srcline, addr, level, self, acc, count"
+static int keyrows_rb(sbuf *b, const store_prof *sp, uint64_t push)
 {
 	sbuf head = { 0 };
-	sbuf_puts(&head, "{");
-	day_time(&head, sp->time);
-	sbuf_printf(&head, ",\"id\":\"%s\",\"push\":%" PRIu64 ",", sp->id, push);
-	labels_json(&head, sp);
+	rb_head(&head, sp, push);
 	int rc = head.oom ? -1 : 0;
 	for (int k = 0; k < STORE_NR_KEYSETS && !rc; k++) {
 		store_keyrow *rows;
@@ -547,20 +592,18 @@ static int keyrows_json(sbuf *b, const store_prof *sp, uint64_t push)
 		for (size_t i = 0; i < n; i++) {
 			const store_keyrow *kr = &rows[i];
 			sbuf_put(b, head.p, head.n);
-			sbuf_puts(b, ",\"event\":");
-			json_sid(b, sp, sp->events[kr->event].name);
-			sbuf_printf(b, ",\"keyset\":%d,\"seq\":%zu,\"comm\":", store_keysets[k], i);
-			json_sid(b, sp, kr->comm);
-			sbuf_puts(b, ",\"dso\":");
-			json_sid(b, sp, kr->dso);
-			sbuf_puts(b, ",\"sym\":");
-			json_sid(b, sp, kr->sym);
-			sbuf_puts(b, ",\"srcline\":");
-			json_sid(b, sp, kr->srcline);
-			sbuf_printf(b, ",\"addr\":%" PRIu64 ",\"level\":", kr->addr);
-			json_str(b, &kr->level, 1);
-			sbuf_printf(b, ",\"self\":%" PRIu64 ",\"acc\":%" PRIu64 ",\"count\":%" PRIu64 "}\n", kr->self,
-				    kr->acc, kr->count);
+			rb_put_sid(b, sp, sp->events[kr->event].name);
+			rb_put_uint(b, (uint64_t)store_keysets[k], 1);
+			rb_put_uint(b, i, 4);
+			rb_put_sid(b, sp, kr->comm);
+			rb_put_sid(b, sp, kr->dso);
+			rb_put_sid(b, sp, kr->sym);
+			rb_put_sid(b, sp, kr->srcline);
+			rb_put_uint(b, kr->addr, 8);
+			rb_put_str(b, &kr->level, 1);
+			rb_put_uint(b, kr->self, 8);
+			rb_put_uint(b, kr->acc, 8);
+			rb_put_uint(b, kr->count, 8);
 		}
 		free(rows);
 	}
@@ -636,16 +679,16 @@ static int ch_put(store *s, const store_prof *const *sps, size_t n, int *status,
 	sbuf b = { 0 };
 	for (size_t i = 0; i < n; i++)
 		if (status[i] == STORE_PUT_NEW)
-			samples_json(&b, sps[i], push);
+			samples_rb(&b, sps[i], push);
 	rc = b.oom ? proff_err_set(err, PROFF_ENOMEM, NULL, PROFF_NO_OFFSET, "out of memory")
-		   : b.n ? insert(s, "proff_samples", &b, err) : 0;
+		   : b.n ? insert(s, "proff_samples", RB_SAMPLES_COLS, &b, err) : 0;
 	/* the key rows (read by the common queries instead of the samples) */
 	b.n = 0;
 	for (size_t i = 0; i < n && !rc; i++)
-		if (status[i] == STORE_PUT_NEW && keyrows_json(&b, sps[i], push))
+		if (status[i] == STORE_PUT_NEW && keyrows_rb(&b, sps[i], push))
 			rc = proff_err_set(err, PROFF_ENOMEM, NULL, PROFF_NO_OFFSET, "out of memory");
 	if (!rc && b.n)
-		rc = insert(s, "proff_keyrows", &b, err);
+		rc = insert(s, "proff_keyrows", RB_KEYROWS_COLS, &b, err);
 	if (!rc && c->stop_after == 2)
 		rc = proff_err_set(err, PROFF_EIO, s->name, PROFF_NO_OFFSET, "stopped after the samples (test hook)");
 	/* the markers last, in one INSERT: the batch's profiles appear together */
@@ -655,7 +698,7 @@ static int ch_put(store *s, const store_prof *const *sps, size_t n, int *status,
 			marker_json(&b, sps[i], push);
 	if (!rc)
 		rc = b.oom ? proff_err_set(err, PROFF_ENOMEM, NULL, PROFF_NO_OFFSET, "out of memory")
-			   : insert(s, "proff_profiles", &b, err);
+			   : insert(s, "proff_profiles", NULL, &b, err);
 	sbuf_free(&b);
 	return rc;
 }

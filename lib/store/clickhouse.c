@@ -893,124 +893,24 @@ nomem:
 	return proff_err_set(x->err, PROFF_ENOMEM, NULL, PROFF_NO_OFFSET, "out of memory");
 }
 
-/* RowBinary: integers little-endian, a string its length (LEB128) then
- * its bytes */
-static uint64_t rb_u64(const char *p)
-{
-	const unsigned char *u = (const unsigned char *)p;
-	uint64_t v = 0;
-	for (int i = 7; i >= 0; i--)
-		v = v << 8 | u[i];
-	return v;
-}
-
-/* a string at *p (before end): 1 taken (*p past it), 0 not all here yet,
- * -1 malformed */
-static int rb_str(const char **p, const char *end, const char **s, size_t *len)
-{
-	uint64_t n = 0;
-	const char *q = *p;
-	for (int shift = 0;; shift += 7) {
-		if (q >= end)
-			return 0;
-		if (shift > 56)
-			return -1;
-		unsigned char b = (unsigned char)*q++;
-		n |= (uint64_t)(b & 0x7f) << shift;
-		if (!(b & 0x80))
-			break;
-	}
-	if (n > (uint64_t)(end - q))
-		return n > ((uint64_t)1 << 32) ? -1 : 0;
-	*s = q;
-	*len = (size_t)n;
-	*p = q + n;
-	return 1;
-}
-
+/* the rows answers handed to chrows.c's reader as they arrive */
 typedef struct keyrows_ctx {
-	store *s;
-	store_result *r;
-	const pf_map64 *profs;     /* hash of (id, push) -> replicate */
-	pf_map64 rows;             /* hash of the keys -> the result's row */
-	size_t nkeys;
-	bool acc, count;           /* the values' columns besides Self */
+	store_rows_reader rd;
 	proff_error *err;
 } keyrows_ctx;
 
-static int shape_error(keyrows_ctx *x)
-{
-	return proff_err_set(x->err, PROFF_EFORMAT, x->s->name, PROFF_NO_OFFSET, "an answer of another shape");
-}
-
-/* the rows query's records: key hash, the keys, level, lowest unresolved
- * address; each a row of the result */
 static int names_bytes(void *arg, const char *p, size_t n, size_t *used)
 {
 	keyrows_ctx *x = arg;
-	const char *end = p + n, *at = p;
-	const char *ks[HIST_MAX_KEYS + 1];
-	size_t kl[HIST_MAX_KEYS + 1];
-	for (;;) {
-		const char *q = at;
-		if (end - q < 8)
-			break;
-		uint64_t h = rb_u64(q);
-		q += 8;
-		int got = 1;
-		for (size_t k = 0; k <= x->nkeys && got == 1; k++)     /* the keys and the level */
-			got = rb_str(&q, end, &ks[k], &kl[k]);
-		if (got < 0)
-			return shape_error(x);
-		if (!got || end - q < 8)
-			break;
-		uint64_t a = rb_u64(q);
-		q += 8;
-		long row = store_result_row(x->r, ks, kl);
-		bool found;
-		uint64_t *slot = row < 0 ? NULL : pf_map64_upsert(&x->rows, h, &found);
-		if (!slot)
-			return proff_err_set(x->err, PROFF_ENOMEM, NULL, PROFF_NO_OFFSET, "out of memory");
-		if (found)
-			return shape_error(x);
-		*slot = (uint64_t)row;
-		if (kl[x->nkeys] == 1 && !x->r->row_level[row])
-			x->r->row_level[row] = ks[x->nkeys][0];
-		if (a && a < x->r->row_addr[row])
-			x->r->row_addr[row] = a;
-		at = q;
-	}
-	*used = (size_t)(at - p);
-	return 0;
+	return store_rows_names(&x->rd, p, n, used, x->err);
 }
 
-/* the values query's records: key hash, profile hash, Self[, Children][,
- * samples], summed into the row's cell of the profile's replicate */
 static int values_bytes(void *arg, const char *p, size_t n, size_t *used)
 {
 	keyrows_ctx *x = arg;
-	size_t rec = 8 * (3 + (size_t)x->acc + (size_t)x->count), i = 0;
-	for (; n - i >= rec; i += rec) {
-		const char *q = p + i;
-		uint64_t rep, row;
-		/* a profile marked since the profiles query: not in this answer */
-		if (!pf_map64_get(x->profs, rb_u64(q + 8), &rep))
-			continue;
-		if (!pf_map64_get(&x->rows, rb_u64(q), &row))
-			return shape_error(x);
-		uint64_t acc = x->acc ? rb_u64(q + 24) : 0, cnt = x->count ? rb_u64(q + 24 + 8 * x->acc) : 0;
-		if (store_result_add_count(x->r, (size_t)row, (size_t)rep, rb_u64(q + 16), acc, cnt))
-			return proff_err_set(x->err, PROFF_ENOMEM, NULL, PROFF_NO_OFFSET, "out of memory");
-	}
-	*used = i;
-	return 0;
+	return store_rows_values(&x->rd, p, n, used, x->err);
 }
 
-/* The rows of a stored key set: the key rows of the selected profiles (summed
- * at push time), in two answers: each row's keys once (grouped by a hash of
- * them), then a record of numbers per profile and row, summed here into
- * the profile's replicate — the server neither groups the numbers nor
- * writes text (both cost more than the sums). */
 /* a stored key set's key k as a column of proff_keyrows */
 static const char *keyrow_expr(const store_query *qq, int k)
 {
@@ -1023,9 +923,8 @@ static int query_keyrows(store *s, const store_query *qq, int ks, store_result *
 			 proff_error *err)
 {
 	ch_store *c = s->impl;
-	keyrows_ctx x = { .s = s, .r = r, .profs = profs, .nkeys = (size_t)qq->nkeys, .acc = qq->children,
-			  .count = !qq->no_counts, .err = err };
-	pf_map64_init(&x.rows);
+	keyrows_ctx x = { .err = err };
+	store_rows_reader_init(&x.rd, r, profs, (size_t)qq->nkeys, qq->children, !qq->no_counts, s->name);
 	sbuf hash = { 0 }, where = { 0 }, q = { 0 }, resp = { 0 };
 	sbuf_puts(&hash, "cityHash64(");
 	for (int k = 0; k < qq->nkeys; k++)
@@ -1048,27 +947,29 @@ static int query_keyrows(store *s, const store_query *qq, int ks, store_result *
 		free(w);
 	}
 	sbuf_puts(&where, "-1) >= 0)");
+	int rc;
+	if (hash.oom || where.oom)
+		goto nomem;
 	/* the rows: each one's keys once */
 	sbuf_printf(&q, "SELECT %s AS h", hash.p);
 	for (int k = 0; k < qq->nkeys; k++)
 		sbuf_printf(&q, ", any(%s)", keyrow_expr(qq, k));
 	sbuf_printf(&q, ", argMin(level, seq), minIf(addr, addr != 0)%s GROUP BY h FORMAT RowBinary", where.p);
-	int rc;
 	/* (wait_end_of_query: an error found after the first rows is a 500
 	 * answer, not a message inside the binary rows) */
-	if (hash.oom || where.oom || q.oom)
+	if (q.oom)
 		goto nomem;
 	if ((rc = ch_post_any(s, NULL, q.p, q.n, "wait_end_of_query=1", &resp, NULL, names_bytes, &x, err)))
 		goto out;
 	/* the numbers: a record per profile and row */
 	q.n = 0;
-	sbuf_printf(&q, "SELECT %s, cityHash64(id, push), self%s%s%s FORMAT RowBinary", hash.p, x.acc ? ", acc" : "",
-		    x.count ? ", count" : "", where.p);
+	sbuf_printf(&q, "SELECT %s, cityHash64(id, push), self%s%s%s FORMAT RowBinary", hash.p, x.rd.acc ? ", acc" : "",
+		    x.rd.count ? ", count" : "", where.p);
 	if (q.oom)
 		goto nomem;
 	rc = ch_post_any(s, NULL, q.p, q.n, "wait_end_of_query=1", &resp, NULL, values_bytes, &x, err);
 out:
-	pf_map64_free(&x.rows);
+	store_rows_reader_free(&x.rd);
 	sbuf_free(&hash);
 	sbuf_free(&where);
 	sbuf_free(&q);

@@ -345,6 +345,24 @@ static int ch_mode(store *s, bool create, proff_error *err)
 	return rc;
 }
 
+/* A query's error when the tables were not looked at first (a query of
+ * stored key sets need not know one server from a cluster: a round trip
+ * saved): what the tables say instead when they are missing or an older
+ * proff's, else the error itself */
+static int tables_error(store *s, int rc, proff_error *err)
+{
+	if (rc != PROFF_EIO)
+		return rc;
+	proff_error te;
+	proff_err_clear(&te);
+	int trc = ch_mode(s, false, &te);
+	if (trc) {
+		*err = te;
+		return trc;
+	}
+	return rc;
+}
+
 /* ---- push ------------------------------------------------------------------------ */
 
 static void json_str(sbuf *b, const char *s, size_t len)
@@ -983,7 +1001,10 @@ nomem:
 static int ch_query(store *s, const store_query *qq, store_result *r, proff_error *err)
 {
 	ch_store *c = s->impl;
-	int rc = ch_mode(s, false, err);
+	/* the samples' query differs on a cluster: the tables looked at first;
+	 * a stored key set's, only if a query fails (tables_error) */
+	int ks = store_keyset_of(qq);
+	int rc = ks < 0 ? ch_mode(s, false, err) : 0;
 	if (rc)
 		return rc;
 	sbuf q = { 0 }, resp = { 0 };
@@ -1005,14 +1026,18 @@ static int ch_query(store *s, const store_query *qq, store_result *r, proff_erro
 	 * sums go to a table it need not reorder) */
 	sbuf_puts(&q, ") WHERE grp >= 0 ORDER BY grp, rep FORMAT TabSeparated");
 	profiles_ctx pc = { s, r, &profs, err };
-	if (q.oom || (rc = ch_post_lines(s, NULL, q.p, q.n, NULL, &resp, profiles_line, &pc, err)))
+	if (q.oom)
+		goto nomem;
+	if ((rc = ch_post_lines(s, NULL, q.p, q.n, NULL, &resp, profiles_line, &pc, err))) {
+		rc = tables_error(s, rc, err);
 		goto out;
+	}
 	if (store_result_fix_reps(r))
 		goto nomem;
 	q.n = 0;
-	int ks = store_keyset_of(qq);
 	if (ks >= 0) {
-		rc = query_keyrows(s, qq, ks, r, &profs, err);
+		if ((rc = query_keyrows(s, qq, ks, r, &profs, err)))
+			rc = tables_error(s, rc, err);
 		goto out;
 	}
 	/* the rows: Self of each stack's leaf, Children once per distinct key
@@ -1121,9 +1146,7 @@ nomem:
 static int ch_events(store *s, const store_sel *groups, size_t ngroups, char ***names, proff_error *err)
 {
 	ch_store *c = s->impl;
-	int rc = ch_mode(s, false, err);
-	if (rc)
-		return rc;
+	int rc;
 	sbuf q = { 0 }, r = { 0 };
 	sbuf_printf(&q, "SELECT events FROM %s.proff_profiles WHERE ", c->db);
 	marked_sql(&q, c);
@@ -1140,8 +1163,8 @@ static int ch_events(store *s, const store_sel *groups, size_t ngroups, char ***
 	sbuf_puts(&q, ") ORDER BY id FORMAT TabSeparated");
 	if (q.oom)
 		rc = proff_err_set(err, PROFF_ENOMEM, NULL, PROFF_NO_OFFSET, "out of memory");
-	else
-		rc = ch_sql(s, q.p, &r, err);
+	else if ((rc = ch_sql(s, q.p, &r, err)))
+		rc = tables_error(s, rc, err);
 	size_t n = 0;
 	/* lines like ['cycles','instructions'] (names quoted, \' and \\ escaped,
 	 * the whole TSV-escaped once more) */

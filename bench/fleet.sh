@@ -9,7 +9,10 @@
 #     bytes ClickHouse stores per sample after compression;
 #   - the fleet diff `proff diff --store URL build=A -- build=B`, on
 #     ClickHouse, on the local store, and `proff diff A1..An -- B1..Bn` of
-#     the same files read directly: medians, ratios.
+#     the same files read directly: medians, ratios; the same with
+#     `--replicate host` (the profiles are pushed PER_HOST to a host label)
+#     and with keys no key rows are kept for (`-s comm,dso,sym,srcline`:
+#     the samples are read; SLOW_RUNS runs, 1 by default).
 # Target (issue #32): ClickHouse's diff over 1,000 profiles <= 3 s and >= 5x
 # faster than reading the files. HOSTS=1000 SAMPLES=4000 by default.
 source "$(dirname "$0")/lib.sh"
@@ -17,6 +20,8 @@ source "$ROOT/tests/tools/clickhouse.sh"
 HOSTS=${HOSTS:-1000}
 SAMPLES=${SAMPLES:-4000}
 RUNS=${RUNS:-3}
+SLOW_RUNS=${SLOW_RUNS:-1}
+PER_HOST=${PER_HOST:-10}
 command -v clickhouse-server >/dev/null || { echo "  clickhouse-server is not installed (scripts/setup-deps.sh)"; exit 1; }
 export PROFF_CONFIG=/dev/null
 F=$BENCH_DIR/fleet
@@ -54,10 +59,23 @@ LOCAL=$CHD/local
 
 nsamples=$(cat "$H"/*.folded | awk '{s += NF ? 1 : 0} END {print s}')
 ts() { date +%s.%N; }
-t0=$(ts); "$PROFF" push -q --store "$LOCAL" --label build=A "$H"/a-*.folded && "$PROFF" push -q --store "$LOCAL" --label build=B "$H"/b-*.folded; t1=$(ts)
-"$PROFF" push -q --store "$URL" --label build=A "$H"/a-*.folded && "$PROFF" push -q --store "$URL" --label build=B "$H"/b-*.folded; t2=$(ts)
+# push_hosts STORE: every build's files, PER_HOST at a time with a host label
+# (host=a-0, a-1, ...): the runs of --replicate host
+push_hosts() {
+	local b f n=0 files=()
+	for b in a b; do
+		files=("$H"/$b-*.folded)
+		for ((n = 0; n < ${#files[@]}; n += PER_HOST)); do
+			"$PROFF" push -q --store "$1" --label build=${b^^} --label host=$b-$((n / PER_HOST)) "${files[@]:n:PER_HOST}" || return 1
+		done
+	done
+}
+t0=$(ts); push_hosts "$LOCAL"; t1=$(ts)
+push_hosts "$URL"; t2=$(ts)
 rows=$(ch_sql bench "SELECT count() FROM fleet.proff_samples")
-ch_sql bench "OPTIMIZE TABLE fleet.proff_samples FINAL" >/dev/null 2>&1
+# the parts of 100 pushes merged, as the server does in the background
+# (else its merges run during the queries measured below)
+for t in proff_samples proff_keyrows proff_profiles proff_stacks; do ch_sql bench "OPTIMIZE TABLE fleet.$t FINAL" >/dev/null 2>&1; done
 bytes=$(ch_sql bench "SELECT sum(data_compressed_bytes) FROM system.columns WHERE database = 'fleet'")
 local_bytes=$(du -sb "$LOCAL" | cut -f1)
 awk -v s="$nsamples" -v r="$rows" -v a="$t0" -v b="$t1" -v c="$t2" -v by="$bytes" -v lb="$local_bytes" 'BEGIN {
@@ -97,3 +115,19 @@ EOF
 awk -v c="$ch_t" -v l="$lo_t" -v f="$fi_t" -v cc="$ch_c" -v lc="$lo_c" -v fc="$fi_c" 'BEGIN {
 	printf "  fleet diff over the profiles: ClickHouse %.3f s, local store %.3f s, files %.3f s: ClickHouse %.1fx faster than the files (target >= 5x, <= 3 s), local store %.1fx\n", c, l, f, f / c, f / l
 	printf "  in CPU time: ClickHouse %.2f s (proff and the server), local store %.2f s, files %.2f s: ClickHouse %.1fx, local store %.1fx\n", cc, lc, fc, fc / cc, fc / lc }'
+
+# --replicate host: one run per host label (PER_HOST profiles summed), the
+# files' diff (one run per file) beside it
+measure_cpu "ClickHouse: the same diff, --replicate host" "$PROFF" diff --store "$URL" --replicate host build=A -- build=B; chr_t=$MED_S; chr_c=$(awk -v a="$MED_CPU" -v b="$MED_SRV" 'BEGIN {print a + b}')
+measure_cpu "local store: the same, --replicate host" "$PROFF" diff --store "$LOCAL" --replicate host build=A -- build=B; lor_t=$MED_S; lor_c=$MED_CPU
+awk -v c="$chr_t" -v l="$lor_t" -v f="$fi_t" -v cc="$chr_c" -v lc="$lor_c" -v fc="$fi_c" 'BEGIN {
+	printf "  --replicate host: ClickHouse %.3f s, local store %.3f s, files (a run per file) %.3f s: ClickHouse %.1fx faster, local store %.1fx; in CPU %.1fx, %.1fx\n", c, l, f, f / c, f / l, fc / cc, fc / lc }'
+
+# keys without key rows: every selected sample's frames are read
+RUNS=$SLOW_RUNS
+K=comm,dso,sym,srcline
+measure_cpu "ClickHouse: diff -s $K" "$PROFF" diff --store "$URL" -s $K build=A -- build=B; chs_t=$MED_S; chs_c=$(awk -v a="$MED_CPU" -v b="$MED_SRV" 'BEGIN {print a + b}')
+measure_cpu "local store: diff -s $K" "$PROFF" diff --store "$LOCAL" -s $K build=A -- build=B; los_t=$MED_S; los_c=$MED_CPU
+measure_cpu "files: diff -s $K" "$PROFF" diff -s $K "$H"/a-*.folded -- "$H"/b-*.folded; fis_t=$MED_S; fis_c=$MED_CPU
+awk -v c="$chs_t" -v l="$los_t" -v f="$fis_t" -v cc="$chs_c" -v lc="$los_c" -v fc="$fis_c" 'BEGIN {
+	printf "  -s comm,dso,sym,srcline (samples read): ClickHouse %.3f s, local store %.3f s, files %.3f s: ClickHouse %.2fx the files, local store %.2fx; in CPU %.2fx, %.2fx\n", c, l, f, f / c, f / l, fc / cc, fc / lc }'

@@ -184,8 +184,8 @@ int cli_store_diff(const char *url, const char *replicate, char *const *words, c
 		}
 		at += n;
 	}
-	store_query q = { .verbose = o->verbose, .children = g->children, .replicate = replicate, .groups = sels,
-			  .ngroups = ngroups };
+	store_query q = { .verbose = o->verbose, .children = g->children, .no_counts = true, .replicate = replicate,
+			  .groups = sels, .ngroups = ngroups };
 	if (store_keys(ho->sort, &q))
 		goto out_sels;
 	if (q.label_key) {

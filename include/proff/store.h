@@ -165,6 +165,8 @@ typedef struct store_query {
 	bool by_addr;              /* report: an unresolved symbol's row per address (as perf
 	                            * report), not one per dso (as perf diff) */
 	bool children;             /* Children sums too */
+	bool no_counts;            /* the Self samples' counts are not needed (a diff of groups
+	                            * reads periods only): a store may leave them 0 */
 	const char *replicate;     /* label whose value makes a replicate; NULL: one per profile */
 	const store_sel *groups;   /* [ngroups] selectors: a profile goes to the first that matches */
 	size_t ngroups;

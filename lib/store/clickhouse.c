@@ -44,11 +44,16 @@ typedef struct ch_store {
  * no copy of a large answer is kept); an answer other than 200 is kept
  * whole, for its message */
 typedef int (*line_fn)(void *arg, char *line);
+/* A binary answer (RowBinary) handed on as it arrives: the function takes
+ * the whole records of p[0, n), says how many bytes it took (*used), and
+ * the rest waits for more */
+typedef int (*bytes_fn)(void *arg, const char *p, size_t n, size_t *used);
 
 typedef struct sink {
 	sbuf *b;
 	CURL *h;
-	line_fn fn;                /* NULL: keep the answer in b */
+	line_fn fn;                /* NULL: keep the answer in b (or give it to bfn) */
+	bytes_fn bfn;
 	void *arg;
 	int mode;                  /* 0 not known yet, 1 lines, 2 an error answer kept */
 	int rc;                    /* fn's non-zero */
@@ -61,7 +66,7 @@ static size_t on_data(char *p, size_t sz, size_t n, void *arg)
 	sbuf_put(k->b, p, len);
 	if (k->b->oom)
 		return 0;
-	if (!k->fn)
+	if (!k->fn && !k->bfn)
 		return len;
 	if (!k->mode) {
 		long st = 0;
@@ -70,6 +75,14 @@ static size_t on_data(char *p, size_t sz, size_t n, void *arg)
 	}
 	if (k->mode != 1)
 		return len;
+	if (k->bfn) {
+		size_t used = 0;
+		if ((k->rc = k->bfn(k->arg, k->b->p, k->b->n, &used)))
+			return 0;
+		memmove(k->b->p, k->b->p + used, k->b->n - used);
+		k->b->n -= used;
+		return len;
+	}
 	char *start = k->b->p, *end = k->b->p + k->b->n, *nl;
 	for (; (nl = memchr(start, '\n', (size_t)(end - start))); start = nl + 1) {
 		*nl = '\0';
@@ -86,8 +99,8 @@ static size_t on_data(char *p, size_t sz, size_t n, void *arg)
 /* POST body (SQL, then data for an INSERT) with query (URL-encoded SQL or
  * NULL); the answer in *resp, or its lines given to fn (then fn's error
  * stops the transfer and is returned). 0, or an error naming the store. */
-static int ch_post_lines(store *s, const char *query, const char *body, size_t blen, const char *settings,
-			 sbuf *resp, line_fn fn, void *fn_arg, proff_error *err)
+static int ch_post_any(store *s, const char *query, const char *body, size_t blen, const char *settings,
+		       sbuf *resp, line_fn fn, bytes_fn bfn, void *fn_arg, proff_error *err)
 {
 	ch_store *c = s->impl;
 	sbuf url = { 0 };
@@ -109,7 +122,7 @@ static int ch_post_lines(store *s, const char *query, const char *body, size_t b
 	}
 	resp->n = 0;
 	CURL *h = c->curl;
-	sink k = { resp, h, fn, fn_arg, 0, 0 };
+	sink k = { resp, h, fn, bfn, fn_arg, 0, 0 };
 	curl_easy_reset(h);
 	curl_easy_setopt(h, CURLOPT_URL, url.p);
 	curl_easy_setopt(h, CURLOPT_POST, 1L);
@@ -149,7 +162,16 @@ static int ch_post_lines(store *s, const char *query, const char *body, size_t b
 	}
 	if (fn && resp->n)         /* a last line without its newline */
 		return fn(fn_arg, resp->p);
+	if (bfn && resp->n)        /* a record cut short */
+		return proff_err_set(err, PROFF_EFORMAT, s->name, PROFF_NO_OFFSET,
+				     "an answer of another shape (%zu bytes after its last whole row)", resp->n);
 	return 0;
+}
+
+static int ch_post_lines(store *s, const char *query, const char *body, size_t blen, const char *settings,
+			 sbuf *resp, line_fn fn, void *fn_arg, proff_error *err)
+{
+	return ch_post_any(s, query, body, blen, settings, resp, fn, NULL, fn_arg, err);
 }
 
 static int ch_post(store *s, const char *query, const char *body, size_t blen, const char *settings, sbuf *resp,
@@ -323,6 +345,24 @@ static int ch_mode(store *s, bool create, proff_error *err)
 	return rc;
 }
 
+/* A query's error when the tables were not looked at first (a query of
+ * stored key sets need not know one server from a cluster: a round trip
+ * saved): what the tables say instead when they are missing or an older
+ * proff's, else the error itself */
+static int tables_error(store *s, int rc, proff_error *err)
+{
+	if (rc != PROFF_EIO)
+		return rc;
+	proff_error te;
+	proff_err_clear(&te);
+	int trc = ch_mode(s, false, &te);
+	if (trc) {
+		*err = te;
+		return trc;
+	}
+	return rc;
+}
+
 /* ---- push ------------------------------------------------------------------------ */
 
 static void json_str(sbuf *b, const char *s, size_t len)
@@ -377,11 +417,68 @@ static void day_time(sbuf *b, int64_t t)
 		    (long long)tt);
 }
 
-static int insert(store *s, const char *table, const sbuf *rows, proff_error *err)
+/* RowBinary, written: integers little-endian; a string, or an array, its
+ * length (LEB128) then its bytes, or elements. Text formats cost the server
+ * more to read than the rows cost to store (a push's stacks and key rows
+ * are millions of fields). */
+static void rb_put_uint(sbuf *b, uint64_t v, int bytes)
+{
+	char x[8];
+	for (int i = 0; i < bytes; i++)
+		x[i] = (char)(v >> (8 * i));
+	sbuf_put(b, x, (size_t)bytes);
+}
+
+static void rb_put_len(sbuf *b, uint64_t n)
+{
+	char x[10];
+	size_t k = 0;
+	do {
+		x[k++] = (char)((n & 0x7f) | (n > 0x7f ? 0x80 : 0));
+		n >>= 7;
+	} while (n);
+	sbuf_put(b, x, k);
+}
+
+static void rb_put_str(sbuf *b, const char *str, size_t len)
+{
+	rb_put_len(b, len);
+	sbuf_put(b, str, len);
+}
+
+static void rb_put_sid(sbuf *b, const store_prof *sp, uint32_t id)
+{
+	rb_put_str(b, pf_strtab_get(&sp->strs, id), sp->strs.lens[id]);
+}
+
+/* the columns every row of a profile starts with: its day, time, id, push
+ * and labels */
+#define RB_HEAD_COLS "day, time, id, push, label_keys, label_values"
+static void rb_head(sbuf *b, const store_prof *sp, uint64_t push)
+{
+	int64_t t = sp->time < 0 ? 0 : sp->time > (int64_t)UINT32_MAX ? (int64_t)UINT32_MAX : sp->time;
+	rb_put_uint(b, (uint64_t)(t / 86400), 2);          /* Date: days since 1970-01-01 */
+	rb_put_uint(b, (uint64_t)t, 4);                    /* DateTime */
+	rb_put_str(b, sp->id, strlen(sp->id));
+	rb_put_uint(b, push, 8);
+	rb_put_len(b, sp->nr_labels);
+	for (size_t i = 0; i < sp->nr_labels; i++)
+		rb_put_sid(b, sp, sp->labels[i].key);
+	rb_put_len(b, sp->nr_labels);
+	for (size_t i = 0; i < sp->nr_labels; i++)
+		rb_put_sid(b, sp, sp->labels[i].value);
+}
+
+/* INSERT rows into table: JSONEachRow lines (cols NULL), or RowBinary
+ * records of the columns cols (in that order) */
+static int insert(store *s, const char *table, const char *cols, const sbuf *rows, proff_error *err)
 {
 	ch_store *c = s->impl;
-	char q[256];
-	snprintf(q, sizeof(q), "INSERT INTO %s.%s FORMAT JSONEachRow", c->db, table);
+	char q[512];
+	if (cols)
+		snprintf(q, sizeof(q), "INSERT INTO %s.%s (%s) FORMAT RowBinary", c->db, table, cols);
+	else
+		snprintf(q, sizeof(q), "INSERT INTO %s.%s FORMAT JSONEachRow", c->db, table);
 	sbuf r = { 0 };
 	int rc = ch_post(s, q, rows->p ? rows->p : "", rows->n,
 			 c->mode == 2 ? "insert_distributed_sync=1&input_format_skip_unknown_fields=0" : NULL, &r, err);
@@ -446,36 +543,28 @@ static int insert_stacks(store *s, const store_prof *const *sps, size_t n, const
 		const store_prof *sp = sps[v >> 32];
 		const store_stack *st = &sp->stacks[v & 0xffffffffu];
 		const uint32_t *fr = sp->stack_frames + st->first;
-		sbuf_printf(&b, "{\"stack\":%" PRIu64, st->hash);
-		static const char *const names[] = { "dso", "dso_long", "sym", "srcline" };
-		for (int col = 0; col < 4; col++) {
-			sbuf_printf(&b, ",\"%s\":[", names[col]);
+		rb_put_uint(&b, st->hash, 8);
+		for (int col = 0; col < 4; col++) {        /* dso, dso_long, sym, srcline */
+			rb_put_len(&b, st->n);
 			for (uint32_t j = 0; j < st->n; j++) {
 				const store_frame *f = &sp->frames[fr[j]];
-				uint32_t id = col == 0 ? f->dso : col == 1 ? f->dso_long : col == 2 ? f->sym : f->srcline;
-				if (j)
-					sbuf_puts(&b, ",");
-				json_sid(&b, sp, id);
+				rb_put_sid(&b, sp, col == 0 ? f->dso : col == 1 ? f->dso_long : col == 2 ? f->sym : f->srcline);
 			}
-			sbuf_puts(&b, "]");
 		}
-		sbuf_puts(&b, ",\"addr\":[");
+		rb_put_len(&b, st->n);
 		for (uint32_t j = 0; j < st->n; j++)
-			sbuf_printf(&b, j ? ",%" PRIu64 : "%" PRIu64, sp->frames[fr[j]].addr);
-		sbuf_puts(&b, "],\"level\":[");
+			rb_put_uint(&b, sp->frames[fr[j]].addr, 8);
+		rb_put_len(&b, st->n);
 		for (uint32_t j = 0; j < st->n; j++) {
 			char l = sp->frames[fr[j]].level ? sp->frames[fr[j]].level : '.';
-			if (j)
-				sbuf_puts(&b, ",");
-			json_str(&b, &l, 1);
+			rb_put_str(&b, &l, 1);
 		}
-		sbuf_puts(&b, "]}\n");
 		nnew++;
 	}
 	if (!rc && b.oom)
 		rc = proff_err_set(err, PROFF_ENOMEM, NULL, PROFF_NO_OFFSET, "out of memory");
 	if (!rc && nnew)
-		rc = insert(s, "proff_stacks", &b, err);
+		rc = insert(s, "proff_stacks", "stack, dso, dso_long, sym, srcline, addr, level", &b, err);
 	pf_map64_free(&idx);
 	free(hashes);
 	sbuf_free(&q);
@@ -484,22 +573,20 @@ static int insert_stacks(store *s, const store_prof *const *sps, size_t n, const
 	return rc;
 }
 
-static void samples_json(sbuf *b, const store_prof *sp, uint64_t push)
+#define RB_SAMPLES_COLS RB_HEAD_COLS ", event, seq, comm, stack, period, count"
+static void samples_rb(sbuf *b, const store_prof *sp, uint64_t push)
 {
 	sbuf head = { 0 };
-	sbuf_puts(&head, "{");
-	day_time(&head, sp->time);
-	sbuf_printf(&head, ",\"id\":\"%s\",\"push\":%" PRIu64 ",", sp->id, push);
-	labels_json(&head, sp);
+	rb_head(&head, sp, push);
 	for (size_t i = 0; i < sp->nr_samples; i++) {
 		const store_sample *sm = &sp->samples[i];
 		sbuf_put(b, head.p, head.n);
-		sbuf_puts(b, ",\"event\":");
-		json_sid(b, sp, sp->events[sm->event].name);
-		sbuf_puts(b, ",\"comm\":");
-		json_sid(b, sp, sm->comm);
-		sbuf_printf(b, ",\"seq\":%zu,\"stack\":%" PRIu64 ",\"period\":%" PRIu64 ",\"count\":%" PRIu64 "}\n",
-			    i, sp->stacks[sm->stack].hash, sm->period, sm->count);
+		rb_put_sid(b, sp, sp->events[sm->event].name);
+		rb_put_uint(b, i, 4);
+		rb_put_sid(b, sp, sm->comm);
+		rb_put_uint(b, sp->stacks[sm->stack].hash, 8);
+		rb_put_uint(b, sm->period, 8);
+		rb_put_uint(b, sm->count, 8);
 	}
 	if (head.oom)
 		b->oom = true;
@@ -507,13 +594,11 @@ static void samples_json(sbuf *b, const store_prof *sp, uint64_t push)
 }
 
 /* the profile's key rows of every stored key set; -1 out of memory */
-static int keyrows_json(sbuf *b, const store_prof *sp, uint64_t push)
+#define RB_KEYROWS_COLS RB_HEAD_COLS ", event, keyset, seq, comm, dso, sym, srcline, addr, level, self, acc, count"
+static int keyrows_rb(sbuf *b, const store_prof *sp, uint64_t push)
 {
 	sbuf head = { 0 };
-	sbuf_puts(&head, "{");
-	day_time(&head, sp->time);
-	sbuf_printf(&head, ",\"id\":\"%s\",\"push\":%" PRIu64 ",", sp->id, push);
-	labels_json(&head, sp);
+	rb_head(&head, sp, push);
 	int rc = head.oom ? -1 : 0;
 	for (int k = 0; k < STORE_NR_KEYSETS && !rc; k++) {
 		store_keyrow *rows;
@@ -525,20 +610,18 @@ static int keyrows_json(sbuf *b, const store_prof *sp, uint64_t push)
 		for (size_t i = 0; i < n; i++) {
 			const store_keyrow *kr = &rows[i];
 			sbuf_put(b, head.p, head.n);
-			sbuf_puts(b, ",\"event\":");
-			json_sid(b, sp, sp->events[kr->event].name);
-			sbuf_printf(b, ",\"keyset\":%d,\"seq\":%zu,\"comm\":", store_keysets[k], i);
-			json_sid(b, sp, kr->comm);
-			sbuf_puts(b, ",\"dso\":");
-			json_sid(b, sp, kr->dso);
-			sbuf_puts(b, ",\"sym\":");
-			json_sid(b, sp, kr->sym);
-			sbuf_puts(b, ",\"srcline\":");
-			json_sid(b, sp, kr->srcline);
-			sbuf_printf(b, ",\"addr\":%" PRIu64 ",\"level\":", kr->addr);
-			json_str(b, &kr->level, 1);
-			sbuf_printf(b, ",\"self\":%" PRIu64 ",\"acc\":%" PRIu64 ",\"count\":%" PRIu64 "}\n", kr->self,
-				    kr->acc, kr->count);
+			rb_put_sid(b, sp, sp->events[kr->event].name);
+			rb_put_uint(b, (uint64_t)store_keysets[k], 1);
+			rb_put_uint(b, i, 4);
+			rb_put_sid(b, sp, kr->comm);
+			rb_put_sid(b, sp, kr->dso);
+			rb_put_sid(b, sp, kr->sym);
+			rb_put_sid(b, sp, kr->srcline);
+			rb_put_uint(b, kr->addr, 8);
+			rb_put_str(b, &kr->level, 1);
+			rb_put_uint(b, kr->self, 8);
+			rb_put_uint(b, kr->acc, 8);
+			rb_put_uint(b, kr->count, 8);
 		}
 		free(rows);
 	}
@@ -614,16 +697,16 @@ static int ch_put(store *s, const store_prof *const *sps, size_t n, int *status,
 	sbuf b = { 0 };
 	for (size_t i = 0; i < n; i++)
 		if (status[i] == STORE_PUT_NEW)
-			samples_json(&b, sps[i], push);
+			samples_rb(&b, sps[i], push);
 	rc = b.oom ? proff_err_set(err, PROFF_ENOMEM, NULL, PROFF_NO_OFFSET, "out of memory")
-		   : b.n ? insert(s, "proff_samples", &b, err) : 0;
+		   : b.n ? insert(s, "proff_samples", RB_SAMPLES_COLS, &b, err) : 0;
 	/* the key rows (read by the common queries instead of the samples) */
 	b.n = 0;
 	for (size_t i = 0; i < n && !rc; i++)
-		if (status[i] == STORE_PUT_NEW && keyrows_json(&b, sps[i], push))
+		if (status[i] == STORE_PUT_NEW && keyrows_rb(&b, sps[i], push))
 			rc = proff_err_set(err, PROFF_ENOMEM, NULL, PROFF_NO_OFFSET, "out of memory");
 	if (!rc && b.n)
-		rc = insert(s, "proff_keyrows", &b, err);
+		rc = insert(s, "proff_keyrows", RB_KEYROWS_COLS, &b, err);
 	if (!rc && c->stop_after == 2)
 		rc = proff_err_set(err, PROFF_EIO, s->name, PROFF_NO_OFFSET, "stopped after the samples (test hook)");
 	/* the markers last, in one INSERT: the batch's profiles appear together */
@@ -633,7 +716,7 @@ static int ch_put(store *s, const store_prof *const *sps, size_t n, int *status,
 			marker_json(&b, sps[i], push);
 	if (!rc)
 		rc = b.oom ? proff_err_set(err, PROFF_ENOMEM, NULL, PROFF_NO_OFFSET, "out of memory")
-			   : insert(s, "proff_profiles", &b, err);
+			   : insert(s, "proff_profiles", NULL, &b, err);
 	sbuf_free(&b);
 	return rc;
 }
@@ -779,83 +862,182 @@ static int query_rows(store *s, const store_query *qq, store_result *r, const ch
 	return rc;
 }
 
+/* ---- the rows of a stored key set ------------------------------------------------ */
+
+/* A line of the profiles query: the hash of (id, push), group, replicate,
+ * and the event's total, samples and callchain flag. The profile is
+ * counted in its replicate, and its hash remembered (profs: hash ->
+ * replicate) for the key rows that name it. A (id, push) met twice (a
+ * marker stored twice) counts once. */
+typedef struct profiles_ctx {
+	store *s;
+	store_result *r;
+	pf_map64 *profs;
+	proff_error *err;
+} profiles_ctx;
+
+static int profiles_line(void *arg, char *line)
+{
+	profiles_ctx *x = arg;
+	store_result *r = x->r;
+	char *f[6];
+	size_t fl[6];
+	if (!*line)
+		return 0;
+	if (!strncmp(line, "Code: ", 6))
+		return proff_err_set(x->err, PROFF_EIO, x->s->name, PROFF_NO_OFFSET, "the server failed: %.400s", line);
+	if (split_tsv(line, f, fl, 6))
+		return proff_err_set(x->err, PROFF_EFORMAT, x->s->name, PROFF_NO_OFFSET, "an answer of another shape");
+	bool found;
+	uint64_t *slot = pf_map64_upsert(x->profs, dec_u64(f[0]), &found);
+	if (!slot)
+		goto nomem;
+	if (found)
+		return 0;
+	long rep = store_result_rep(r, (uint32_t)dec_u64(f[1]), f[2], fl[2]);
+	if (rep < 0)
+		goto nomem;
+	/* (the map may have grown since: upsert again) */
+	if (!(slot = pf_map64_upsert(x->profs, dec_u64(f[0]), &found)))
+		goto nomem;
+	*slot = (uint64_t)rep;
+	r->rep_total[rep] += dec_u64(f[3]);
+	r->rep_samples[rep] += dec_u64(f[4]);
+	r->rep_profiles[rep]++;
+	r->nprofiles++;
+	r->callchain |= f[5][0] == '1';
+	return 0;
+nomem:
+	return proff_err_set(x->err, PROFF_ENOMEM, NULL, PROFF_NO_OFFSET, "out of memory");
+}
+
+/* the rows answers handed to chrows.c's reader as they arrive */
+typedef struct keyrows_ctx {
+	store_rows_reader rd;
+	proff_error *err;
+} keyrows_ctx;
+
+static int names_bytes(void *arg, const char *p, size_t n, size_t *used)
+{
+	keyrows_ctx *x = arg;
+	return store_rows_names(&x->rd, p, n, used, x->err);
+}
+
+static int values_bytes(void *arg, const char *p, size_t n, size_t *used)
+{
+	keyrows_ctx *x = arg;
+	return store_rows_values(&x->rd, p, n, used, x->err);
+}
+
+/* a stored key set's key k as a column of proff_keyrows */
+static const char *keyrow_expr(const store_query *qq, int k)
+{
+	int key = qq->keys[k];
+	return key == HK_COMM ? "comm" : key == HK_DSO ? "dso" : key == HK_SRCLINE ? "srcline" :
+	       qq->by_addr ? "if(sym = '', concat('\\x01', lower(hex(addr))), sym)" : "sym";
+}
+
+static int query_keyrows(store *s, const store_query *qq, int ks, store_result *r, const pf_map64 *profs,
+			 proff_error *err)
+{
+	ch_store *c = s->impl;
+	keyrows_ctx x = { .err = err };
+	store_rows_reader_init(&x.rd, r, profs, (size_t)qq->nkeys, qq->children, !qq->no_counts, s->name);
+	sbuf hash = { 0 }, where = { 0 }, q = { 0 }, resp = { 0 };
+	sbuf_puts(&hash, "cityHash64(");
+	for (int k = 0; k < qq->nkeys; k++)
+		sbuf_printf(&hash, k ? ", %s" : "%s", keyrow_expr(qq, k));
+	sbuf_puts(&hash, ")");
+	sbuf_printf(&where, " FROM %s.proff_keyrows WHERE keyset = %d AND event = ", c->db, ks);
+	sbuf_quote(&where, qq->event, strlen(qq->event));
+	/* the rows of the selected profiles' marked pushes */
+	sbuf_printf(&where, " AND cityHash64(id, push) GLOBAL IN (SELECT cityHash64(id, push) FROM %s.proff_profiles WHERE ",
+		    c->db);
+	marked_sql(&where, c);
+	sbuf_puts(&where, " AND multiIf(");
+	for (size_t g = 0; g < qq->ngroups; g++) {
+		char *w = store_sel_sql(&qq->groups[g]);
+		if (!w) {
+			where.oom = true;
+			break;
+		}
+		sbuf_printf(&where, "%s, %zu, ", w, g);
+		free(w);
+	}
+	sbuf_puts(&where, "-1) >= 0)");
+	int rc;
+	if (hash.oom || where.oom)
+		goto nomem;
+	/* the rows: each one's keys once */
+	sbuf_printf(&q, "SELECT %s AS h", hash.p);
+	for (int k = 0; k < qq->nkeys; k++)
+		sbuf_printf(&q, ", any(%s)", keyrow_expr(qq, k));
+	sbuf_printf(&q, ", argMin(level, seq), minIf(addr, addr != 0)%s GROUP BY h FORMAT RowBinary", where.p);
+	/* (wait_end_of_query: an error found after the first rows is a 500
+	 * answer, not a message inside the binary rows) */
+	if (q.oom)
+		goto nomem;
+	if ((rc = ch_post_any(s, NULL, q.p, q.n, "wait_end_of_query=1", &resp, NULL, names_bytes, &x, err)))
+		goto out;
+	/* the numbers: a record per profile and row */
+	q.n = 0;
+	sbuf_printf(&q, "SELECT %s, cityHash64(id, push), self%s%s%s FORMAT RowBinary", hash.p, x.rd.acc ? ", acc" : "",
+		    x.rd.count ? ", count" : "", where.p);
+	if (q.oom)
+		goto nomem;
+	rc = ch_post_any(s, NULL, q.p, q.n, "wait_end_of_query=1", &resp, NULL, values_bytes, &x, err);
+out:
+	store_rows_reader_free(&x.rd);
+	sbuf_free(&hash);
+	sbuf_free(&where);
+	sbuf_free(&q);
+	sbuf_free(&resp);
+	return rc;
+nomem:
+	rc = proff_err_set(err, PROFF_ENOMEM, NULL, PROFF_NO_OFFSET, "out of memory");
+	goto out;
+}
+
 static int ch_query(store *s, const store_query *qq, store_result *r, proff_error *err)
 {
 	ch_store *c = s->impl;
-	int rc = ch_mode(s, false, err);
+	/* the samples' query differs on a cluster: the tables looked at first;
+	 * a stored key set's, only if a query fails (tables_error) */
+	int ks = store_keyset_of(qq);
+	int rc = ks < 0 ? ch_mode(s, false, err) : 0;
 	if (rc)
 		return rc;
 	sbuf q = { 0 }, resp = { 0 };
-	/* the replicates and their totals */
-	sbuf_puts(&q, "SELECT grp, rep, sum(totals[indexOf(events, ");
+	/* the selected profiles: each one's replicate and totals, and the hash
+	 * its key rows are selected by (profiles_line) */
+	pf_map64 profs;
+	pf_map64_init(&profs);
+	sbuf_puts(&q, "SELECT cityHash64(id, push), grp, rep, totals[indexOf(events, ");
 	sbuf_quote(&q, qq->event, strlen(qq->event));
-	sbuf_puts(&q, ")]), sum(nsamples[indexOf(events, ");
+	sbuf_puts(&q, ")], nsamples[indexOf(events, ");
 	sbuf_quote(&q, qq->event, strlen(qq->event));
-	sbuf_puts(&q, ")]), count(), max(callchain[indexOf(events, ");
+	sbuf_puts(&q, ")], callchain[indexOf(events, ");
 	sbuf_quote(&q, qq->event, strlen(qq->event));
-	sbuf_puts(&q, ")]) FROM (SELECT totals, nsamples, events, callchain, ");
+	sbuf_puts(&q, ")] FROM (SELECT id, push, totals, nsamples, events, callchain, ");
 	rep_group_sql(&q, qq);
 	sbuf_printf(&q, " FROM %s.proff_profiles WHERE ", c->db);
 	marked_sql(&q, c);
-	/* (in the order store_result_finish puts them: the rows' sums go to a
-	 * table it need not reorder) */
-	sbuf_puts(&q, ") WHERE grp >= 0 GROUP BY grp, rep ORDER BY grp, rep FORMAT TabSeparated");
-	if (q.oom || (rc = ch_sql(s, q.p, &resp, err)))
+	/* (in the order store_result_finish puts the replicates: the rows'
+	 * sums go to a table it need not reorder) */
+	sbuf_puts(&q, ") WHERE grp >= 0 ORDER BY grp, rep FORMAT TabSeparated");
+	profiles_ctx pc = { s, r, &profs, err };
+	if (q.oom)
+		goto nomem;
+	if ((rc = ch_post_lines(s, NULL, q.p, q.n, NULL, &resp, profiles_line, &pc, err))) {
+		rc = tables_error(s, rc, err);
 		goto out;
-	for (char *line = resp.p; line && *line;) {
-		char *nl = strchr(line, '\n');
-		if (nl)
-			*nl = '\0';
-		char *f[6];
-		size_t fl[6];
-		if (split_tsv(line, f, fl, 6)) {
-			rc = proff_err_set(err, PROFF_EFORMAT, s->name, PROFF_NO_OFFSET, "an answer of another shape");
-			goto out;
-		}
-		long rep = store_result_rep(r, (uint32_t)strtoul(f[0], NULL, 10), f[1], fl[1]);
-		if (rep < 0)
-			goto nomem;
-		r->rep_total[rep] += strtoull(f[2], NULL, 10);
-		r->rep_samples[rep] += strtoull(f[3], NULL, 10);
-		r->rep_profiles[rep] += (uint32_t)strtoul(f[4], NULL, 10);
-		r->nprofiles += strtoul(f[4], NULL, 10);
-		r->callchain |= f[5][0] == '1';
-		line = nl ? nl + 1 : NULL;
 	}
-
 	if (store_result_fix_reps(r))
 		goto nomem;
 	q.n = 0;
-	int ks = store_keyset_of(qq);
 	if (ks >= 0) {
-		/* the profiles' key rows of this key set, summed at push time: one
-		 * line per profile and row (summed per replicate of a label) */
-		sbuf_puts(&q, "SELECT ");
-		rep_group_sql(&q, qq);
-		for (int k = 0; k < qq->nkeys; k++) {
-			int key = qq->keys[k];
-			sbuf_puts(&q, key == HK_COMM ? ", comm" : key == HK_DSO ? ", dso" : key == HK_SRCLINE ? ", srcline" :
-				      qq->by_addr ? ", if(sym = '', concat('\\x01', lower(hex(addr))), sym)" : ", sym");
-			sbuf_printf(&q, " AS k%d", k);
-		}
-		if (qq->replicate)
-			sbuf_puts(&q, ", sum(self), sum(acc), sum(count), argMin(level, seq), minIf(addr, sym = '')");
-		else
-			sbuf_puts(&q, ", self, acc, count, level, addr");
-		sbuf_printf(&q, " FROM %s.proff_keyrows WHERE keyset = %d AND event = ", c->db, ks);
-		sbuf_quote(&q, qq->event, strlen(qq->event));
-		sbuf_puts(&q, " AND ");
-		marked_sql(&q, c);
-		sbuf_puts(&q, " AND grp >= 0");
-		if (qq->replicate) {
-			sbuf_puts(&q, " GROUP BY grp, rep");
-			for (int k = 0; k < qq->nkeys; k++)
-				sbuf_printf(&q, ", k%d", k);
-		}
-		sbuf_puts(&q, " FORMAT TabSeparated");
-		if (q.oom)
-			goto nomem;
-		rc = query_rows(s, qq, r, q.p, NULL, err);
+		if ((rc = query_keyrows(s, qq, ks, r, &profs, err)))
+			rc = tables_error(s, rc, err);
 		goto out;
 	}
 	/* the rows: Self of each stack's leaf, Children once per distinct key
@@ -950,10 +1132,12 @@ static int ch_query(store *s, const store_query *qq, store_result *r, proff_erro
 	/* the selection columns are read before the join where the server can */
 	rc = query_rows(s, qq, r, q.p, "enable_optimize_predicate_expression=1", err);
 out:
+	pf_map64_free(&profs);
 	sbuf_free(&q);
 	sbuf_free(&resp);
 	return rc;
 nomem:
+	pf_map64_free(&profs);
 	sbuf_free(&q);
 	sbuf_free(&resp);
 	return proff_err_set(err, PROFF_ENOMEM, NULL, PROFF_NO_OFFSET, "out of memory");
@@ -962,9 +1146,7 @@ nomem:
 static int ch_events(store *s, const store_sel *groups, size_t ngroups, char ***names, proff_error *err)
 {
 	ch_store *c = s->impl;
-	int rc = ch_mode(s, false, err);
-	if (rc)
-		return rc;
+	int rc;
 	sbuf q = { 0 }, r = { 0 };
 	sbuf_printf(&q, "SELECT events FROM %s.proff_profiles WHERE ", c->db);
 	marked_sql(&q, c);
@@ -981,8 +1163,8 @@ static int ch_events(store *s, const store_sel *groups, size_t ngroups, char ***
 	sbuf_puts(&q, ") ORDER BY id FORMAT TabSeparated");
 	if (q.oom)
 		rc = proff_err_set(err, PROFF_ENOMEM, NULL, PROFF_NO_OFFSET, "out of memory");
-	else
-		rc = ch_sql(s, q.p, &r, err);
+	else if ((rc = ch_sql(s, q.p, &r, err)))
+		rc = tables_error(s, rc, err);
 	size_t n = 0;
 	/* lines like ['cycles','instructions'] (names quoted, \' and \\ escaped,
 	 * the whole TSV-escaped once more) */

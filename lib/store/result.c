@@ -36,12 +36,14 @@ struct store_result_priv {
 	                            * orders them in place into r->self, r->acc and row_count */
 	size_t dense_bytes;        /* the size of each dense table's mapping (table_grow) */
 	bool mapped[3];            /* r->self, r->acc, row_count are dense tables (unmapped, not freed) */
+	bool dense_counted;        /* a sample count went to dense[2] (else it is dropped at finish
+	                            * and row_count stays NULL: all zeros, never touched) */
 	uint32_t *cell_row, *cell_rep;
 	size_t ncells, cap_cells, cap_cell_rc;
 	uint32_t *stamp;           /* [cap_rows] last sample that counted the row's Children */
 	uint32_t sample_no;
 	uint32_t *row_dso, *row_sym, *row_thread;   /* after finish */
-	uint64_t *row_count;       /* after finish: [nrows * nreps] */
+	uint64_t *row_count;       /* after finish: [nrows * nreps], or NULL: no counts (all 0) */
 	size_t *rep_off;           /* after finish: rep_row[rep_off[q] .. rep_off[q + 1]) are the */
 	uint32_t *rep_row;         /* rows replicate q has (a replicate's hist reads only those) */
 	size_t nkw;                /* keys per row (at least 1) */
@@ -291,10 +293,15 @@ static int add_cell(store_result *r, size_t row, size_t rep, uint64_t self, uint
 {
 	struct store_result_priv *p = r->priv;
 	if (rep < p->dense_reps) {
+		/* (a table no sum goes to is never touched: its pages stay unmapped) */
 		size_t at = row * p->dense_reps + rep;
 		p->dense[0][at] += self;
-		p->dense[1][at] += acc;
-		p->dense[2][at] += count;
+		if (acc)
+			p->dense[1][at] += acc;
+		if (count) {
+			p->dense[2][at] += count;
+			p->dense_counted = true;
+		}
 		return 0;
 	}
 	uint32_t c = p->row_cell[row];
@@ -715,6 +722,8 @@ static int dense_order(uint64_t *const d[3], size_t nr, size_t nrep, const uint3
 		same_reps &= rpos[q] == q;
 	for (int a = 0; a < 3; a++) {
 		uint64_t *m = d[a];
+		if (!m)
+			continue;       /* a table of zeros: in any order */
 		size_t rb = nrep * sizeof(uint64_t);
 		memset(done, 0, nr * sizeof(bool));
 		/* new[j] = old[word[j]], cycle by cycle */
@@ -795,11 +804,18 @@ int store_result_finish(store_result *r, proff_error *err)
 	size_t ndense = 0;          /* (row, rep) sums of the dense part that are not 0 */
 	if (p->dense_reps == nrep && nr) {
 		/* the dense sums are the tables: put in order in place */
-		if (dense_order(p->dense, nr, nrep, word, rpos))
+		bool counted = p->dense_counted || p->ncells;
+		uint64_t *const ord[3] = { p->dense[0], r->children ? p->dense[1] : NULL, counted ? p->dense[2] : NULL };
+		if (dense_order(ord, nr, nrep, word, rpos))
 			goto nomem;
 		r->self = p->dense[0];
-		p->row_count = p->dense[2];
-		p->mapped[0] = p->mapped[2] = true;
+		p->mapped[0] = true;
+		if (counted) {
+			p->row_count = p->dense[2];
+			p->mapped[2] = true;
+		} else {
+			table_free(p->dense[2], p->dense_bytes);
+		}
 		if (r->children) {
 			r->acc = p->dense[1];
 			p->mapped[1] = true;
@@ -808,7 +824,7 @@ int store_result_finish(store_result *r, proff_error *err)
 		}
 		p->dense[0] = p->dense[1] = p->dense[2] = NULL;
 		for (size_t i = 0; i < cells; i++)
-			ndense += r->self[i] || p->row_count[i] || (r->acc && r->acc[i]);
+			ndense += r->self[i] || (p->row_count && p->row_count[i]) || (r->acc && r->acc[i]);
 	} else {
 		r->self = pf_calloc(cells, sizeof(uint64_t));
 		p->row_count = pf_calloc(cells, sizeof(uint64_t));
@@ -845,7 +861,7 @@ int store_result_finish(store_result *r, proff_error *err)
 	for (size_t i = 0; i < nr && ndense; i++)
 		for (size_t q = 0; q < nrep; q++) {
 			size_t at = i * nrep + q;
-			if (r->self[at] || p->row_count[at] || (r->acc && r->acc[at]))
+			if (r->self[at] || (p->row_count && p->row_count[at]) || (r->acc && r->acc[at]))
 				p->rep_off[q + 1]++;
 		}
 	for (size_t c = 0; c < p->ncells; c++)
@@ -864,7 +880,7 @@ int store_result_finish(store_result *r, proff_error *err)
 		for (size_t i = 0; i < nr && ndense; i++)
 			for (size_t q = 0; q < nrep; q++) {
 				size_t at = i * nrep + q;
-				if (r->self[at] || p->row_count[at] || (r->acc && r->acc[at]))
+				if (r->self[at] || (p->row_count && p->row_count[at]) || (r->acc && r->acc[at]))
 					p->rep_row[p->rep_off[q] + fill[q]++] = (uint32_t)i;
 			}
 		for (size_t c = 0; c < p->ncells; c++) {
@@ -971,7 +987,8 @@ static int make_hist(const store_result *r, const hist_opts *ho, size_t rep_lo, 
 			if (group != SIZE_MAX && r->rep_group[q] != group)
 				continue;
 			self += r->self[i * r->nreps + q];
-			cnt += p->row_count[i * r->nreps + q];
+			if (p->row_count)
+				cnt += p->row_count[i * r->nreps + q];
 			if (r->acc)
 				acc += r->acc[i * r->nreps + q];
 		}

@@ -95,4 +95,28 @@ int store_prof_parse_part(const char *buf, size_t len, const char *path, int wan
 int store_result_add_keyrows(store_result *r, size_t rep, const store_prof *sp, int ks, const store_query *q,
 			     proff_error *err);
 
+/* ---- a stored key set's rows from ClickHouse (chrows.c) ------------------ */
+
+/* The reader of the two RowBinary answers: records of (key hash, the
+ * nkeys keys, level, lowest unresolved address), each a row of r; then
+ * records of (key hash, profile hash, Self[, Children if acc][, samples
+ * if count]), summed into the row's cell of the profile's replicate
+ * (profs: profile hash -> replicate; a profile not there is skipped). */
+typedef struct store_rows_reader {
+	store_result *r;
+	const pf_map64 *profs;
+	pf_map64 rows;             /* key hash -> row of r */
+	size_t nkeys;
+	bool acc, count;
+	const char *name;          /* the store's, for errors */
+} store_rows_reader;
+void store_rows_reader_init(store_rows_reader *x, store_result *r, const pf_map64 *profs, size_t nkeys, bool acc,
+			    bool count, const char *name);
+void store_rows_reader_free(store_rows_reader *x);
+/* The whole records of p[0, n) read; *used: the bytes they took (the rest
+ * waits for more of the answer). 0, or an error (a malformed answer: a
+ * string's length, a row named twice, a value of a row not named). */
+int store_rows_names(store_rows_reader *x, const char *p, size_t n, size_t *used, proff_error *err);
+int store_rows_values(store_rows_reader *x, const char *p, size_t n, size_t *used, proff_error *err);
+
 #endif

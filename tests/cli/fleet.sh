@@ -273,6 +273,12 @@ print(len(unchanged), "rows outside hot_b's stacks")
 EOF
 "$PROFF" diff --store "$ONE" --metric absolute -s sym build=FA -- build=FB >fleet-ch.txt 2>&1
 diff <(grep -v '^#  \[' fleet.txt) <(grep -v '^#  \[' fleet-ch.txt) >/dev/null && ok "fleet: ClickHouse's diff = the local store's" || { not_ok "fleet: ClickHouse's diff = the local store's"; diff <(grep -v '^#  \[' fleet.txt) <(grep -v '^#  \[' fleet-ch.txt) | head -5 | sed 's/^/#   /'; }
+# --replicate of a label: every profile of a group in one run (no host label
+# in folded files: the run "[none]"), the runs' sums made by proff from each
+# profile's key rows on ClickHouse, by the local store from its files
+"$PROFF" diff --store "$W/fleet" --replicate host --children build=A -- build=B >rep.txt 2>rep.err
+"$PROFF" diff --store "$ONE" --replicate host --children build=FA -- build=FB >rep-ch.txt 2>&1
+grep -q 'hot_b' rep.txt && diff <(grep -v '^#  \[' rep.txt) <(grep -v '^#  \[' rep-ch.txt) >/dev/null && ok "fleet: --replicate host --children: ClickHouse's diff = the local store's" || { not_ok "fleet: --replicate host --children: ClickHouse's diff = the local store's"; diff <(grep -v '^#  \[' rep.txt) <(grep -v '^#  \[' rep-ch.txt) | head -5 | sed 's/^/#   /'; }
 "$PROFF" diff --store "$W/fleet" --metric absolute -s sym build=A 'id=~^[0-7]' -- build=A 'id=~^[89a-f]' >aa.txt 2>aa.err
 n=$(grep -E '^ ' aa.txt | grep -c ' \* ')
 grep -q 'hot_b' aa.txt && [ "$n" = 0 ] && ok "fleet: an A/A split of build A's hosts shows nothing significant" || { not_ok "fleet: A/A split ($n significant)"; head -3 aa.err | sed 's/^/#   /'; }

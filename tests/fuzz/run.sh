@@ -15,6 +15,7 @@
 #   folded    folded-stacks reader      (the committed fixture and variants)
 #   perfmap   JIT map (/tmp/perf-PID.map) reader (written below)
 #   store     the local store's profile files (written below, and pushed by $PROFF)
+#   chrows    a stored key set's rows as ClickHouse answers them (written below)
 # Exit 0 when no target found a failure. Failing inputs are left in
 # $FUZZ_OUT/TARGET/ (default build/fuzz/) as crash-*, leak-*, timeout-*, oom-*;
 # inputs that once broke a parser are kept in tests/fuzz/regress/TARGET/ and
@@ -200,6 +201,15 @@ seed_store() {
 	fi
 }
 
+# flags 1 (two keys), pieces of 7 bytes; two rows named, then four records
+# (the last of a profile not selected), after the 0xff 0xfe between them
+seed_chrows() {
+	local z='\0\0\0\0\0\0\0'
+	printf "\x01\x07\x01$z\x04libc\x04main\x01.\0$z\x02$z\0\0\x01k\x10$z\xff\xfe" >"$1/two.rows"
+	printf "\x01$z\0$z\x64$z\x02$z\x01$z\x05$z\x01$z\x02$z\x07$z\x02$z\x09$z\x01$z" >>"$1/two.rows"
+	# flags 15 (four keys, Children, counts), whole pieces; a row twice
+	printf "\x0f\xff\x05$z\x01a\x01b\x01c\x01d\x01.\0$z\x05$z\x01a\x01b\x01c\x01d\x01.\0$z" >"$1/twice.rows"
+}
 
 # ---- runs ------------------------------------------------------------------------------
 

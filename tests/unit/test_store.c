@@ -419,6 +419,132 @@ static void dense_sums_equal_cells(void **state)
 	}
 }
 
+/* ---- ClickHouse's rows answers (chrows.c) ---------------------------------------------- */
+
+static void put_u64(char **p, uint64_t v)
+{
+	for (int i = 0; i < 8; i++)
+		*(*p)++ = (char)(v >> (8 * i));
+}
+
+static void put_str(char **p, const char *s)
+{
+	size_t n = strlen(s);
+	*(*p)++ = (char)n;
+	memcpy(*p, s, n);
+	*p += n;
+}
+
+/* the answer given in pieces of chunk bytes, the rest kept as the HTTP sink keeps it */
+static int read_in_pieces(store_rows_reader *x, int values, const char *a, size_t n, size_t chunk, size_t *left,
+			  proff_error *e)
+{
+	char buf[512];
+	size_t have = 0;
+	for (size_t at = 0; at < n; at += chunk) {
+		size_t k = n - at < chunk ? n - at : chunk, used;
+		memcpy(buf + have, a + at, k);
+		have += k;
+		int rc = values ? store_rows_values(x, buf, have, &used, e) : store_rows_names(x, buf, have, &used, e);
+		if (rc)
+			return rc;
+		memmove(buf, buf + used, have - used);
+		have -= used;
+	}
+	*left = have;
+	return 0;
+}
+
+static void rows_answers_read(void **state)
+{
+	(void)state;
+	/* two rows (dso, sym): h 1 = libc main (level '.'), h 2 = the unresolved
+	 * row of [unknown] (level 'k', lowest address 0x40); profiles 10 and 11
+	 * in replicates r0 (group 0) and r1 (group 1), 12 not selected */
+	char names[256], values[256], *p = names;
+	put_u64(&p, 1), put_str(&p, "libc"), put_str(&p, "main"), put_str(&p, "."), put_u64(&p, 0);
+	put_u64(&p, 2), put_str(&p, "[unknown]"), put_str(&p, ""), put_str(&p, "k"), put_u64(&p, 0x40);
+	size_t nn = (size_t)(p - names);
+	p = values;
+	const uint64_t rec[][3] = { { 1, 10, 100 }, { 2, 10, 5 }, { 1, 11, 120 }, { 1, 12, 999 }, { 2, 11, 7 } };
+	for (size_t i = 0; i < 5; i++)
+		put_u64(&p, rec[i][0]), put_u64(&p, rec[i][1]), put_u64(&p, rec[i][2]);
+	size_t nv = (size_t)(p - values);
+	for (size_t chunk = 1; chunk <= nn + nv; chunk += 7) {
+		store_sel sel = { 0 };
+		store_query q = { .keys = { HK_DSO, HK_SYM }, .nkeys = 2, .groups = &sel, .ngroups = 1, .event = "cycles",
+				  .no_counts = true };
+		store_result *r;
+		proff_error e;
+		assert_int_equal(store_result_new(&q, &r, &e), 0);
+		pf_map64 profs;
+		pf_map64_init(&profs);
+		bool f;
+		*pf_map64_upsert(&profs, 10, &f) = (uint64_t)store_result_rep(r, 0, "r0", 2);
+		*pf_map64_upsert(&profs, 11, &f) = (uint64_t)store_result_rep(r, 1, "r1", 2);
+		assert_int_equal(store_result_fix_reps(r), 0);
+		store_rows_reader x;
+		store_rows_reader_init(&x, r, &profs, 2, false, false, "test");
+		size_t left;
+		assert_int_equal(read_in_pieces(&x, 0, names, nn, chunk, &left, &e), 0);
+		assert_int_equal(left, 0);
+		assert_int_equal(read_in_pieces(&x, 1, values, nv, chunk, &left, &e), 0);
+		assert_int_equal(left, 0);
+		store_rows_reader_free(&x);
+		assert_int_equal(store_result_finish(r, &e), 0);
+		/* rows in key order: [unknown] before libc */
+		assert_int_equal(r->nrows, 2);
+		assert_int_equal(r->nreps, 2);
+		assert_int_equal(r->self[0 * 2 + 0], 5);
+		assert_int_equal(r->self[0 * 2 + 1], 7);
+		assert_int_equal(r->self[1 * 2 + 0], 100);
+		assert_int_equal(r->self[1 * 2 + 1], 120);
+		assert_int_equal(r->row_level[0], 'k');
+		assert_int_equal(r->row_addr[0], 0x40);
+		/* no counts asked: none kept, the hists' sample counts 0 */
+		hist_opts ho = { 0 };
+		hist *h;
+		assert_int_equal(store_result_run_hist(r, 1, &ho, &h, &e), 0);
+		assert_int_equal(h->n, 2);
+		assert_int_equal(h->entries[0].nr_events + h->entries[1].nr_events, 0);
+		assert_int_equal(h->entries[0].period + h->entries[1].period, 127);
+		store_hist_free(h);
+		pf_map64_free(&profs);
+		store_result_free(r);
+	}
+	/* malformed: a row named twice; a value of a row not named; a record cut short */
+	store_sel sel = { 0 };
+	store_query q = { .keys = { HK_DSO, HK_SYM }, .nkeys = 2, .groups = &sel, .ngroups = 1, .event = "cycles" };
+	store_result *r;
+	proff_error e;
+	assert_int_equal(store_result_new(&q, &r, &e), 0);
+	pf_map64 profs;
+	pf_map64_init(&profs);
+	bool f;
+	*pf_map64_upsert(&profs, 10, &f) = (uint64_t)store_result_rep(r, 0, "r0", 2);
+	assert_int_equal(store_result_fix_reps(r), 0);
+	store_rows_reader x;
+	store_rows_reader_init(&x, r, &profs, 2, false, false, "clickhouse://h:1/db");
+	size_t used, left;
+	char twice[128];
+	p = twice;
+	put_u64(&p, 1), put_str(&p, "a"), put_str(&p, "b"), put_str(&p, "."), put_u64(&p, 0);
+	put_u64(&p, 1), put_str(&p, "a"), put_str(&p, "c"), put_str(&p, "."), put_u64(&p, 0);
+	assert_int_equal(store_rows_names(&x, twice, (size_t)(p - twice), &used, &e), PROFF_EFORMAT);
+	assert_non_null(strstr(e.msg, "a row named twice"));
+	assert_string_equal(e.file, "clickhouse://h:1/db");
+	char unnamed[24];
+	p = unnamed;
+	put_u64(&p, 77), put_u64(&p, 10), put_u64(&p, 1);
+	assert_int_equal(store_rows_values(&x, unnamed, 24, &used, &e), PROFF_EFORMAT);
+	assert_non_null(strstr(e.msg, "a row not named"));
+	assert_int_equal(read_in_pieces(&x, 1, unnamed, 20, 5, &left, &e), 0);
+	assert_int_equal(left, 20);       /* (clickhouse.c: bytes left at the end are an error) */
+	store_rows_reader_free(&x);
+	pf_map64_free(&profs);
+	store_result_free(r);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -430,6 +556,7 @@ int main(void)
 		cmocka_unit_test(aggregate_local_profile),
 		cmocka_unit_test(keyrows_equal_samples),
 		cmocka_unit_test(dense_sums_equal_cells),
+		cmocka_unit_test(rows_answers_read),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -893,7 +893,7 @@ static size_t split_point(const pf_profile *p)
 /* label:NAME's name as a string id of the profile (looked up, not
  * interned: the second pass's thread makes its hist here too, beside
  * readers of the strings; a name the profile lacks has no samples) */
-static int label_setup(hist *h, proff_error *err)
+int label_setup(hist *h, proff_error *err)
 {
 	h->label_key = PF_NONE;
 	const char *prev = NULL;

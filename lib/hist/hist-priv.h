@@ -390,6 +390,7 @@ void cc_scratch_free(cc_scratch *sc);
 /* hist-tree.c: tree mode */
 int pipe_a(pass_state *ps, proff_error *err);
 int suspect_locs(hist *h, uint8_t **susp);
+bool seq_single_events(const pf_profile *p);
 void tree_pipe_free(struct tree_pipe *tp);
 int pipe_merge(hist *h, struct tree_pipe *tp, proff_error *err);
 void *pipe_b(void *arg);

@@ -1255,7 +1255,7 @@ int hist_build(pf_profile *prof, uint32_t evsel, const hist_opts *opts, hist **o
 	 * nodes compare srclines by rank: made above) */
 	/* (with the raw samples' order only: over aggregates the walks would
 	 * be in another order than perf's — the hash is the better guess) */
-	rc = prof->nr_seq ? suspect_locs(h, &pv->suspect) : 0;
+	rc = seq_single_events(prof) ? suspect_locs(h, &pv->suspect) : 0;
 	if (rc < 0 || (pv->suspect && (!(pv->itree = hist_itree_new(h)) || reserve_rows(h, h->cap) < 0))) {
 		free(self_of); free(parent_of); free(idx); free(lb);
 		hist_free(h);

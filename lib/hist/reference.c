@@ -19,10 +19,12 @@
  * the keys' comparators, which are not transitive where addresses lie 2^63
  * apart: its walk may miss the row of a key and make a second one, that
  * its collapse step may merge again. Where the profile kept its samples'
- * reading order (pf_seq) we replay that: rows are found by perf's walk
+ * reading order (pf_seq) and each raw sample is one event (perf.data's:
+ * seq_single_events) we replay that: rows are found by perf's walk
  * (hist_itree_*, perforder.c's replay of perf's trees — the engine's own
  * replay, shared, not an engine speed trick), one raw sample at a time.
- * Otherwise (aggregated inputs, diff's rows) a row is found by its words.
+ * Otherwise (aggregated inputs, pprof, diff's rows) a row is found by its
+ * words.
  *
  * No threads, no caches, no split passes: a newcomer's reading, and the
  * engine's check. Sorting and printing are the engine's (hist_sort_report,
@@ -259,18 +261,24 @@ static int add_sample(ref_pass *rp, const pf_sample *s, size_t si, bool aggregat
 
 /* perf's collapse step (after the walk): rows of one key that its walk
  * made twice and its collapse tree finds equal are merged into the first;
- * the printed order skips the merged ones (h->merged_into). */
+ * the printed order skips the merged ones (h->merged_into) and takes the
+ * rows in the order the collapse tree gives them (h->collapsed). Where
+ * none is merged, perforder.c replays the input and collapse trees from
+ * the rows' order itself (the same order, and the srclines perf computes
+ * while comparing there). */
 static int collapse(ref_pass *rp)
 {
 	hist *h = rp->h;
-	size_t n = h->n ? h->n : 1;
-	uint32_t *into = malloc(n * sizeof(uint32_t));
-	h->collapsed = malloc(n * sizeof(uint32_t));
-	int merged = into && h->collapsed ? hist_itree_collapse(rp->walk, h, into, h->collapsed, &h->nr_collapsed) : -1;
+	size_t n = h->n ? h->n : 1, nout = 0;
+	uint32_t *into = malloc(n * sizeof(uint32_t)), *out = malloc(n * sizeof(uint32_t));
+	int merged = into && out ? hist_itree_collapse(rp->walk, h, into, out, &nout) : -1;
 	if (merged <= 0) {
 		free(into);
+		free(out);
 		return merged;
 	}
+	h->collapsed = out;
+	h->nr_collapsed = nout;
 	for (size_t r = 0; r < h->n; r++) {
 		if (into[r] == PF_NONE)
 			continue;
@@ -340,17 +348,21 @@ int hist_build_reference(pf_profile *prof, uint32_t evsel, const hist_opts *opts
 		return rc;
 	}
 	ref_pass rp = { .h = h, .kw = h->priv->kw };
-	bool raw = prof->nr_seq && !opts->diff_mode;
+	/* perf's walks, one per event (seq_single_events: perf.data's raw
+	 * samples), replayed; diff's rows are found by key (perf diff's
+	 * collapse by name) */
+	bool raw = !opts->diff_mode && seq_single_events(prof);
 	if ((raw && !(rp.walk = hist_itree_new(h))) || map_grow(&rp) < 0)
 		rc = -1;
 	if (raw) {
 		/* the raw samples in reading order, as perf walks them */
 		for (size_t it = 0; it < prof->nr_seq && rc == 0; it++) {
 			size_t si = prof->seq[it].sample;
+			const pf_sample *agg = &prof->samples[si];
 			pf_sample one;
-			if (prof->samples[si].evsel != evsel)
+			if (agg->evsel != evsel)
 				continue;
-			raw_sample(prof, it, &prof->samples[si], &one);
+			raw_sample(prof, it, agg, &one);
 			rc = add_sample(&rp, &one, si, false);
 		}
 		if (rc == 0)

@@ -69,6 +69,21 @@ same report "report calls: --max-stack 3, -n" -i "$W/a.data" -- --max-stack 3 -n
 same report "report calls: -s parent -p leaf_" -i "$W/a.data" -- -s parent,sym -p '^leaf_' -g none
 same report "report calls: --json" -i "$W/a.data" -- --json
 
+# pprof (proff convert): a pprof sample read as one raw sample counts
+# several events; rows are found by key, each counting its events (the
+# same -n column as the perf.data's)
+if "$PROFF" convert "$W/a.data" -o "$W/a.pb.gz" 2>"$W/conv.err"; then
+	for m in "-n" "-s sym -g none -n" "--no-children -s dso,sym"; do
+		# shellcheck disable=SC2086
+		same report "report pprof $m" -i "$W/a.pb.gz" -- $m
+	done
+	"$PROFF" report -i "$W/a.data" -s sym -g none -n -q >"$W/pd.out" 2>&1
+	"$PROFF" report -i "$W/a.pb.gz" -s sym -g none -n -q >"$W/pb.out" 2>&1
+	check_same "pprof of a perf.data: the same rows and sample counts (-s sym -n, Children)" "$W/pd.out" "$W/pb.out"
+else
+	not_ok "proff convert a.data -o a.pb.gz"; sed 's/^/#   /' "$W/conv.err"
+fi
+
 # diff: compute methods and keys
 for c in "" "-c ratio" "-c wdiff:1,2" "-c delta -b" "-s sym" "-s comm,dso -p"; do
 	# shellcheck disable=SC2086

@@ -656,6 +656,12 @@ int cmd_diff(int argc, char **argv)
 		goto out_free;
 	}
 	cli_engine_apply(&c.eng, &ho, NULL);
+	if (c.eng.reference && (c.store || c.flamegraph || group || split)) {
+		cli_errorf("--engine=reference: files compared as perf diff does only (not groups of runs, stores or "
+			   "flame graphs)");
+		rc = EXIT_USAGE;
+		goto out_free;
+	}
 	{
 		int keys[HIST_MAX_KEYS];
 		proff_error err = {0};

@@ -481,6 +481,11 @@ int cmd_report(int argc, char **argv)
 	if (cli_engine_parse("report", a.engine ? a.engine : "engine", &eng) < 0)
 		return EXIT_USAGE;
 	cli_engine_apply(&eng, NULL, &lo);
+	if (eng.reference && (a.store || a.flamegraph || a.tree)) {
+		cli_errorf("--engine=reference: a report's rows only (not %s)",
+			   a.store ? "--store" : a.flamegraph ? "--flamegraph" : "--tree");
+		return EXIT_USAGE;
+	}
 	if (apply_calibration(a.calibration, exact, &lo, &fmt) < 0)
 		return 1;
 	uint8_t cpumask[4096 / 8];

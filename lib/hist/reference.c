@@ -58,11 +58,6 @@ static uint64_t words_hash(const ref_pass *rp, const uint64_t *w)
 	return pf_hash_bytes(w, rp->kw * sizeof(uint64_t), 0x5eed);
 }
 
-static bool same_key(const ref_pass *rp, uint32_t a, uint32_t b)
-{
-	return !memcmp(rp->words + (size_t)a * rp->kw, rp->words + (size_t)b * rp->kw, rp->kw * sizeof(uint64_t));
-}
-
 /* The map from words to rows, rebuilt twice as large */
 static int map_grow(ref_pass *rp)
 {
@@ -120,13 +115,12 @@ static int64_t new_row(ref_pass *rp, const uint64_t *w, const hist_entry *e)
 	return (int64_t)r;
 }
 
-/* The row of (sample context c, location loc): a Self row (chain false)
- * or a callchain row; made when there is none. -2: out of memory. */
-static int64_t find_row(ref_pass *rp, const ctx *c, uint32_t loc, bool chain)
+/* The row of (sample context c, location loc) — a Self row (chain
+ * false) or a callchain row — whose key words are w; made when there is
+ * none. -2: out of memory. */
+static int64_t find_row(ref_pass *rp, const ctx *c, uint32_t loc, bool chain, const uint64_t *w)
 {
 	hist *h = rp->h;
-	uint64_t w[HIST_MAX_KEYS * KW_PER_KEY];
-	key_words(h, c, loc, chain, w);
 	hist_entry e;
 	if (rp->walk) {
 		row_fill(h, c, loc, chain, &e);
@@ -150,17 +144,15 @@ static int64_t find_row(ref_pass *rp, const ctx *c, uint32_t loc, bool chain)
 	return new_row(rp, w, &e);
 }
 
-/* Children: has this sample counted a row of row's key already? If not,
- * it is now. (perf's he_cache: keys compared, recursion counts once.) */
-static int counted_before(ref_pass *rp, uint32_t row)
+/* Children: has this sample counted a row of key w already? (perf's
+ * he_cache, looked at before its tree: recursion counts once, and a key
+ * counted is not looked up again.) */
+static bool counted_before(const ref_pass *rp, const uint64_t *w)
 {
 	for (size_t i = 0; i < rp->ncounted; i++)
-		if (same_key(rp, rp->counted[i], row))
-			return 1;
-	if (PF_GROW(rp->counted, rp->cap_counted, rp->ncounted + 1) < 0)
-		return -1;
-	rp->counted[rp->ncounted++] = row;
-	return 0;
+		if (!memcmp(rp->words + (size_t)rp->counted[i] * rp->kw, w, rp->kw * sizeof(uint64_t)))
+			return true;
+	return false;
 }
 
 /* Children: row gets the sample's period, and its callchain from the
@@ -168,6 +160,9 @@ static int counted_before(ref_pass *rp, uint32_t row)
 static int count_children(ref_pass *rp, uint32_t row, const uint32_t *locs, size_t n, const pf_sample *s)
 {
 	hist *h = rp->h;
+	if (PF_GROW(rp->counted, rp->cap_counted, rp->ncounted + 1) < 0)
+		return -1;
+	rp->counted[rp->ncounted++] = row;
 	hist_entry *e = &h->entries[row];
 	e->period_acc += s->period;
 	if (n > e->max_depth)
@@ -206,7 +201,9 @@ static int add_sample(ref_pass *rp, const pf_sample *s, size_t si, bool aggregat
 	}
 
 	/* Self: the sample's own row */
-	int64_t self = find_row(rp, &c, leaf, false);
+	uint64_t w[HIST_MAX_KEYS * KW_PER_KEY];
+	key_words(h, &c, leaf, false, w);
+	int64_t self = find_row(rp, &c, leaf, false, w);
 	if (self < 0)
 		return -1;
 	hist_entry *e = &h->entries[self];
@@ -235,7 +232,7 @@ static int add_sample(ref_pass *rp, const pf_sample *s, size_t si, bool aggregat
 
 	/* Children: the Self row, then each distinct row along the callchain */
 	rp->ncounted = 0;
-	if (counted_before(rp, (uint32_t)self) < 0 || count_children(rp, (uint32_t)self, cursor, nk, s) < 0)
+	if (count_children(rp, (uint32_t)self, cursor, nk, s) < 0)
 		return -1;
 	for (size_t k = 0; k < nk; k++) {
 		uint32_t loc = cursor[k];
@@ -243,14 +240,12 @@ static int add_sample(ref_pass *rp, const pf_sample *s, size_t si, bool aggregat
 		 * without a map keeps the level of the last frame with one */
 		if (map_level(p, loc))
 			c.self_level = map_level(p, loc);
-		int64_t id = find_row(rp, &c, loc, true);
+		key_words(h, &c, loc, true, w);
+		if (counted_before(rp, w))
+			continue;
+		int64_t id = find_row(rp, &c, loc, true, w);
 		if (id < 0)
 			return -1;
-		int seen = counted_before(rp, (uint32_t)id);
-		if (seen < 0)
-			return -1;
-		if (seen)
-			continue;
 		/* the filters' verdict on the sample holds for its callers */
 		h->entries[id].filtered &= c.sample_filtered;
 		if (count_children(rp, (uint32_t)id, cursor + k, nk - k, s) < 0)
@@ -261,24 +256,19 @@ static int add_sample(ref_pass *rp, const pf_sample *s, size_t si, bool aggregat
 
 /* perf's collapse step (after the walk): rows of one key that its walk
  * made twice and its collapse tree finds equal are merged into the first;
- * the printed order skips the merged ones (h->merged_into) and takes the
- * rows in the order the collapse tree gives them (h->collapsed). Where
- * none is merged, perforder.c replays the input and collapse trees from
- * the rows' order itself (the same order, and the srclines perf computes
- * while comparing there). */
+ * the printed order takes the rows in the order the collapse tree gives
+ * them (h->collapsed), the merged ones left out (h->merged_into). */
 static int collapse(ref_pass *rp)
 {
 	hist *h = rp->h;
-	size_t n = h->n ? h->n : 1, nout = 0;
-	uint32_t *into = malloc(n * sizeof(uint32_t)), *out = malloc(n * sizeof(uint32_t));
-	int merged = into && out ? hist_itree_collapse(rp->walk, h, into, out, &nout) : -1;
+	size_t n = h->n ? h->n : 1;
+	uint32_t *into = malloc(n * sizeof(uint32_t));
+	h->collapsed = malloc(n * sizeof(uint32_t));
+	int merged = into && h->collapsed ? hist_itree_collapse(rp->walk, h, into, h->collapsed, &h->nr_collapsed) : -1;
 	if (merged <= 0) {
 		free(into);
-		free(out);
 		return merged;
 	}
-	h->collapsed = out;
-	h->nr_collapsed = nout;
 	for (size_t r = 0; r < h->n; r++) {
 		if (into[r] == PF_NONE)
 			continue;

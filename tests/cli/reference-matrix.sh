@@ -97,16 +97,15 @@ same diff "diff calls: three files" "$W/a.data" "$W/b.data" "$W/a.data" -- -c ra
 # garbage callchain frames: perf's walk makes two rows of one key
 if [ "$(uname -m)" = x86_64 ] && cc -O1 -g -fno-omit-frame-pointer -o "$W/garbage" \
 	"$ROOT/tests/data/report/garbage.c" 2>"$W/cc.err" &&
-   rec "$W/g.data" -e cpu-clock -F 10000 -g -- "$W/garbage" 0.5; then
+   rec "$W/g.data" -e cpu-clock -F 10000 -g -- "$W/garbage" 1; then
 	"$PROFF" report -i "$W/g.data" -s sym -g none --engine=reference >"$W/g.out" 2>/dev/null
 	dups=$(grep '%' "$W/g.out" | awk '{$1 = $2 = ""; print}' | sort | uniq -d | wc -l)
 	[ "$dups" -gt 0 ] && ok "garbage frames: the reference path makes two rows of one key ($dups keys), as perf" ||
 		not_ok "garbage frames: no key with two rows (the recording does not exercise perf's walk)"
-	for s in "" "-s sym" "-s dso,sym"; do
-		for m in "-g none" "--no-children" "-g callee --percent-limit 1" "--percent-limit 0.1"; do
-			# shellcheck disable=SC2086
-			same report "report garbage ${s:-(default keys)} $m" -i "$W/g.data" -- $s $m
-		done
+	for sm in "-g none" "-g callee --percent-limit 1" "-s sym -g none" "-s sym --no-children" \
+		"-s sym --percent-limit 0.1" "-s dso,sym -g caller"; do
+		# shellcheck disable=SC2086
+		same report "report garbage $sm" -i "$W/g.data" -- $sm
 	done
 else
 	not_ok "build and record tests/data/report/garbage.c"; sed 's/^/#   /' "$W/cc.err"

@@ -1,14 +1,16 @@
 /* reference.c — what a report's rows mean, in plain code: the reference
  * path (include/proff/reference.h). hist_build (hist.c, hist-cc.c,
  * hist-tree.c) computes the same rows fast; tests/cli/reference-matrix.sh
- * checks that both print byte for byte the same.
+ * (recordings, through the CLI) and tests/unit/test_reference.c (random
+ * profiles) check that both give byte for byte the same.
  *
  * The whole meaning, for each sample of the event:
  *   - Self: the row of the sample's own location (its key: the sort keys'
  *     values of the sample and that location) gets the sample's period;
  *   - Children (perf --children): the Self row, then each row met along the
- *     sample's callchain, leaf to root, gets the period — each distinct row
- *     once per sample, so a recursive function counts its samples once;
+ *     sample's callchain, leaf to root, gets the period — each distinct key
+ *     once per sample, so a recursive function counts its samples once (a
+ *     key the sample counted is not even looked up again);
  *   - callchain trees (-g): each row so counted gets the callchain from its
  *     frame on, in the order of the -g option (sample_cursor).
  * Totals count every sample; filters (--comms, --dsos, ...) hide rows, and

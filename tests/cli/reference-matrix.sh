@@ -94,14 +94,24 @@ for c in "" "-c ratio" "-c wdiff:1,2" "-c delta -b" "-s sym" "-s comm,dso -p"; d
 done
 same diff "diff calls: three files" "$W/a.data" "$W/b.data" "$W/a.data" -- -c ratio
 
-# garbage callchain frames: perf's walk makes two rows of one key
+# garbage callchain frames: perf's walk makes two rows of one key — in
+# most recordings (24 to 236 keys in 1 s; some have none: recorded again,
+# up to three times; tests/unit/test_reference.c checks it on profiles
+# that always have them)
+dup_keys() {
+	"$PROFF" report -i "$1" -s sym -g none --engine=reference 2>/dev/null | grep '%' |
+		awk '{$1 = $2 = ""; print}' | sort | uniq -d | wc -l
+}
 if [ "$(uname -m)" = x86_64 ] && cc -O1 -g -fno-omit-frame-pointer -o "$W/garbage" \
 	"$ROOT/tests/data/report/garbage.c" 2>"$W/cc.err" &&
    rec "$W/g.data" -e cpu-clock -F 10000 -g -- "$W/garbage" 1; then
-	"$PROFF" report -i "$W/g.data" -s sym -g none --engine=reference >"$W/g.out" 2>/dev/null
-	dups=$(grep '%' "$W/g.out" | awk '{$1 = $2 = ""; print}' | sort | uniq -d | wc -l)
+	dups=$(dup_keys "$W/g.data")
+	for _ in 2 3; do
+		[ "$dups" -gt 0 ] && break
+		rec "$W/g.data" -e cpu-clock -F 10000 -g -- "$W/garbage" 1 && dups=$(dup_keys "$W/g.data")
+	done
 	[ "$dups" -gt 0 ] && ok "garbage frames: the reference path makes two rows of one key ($dups keys), as perf" ||
-		not_ok "garbage frames: no key with two rows (the recording does not exercise perf's walk)"
+		skip "garbage frames: three recordings without two rows of one key (test_reference.c checks the walk)"
 	for sm in "-g none" "-g callee --percent-limit 1" "-s sym -g none" "-s sym --no-children" \
 		"-s sym --percent-limit 0.1" "-s dso,sym -g caller"; do
 		# shellcheck disable=SC2086

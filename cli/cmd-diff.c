@@ -26,6 +26,7 @@
 #include <unistd.h>
 
 #include "cmds.h"
+#include "cli-engine.h"
 #include "cli-store.h"
 #include "diff-groups.h"
 #include "parse-options.h"
@@ -35,6 +36,7 @@
 #include "proff/hist.h"
 #include "proff/perfdata.h"
 #include "proff/profile.h"
+#include "proff/reference.h"
 #include "proff/symbol.h"
 
 #define EXIT_SETUP 255     /* perf returns -1 from cmd_diff for these */
@@ -54,6 +56,8 @@ typedef struct diff_cli {
 	const char *sample_type, *label;   /* pprof profiles (lib/formats) */
 	const char *store, *replicate;   /* --store URL SEL_A -- SEL_B (cli/cli-store.c) */
 	const char *groups_by;           /* --groups-by LABEL: a labelled file's groups (diff_label_runs) */
+	const char *engine;              /* --engine SPEC (cli/cli-engine.h): debugging */
+	cli_engine eng;
 } diff_cli;
 
 #define F(x) offsetof(diff_cli, x)
@@ -113,6 +117,8 @@ static const opt_def opts[] = {
 	  "groups: exit 3 when a significant increase above T (points, or T% of the baseline) exists" },
 	{ 0, "sample-type", O_STR, F(sample_type), "type", "pprof profiles: the sample type compared (name or index; default the last)" },
 	{ 0, "label", O_STR, F(label), "name=value[,value...]", "pprof profiles: only the samples whose label name has one of the values" },
+	{ 0, "engine", O_STR, F(engine), "spec",
+	  "debugging: reference (rows and pairs by the plain reference path) or engine, with threads=1|2, replay (docs/architecture.md)" },
 };
 #undef F
 #define NR_OPTS (sizeof(opts) / sizeof(opts[0]))
@@ -360,6 +366,7 @@ typedef struct hist_job {
 	pf_profile *prof;
 	long evsel;                /* -1: the file has no matching event */
 	const hist_opts *ho;
+	const cli_engine *eng;
 	hist *out;
 	proff_error err;
 	int rc;
@@ -369,7 +376,7 @@ static void *hist_thread(void *arg)
 {
 	hist_job *j = arg;
 	if (j->evsel >= 0)
-		j->rc = hist_build(j->prof, (uint32_t)j->evsel, j->ho, &j->out, &j->err);
+		j->rc = cli_engine_hist(j->eng, j->prof, (uint32_t)j->evsel, j->ho, &j->out, &j->err);
 	return NULL;
 }
 
@@ -644,6 +651,17 @@ int cmd_diff(int argc, char **argv)
 	ho.diff_mode = true;
 	ho.verbose = o->verbose;
 	ho.relative = o->relative;
+	if (cli_engine_parse("diff", c.engine ? c.engine : "engine", &c.eng) < 0) {
+		rc = EXIT_USAGE;
+		goto out_free;
+	}
+	cli_engine_apply(&c.eng, &ho, NULL);
+	if (c.eng.reference && (c.store || c.flamegraph || group || split)) {
+		cli_errorf("--engine=reference: files compared as perf diff does only (not groups of runs, stores or "
+			   "flame graphs)");
+		rc = EXIT_USAGE;
+		goto out_free;
+	}
 	{
 		int keys[HIST_MAX_KEYS];
 		proff_error err = {0};
@@ -774,6 +792,7 @@ int cmd_diff(int argc, char **argv)
 		j->lo.merge_by_comm = merge_by_comm;
 		j->lo.cpu_mask = cpu_mask;
 		j->lo.cpu_mask_bits = cpu_mask ? (size_t)cpu_bits : 0;
+		cli_engine_apply(&c.eng, NULL, &j->lo);
 		if (c.time_str) {
 			j->time_spec = time_spec_for(c.time_str, f);
 			if (!j->time_spec) {
@@ -925,7 +944,7 @@ int cmd_diff(int argc, char **argv)
 			if (match < 0 && profs[0]->nr_events == 1 && profs[f]->nr_events == 1 &&
 			    (be->type == PF_EVENT_TYPE_NAMED || profs[f]->events[0].type == PF_EVENT_TYPE_NAMED))
 				match = 0;
-			hj[f] = (hist_job){ .prof = profs[f], .evsel = match, .ho = &ho };
+			hj[f] = (hist_job){ .prof = profs[f], .evsel = match, .ho = &ho, .eng = &c.eng };
 		}
 		run_jobs(hj, sizeof(*hj), nfiles, par, hist_thread);
 		for (size_t f = 0; f < nfiles; f++) {
@@ -938,7 +957,8 @@ int cmd_diff(int argc, char **argv)
 		free(hj);
 		if (!rc) {
 			diff_result *dr = NULL;
-			if (diff_compute((const hist *const *)hs, nfiles, o, &dr, &err) < 0) {
+			if ((c.eng.reference ? diff_compute_reference : diff_compute)((const hist *const *)hs, nfiles, o, &dr,
+										      &err) < 0) {
 				cli_error(&err);
 				rc = EXIT_SETUP;
 			} else {

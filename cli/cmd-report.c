@@ -12,6 +12,7 @@
 #include <sys/resource.h>
 #include <time.h>
 
+#include "cli-engine.h"
 #include "cli-store.h"
 #include "cmds.h"
 #include "parse-options.h"
@@ -49,6 +50,7 @@ struct report_args {
 	const char *store;                     /* --store URL --where SEL (cli/cli-store.c) */
 	char *where[64];
 	size_t nwhere;
+	const char *engine;                    /* --engine SPEC (cli/cli-engine.h): debugging */
 };
 
 static int opt_children(po_ctx *ctx, const opt_def *d, const char *arg, bool unset)
@@ -130,6 +132,7 @@ static const opt_def options[] = {
 	{ 0, "flamegraph-srcline", O_BOOL, F(flame_srcline), NULL, "flame graph: frames by function and source line too", 0, NULL, 0 },
 	{ 0, "store", O_STR, F(store), "URL", "report the profiles of a store (a directory or clickhouse://HOST:PORT/DB; docs/fleet.md)", 0, NULL, 0 },
 	{ 0, "where", O_CALLBACK, 0, "TERM", "--store: the profiles whose labels match (build=1.2, host=~web-.*, time>=2026-11-01; repeatable)", PO_NONEG, opt_where, 0 },
+	{ 0, "engine", O_STR, F(engine), "SPEC", "debugging: reference (the rows by the plain reference path) or engine, with threads=1|2, replay (docs/architecture.md)", 0, NULL, 0 },
 	{ 0, "inline", O_BOOL, F(inline_frames), NULL, "callchain entries with their inlined frames (the default; --no-inline: without; docs/symbols.md)", 0, NULL, 0 },
 };
 #undef F
@@ -474,6 +477,15 @@ int cmd_report(int argc, char **argv)
 	/* A large file is read in two halves by two threads (the raw-stack
 	 * caches are bounded, so the halves cost a few MB more than one read) */
 	lo.split_load = true;
+	cli_engine eng;
+	if (cli_engine_parse("report", a.engine ? a.engine : "engine", &eng) < 0)
+		return EXIT_USAGE;
+	cli_engine_apply(&eng, NULL, &lo);
+	if (eng.reference && (a.store || a.flamegraph || a.tree)) {
+		cli_errorf("--engine=reference: a report's rows only (not %s)",
+			   a.store ? "--store" : a.flamegraph ? "--flamegraph" : "--tree");
+		return EXIT_USAGE;
+	}
 	if (apply_calibration(a.calibration, exact, &lo, &fmt) < 0)
 		return 1;
 	uint8_t cpumask[4096 / 8];
@@ -492,6 +504,7 @@ int cmd_report(int argc, char **argv)
 	ho.relative = fmt.relative;
 	ho.max_stack = a.max_stack > 0 ? a.max_stack : 0;
 	ho.no_chain = a.max_stack == 0;
+	cli_engine_apply(&eng, &ho, NULL);
 	if (a.parent)
 		ho.parent_regex = a.parent;
 	int rc = 0;
@@ -699,7 +712,7 @@ int cmd_report(int argc, char **argv)
 		for (size_t k = ev + 1; k < prof->nr_events && !more; k++)
 			more = prof->events[k].nr_samples || !kept;
 		o.drop_sequence = !more;   /* the last report that reads it */
-		if (hist_build(prof, (uint32_t)ev, &o, &h, &err) < 0) {
+		if (cli_engine_hist(&eng, prof, (uint32_t)ev, &o, &h, &err) < 0) {
 			cli_error(&err);
 			rc = 1;
 			break;

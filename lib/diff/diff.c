@@ -135,7 +135,7 @@ int diff_keys_sort(const diff_key *a, const diff_key *b, int nkeys)
 
 /* ---- rows ------------------------------------------------------------------ */
 
-static int add_row(diff_result *r, const hist *h, const hist_entry *e, bool dummy)
+int diff_add_row(diff_result *r, const hist *h, const hist_entry *e, bool dummy)
 {
 	struct diff_priv *p = r->priv;
 	if (r->nrows == p->cap) {
@@ -169,7 +169,7 @@ static int add_row(diff_result *r, const hist *h, const hist_entry *e, bool dumm
 }
 
 /* pointers into priv arrays are only fixed once all rows exist */
-static void fix_row_pointers(diff_result *r)
+void diff_fix_row_pointers(diff_result *r)
 {
 	for (size_t i = 0; i < r->nrows; i++) {
 		r->rows[i].pairs = &r->priv->pairs[r->rows[i].seq * r->nfiles];
@@ -411,6 +411,36 @@ static void calc_widths(diff_result *r, const diff_opts *o)
 
 /* ---- driver ---------------------------------------------------------------------- */
 
+void diff_result_order(diff_result *r, const diff_opts *o)
+{
+	r->priv->o = o;
+	qsort_r(r->rows, r->nrows, sizeof(*r->rows), row_cmp, r);
+	r->priv->o = NULL;
+	calc_widths(r, o);
+}
+
+diff_result *diff_result_new(const hist *const *hists, size_t nfiles, const diff_opts *o)
+{
+	diff_result *r = pf_calloc(1, sizeof(*r));
+	if (!r)
+		return NULL;
+	r->priv = pf_calloc(1, sizeof(*r->priv));
+	r->hists = pf_calloc(nfiles, sizeof(*r->hists));
+	r->totals = pf_calloc(nfiles, sizeof(*r->totals));
+	if (!r->priv || !r->hists || !r->totals) {
+		diff_result_free(r);
+		return NULL;
+	}
+	r->nfiles = nfiles;
+	r->nkeys = hists[0]->nkeys;
+	memcpy(r->keys, hists[0]->keys, sizeof(r->keys));
+	for (size_t f = 0; f < nfiles; f++) {
+		r->hists[f] = hists[f];
+		r->totals[f] = hist_total(hists[f], o->relative);
+	}
+	return r;
+}
+
 int diff_compute(const hist *const *hists, size_t nfiles, const diff_opts *o,
 		 diff_result **out, proff_error *err)
 {
@@ -420,29 +450,17 @@ int diff_compute(const hist *const *hists, size_t nfiles, const diff_opts *o,
 	if (o->order >= nfiles)
 		return proff_err_set(err, PROFF_EUSAGE, NULL, PROFF_NO_OFFSET, "Order option out of limit.");
 
-	diff_result *r = pf_calloc(1, sizeof(*r));
+	diff_result *r = diff_result_new(hists, nfiles, o);
 	if (!r)
 		return proff_err_set(err, PROFF_ENOMEM, NULL, PROFF_NO_OFFSET, "out of memory");
-	r->priv = pf_calloc(1, sizeof(*r->priv));
-	r->hists = pf_calloc(nfiles, sizeof(*r->hists));
-	r->totals = pf_calloc(nfiles, sizeof(*r->totals));
-	if (!r->priv || !r->hists || !r->totals)
-		goto nomem;
-	r->nfiles = nfiles;
-	r->nkeys = hists[0]->nkeys;
-	memcpy(r->keys, hists[0]->keys, sizeof(r->keys));
-	for (size_t f = 0; f < nfiles; f++) {
-		r->hists[f] = hists[f];
-		r->totals[f] = hist_total(hists[f], o->relative);
-		if (hists[f] && hists[f]->nkeys != r->nkeys)
+	for (size_t f = 0; f < nfiles; f++)
+		if (hists[f] && (hists[f]->nkeys != r->nkeys ||
+				 memcmp(hists[f]->keys, r->keys, sizeof(int) * (size_t)r->nkeys)))
 			goto badkeys;
-		if (hists[f] && memcmp(hists[f]->keys, r->keys, sizeof(int) * (size_t)r->nkeys))
-			goto badkeys;
-	}
 
 	const hist *base = hists[0];
 	for (size_t i = 0; i < base->n; i++)
-		if (add_row(r, base, &base->entries[i], false))
+		if (diff_add_row(r, base, &base->entries[i], false))
 			goto nomem;
 
 	for (size_t f = 1; f < nfiles; f++) {
@@ -468,7 +486,7 @@ int diff_compute(const hist *const *hists, size_t nfiles, const diff_opts *o,
 			for (size_t j = 0; j < h->n; j++) {
 				if (ix.used[j])
 					continue;
-				if (add_row(r, h, &h->entries[j], true)) {
+				if (diff_add_row(r, h, &h->entries[j], true)) {
 					kindex_free(&ix);
 					goto nomem;
 				}
@@ -477,7 +495,7 @@ int diff_compute(const hist *const *hists, size_t nfiles, const diff_opts *o,
 		}
 		kindex_free(&ix);
 	}
-	fix_row_pointers(r);
+	diff_fix_row_pointers(r);
 
 	if (o->baseline_only) {
 		size_t n = 0;
@@ -488,10 +506,7 @@ int diff_compute(const hist *const *hists, size_t nfiles, const diff_opts *o,
 	}
 
 	precompute(r, o);
-	r->priv->o = o;
-	qsort_r(r->rows, r->nrows, sizeof(*r->rows), row_cmp, r);
-	r->priv->o = NULL;
-	calc_widths(r, o);
+	diff_result_order(r, o);
 	*out = r;
 	return 0;
 

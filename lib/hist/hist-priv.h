@@ -358,6 +358,8 @@ uint32_t sample_parent(hist *h, const pf_sample *s);
 int cc_merge(hist *h, struct cc_pool *cp, uint32_t dst, uint32_t src);
 char row_level(const pf_profile *p, const ctx *c, const pf_loc *l, bool chain);
 uint8_t entry_filter(hist *h, const ctx *c, uint32_t loc);
+/* label:NAME's string id into h->label_key (hist_build's and reference.c's) */
+int label_setup(hist *h, proff_error *err);
 
 /* hist-cc.c: the callchain trees */
 int cc_add(hist *h, struct cc_pool *cp, uint32_t row, const uint32_t *locs, size_t n, uint64_t period,
@@ -388,6 +390,7 @@ void cc_scratch_free(cc_scratch *sc);
 /* hist-tree.c: tree mode */
 int pipe_a(pass_state *ps, proff_error *err);
 int suspect_locs(hist *h, uint8_t **susp);
+bool seq_single_events(const pf_profile *p);
 void tree_pipe_free(struct tree_pipe *tp);
 int pipe_merge(hist *h, struct tree_pipe *tp, proff_error *err);
 void *pipe_b(void *arg);

@@ -101,6 +101,28 @@ nomem:
 	return -1;
 }
 
+/* perf walks its input tree once per event. A perf.data's raw samples
+ * (pf_seq) are one event each, and tree mode replays those walks; a
+ * pprof sample read as one raw sample may count several events (its
+ * aggregate then counts more events than raw samples): perf never walked
+ * those, so they are found by key, and each row counts its aggregates'
+ * events (the walk per raw sample would count one each). */
+bool seq_single_events(const pf_profile *p)
+{
+	if (!p->nr_seq)
+		return false;
+	uint32_t *raws = calloc(p->nr_samples ? p->nr_samples : 1, sizeof(uint32_t));
+	if (!raws)
+		return true;      /* as before: tree mode (its own allocations fail soon) */
+	for (size_t it = 0; it < p->nr_seq; it++)
+		raws[p->seq[it].sample]++;
+	bool single = true;
+	for (size_t si = 0; si < p->nr_samples && single; si++)
+		single = raws[si] == p->samples[si].count;
+	free(raws);
+	return single;
+}
+
 int suspect_locs(hist *h, uint8_t **susp) {
 	*susp = NULL;
 	const pf_profile *p = h->prof;

@@ -893,7 +893,7 @@ static size_t split_point(const pf_profile *p)
 /* label:NAME's name as a string id of the profile (looked up, not
  * interned: the second pass's thread makes its hist here too, beside
  * readers of the strings; a name the profile lacks has no samples) */
-static int label_setup(hist *h, proff_error *err)
+int label_setup(hist *h, proff_error *err)
 {
 	h->label_key = PF_NONE;
 	const char *prev = NULL;
@@ -1255,7 +1255,7 @@ int hist_build(pf_profile *prof, uint32_t evsel, const hist_opts *opts, hist **o
 	 * nodes compare srclines by rank: made above) */
 	/* (with the raw samples' order only: over aggregates the walks would
 	 * be in another order than perf's — the hash is the better guess) */
-	rc = prof->nr_seq ? suspect_locs(h, &pv->suspect) : 0;
+	rc = seq_single_events(prof) ? suspect_locs(h, &pv->suspect) : 0;
 	if (rc < 0 || (pv->suspect && (!(pv->itree = hist_itree_new(h)) || reserve_rows(h, h->cap) < 0))) {
 		free(self_of); free(parent_of); free(idx); free(lb);
 		hist_free(h);

@@ -733,7 +733,22 @@ static void *order_run(void *arg)
 	replay_ctx c = { .h = h, .pk = o->keys, .known = o->known };
 	if (!o->rc && h->collapsed) {
 		/* tree mode kept perf's input and collapse trees: the output
-		 * tree's insertions are known */
+		 * tree's insertions are known. The srclines perf computes
+		 * while comparing in those two trees are marked by replaying
+		 * them (as without tree mode; their order is not used) */
+		if (o->known) {
+			for (size_t i = 0; i < n; i++)
+				a[i] = (uint32_t)i;
+			o->rc = replay(&c, a, n, 0, b);
+			size_t k = 0;
+			for (size_t i = 0; i < n; i++)
+				if (!h->merged_into || h->merged_into[b[i]] == UINT32_MAX)
+					b[k++] = b[i];
+			if (!o->rc && needs_collapse(h))
+				o->rc = replay(&c, b, k, 1, a);
+			if (o->rc)
+				goto done;
+		}
 		memcpy(b, h->collapsed, h->nr_collapsed * sizeof(uint32_t));
 		n = h->nr_collapsed;
 		o->nout = n;

@@ -825,10 +825,17 @@ int report_print_json(FILE *out, hist *h, const report_fmt *f, bool first_event)
 				json_str(out, buf);
 			}
 		}
-		if (f->cc_mode != CC_NONE && e->cc_root != PF_NONE) {
+		/* every row has it when the report prints graphs (docs/json.md):
+		 * a row below the threshold, whose tree the engine may not
+		 * have built, has an empty one */
+		if (f->cc_mode != CC_NONE) {
 			gctx g = { out, h, f, total };
 			fputs(",\"callchain\":", out);
-			json_chain(&g, e->cc_root, f->cc_mode == CC_FRACTAL ? (f->children ? e->period_acc : e->period) : total);
+			if (e->cc_root != PF_NONE)
+				json_chain(&g, e->cc_root,
+					   f->cc_mode == CC_FRACTAL ? (f->children ? e->period_acc : e->period) : total);
+			else
+				fputs("[]", out);
 		}
 		fputc('}', out);
 	}

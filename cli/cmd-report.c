@@ -511,6 +511,19 @@ int cmd_report(int argc, char **argv)
 	proff_error err;
 	proff_err_clear(&err);
 	ho.sort = a.sort ? a.sort : "comm,dso,sym";
+	/* perf report appends ipc_null (the IPC columns, "-" without branch
+	 * stacks) to a --sort that names "symbol" anywhere */
+	if (a.sort && strstr(a.sort, "ipc")) {
+		/* perf prints its usage and reports nothing (exit 0) */
+		cli_errorf("--sort %s: the IPC columns come with a sort by symbol, not as keys", a.sort);
+		hist_opts_release(&ho);
+		return EXIT_USAGE;
+	}
+	char sort_ipc[1024];
+	if (a.sort && strstr(a.sort, "symbol") && strlen(a.sort) + 10 < sizeof(sort_ipc)) {
+		snprintf(sort_ipc, sizeof(sort_ipc), "%s,ipc_null", a.sort);
+		ho.sort = sort_ipc;
+	}
 	int nkeys = hist_parse_sort(ho.sort, keys, HIST_MAX_KEYS, &err);
 	if (nkeys < 0) {
 		cli_error(&err);

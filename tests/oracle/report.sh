@@ -183,6 +183,23 @@ cmp_report "sym,period" "$F" --no-children -g none -s sym,period
 cmp_report "sym,sample children" "$F" --children -g none -s sym,sample
 cmp_report "dso,period graph" "$F" -s dso,period
 cmp_report "sym,sample" "$W/py.data" --no-children -g none -s sym,sample
+# symbol_size, and the IPC columns perf report adds to a sort naming
+# "symbol" (ipc_null: a row per symbol, "-" without branch stacks)
+cmp_report "symbol (IPC columns)" "$F" --no-children -g none -s symbol
+cmp_report "symbol_size" "$F" --no-children -g none -s symbol_size
+cmp_report "symbol_size graph" "$F" -s symbol_size
+cmp_report "symbol_size children" "$F" --children -g none -s symbol_size
+cmp_report "dso,symbol_size" "$F" --no-children -g none -s dso,symbol_size
+cmp_report "comm,symbol_size,sym" "$F" --no-children -g none -s comm,symbol_size,sym
+cmp_report "dso,symbol graph" "$F" --no-children -s dso,symbol
+cmp_report "symbol_size" "$W/py.data" --no-children -g none -s symbol_size
+cmp_report "symbol,dso children" "$W/py.data" --children -g none -s symbol,dso
+perf report -i "$F" --stdio -s ipc_null >"$TMP/perf.out" 2>&1
+"$PROFF" report -i "$F" -s ipc_null >"$TMP/proff.out" 2>"$TMP/proff.err"
+rc=$?
+[ "$rc" = 129 ] && grep -q 'sort by key' "$TMP/perf.out" && [ ! -s "$TMP/proff.out" ] &&
+	grep -q "ipc_null" "$TMP/proff.err" && ok "report -s ipc_null: an error, as perf's usage" ||
+	not_ok "report -s ipc_null: an error, as perf's usage (rc $rc)"
 
 # one unmapped address met first in kernel context, then as a user sample's
 # ip (tests/tools/mklevel.py rewrites two samples of calls.data): a row's

@@ -546,6 +546,38 @@ static int k_symbol_size_print(const hist *h, const hist_entry *e, char *buf, si
 }
 static void v_symbol_size(const hist *h, const hist_entry *e, hist_key_value *v) { v->n = sym_size_of(h, e->sym); }
 
+/* dso_size — perf's: the size of the map the row's address is in (the
+ * dso's executable map; the kernel's is its symbols' extent, as perf
+ * fixes the kernel map up once kallsyms is read), "unknown" without a
+ * map. Rows of equal size are one. */
+enum { HK_DSO_SIZE = HK__NAMED + 5 };
+
+static uint64_t dso_size_of(const hist *h, uint32_t dso)
+{
+	if (dso == PF_NONE)
+		return 0;
+	const pf_dso *d = &h->prof->dsos[dso];
+	uint64_t lo, hi;
+	if (d->kind == SYM_DSO_KERNEL && d->sd && sym_dso_extent(d->sd, &lo, &hi))
+		return hi - lo;
+	return d->map_size;
+}
+static void w_dso_size(const hist *h, const hist_key_src *c, uint64_t w[2])
+{
+	w[0] = dso_size_of(h, h->prof->locs[c->loc].dso);
+	w[1] = 0;
+}
+static uint64_t pv_dso_size(const hist *h, const hist_entry *e) { return dso_size_of(h, e->dso); }
+static int k_dso_size_cmp(const hist *h, const hist_entry *a, const hist_entry *b)
+{
+	return cmp_u64(dso_size_of(h, a->dso), dso_size_of(h, b->dso));
+}
+static int k_dso_size_print(const hist *h, const hist_entry *e, char *buf, size_t len, int width, bool pad, char sep)
+{
+	return put_size(buf, len, e->dso != PF_NONE, dso_size_of(h, e->dso), width);
+}
+static void v_dso_size(const hist *h, const hist_entry *e, hist_key_value *v) { v->n = dso_size_of(h, e->dso); }
+
 /* ---- the catalogue ------------------------------------------------------------ */
 
 /* perf's keys of the same name (util/sort.c), in its order where it has
@@ -634,6 +666,13 @@ const hist_key_def hist_keys[] = {
 		.words = w_symbol_size, .cmp = k_symbol_size_cmp, .perf_cmp = p_gen_num,
 		.perf_value = pv_symbol_size,
 		.width = k_zero_width, .print = k_symbol_size_print, .pad_last = true, .value = v_symbol_size,
+	},
+	[HK_DSO_SIZE] = {
+		.name = "dso_size", .header = "DSO size", .id = HK_DSO_SIZE,
+		.needs = HKN_LOC,
+		.words = w_dso_size, .cmp = k_dso_size_cmp, .perf_cmp = p_gen_num,
+		.perf_value = pv_dso_size,
+		.width = k_zero_width, .print = k_dso_size_print, .pad_last = true, .value = v_dso_size,
 	},
 };
 const int hist_nr_keys = (int)(sizeof(hist_keys) / sizeof(hist_keys[0]));

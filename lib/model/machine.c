@@ -257,6 +257,7 @@ pf_mthread *pf_machine_thread_slow(pf_machine *m, uint32_t pid, uint32_t tid, bo
 	pf_mthread *t = &m->threads[m->nthreads];
 	t->pid = pid;
 	t->tid = tid;
+	t->ppid = (uint32_t)-1;
 	char buf[32];
 	/* perf registers the idle task (0/0) as "swapper" before reading */
 	if (tid == 0 && (pid == 0 || pid == (uint32_t)-1))
@@ -297,7 +298,7 @@ static int on_fork(pf_machine *m, const pd_event *ev)
 	pf_mthread *parent = pf_machine_thread(m, ppid, ptid, true);
 	if (!parent)
 		return -1;
-	uint32_t pcomm = parent->comm, pmg = parent->mg;
+	uint32_t pcomm = parent->comm, pmg = parent->mg, pptid = parent->tid;
 	if (pid != ppid) {
 		/* a new process: a copy of the parent's maps */
 		uint32_t mg = new_mg(m);
@@ -319,6 +320,7 @@ static int on_fork(pf_machine *m, const pd_event *ev)
 	t->pid = pid;
 	t->tid = tid;
 	t->comm = pcomm;
+	t->ppid = pptid;
 	t->mg = pf_machine_mg_of_pid(m, pid, true);
 	if (t->mg == PF_NONE)
 		return -1;
@@ -352,6 +354,9 @@ static int on_mmap(pf_machine *m, const pd_event *ev)
 		return -1;
 	uint64_t start = ev->u.mmap.start, len = ev->u.mmap.len;
 	uint64_t end = start + len < start ? UINT64_MAX : start + len;
+	bool exec = ev->type == PD_MMAP2 ? (ev->u.mmap.prot & PROT_EXEC) != 0 : !(ev->misc & PD_MISC_MMAP_DATA);
+	if (exec && !(*m->dsos)[dso].map_size)
+		(*m->dsos)[dso].map_size = len;
 	uint32_t g;
 	if (kernel) {
 		g = m->kernel_mg;

@@ -34,6 +34,7 @@ typedef struct pf_mthread {
 	uint32_t pid, tid;
 	uint32_t comm;         /* string id in the owner's table */
 	uint32_t mg;           /* map group (per process) */
+	uint32_t ppid;         /* the tid of the thread that forked it, -1: not seen (perf's thread->ppid) */
 } pf_mthread;
 
 typedef struct pf_machine {

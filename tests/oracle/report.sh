@@ -194,6 +194,16 @@ cmp_report "comm,symbol_size,sym" "$F" --no-children -g none -s comm,symbol_size
 cmp_report "dso,symbol graph" "$F" --no-children -s dso,symbol
 cmp_report "symbol_size" "$W/py.data" --no-children -g none -s symbol_size
 cmp_report "symbol,dso children" "$W/py.data" --children -g none -s symbol,dso
+# dso_size: the size of the row's map (the kernel's after perf's fixup to
+# its symbols' extent); rows of equal size are one
+cmp_report "dso_size" "$F" --no-children -g none -s dso_size
+cmp_report "dso_size children" "$F" --children -g none -s dso_size
+cmp_report "dso_size graph" "$F" -s dso_size
+cmp_report "dso,dso_size" "$F" --no-children -g none -s dso,dso_size
+cmp_report "dso_size,sym" "$F" --no-children -g none -s dso_size,sym
+cmp_report "dso_size" "$W/py.data" --no-children -g none -s dso_size
+cmp_report "dso_size children" "$W/py.data" --children -g none -s dso_size
+cmp_report "dso_size,sym" "$W/py.data" --no-children -g none -s dso_size,sym
 perf report -i "$F" --stdio -s ipc_null >"$TMP/perf.out" 2>&1
 "$PROFF" report -i "$F" -s ipc_null >"$TMP/proff.out" 2>"$TMP/proff.err"
 rc=$?

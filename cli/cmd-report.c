@@ -37,7 +37,7 @@ struct report_args {
 	int percent_limit_at, callgraph_at;
 	const char *percentage;
 	const char *comms, *dsos, *symbols, *pids, *tids, *cpus, *time;
-	bool quiet, json, dump, header, header_only, force, show_nr_samples, no_compensate, stats, tasks;
+	bool quiet, json, dump, header, header_only, force, show_nr_samples, no_compensate, stats, tasks, mmaps;
 	const char *calibration;
 	bool tree;
 	bool inline_frames;                    /* --inline (default) / --no-inline: callchain entries with their inlined frames */
@@ -115,6 +115,7 @@ static const opt_def options[] = {
 	{ 0, "header", O_BOOL, F(header), NULL, "print the header (feature sections), then the report", 0, NULL, 0 },
 	{ 0, "header-only", O_BOOL, F(header_only), NULL, "print only the header", 0, NULL, 0 },
 	{ 0, "tasks", O_BOOL, F(tasks), NULL, "print the threads as a tree of who forked whom, no report", 0, NULL, 0 },
+	{ 0, "mmaps", O_BOOL, F(mmaps), NULL, "print the threads' fork tree with each one's maps, no report", 0, NULL, 0 },
 	{ 0, "stats", O_BOOL, F(stats), NULL, "print the counts of the file's records and each event's samples, no report", 0, NULL, 0 },
 	{ 'f', "force", O_BOOL, F(force), NULL, "don't complain, do it", 0, NULL, 0 },
 	{ 0, "symfs", O_STR, F(symfs), "DIR", "look for files under DIR", 0, NULL, 0 },
@@ -349,7 +350,7 @@ int cmd_report(int argc, char **argv)
 		return EXIT_USAGE;
 	}
 	bool exact = !a.store && pf_is_trace_file(a.input);
-	if (exact && (a.dump || a.header || a.header_only || a.stats || a.tasks)) {
+	if (exact && (a.dump || a.header || a.header_only || a.stats || a.tasks || a.mmaps)) {
 		/* an exact trace has no perf.data header: its record summary instead */
 		char *argv[] = { (char *)"record", (char *)"--instrument", (char *)"--info", (char *)a.input, NULL };
 		return cmd_record_instrument(4, argv);
@@ -363,7 +364,7 @@ int cmd_report(int argc, char **argv)
 			   a.input);
 		return 1;
 	}
-	if (a.header_only || a.dump || a.stats || a.tasks)
+	if (a.header_only || a.dump || a.stats || a.tasks || a.mmaps)
 		cli_pager_start("report");
 	if (a.header_only)
 		return print_header_lines(a.input, true) < 0 ? 1 : 0;
@@ -378,7 +379,7 @@ int cmd_report(int argc, char **argv)
 		pd_close(r);
 		return 0;
 	}
-	if (a.tasks) {
+	if (a.tasks || a.mmaps) {
 		pd_reader *r;
 		proff_error err;
 		proff_err_clear(&err);
@@ -386,7 +387,7 @@ int cmd_report(int argc, char **argv)
 			cli_error(&err);
 			return 1;
 		}
-		int rc = pf_tasks_print(r, stdout, &err);
+		int rc = pf_tasks_print(r, a.mmaps, stdout, &err);
 		pd_close(r);
 		if (rc < 0) {
 			cli_error(&err);

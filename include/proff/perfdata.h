@@ -53,6 +53,7 @@ enum {
 };
 #define PD_MISC_COMM_EXEC      (1u << 13)
 #define PD_MISC_MMAP_DATA      (1u << 13)   /* an MMAP record of a data (not executable) mapping */
+#define PD_MISC_FORK_EXEC      (1u << 13)   /* a FORK that perf record synthesized for a running process */
 #define PD_MISC_MMAP_BUILD_ID  (1u << 14)
 #define PD_MISC_EXACT_IP       (1u << 14)
 

@@ -37,6 +37,7 @@ typedef struct pf_dso {
 	uint8_t build_id[20];
 	uint8_t build_id_size;
 	uint64_t map_size;         /* its first executable map's length (perf's dso_size key), 0: none */
+	uint64_t ino;              /* the inode of its first MMAP2 (perf's dso id), 0: none */
 } pf_dso;
 
 typedef struct pf_sym {
@@ -332,10 +333,11 @@ int pf_parse_time_spec(const char *spec, size_t file_idx, size_t nfiles,
 		       uint64_t first, uint64_t last,
 		       pf_time_range **ranges, size_t *nranges, proff_error *err);
 
-/* perf report --tasks: the threads of a perf.data file as perf 6.1 prints
- * them, a tree of who forked whom (lib/model/tasks.c). Reads r once. */
+/* perf report --tasks (--mmaps: with each thread's maps): the threads of a
+ * perf.data file as perf 6.1 prints them, a tree of who forked whom
+ * (lib/model/tasks.c). Reads r once. */
 #include <stdio.h>
 struct pd_reader;
-int pf_tasks_print(struct pd_reader *r, FILE *out, proff_error *err);
+int pf_tasks_print(struct pd_reader *r, bool mmaps, FILE *out, proff_error *err);
 
 #endif

@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "keys.h"
+#include "proff/perfdata.h"
 
 /* ---- display helpers ---------------------------------------------------------- */
 
@@ -578,6 +579,31 @@ static int k_dso_size_print(const hist *h, const hist_entry *e, char *buf, size_
 }
 static void v_dso_size(const hist *h, const hist_entry *e, hist_key_value *v) { v->n = dso_size_of(h, e->dso); }
 
+/* cgroup — perf's: the cgroup of the row's samples, "N/A" for samples
+ * without one (a recording without --all-cgroups: perf's cgroup id 0). A
+ * file whose samples carry cgroup ids is refused: the profile keeps no
+ * per-sample cgroup yet (docs/compat/report.md). */
+enum { HK_CGROUP = HK__NAMED + 6 };
+
+static int prep_cgroup(hist *h, int slot, proff_error *err)
+{
+	for (size_t i = 0; i < h->prof->nr_events; i++)
+		if (h->prof->events[i].sample_type & PD_S_CGROUP)
+			return proff_err_set(err, PROFF_ENOTSUP, h->prof->path, PROFF_NO_OFFSET,
+					     "--sort cgroup: the samples carry cgroup ids (perf record --all-cgroups), "
+					     "which proff does not read yet");
+	return 0;
+}
+static int k_none_cmp(const hist *h, const hist_entry *a, const hist_entry *b) { return 0; }
+static int64_t p_none(const replay_ctx *c, int slot, int stage, uint32_t li, uint32_t ri) { return 0; }
+static size_t k_cgroup_width(const hist *h, const hist_entry *e) { return 3; }
+static int k_cgroup_print(const hist *h, const hist_entry *e, char *buf, size_t len, int width, bool pad, char sep)
+{
+	int n = put_name(buf, len, "N/A", width, sep);
+	return pad_to(buf, len, n, width, pad);
+}
+static void v_cgroup(const hist *h, const hist_entry *e, hist_key_value *v) { v->s = "N/A"; }
+
 /* ---- the catalogue ------------------------------------------------------------ */
 
 /* perf's keys of the same name (util/sort.c), in its order where it has
@@ -673,6 +699,11 @@ const hist_key_def hist_keys[] = {
 		.words = w_dso_size, .cmp = k_dso_size_cmp, .perf_cmp = p_gen_num,
 		.perf_value = pv_dso_size,
 		.width = k_zero_width, .print = k_dso_size_print, .pad_last = true, .value = v_dso_size,
+	},
+	[HK_CGROUP] = {
+		.name = "cgroup", .header = "Cgroup", .id = HK_CGROUP,
+		.words = w_none, .prepare = prep_cgroup, .cmp = k_none_cmp, .perf_cmp = p_none,
+		.width = k_cgroup_width, .print = k_cgroup_print, .value = v_cgroup,
 	},
 };
 const int hist_nr_keys = (int)(sizeof(hist_keys) / sizeof(hist_keys[0]));

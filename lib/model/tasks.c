@@ -1,11 +1,14 @@
-/* tasks.c — perf report --tasks: the file's threads as a tree of who forked
- * whom (pid, tid, ppid, last comm), read through the process model
+/* tasks.c — perf report --tasks and --mmaps: the file's threads as a tree
+ * of who forked whom (pid, tid, ppid, last comm; with --mmaps each one's
+ * process maps at the end of the file), read through the process model
  * (machine.c) as the loaders read it, and printed as perf 6.1 prints it
  * (builtin-report.c's tasks_print): the threads in perf's table order
  * (tid % 256, then tid), each chain linked up to its root, children in the
  * order they were linked. */
+#include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 
 #include "machine.h"
 #include "proff/profile.h"
@@ -50,7 +53,21 @@ static void add_child(task *t, uint32_t *first, uint32_t *last, uint32_t c)
 	*last = c;
 }
 
-int pf_tasks_print(pd_reader *r, FILE *out, proff_error *err)
+/* perf's map__fprintf_task: under the comm, each map of the thread's process */
+static void print_maps(const pf_machine *m, const pf_mgroup *g, int indent, FILE *out)
+{
+	for (size_t i = 0; i < g->maps.n; i++) {
+		const pf_range *x = &g->maps.v[i];
+		const pf_dso *d = &(*m->dsos)[x->dso];
+		fprintf(out, "%*s  %" PRIx64 "-%" PRIx64 " %c%c%c%c %08" PRIx64 " %" PRIu64 " %s\n",
+			indent, "", x->start, x->end,
+			x->attr & PROT_READ ? 'r' : '-', x->attr & PROT_WRITE ? 'w' : '-',
+			x->attr & PROT_EXEC ? 'x' : '-', x->attr & PF_MAP_SHARED ? 's' : 'p',
+			x->pgoff, d->ino, pf_strtab_get(m->strs, d->long_name));
+	}
+}
+
+int pf_tasks_print(pd_reader *r, bool mmaps, FILE *out, proff_error *err)
 {
 	pf_strtab strs;
 	pf_dso *dsos = NULL;
@@ -131,8 +148,11 @@ int pf_tasks_print(pd_reader *r, FILE *out, proff_error *err)
 		while (sp) {
 			uint32_t x = stack[--sp], level = lvl[sp];
 			const pf_mthread *th = &m.threads[t[x].thread];
-			fprintf(out, "  %8d %8d %8d |%*s%s\n", (int)th->pid, (int)th->tid, (int)th->ppid,
-				(int)level, "", pf_strtab_get(&strs, th->comm));
+			int indent = fprintf(out, "  %8d %8d %8d |%*s", (int)th->pid, (int)th->tid, (int)th->ppid,
+					     (int)level, "");
+			fprintf(out, "%s\n", pf_strtab_get(&strs, th->comm));
+			if (mmaps && th->mg < m.nmgs)
+				print_maps(&m, &m.mgs[th->mg], indent, out);
 			/* push the children last first, so the first pops first */
 			size_t base = sp;
 			for (uint32_t ch = t[x].first; ch != PF_NONE; ch = t[ch].next) {

@@ -1,9 +1,11 @@
 #!/bin/bash
 # report-summary.sh — oracle test: proff report's summaries of a perf.data
 # file (--stats: the records of each type and each event's samples; --tasks:
-# the threads as a fork tree) against perf report's, on files recorded here:
+# the threads as a fork tree; --mmaps: with each one's maps) against perf
+# report's, on files recorded here:
 # a forking, threaded program, python3 (many forks), two events, a
-# compressed recording (-z) and a short system-wide one (-a).
+# compressed recording (-z), a short system-wide one (-a) and a pipe
+# recording on stdin.
 source "$(dirname "$0")/../lib.sh"
 
 W="$TMP/w"; mkdir -p "$W"
@@ -23,16 +25,25 @@ if rec "$W/z.data" -z -e cpu-clock -- "$W/calls"; then files="$files $W/z.data";
 if rec "$W/sys.data" -a -e cpu-clock -- sleep 0.2; then files="$files $W/sys.data"; else skip "perf record -a"; fi
 
 for f in $files; do
-	for o in --stats --tasks; do
+	for o in --stats --tasks --mmaps; do
 		perf report -i "$f" $o >"$TMP/perf.out" 2>/dev/null
 		"$PROFF" report -i "$f" $o >"$TMP/proff.out" 2>"$TMP/proff.err"
 		grep -q . "$TMP/perf.out" || not_ok "perf report $o printed something: $(basename "$f")"
 		check_same "report $o: $(basename "$f")" "$TMP/perf.out" "$TMP/proff.out"
 	done
 done
+# a pipe recording (perf record -o -: ATTR and the other header records in
+# the stream) read from stdin
+perf record -q -o - -e cpu-clock -- "$W/calls" 2>/dev/null >"$W/pipe.data"
+for o in --stats --tasks --mmaps; do
+	perf report -i - $o <"$W/pipe.data" >"$TMP/perf.out" 2>/dev/null
+	"$PROFF" report -i - $o <"$W/pipe.data" >"$TMP/proff.out" 2>"$TMP/proff.err"
+	grep -q . "$TMP/perf.out" || not_ok "perf report $o printed something: stdin"
+	check_same "report $o: a pipe recording on stdin" "$TMP/perf.out" "$TMP/proff.out"
+done
 # a file that is not perf.data: one line naming it, non-zero exit
 printf 'not a perf.data file at all\n' >"$W/bad.data"
-for o in --stats --tasks; do
+for o in --stats --tasks --mmaps; do
 	"$PROFF" report -i "$W/bad.data" $o >"$TMP/proff.out" 2>"$TMP/proff.err"
 	rc=$?
 	[ "$rc" != 0 ] && [ "$(wc -l <"$TMP/proff.err")" = 1 ] && grep -q "bad.data" "$TMP/proff.err" &&

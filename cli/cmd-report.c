@@ -38,7 +38,7 @@ struct report_args {
 	int percent_limit_at, callgraph_at;
 	const char *percentage;
 	const char *comms, *dsos, *symbols, *pids, *tids, *cpus, *time;
-	bool quiet, json, dump, header, header_only, force, show_nr_samples, no_compensate;
+	bool quiet, json, dump, header, header_only, force, show_nr_samples, no_compensate, stats, tasks, mmaps;
 	const char *calibration;
 	bool tree;
 	bool inline_frames;                    /* --inline (default) / --no-inline: callchain entries with their inlined frames */
@@ -116,6 +116,9 @@ static const opt_def options[] = {
 	{ 'D', "dump-raw-trace", O_BOOL, F(dump), NULL, "dump the records in ASCII", 0, NULL, 0 },
 	{ 0, "header", O_BOOL, F(header), NULL, "print the header (feature sections), then the report", 0, NULL, 0 },
 	{ 0, "header-only", O_BOOL, F(header_only), NULL, "print only the header", 0, NULL, 0 },
+	{ 0, "tasks", O_BOOL, F(tasks), NULL, "print the threads as a tree of who forked whom, no report", 0, NULL, 0 },
+	{ 0, "mmaps", O_BOOL, F(mmaps), NULL, "print the threads' fork tree with each one's maps, no report", 0, NULL, 0 },
+	{ 0, "stats", O_BOOL, F(stats), NULL, "print the counts of the file's records and each event's samples, no report", 0, NULL, 0 },
 	{ 'f', "force", O_BOOL, F(force), NULL, "don't complain, do it", 0, NULL, 0 },
 	{ 0, "symfs", O_STR, F(symfs), "DIR", "look for files under DIR", 0, NULL, 0 },
 	{ 0, "kallsyms", O_STR, F(kallsyms), "FILE", "kernel symbols from FILE", 0, NULL, 0 },
@@ -350,7 +353,7 @@ int cmd_report(int argc, char **argv)
 		return EXIT_USAGE;
 	}
 	bool exact = !a.store && pf_is_trace_file(a.input);
-	if (exact && (a.dump || a.header || a.header_only)) {
+	if (exact && (a.dump || a.header || a.header_only || a.stats || a.tasks || a.mmaps)) {
 		/* an exact trace has no perf.data header: its record summary instead */
 		char *argv[] = { (char *)"record", (char *)"--instrument", (char *)"--info", (char *)a.input, NULL };
 		return cmd_record_instrument(4, argv);
@@ -364,7 +367,7 @@ int cmd_report(int argc, char **argv)
 			   a.input);
 		return 1;
 	}
-	if (a.header_only || a.dump)
+	if (a.header_only || a.dump || a.stats || a.tasks || a.mmaps)
 		cli_pager_start("report");
 	if (a.header_only)
 		return print_header_lines(a.input, true) < 0 ? 1 : 0;
@@ -376,6 +379,36 @@ int cmd_report(int argc, char **argv)
 			cli_error(&err);
 			return 1;
 		}
+		pd_close(r);
+		return 0;
+	}
+	if (a.tasks || a.mmaps) {
+		pd_reader *r;
+		proff_error err;
+		proff_err_clear(&err);
+		if (pd_open(a.input, &r, &err) < 0) {
+			cli_error(&err);
+			return 1;
+		}
+		int rc = pf_tasks_print(r, a.mmaps, stdout, &err);
+		pd_close(r);
+		if (rc < 0) {
+			cli_error(&err);
+			return 1;
+		}
+		return 0;
+	}
+	if (a.stats) {
+		pd_reader *r;
+		pd_record_stats st;
+		proff_error err;
+		proff_err_clear(&err);
+		if (pd_open(a.input, &r, &err) < 0 || pd_record_stats_read(r, &st, &err) < 0) {
+			cli_error(&err);
+			return 1;
+		}
+		pd_record_stats_print(r, &st, stdout);
+		pd_record_stats_free(&st);
 		pd_close(r);
 		return 0;
 	}
@@ -524,6 +557,19 @@ int cmd_report(int argc, char **argv)
 	proff_error err;
 	proff_err_clear(&err);
 	ho.sort = a.sort ? a.sort : "comm,dso,sym";
+	/* perf report appends ipc_null (the IPC columns, "-" without branch
+	 * stacks) to a --sort that names "symbol" anywhere */
+	if (a.sort && strstr(a.sort, "ipc")) {
+		/* perf prints its usage and reports nothing (exit 0) */
+		cli_errorf("--sort %s: the IPC columns come with a sort by symbol, not as keys", a.sort);
+		hist_opts_release(&ho);
+		return EXIT_USAGE;
+	}
+	char sort_ipc[1024];
+	if (a.sort && strstr(a.sort, "symbol") && strlen(a.sort) + 10 < sizeof(sort_ipc)) {
+		snprintf(sort_ipc, sizeof(sort_ipc), "%s,ipc_null", a.sort);
+		ho.sort = sort_ipc;
+	}
 	int nkeys = hist_parse_sort(ho.sort, keys, HIST_MAX_KEYS, &err);
 	if (nkeys < 0) {
 		cli_error(&err);

@@ -53,6 +53,7 @@ enum {
 };
 #define PD_MISC_COMM_EXEC      (1u << 13)
 #define PD_MISC_MMAP_DATA      (1u << 13)   /* an MMAP record of a data (not executable) mapping */
+#define PD_MISC_FORK_EXEC      (1u << 13)   /* a FORK that perf record synthesized for a running process */
 #define PD_MISC_MMAP_BUILD_ID  (1u << 14)
 #define PD_MISC_EXACT_IP       (1u << 14)
 
@@ -261,6 +262,20 @@ void pd_set_sample_peek(pd_reader *r, pd_sample_peek_cb cb, void *ctx);
  * set), or the callback's non-zero value. */
 int pd_process(pd_reader *r, bool ordered, pd_event_cb cb, void *ctx, proff_error *err);
 
+/* perf report --stats: the records of each type (nr_events[0]: all of
+ * them; types from PD_STATS_TYPES on in nr_other), and per event (attr)
+ * its samples and lost samples (lib/perfdata/stats.c). */
+#define PD_STATS_TYPES 96
+typedef struct pd_record_stats {
+	uint64_t nr_events[PD_STATS_TYPES];
+	uint64_t nr_other;
+	size_t nr_evsels;
+	uint64_t *nr_samples, *nr_lost_samples;
+} pd_record_stats;
+/* Read every record of r (once: a pipe reader is then spent). */
+int pd_record_stats_read(pd_reader *r, pd_record_stats *st, proff_error *err);
+void pd_record_stats_free(pd_record_stats *st);
+
 /* Human-readable name of a record type ("MMAP2", "SAMPLE", ...). */
 const char *pd_record_name(uint32_t type);
 const char *pd_feature_name(int feat);
@@ -270,5 +285,7 @@ const char *pd_feature_name(int feat);
 #include <stdio.h>
 int pd_dump(pd_reader *r, FILE *out, proff_error *err);
 int pd_print_header(pd_reader *r, FILE *out, bool full);
+/* perf report --stats, as perf 6.1 prints it: "Aggregated stats:", then per event */
+void pd_record_stats_print(const pd_reader *r, const pd_record_stats *st, FILE *out);
 
 #endif

@@ -36,6 +36,8 @@ typedef struct pf_dso {
 	sym_dso *sd;               /* symbolizer handle (may be NULL) */
 	uint8_t build_id[20];
 	uint8_t build_id_size;
+	uint64_t map_size;         /* its first executable map's length (perf's dso_size key), 0: none */
+	uint64_t ino;              /* the inode of its first MMAP2 (perf's dso id), 0: none */
 } pf_dso;
 
 typedef struct pf_sym {
@@ -330,5 +332,12 @@ int pf_locs_srclines(pf_profile *p, const uint8_t *want);
 int pf_parse_time_spec(const char *spec, size_t file_idx, size_t nfiles,
 		       uint64_t first, uint64_t last,
 		       pf_time_range **ranges, size_t *nranges, proff_error *err);
+
+/* perf report --tasks (--mmaps: with each thread's maps): the threads of a
+ * perf.data file as perf 6.1 prints them, a tree of who forked whom
+ * (lib/model/tasks.c). Reads r once. */
+#include <stdio.h>
+struct pd_reader;
+int pf_tasks_print(struct pd_reader *r, bool mmaps, FILE *out, proff_error *err);
 
 #endif

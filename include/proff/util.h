@@ -80,6 +80,7 @@ uint64_t pf_hash_bytes(const void *p, size_t n, uint64_t seed);
 typedef struct pf_range {
 	uint64_t start, end, pgoff;
 	uint32_t dso;
+	uint32_t attr;             /* the owner's (lib/model: the map's protection and sharing) */
 } pf_range;
 
 /* Sorted by start, never overlapping. */

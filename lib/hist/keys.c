@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "keys.h"
+#include "proff/perfdata.h"
 
 /* ---- display helpers ---------------------------------------------------------- */
 
@@ -464,6 +465,145 @@ static int k_period_print(const hist *h, const hist_entry *e, char *buf, size_t 
 	return put_u64(buf, len, e->period, width);
 }
 
+/* ipc_null — perf report appends it to a sort order that names
+ * "symbol" (symbol, symbol_size, ...) without branch stacks: the IPC
+ * columns with nothing to say ("-"), a row per symbol (its comparator is
+ * perf's sort__sym_cmp, at every stage: it has no collapse or sort
+ * comparator of its own). */
+enum { HK_IPC_NULL = HK__NAMED + 3 };
+
+/* perf's sort__sym_cmp on two rows' keys (the tree nodes of stage 2 hold
+ * periods, not addresses) */
+static int64_t pkey_sym_cmp(const pkey *l, const pkey *r)
+{
+	if (l->sym == NONE_R && r->sym == NONE_R)
+		return addr_cmp(l->addr, r->addr);
+	if (l->dso == NONE_R || r->dso == NONE_R) {
+		if (l->dso != r->dso)
+			return null_cmp(l->dso == NONE_R, r->dso == NONE_R);
+	} else if (l->dso != r->dso) {
+		return rcmp(r->dso, l->dso);
+	}
+	if (l->sym == NONE_R || r->sym == NONE_R)
+		return null_cmp(l->sym == NONE_R, r->sym == NONE_R);
+	if (l->sym_start != r->sym_start)
+		return (int64_t)(r->sym_start - l->sym_start);
+	return (int64_t)(r->sym_end - l->sym_end);
+}
+static int64_t p_ipc_null(const replay_ctx *c, int slot, int stage, uint32_t li, uint32_t ri)
+{
+	return pkey_sym_cmp(full(c, li), full(c, ri));
+}
+static int prep_ipc_null(hist *h, int slot, proff_error *err)
+{
+	/* sort__sym_cmp orders unresolved rows by address alone and the
+	 * others by dso first, at the output stage too: not a sort, so
+	 * perf's tree insertions are replayed */
+	h->opts.order_replay = true;
+	return 0;
+}
+static size_t k_zero_width(const hist *h, const hist_entry *e) { return 0; }
+static int k_ipc_null_print(const hist *h, const hist_entry *e, char *buf, size_t len, int width, bool pad, char sep)
+{
+	int n = put_name(buf, len, "-      -", 0, 0);   /* perf: "%-5s %2s" of "-" */
+	return pad_to(buf, len, n, width, true);
+}
+
+/* symbol_size — perf's: the size of the row's symbol (its end less its
+ * start), "unknown" without one. Rows of equal size are one (with
+ * ipc_null after it, as perf report has it, one per symbol). */
+enum { HK_SYMBOL_SIZE = HK__NAMED + 4 };
+
+static uint64_t sym_size_of(const hist *h, uint32_t sym)
+{
+	return sym == PF_NONE ? 0 : h->prof->syms[sym].end - h->prof->syms[sym].start;
+}
+static void w_symbol_size(const hist *h, const hist_key_src *c, uint64_t w[2])
+{
+	w[0] = sym_size_of(h, h->prof->locs[c->loc].sym);
+	w[1] = 0;
+}
+static uint64_t pv_symbol_size(const hist *h, const hist_entry *e) { return sym_size_of(h, e->sym); }
+static int64_t p_gen_num(const replay_ctx *c, int slot, int stage, uint32_t li, uint32_t ri)
+{
+	/* perf's numeric keys: cmp(left, right) of (right, left) */
+	int g = replay_gen_index(c->h, slot);
+	uint64_t l = full(c, li)->gen[g], r = full(c, ri)->gen[g];
+	return r < l ? -1 : r > l;
+}
+static int k_symbol_size_cmp(const hist *h, const hist_entry *a, const hist_entry *b)
+{
+	return cmp_u64(sym_size_of(h, a->sym), sym_size_of(h, b->sym));
+}
+static int put_size(char *buf, size_t len, bool known, uint64_t v, int width)
+{
+	/* perf: "%*d" of the size, "%*s" of "unknown" */
+	int n = known ? snprintf(buf, len, "%*d", width, (int)v) : snprintf(buf, len, "%*s", width, "unknown");
+	return n < 0 ? 0 : (size_t)n >= len ? (int)len - 1 : n;
+}
+static int k_symbol_size_print(const hist *h, const hist_entry *e, char *buf, size_t len, int width, bool pad, char sep)
+{
+	return put_size(buf, len, e->sym != PF_NONE, sym_size_of(h, e->sym), width);
+}
+static void v_symbol_size(const hist *h, const hist_entry *e, hist_key_value *v) { v->n = sym_size_of(h, e->sym); }
+
+/* dso_size — perf's: the size of the map the row's address is in (the
+ * dso's executable map; the kernel's is its symbols' extent, as perf
+ * fixes the kernel map up once kallsyms is read), "unknown" without a
+ * map. Rows of equal size are one. */
+enum { HK_DSO_SIZE = HK__NAMED + 5 };
+
+static uint64_t dso_size_of(const hist *h, uint32_t dso)
+{
+	if (dso == PF_NONE)
+		return 0;
+	const pf_dso *d = &h->prof->dsos[dso];
+	uint64_t lo, hi;
+	if (d->kind == SYM_DSO_KERNEL && d->sd && sym_dso_extent(d->sd, &lo, &hi))
+		return hi - lo;
+	return d->map_size;
+}
+static void w_dso_size(const hist *h, const hist_key_src *c, uint64_t w[2])
+{
+	w[0] = dso_size_of(h, h->prof->locs[c->loc].dso);
+	w[1] = 0;
+}
+static uint64_t pv_dso_size(const hist *h, const hist_entry *e) { return dso_size_of(h, e->dso); }
+static int k_dso_size_cmp(const hist *h, const hist_entry *a, const hist_entry *b)
+{
+	return cmp_u64(dso_size_of(h, a->dso), dso_size_of(h, b->dso));
+}
+static int k_dso_size_print(const hist *h, const hist_entry *e, char *buf, size_t len, int width, bool pad, char sep)
+{
+	return put_size(buf, len, e->dso != PF_NONE, dso_size_of(h, e->dso), width);
+}
+static void v_dso_size(const hist *h, const hist_entry *e, hist_key_value *v) { v->n = dso_size_of(h, e->dso); }
+
+/* cgroup — perf's: the cgroup of the row's samples, "N/A" for samples
+ * without one (a recording without --all-cgroups: perf's cgroup id 0). A
+ * file whose samples carry cgroup ids is refused: the profile keeps no
+ * per-sample cgroup yet (docs/compat/report.md). */
+enum { HK_CGROUP = HK__NAMED + 6 };
+
+static int prep_cgroup(hist *h, int slot, proff_error *err)
+{
+	for (size_t i = 0; i < h->prof->nr_events; i++)
+		if (h->prof->events[i].sample_type & PD_S_CGROUP)
+			return proff_err_set(err, PROFF_ENOTSUP, h->prof->path, PROFF_NO_OFFSET,
+					     "--sort cgroup: the samples carry cgroup ids (perf record --all-cgroups), "
+					     "which proff does not read yet");
+	return 0;
+}
+static int k_none_cmp(const hist *h, const hist_entry *a, const hist_entry *b) { return 0; }
+static int64_t p_none(const replay_ctx *c, int slot, int stage, uint32_t li, uint32_t ri) { return 0; }
+static size_t k_cgroup_width(const hist *h, const hist_entry *e) { return 3; }
+static int k_cgroup_print(const hist *h, const hist_entry *e, char *buf, size_t len, int width, bool pad, char sep)
+{
+	int n = put_name(buf, len, "N/A", width, sep);
+	return pad_to(buf, len, n, width, pad);
+}
+static void v_cgroup(const hist *h, const hist_entry *e, hist_key_value *v) { v->s = "N/A"; }
+
 /* ---- the catalogue ------------------------------------------------------------ */
 
 /* perf's keys of the same name (util/sort.c), in its order where it has
@@ -539,6 +679,31 @@ const hist_key_def hist_keys[] = {
 		.name = "period", .header = "      Period", .id = HK_PERIOD,
 		.words = w_none, .cmp = k_period_cmp, .perf_cmp = p_hpp, .perf_value = pv_period,
 		.width = k_hpp_width, .print = k_period_print, .pad_last = true, .value = v_none,
+	},
+	[HK_IPC_NULL] = {
+		.name = "ipc_null", .header = "IPC   [IPC Coverage]", .id = HK_IPC_NULL,
+		.needs = HKN_LOC,
+		.words = w_sym, .prepare = prep_ipc_null, .cmp = k_sym_cmp, .perf_cmp = p_ipc_null,
+		.width = k_zero_width, .print = k_ipc_null_print, .pad_last = true, .value = v_sym,
+	},
+	[HK_SYMBOL_SIZE] = {
+		.name = "symbol_size", .header = "Symbol size", .id = HK_SYMBOL_SIZE,
+		.needs = HKN_LOC,
+		.words = w_symbol_size, .cmp = k_symbol_size_cmp, .perf_cmp = p_gen_num,
+		.perf_value = pv_symbol_size,
+		.width = k_zero_width, .print = k_symbol_size_print, .pad_last = true, .value = v_symbol_size,
+	},
+	[HK_DSO_SIZE] = {
+		.name = "dso_size", .header = "DSO size", .id = HK_DSO_SIZE,
+		.needs = HKN_LOC,
+		.words = w_dso_size, .cmp = k_dso_size_cmp, .perf_cmp = p_gen_num,
+		.perf_value = pv_dso_size,
+		.width = k_zero_width, .print = k_dso_size_print, .pad_last = true, .value = v_dso_size,
+	},
+	[HK_CGROUP] = {
+		.name = "cgroup", .header = "Cgroup", .id = HK_CGROUP,
+		.words = w_none, .prepare = prep_cgroup, .cmp = k_none_cmp, .perf_cmp = p_none,
+		.width = k_cgroup_width, .print = k_cgroup_print, .value = v_cgroup,
 	},
 };
 const int hist_nr_keys = (int)(sizeof(hist_keys) / sizeof(hist_keys[0]));

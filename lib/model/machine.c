@@ -257,6 +257,7 @@ pf_mthread *pf_machine_thread_slow(pf_machine *m, uint32_t pid, uint32_t tid, bo
 	pf_mthread *t = &m->threads[m->nthreads];
 	t->pid = pid;
 	t->tid = tid;
+	t->ppid = (uint32_t)-1;
 	char buf[32];
 	/* perf registers the idle task (0/0) as "swapper" before reading */
 	if (tid == 0 && (pid == 0 || pid == (uint32_t)-1))
@@ -265,6 +266,7 @@ pf_mthread *pf_machine_thread_slow(pf_machine *m, uint32_t pid, uint32_t tid, bo
 		snprintf(buf, sizeof(buf), ":%d", (int)tid);
 	int64_t c = intern(m, buf);
 	t->comm = c < 0 ? 0 : (uint32_t)c;
+	t->comm_set = tid == 0 && (pid == 0 || pid == (uint32_t)-1);
 	t->mg = pf_machine_mg_of_pid(m, pid, true);
 	if (t->mg == PF_NONE)
 		return NULL;
@@ -287,6 +289,7 @@ static int on_comm(pf_machine *m, const pd_event *ev)
 	if (c < 0)
 		return -1;
 	t->comm = (uint32_t)c;
+	t->comm_set = true;
 	return 0;
 }
 
@@ -297,14 +300,18 @@ static int on_fork(pf_machine *m, const pd_event *ev)
 	pf_mthread *parent = pf_machine_thread(m, ppid, ptid, true);
 	if (!parent)
 		return -1;
-	uint32_t pcomm = parent->comm, pmg = parent->mg;
+	uint32_t pcomm = parent->comm, pmg = parent->mg, pptid = parent->tid;
+	bool pcomm_set = parent->comm_set;
 	if (pid != ppid) {
-		/* a new process: a copy of the parent's maps */
+		/* a new process: a copy of the parent's maps, but for a FORK
+		 * perf record synthesized for a running process (its own
+		 * MMAP2 records follow: perf clones nothing then) */
+		bool clone = !(ev->misc & PD_MISC_FORK_EXEC);
 		uint32_t mg = new_mg(m);
-		if (mg == PF_NONE || pf_ranges_copy(&m->mgs[mg].maps, &m->mgs[pmg].maps) < 0)
+		if (mg == PF_NONE || (clone && pf_ranges_copy(&m->mgs[mg].maps, &m->mgs[pmg].maps) < 0))
 			return -1;
 		m->mgs[mg].gen++;
-		m->mgs[mg].has_file = m->mgs[pmg].has_file;
+		m->mgs[mg].has_file = clone && m->mgs[pmg].has_file;
 		uint64_t *slot = pf_map64_upsert(&m->pid2mg, pid, NULL);
 		if (!slot)
 			return -1;
@@ -318,7 +325,17 @@ static int on_fork(pf_machine *m, const pd_event *ev)
 	pf_mthread *t = &m->threads[m->nthreads];
 	t->pid = pid;
 	t->tid = tid;
-	t->comm = pcomm;
+	/* perf: the parent's comm if a COMM set it, else the child's own ":tid" */
+	if (pcomm_set) {
+		t->comm = pcomm;
+	} else {
+		char buf[32];
+		snprintf(buf, sizeof(buf), ":%d", (int)tid);
+		int64_t c = intern(m, buf);
+		t->comm = c < 0 ? 0 : (uint32_t)c;
+	}
+	t->comm_set = pcomm_set;
+	t->ppid = pptid;
 	t->mg = pf_machine_mg_of_pid(m, pid, true);
 	if (t->mg == PF_NONE)
 		return -1;
@@ -352,6 +369,12 @@ static int on_mmap(pf_machine *m, const pd_event *ev)
 		return -1;
 	uint64_t start = ev->u.mmap.start, len = ev->u.mmap.len;
 	uint64_t end = start + len < start ? UINT64_MAX : start + len;
+	/* perf: an MMAP (not MMAP2) is PROT_EXEC unless it maps data */
+	uint32_t prot = ev->type == PD_MMAP2 ? ev->u.mmap.prot : (ev->misc & PD_MISC_MMAP_DATA) ? 0 : PROT_EXEC;
+	if ((prot & PROT_EXEC) && !(*m->dsos)[dso].map_size)
+		(*m->dsos)[dso].map_size = len;
+	if (ev->type == PD_MMAP2 && !(*m->dsos)[dso].ino)
+		(*m->dsos)[dso].ino = ev->u.mmap.ino;
 	uint32_t g;
 	if (kernel) {
 		g = m->kernel_mg;
@@ -372,6 +395,9 @@ static int on_mmap(pf_machine *m, const pd_event *ev)
 	 * code map's range replaces that part of it) */
 	if (pf_ranges_insert(&mg->maps, start, end, pgoff, dso) < 0)
 		return -1;
+	size_t at = PF_COUNT_LE(mg->maps.v, mg->maps.n, start, start);
+	if (at && mg->maps.v[at - 1].start == start)
+		mg->maps.v[at - 1].attr = prot | ((ev->type == PD_MMAP2 && (ev->u.mmap.flags & MAP_SHARED)) ? PF_MAP_SHARED : 0);
 	mg->gen++;
 	if (file)
 		mg->has_file = true;

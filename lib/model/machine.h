@@ -23,7 +23,9 @@
 #include "proff/symbol.h"
 #include "proff/util.h"
 
-/* one process's maps (pf_range: start, end, pgoff, dso) */
+/* one process's maps (pf_range: start, end, pgoff, dso; attr: the map's
+ * PROT_* bits, PF_MAP_SHARED for a shared one) */
+#define PF_MAP_SHARED 0x80000000u
 typedef struct pf_mgroup {
 	pf_ranges maps;
 	uint32_t gen;          /* bumped on every change of this group */
@@ -34,6 +36,8 @@ typedef struct pf_mthread {
 	uint32_t pid, tid;
 	uint32_t comm;         /* string id in the owner's table */
 	uint32_t mg;           /* map group (per process) */
+	uint32_t ppid;         /* the tid of the thread that forked it, -1: not seen (perf's thread->ppid) */
+	bool comm_set;         /* comm is a COMM's (or inherited one), not the ":tid" placeholder */
 } pf_mthread;
 
 typedef struct pf_machine {

@@ -349,6 +349,8 @@ static int merge_half(pf_profile *p, pf_profile *q)
 		uint64_t v;
 		if (pf_map64_get(&pr->m.name2dso, smap[d->long_name], &v)) {
 			dmap[i] = (uint32_t)v;
+			if (!p->dsos[v].map_size)          /* mapped first in the second half */
+				p->dsos[v].map_size = d->map_size;
 			continue;
 		}
 		uint64_t *slot = pf_map64_upsert(&pr->m.name2dso, smap[d->long_name], NULL);

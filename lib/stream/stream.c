@@ -1020,7 +1020,7 @@ static int load_trace(st_side *s, const char *path)
 		s->cur_nr = 0;
 		for (uint32_t nd = sm->stack; nd && s->cur_nr < MAX_STACK; nd = p->nodes[nd].parent) {
 			const pf_loc *l = &p->locs[p->nodes[nd].loc];
-			st_map m = { l->ip, l->ip + 1, l->addr, l->dso != PF_NONE ? dmap[l->dso] : ST_NONE };
+			st_map m = { l->ip, l->ip + 1, l->addr, l->dso != PF_NONE ? dmap[l->dso] : ST_NONE, 0 };
 			if (cursor_push(s, l->dso != PF_NONE ? &m : NULL, l->ip, false, 0, 0) < 0)
 				goto nomem;
 		}

@@ -389,7 +389,7 @@ int pf_ranges_insert(pf_ranges *r, uint64_t start, uint64_t end, uint64_t pgoff,
 		repl[nr] = r->v[lo];
 		repl[nr++].end = start;
 	}
-	repl[nr++] = (pf_range){ start, end, pgoff, dso };
+	repl[nr++] = (pf_range){ start, end, pgoff, dso, 0 };
 	if (lo < hi && r->v[hi - 1].end > end) {
 		pf_range t = r->v[hi - 1];
 		t.pgoff += end - t.start;

@@ -109,7 +109,7 @@ for s in pid comm dso symbol cpu parent comm,dso,symbol symbol,dso srcline,dso c
 	same "-s $s" -s $s a.data b.data
 done
 same "-s cpu,dso --cpu 0-1" -s cpu,dso --cpu 0-1 ac.data bc.data
-for s in sample period sym,sample dso,period; do
+for s in sample period sym,sample dso,period symbol_size dso,symbol_size symbol_size,sym dso_size dso_size,sym cgroup cgroup,dso; do
 	same "-s $s" -s $s a.data b.data
 done
 # srcfile: perf 6.1's diff aborts on it (a double free), so each file's

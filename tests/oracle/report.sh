@@ -183,6 +183,49 @@ cmp_report "sym,period" "$F" --no-children -g none -s sym,period
 cmp_report "sym,sample children" "$F" --children -g none -s sym,sample
 cmp_report "dso,period graph" "$F" -s dso,period
 cmp_report "sym,sample" "$W/py.data" --no-children -g none -s sym,sample
+# symbol_size, and the IPC columns perf report adds to a sort naming
+# "symbol" (ipc_null: a row per symbol, "-" without branch stacks)
+cmp_report "symbol (IPC columns)" "$F" --no-children -g none -s symbol
+cmp_report "symbol_size" "$F" --no-children -g none -s symbol_size
+cmp_report "symbol_size graph" "$F" -s symbol_size
+cmp_report "symbol_size children" "$F" --children -g none -s symbol_size
+cmp_report "dso,symbol_size" "$F" --no-children -g none -s dso,symbol_size
+cmp_report "comm,symbol_size,sym" "$F" --no-children -g none -s comm,symbol_size,sym
+cmp_report "dso,symbol graph" "$F" --no-children -s dso,symbol
+cmp_report "symbol_size" "$W/py.data" --no-children -g none -s symbol_size
+cmp_report_ties "symbol,dso children" "$W/py.data" --children -g none -s symbol,dso
+# dso_size: the size of the row's map (the kernel's after perf's fixup to
+# its symbols' extent); rows of equal size are one
+cmp_report "dso_size" "$F" --no-children -g none -s dso_size
+cmp_report "dso_size children" "$F" --children -g none -s dso_size
+cmp_report "dso_size graph" "$F" -s dso_size
+cmp_report "dso,dso_size" "$F" --no-children -g none -s dso,dso_size
+cmp_report "dso_size,sym" "$F" --no-children -g none -s dso_size,sym
+cmp_report "dso_size" "$W/py.data" --no-children -g none -s dso_size
+cmp_report "dso_size children" "$W/py.data" --children -g none -s dso_size
+cmp_report "dso_size,sym" "$W/py.data" --no-children -g none -s dso_size,sym
+# cgroup: "N/A" for samples without a cgroup id (a recording without
+# --all-cgroups); one with them is refused, one line naming the file
+cmp_report "cgroup" "$F" --no-children -g none -s cgroup
+cmp_report "cgroup,dso" "$F" --no-children -g none -s cgroup,dso
+cmp_report "dso,cgroup (unpadded last)" "$F" --no-children -g none -s dso,cgroup
+cmp_report "cgroup graph" "$F" -s cgroup
+cmp_report "comm,cgroup,sym children" "$F" --children -g none -s comm,cgroup,sym
+if rec "$W/cg.data" --all-cgroups -e cpu-clock -- "$W/calls"; then
+	"$PROFF" report -i "$W/cg.data" -s cgroup >/dev/null 2>"$TMP/proff.err"
+	rc=$?
+	[ "$rc" != 0 ] && [ "$(wc -l <"$TMP/proff.err")" = 1 ] && grep -q "cg.data.*cgroup" "$TMP/proff.err" &&
+		ok "report -s cgroup of an --all-cgroups recording: refused, one line" ||
+		{ not_ok "report -s cgroup of an --all-cgroups recording: refused, one line (rc $rc)"; sed 's/^/#   /' "$TMP/proff.err"; }
+else
+	skip "perf record --all-cgroups"
+fi
+perf report -i "$F" --stdio -s ipc_null >"$TMP/perf.out" 2>&1
+"$PROFF" report -i "$F" -s ipc_null >"$TMP/proff.out" 2>"$TMP/proff.err"
+rc=$?
+[ "$rc" = 129 ] && grep -q 'sort by key' "$TMP/perf.out" && [ ! -s "$TMP/proff.out" ] &&
+	grep -q "ipc_null" "$TMP/proff.err" && ok "report -s ipc_null: an error, as perf's usage" ||
+	not_ok "report -s ipc_null: an error, as perf's usage (rc $rc)"
 
 # one unmapped address met first in kernel context, then as a user sample's
 # ip (tests/tools/mklevel.py rewrites two samples of calls.data): a row's

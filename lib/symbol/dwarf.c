@@ -975,6 +975,38 @@ static const char *call_file(sym_dso *d, Dwarf_Die *cu, Dwarf_Die *inl)
 	return intern_path(d, cu, dwarf_filesrc(files, idx, NULL, NULL));
 }
 
+/* The subprogram addr2line names at v when the innermost scope is the
+ * top-level subprogram *sub of an assembler CU. gas (2.36 and later) gives
+ * every function symbol of a .S file a DW_TAG_subprogram, so aliases
+ * (glibc's __madvise, __GI___madvise, madvise, __GI_madvise) are
+ * subprograms of the same range. bfd takes the function of the smallest
+ * range holding the address, and of equal ranges the one read last (its
+ * tie-break compares the records' addresses, allocated in DIE order):
+ * addr2line says __GI_madvise, __memcpy_avx512_unaligned_erms (after
+ * __memmove_...), clone3 (after __clone3 and __GI___clone3); libdw's
+ * scopes give the first. Assembler CUs only: C and C++ CUs do not repeat
+ * a range, and walking their many DIEs for every address would cost. */
+static void asm_alias(Dwarf_Die *cu, uint64_t v, Dwarf_Die *sub)
+{
+	if (dwarf_srclang(cu) != DW_LANG_Mips_Assembler)
+		return;
+	Dwarf_Addr lo, hi;
+	if (dwarf_lowpc(sub, &lo) != 0 || dwarf_highpc(sub, &hi) != 0)
+		return;
+	uint64_t best = hi - lo;
+	Dwarf_Die c;
+	if (dwarf_child(cu, &c) != 0)
+		return;
+	do {
+		if (dwarf_tag(&c) != DW_TAG_subprogram || dwarf_lowpc(&c, &lo) != 0 || dwarf_highpc(&c, &hi) != 0)
+			continue;
+		if (v >= lo && v < hi && hi - lo <= best) {
+			best = hi - lo;
+			*sub = c;
+		}
+	} while (dwarf_siblingof(&c, &c) == 0);
+}
+
 /* Like `addr2line -f -i`: the innermost inlined function with the line of
  * addr, then each caller with the call site of the frame inside it, ending
  * with the out-of-line function. */
@@ -995,6 +1027,8 @@ static size_t sym_inlines_unlocked(sym_dso *d, uint64_t addr, sym_inline_frame *
 	}
 	inner = scopes[0];
 	free(scopes);
+	if (dwarf_tag(&inner) == DW_TAG_subprogram)
+		asm_alias(&cu, v, &inner);
 	scopes = NULL;
 	ns = dwarf_getscopes_die(&inner, &scopes);
 	if (ns <= 0) {

@@ -296,6 +296,15 @@ static inline uint32_t pf_leaf_loc(const pf_profile *p, uint32_t node)
 	return p->loc_real ? p->loc_real[l] : l;
 }
 
+/* Does location cur, met right after prev in a leaf-first chain, belong
+ * to the same unwound frame (an outer inlined entry of prev's address)?
+ * pf_profile_expand_inlines makes a location's frames consecutive
+ * locations, innermost first. */
+static inline bool pf_loc_continues(const pf_profile *p, uint32_t prev, uint32_t cur)
+{
+	return p->loc_real && p->loc_real[cur] != cur && cur == prev + 1 && p->loc_real[prev] == p->loc_real[cur];
+}
+
 /* Is symbol sym an inlined function's frame? */
 static inline bool pf_sym_is_inlined(const pf_profile *p, uint32_t sym)
 {

@@ -155,6 +155,7 @@ static int look_up(struct expand *x, uint32_t loc)
 		uint32_t sym = !strcmp(name, real) ? l.sym : inlined_sym(x, l.sym, name);   /* perf: any frame of the real name */
 		if (sym == PF_NONE)
 			return -1;
+		/* consecutive locations, innermost first: pf_loc_continues */
 		uint32_t fl = frame_loc(x, loc, sym, &fr[k]);
 		if (fl == PF_NONE)
 			return -1;

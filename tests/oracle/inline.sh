@@ -52,6 +52,15 @@ done
 # ld.so's dl_main or _dl_start_final (inlined) be split in two rows by perf
 # (docs/compat/report.md), so the "(inlined)" rows are compared by dso and
 # name, as a set.
+# --max-stack N on dwarf recordings: perf cuts the recorded (kernel) part
+# as a recorded chain and keeps the N unwound user frames nearest the leaf
+# in either order, each with all of its inlined entries
+for o in "--max-stack 3 --no-children" "--max-stack 4 --no-children -g caller" "--max-stack 2 --no-children -g callee,0.1"; do
+	# shellcheck disable=SC2086
+	cmp_report "$W/c.data" $o
+done
+cmp_report "$W/i.data" --no-inline --max-stack 5
+cmp_report "$W/i.data" --no-inline --max-stack 4 --no-children -g caller
 inlined_rows() {   # inlined_rows FILE EXCLUDE-RE: the sorted "(inlined)" rows of perf's and proff's reports
 	perf report -i "$1" --stdio -g none 2>/dev/null | grep -E '\(inlined\)$' | grep -Ev "$2" | awk '{$1 = $2 = ""; print}' | sort -u > "$TMP/perf.inl"
 	"$PROFF" report -i "$1" --stdio -g none 2>/dev/null | grep -E '\(inlined\)$' | grep -Ev "$2" | awk '{$1 = $2 = ""; print}' | sort -u > "$TMP/proff.inl"

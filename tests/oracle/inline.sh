@@ -64,7 +64,8 @@ cmp_report "$W/i.data" --no-inline --max-stack 4 --no-children -g caller
 inlined_rows() {   # inlined_rows FILE EXCLUDE-RE: the sorted "(inlined)" rows of perf's and proff's reports
 	perf report -i "$1" --stdio -g none 2>/dev/null | grep -E '\(inlined\)$' | grep -Ev "$2" | awk '{$1 = $2 = ""; print}' | sort -u > "$TMP/perf.inl"
 	"$PROFF" report -i "$1" --stdio -g none 2>/dev/null | grep -E '\(inlined\)$' | grep -Ev "$2" | awk '{$1 = $2 = ""; print}' | sort -u > "$TMP/proff.inl"
-	if [ -s "$TMP/perf.inl" ] && grep -q '__GI_m[a-z]* (inlined)$' "$TMP/perf.inl"; then
+	# glibc's assembler aliases need its DWARF (libc6-dbg, scripts/setup-deps.sh)
+	if [ -s "$TMP/perf.inl" ] && { [ ! -e /usr/share/doc/libc6-dbg/copyright ] || grep -q '__GI_m[a-z]* (inlined)$' "$TMP/perf.inl"; }; then
 		check_same "inline: the (inlined) rows of $(basename "$1"), by dso and name" "$TMP/perf.inl" "$TMP/proff.inl"
 	else
 		not_ok "inline: perf prints inlined libc aliases for $(basename "$1")"; head -3 "$TMP/perf.inl" | sed 's/^/#   /'

@@ -55,7 +55,7 @@ done
 # --max-stack N on dwarf recordings: perf cuts the recorded (kernel) part
 # as a recorded chain and keeps the N unwound user frames nearest the leaf
 # in either order, each with all of its inlined entries
-for o in "--max-stack 3 --no-children" "--max-stack 4 --no-children -g caller" "--max-stack 2 --no-children -g callee,0.1"; do
+for o in "--max-stack 3 --no-children" "--max-stack 4 --no-children -g caller" "--max-stack 2 --no-children -g caller -s dso,sym"; do
 	# shellcheck disable=SC2086
 	cmp_report "$W/c.data" $o
 done

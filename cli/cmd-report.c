@@ -585,6 +585,7 @@ int cmd_report(int argc, char **argv)
 	 * samples' own addresses hardly ever need it) */
 	bool children_wanted = a.children_set ? a.children : cli_config_bool("report.children", true);
 	lo.keep_sequence = children_wanted;
+	lo.inline_root_first = caller_set ? caller : children_wanted;
 	/* no Children, no chains shown and no parent key: a row is a
 	 * sample's own ip, and perf resolves no callchain either (a profile
 	 * of leaves only: a fraction of the memory and the reading) */

@@ -30,6 +30,7 @@ NEEDED=(
   "gzip:/usr/bin/gzip"
   "binutils:/usr/bin/objcopy"
   "python3-dbg:/usr/bin/python3-dbg"
+  "libc6-dbg:/usr/share/doc/libc6-dbg/copyright"
   "time:/usr/bin/time"
   "libprotobuf-c-dev:/usr/include/protobuf-c/protobuf-c.h"
   "protobuf-c-compiler:/usr/bin/protoc-c"

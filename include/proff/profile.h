@@ -151,6 +151,11 @@ typedef struct pf_load_opts {
 	 * --inline does (pf_profile_expand_inlines), for profiles with
 	 * callchains */
 	bool inline_frames;
+	/* perf's callchain order when it resolves a sample (caller: the root
+	 * first), the order in which its addr2line is asked about addresses:
+	 * binutils names a function without a linkage name by the symbol table
+	 * at its first query (sym_inline_frame.a2l_key) */
+	bool inline_root_first;
 	/* Aggregate samples by event and stack only (thread, comm, pid, tid
 	 * and cpu left out, the samples' thread index 0): for callers whose
 	 * sort keys and filters use none of them (perf diff's dso,sym). */
@@ -298,6 +303,15 @@ static inline uint32_t pf_leaf_loc(const pf_profile *p, uint32_t node)
 	return p->loc_real ? p->loc_real[l] : l;
 }
 
+/* Does location cur, met right after prev in a leaf-first chain, belong
+ * to the same unwound frame (an outer inlined entry of prev's address)?
+ * pf_profile_expand_inlines makes a location's frames consecutive
+ * locations, innermost first. */
+static inline bool pf_loc_continues(const pf_profile *p, uint32_t prev, uint32_t cur)
+{
+	return p->loc_real && p->loc_real[cur] != cur && cur == prev + 1 && p->loc_real[prev] == p->loc_real[cur];
+}
+
 /* Is symbol sym an inlined function's frame? */
 static inline bool pf_sym_is_inlined(const pf_profile *p, uint32_t sym)
 {
@@ -308,9 +322,11 @@ static inline bool pf_sym_is_inlined(const pf_profile *p, uint32_t sym)
  * frames at its address, innermost first (the innermost with the
  * address's line, each next with its call site), the outermost being the
  * real symbol when DWARF names it so: perf report's --inline. Each
- * location's frames are looked up once (sym_inlines). Samples keep their
+ * location's frames are looked up once (sym_inlines), in the order perf's
+ * report asks addr2line (the samples' order, each chain root first when
+ * root_first), for binutils' first-query names. Samples keep their
  * real leaf for the Self row (loc_real). 0, or a negative proff code. */
-int pf_profile_expand_inlines(pf_profile *p, proff_error *err);
+int pf_profile_expand_inlines(pf_profile *p, bool root_first, proff_error *err);
 
 /* The level of sample si's own ip, as perf shows it for the sample: its leaf
  * location's unless a note says otherwise. */

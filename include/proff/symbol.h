@@ -134,6 +134,16 @@ typedef struct sym_inline_frame {
 	const char *name;
 	const char *file;
 	unsigned line;
+	/* Frame 0 only: binutils' addr2line names the first address it is
+	 * asked about in a function whose DWARF name is no linkage name (C++
+	 * without DW_AT_linkage_name: `main`, a static template, an extern "C"
+	 * header inline) by the symbol table's function there, every later one
+	 * by the DWARF name; for good when that symbol starts where the
+	 * function does. a2l_key identifies such a function (0: not one, or
+	 * addr2line would read the DWARF from another file than the symbols'),
+	 * a2l_at_start says the symbol holding addr starts at its low pc. */
+	uint64_t a2l_key;
+	bool a2l_at_start;
 } sym_inline_frame;
 size_t sym_inlines(sym_dso *d, uint64_t addr, sym_inline_frame *out, size_t max);
 

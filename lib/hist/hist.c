@@ -327,6 +327,42 @@ static bool u32_in(const uint32_t *a, size_t n, uint32_t v)
 	return false;
 }
 
+/* The cursor of a --call-graph dwarf sample's chain ch (n locations, leaf
+ * first: the recorded kernel part, then the unwound user frames) cut to
+ * max_stack as perf cuts it: the recorded part as a recorded chain (the
+ * max entries nearest the leaf in callee order, the root in caller order),
+ * and, apart, the max unwound frames nearest the leaf in either order
+ * (perf's unwinder stops after max frames), each frame with all of its
+ * inlined entries. Into out (n entries at most); returns how many. */
+static size_t dwarf_cursor(const pf_profile *p, const uint32_t *ch, size_t n, size_t max, bool caller,
+			   uint32_t *out)
+{
+	size_t k = 0;
+	while (k < n && p->locs[ch[k]].level != '.')
+		k++;
+	size_t klo = caller && k > max ? k - max : 0, khi = caller || k <= max ? k : max;
+	size_t uhi = k, frames = 0;
+	for (; uhi < n; uhi++) {
+		if (uhi == k || !pf_loc_continues(p, ch[uhi - 1], ch[uhi]))
+			frames++;
+		if (frames > max)
+			break;
+	}
+	size_t m = 0;
+	if (caller) {
+		for (size_t i = uhi; i > k; i--)
+			out[m++] = ch[i - 1];
+		for (size_t i = khi; i > klo; i--)
+			out[m++] = ch[i - 1];
+	} else {
+		for (size_t i = klo; i < khi; i++)
+			out[m++] = ch[i];
+		for (size_t i = k; i < uhi; i++)
+			out[m++] = ch[i];
+	}
+	return m;
+}
+
 /* A sample's callchain as perf's cursor sees it: at most max_stack
  * entries, counted from the leaf in callee order and from the root in
  * caller order; in *chain (grown as needed). Sets *nk; NULL with *nk 0 when
@@ -347,6 +383,11 @@ uint32_t *sample_cursor(const hist *h, const pf_sample *s, uint32_t **chain, siz
 		for (uint32_t nd = s->stack; nd; nd = prof->nodes[nd].parent)
 			ch[n++] = prof->nodes[nd].loc;     /* leaf first */
 	size_t lo = 0, hi = n;
+	if (opts->max_stack > 0 && n > (size_t)opts->max_stack &&
+	    (prof->events[s->evsel].sample_type & (1ULL << 13))) {   /* PERF_SAMPLE_STACK_USER */
+		*nk = dwarf_cursor(prof, ch, n, (size_t)opts->max_stack, opts->caller_order, ch + n);
+		return ch + n;
+	}
 	if (opts->max_stack > 0 && n > (size_t)opts->max_stack) {
 		if (opts->caller_order)
 			lo = n - (size_t)opts->max_stack;

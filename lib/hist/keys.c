@@ -141,9 +141,13 @@ static int k_sym_cmp(const hist *h, const hist_entry *a, const hist_entry *b)
 static size_t k_sym_width(const hist *h, const hist_entry *e)
 {
 	size_t w;
-	if (e->sym != PF_NONE)
+	if (e->sym != PF_NONE) {
 		w = strlen(hist_sym_name(h, e)) + 4;
-	else
+		/* perf sizes the column by the symbol's name; an inlined
+		 * frame's " (inlined)" is printed after it, not counted */
+		if (pf_sym_is_inlined(h->prof, e->sym))
+			w -= sizeof(" (inlined)") - 1;
+	} else
 		w = 16 + 4 + 2;
 	if (h->opts.verbose)
 		w += 16 + 2 + 3;
@@ -170,7 +174,9 @@ static int k_sym_print(const hist *h, const hist_entry *e, char *buf, size_t len
 	}
 	const char *nm = hist_sym_name(h, e);
 	if (nm) {
-		n += put_name(buf + n, len - (size_t)n, nm, width - n >= 0 ? width - n : 0, sep);
+		/* perf cuts the name at the column, then adds " (inlined)" */
+		int w = width + (e->sym != PF_NONE && pf_sym_is_inlined(h->prof, e->sym) ? (int)sizeof(" (inlined)") - 1 : 0);
+		n += put_name(buf + n, len - (size_t)n, nm, w - n >= 0 ? w - n : 0, sep);
 	} else {
 		/* printf's "%#.16llx": sixteen digits, "0x" before all but zero */
 		char tmp[24], *t = tmp;

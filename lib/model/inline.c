@@ -30,6 +30,7 @@ struct expand {
 	pair_table syms;       /* (dso, name id of "NAME (inlined)") x real start -> sym */
 	pair_table names;      /* (0, name id) -> the first inlined sym of that name */
 	pair_table nodes;      /* (parent, loc) -> new node */
+	pair_table a2l;        /* (dso, a2l_key) -> 1: asked about once, 2: named by its symbol for good */
 	uint32_t *first;       /* per old location: its first frame location (innermost), PF_NONE: itself */
 	uint32_t *count;       /* per old location: its number of frames (0: not yet looked up) */
 	uint32_t *frames;      /* frame locations, innermost first, in runs */
@@ -145,6 +146,19 @@ static int look_up(struct expand *x, uint32_t loc)
 	sym_inline_frame fr[MAX_INLINE];
 	size_t nf = sym_inlines(p->dsos[l.dso].sd, l.addr, fr, MAX_INLINE);
 	const char *real = pf_str(p, p->syms[l.sym].name);
+	if (nf > 0 && fr[0].a2l_key) {
+		/* binutils' addr2line: the first query of a function without
+		 * a linkage name names it by the symbol table (the real
+		 * symbol), and for good when that symbol starts at it */
+		int ins;
+		uint32_t *st = pair_table_find(&x->a2l, l.dso, fr[0].a2l_key, 1, &ins);
+		if (!st)
+			return -1;
+		if (ins)
+			*st = fr[0].a2l_at_start ? 2 : 1;
+		if (ins || *st == 2)
+			fr[0].name = real;
+	}
 	if (nf == 0 || (nf == 1 && fr[0].name && !strcmp(fr[0].name, real)))
 		return 0;    /* perf's entry as it was: the symbol, the address's line */
 	if (PF_GROW(x->frames, x->cap_frames, x->nframes + nf) < 0)
@@ -155,6 +169,7 @@ static int look_up(struct expand *x, uint32_t loc)
 		uint32_t sym = !strcmp(name, real) ? l.sym : inlined_sym(x, l.sym, name);   /* perf: any frame of the real name */
 		if (sym == PF_NONE)
 			return -1;
+		/* consecutive locations, innermost first: pf_loc_continues */
 		uint32_t fl = frame_loc(x, loc, sym, &fr[k]);
 		if (fl == PF_NONE)
 			return -1;
@@ -188,13 +203,47 @@ static void expand_free(struct expand *x)
 	pair_table_free(&x->names);
 	free(x->by_name);
 	pair_table_free(&x->nodes);
+	pair_table_free(&x->a2l);
 	free(x->first);
 	free(x->count);
 	free(x->frames);
 	free(x->nn);
 }
 
-int pf_profile_expand_inlines(pf_profile *p, proff_error *err)
+/* Every location of the samples' chains looked up in the order perf's
+ * report asks addr2line: the samples in the order they were read, each
+ * chain leaf first, or root first when root_first (perf's callchain order
+ * when it resolves a sample). */
+static int look_up_in_perf_order(struct expand *x, bool root_first)
+{
+	pf_profile *p = x->p;
+	uint32_t *path = NULL;
+	size_t cap = 0;
+	for (size_t si = 0; si < p->nr_samples; si++) {
+		uint32_t leaf = p->samples[si].stack;
+		if (pf_node_nochain(p, leaf))
+			continue;
+		size_t n = 0;
+		for (uint32_t nd = leaf; nd; nd = p->nodes[nd].parent) {
+			if (PF_GROW(path, cap, n + 1) < 0) {
+				free(path);
+				return -1;
+			}
+			path[n++] = p->nodes[nd].loc;
+		}
+		for (size_t k = 0; k < n; k++) {
+			uint32_t loc = path[root_first ? n - 1 - k : k];
+			if (!x->count[loc] && look_up(x, loc) < 0) {
+				free(path);
+				return -1;
+			}
+		}
+	}
+	free(path);
+	return 0;
+}
+
+int pf_profile_expand_inlines(pf_profile *p, bool root_first, proff_error *err)
 {
 	if (p->loc_real || p->nr_nodes < 2 || p->exact)
 		return 0;
@@ -211,6 +260,8 @@ int pf_profile_expand_inlines(pf_profile *p, proff_error *err)
 	x.first = malloc((nold ? nold : 1) * sizeof(*x.first));
 	x.count = calloc(nold ? nold : 1, sizeof(*x.count));
 	if (!map || !x.first || !x.count || PF_GROW(x.nn, x.cap_nn, nodes) < 0)
+		goto nomem;
+	if (look_up_in_perf_order(&x, root_first) < 0)
 		goto nomem;
 	x.nn[0] = p->nodes[0];
 	x.nr_nn = 1;

@@ -1642,7 +1642,8 @@ threads:
 	p->nr_threads = pr->m.nthreads;
 	release_load_state(pr);
 	fit_arrays(p);
-	if (pr->opts.inline_frames && pr->opts.use_callchain && (rc = pf_profile_expand_inlines(p, err)) < 0)
+	if (pr->opts.inline_frames && pr->opts.use_callchain &&
+	    (rc = pf_profile_expand_inlines(p, pr->opts.inline_root_first, err)) < 0)
 		goto fail;
 	*out = p;
 	return 0;

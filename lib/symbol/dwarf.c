@@ -975,6 +975,78 @@ static const char *call_file(sym_dso *d, Dwarf_Die *cu, Dwarf_Die *inl)
 	return intern_path(d, cu, dwarf_filesrc(files, idx, NULL, NULL));
 }
 
+/* The subprogram addr2line names at v when the innermost scope is the
+ * top-level subprogram *sub of an assembler CU. gas (2.36 and later) gives
+ * every function symbol of a .S file a DW_TAG_subprogram, so aliases
+ * (glibc's __madvise, __GI___madvise, madvise, __GI_madvise) are
+ * subprograms of the same range. bfd takes the function of the smallest
+ * range holding the address, and of equal ranges the one read last (its
+ * tie-break compares the records' addresses, allocated in DIE order):
+ * addr2line says __GI_madvise, __memcpy_avx512_unaligned_erms (after
+ * __memmove_...), clone3 (after __clone3 and __GI___clone3); libdw's
+ * scopes give the first. Assembler CUs only: C and C++ CUs do not repeat
+ * a range, and walking their many DIEs for every address would cost. */
+static void asm_alias(Dwarf_Die *cu, uint64_t v, Dwarf_Die *sub)
+{
+	if (dwarf_srclang(cu) != DW_LANG_Mips_Assembler)
+		return;
+	Dwarf_Addr lo, hi;
+	if (dwarf_lowpc(sub, &lo) != 0 || dwarf_highpc(sub, &hi) != 0)
+		return;
+	uint64_t best = hi - lo;
+	Dwarf_Die c;
+	if (dwarf_child(cu, &c) != 0)
+		return;
+	do {
+		if (dwarf_tag(&c) != DW_TAG_subprogram || dwarf_lowpc(&c, &lo) != 0 || dwarf_highpc(&c, &hi) != 0)
+			continue;
+		if (v >= lo && v < hi && hi - lo <= best) {
+			best = hi - lo;
+			*sub = c;
+		}
+	} while (dwarf_siblingof(&c, &c) == 0);
+}
+
+/* Does bfd take a DW_AT_name in a CU of language lang as a linkage name
+ * (binutils' non_mangled())? */
+static bool lang_unmangled(int lang)
+{
+	switch (lang) {
+	case DW_LANG_C89: case DW_LANG_C: case DW_LANG_Ada83: case DW_LANG_Cobol74:
+	case DW_LANG_Cobol85: case DW_LANG_Fortran77: case DW_LANG_Pascal83: case DW_LANG_C99:
+	case DW_LANG_Ada95: case DW_LANG_PLI: case DW_LANG_UPC: case DW_LANG_C11:
+	case DW_LANG_Mips_Assembler:
+		return true;
+	default:
+		return false;
+	}
+}
+
+/* sym_inline_frame's a2l_key and a2l_at_start for the innermost function
+ * fn at v (addr in map space). addr2line is asked about the file the
+ * symbols came from (perf: dso->symsrc_filename); only when that file
+ * holds the DWARF too does bfd look the symbol table up for a name (with
+ * the DWARF in a separate file it has no symbols to look in). */
+static void a2l_first_query(sym_dso *d, Dwarf_Die *cu, Dwarf_Die *fn, uint64_t addr, sym_inline_frame *f)
+{
+	f->a2l_key = 0;
+	f->a2l_at_start = false;
+	if (!d->dwarf_path || !d->symsrc_path || strcmp(d->dwarf_path, d->symsrc_path) != 0 ||
+	    lang_unmangled(dwarf_srclang(cu)))
+		return;
+	Dwarf_Attribute at;
+	if (dwarf_attr_integrate(fn, DW_AT_linkage_name, &at) || dwarf_attr_integrate(fn, DW_AT_MIPS_linkage_name, &at))
+		return;
+	f->a2l_key = dwarf_dieoffset(fn) + 1;
+	Dwarf_Addr low = 0, base, end;
+	ptrdiff_t off = 0;
+	if (dwarf_lowpc(fn, &low) != 0 && dwarf_ranges(fn, off, &base, &low, &end) <= 0)
+		return;
+	sym_info si;
+	uint64_t sv;
+	f->a2l_at_start = sym_lookup(d, addr, &si) && sym_map_to_vaddr(d, si.start, &sv) && sv == low;
+}
+
 /* Like `addr2line -f -i`: the innermost inlined function with the line of
  * addr, then each caller with the call site of the frame inside it, ending
  * with the out-of-line function. */
@@ -995,6 +1067,8 @@ static size_t sym_inlines_unlocked(sym_dso *d, uint64_t addr, sym_inline_frame *
 	}
 	inner = scopes[0];
 	free(scopes);
+	if (dwarf_tag(&inner) == DW_TAG_subprogram)
+		asm_alias(&cu, v, &inner);
 	scopes = NULL;
 	ns = dwarf_getscopes_die(&inner, &scopes);
 	if (ns <= 0) {
@@ -1017,6 +1091,10 @@ static size_t sym_inlines_unlocked(sym_dso *d, uint64_t addr, sym_inline_frame *
 		out[n].name = die_name(d, &scopes[i]);
 		out[n].file = file;
 		out[n].line = line;
+		out[n].a2l_key = 0;
+		out[n].a2l_at_start = false;
+		if (n == 0)
+			a2l_first_query(d, &cu, &scopes[i], addr, &out[n]);
 		n++;
 		if (tag == DW_TAG_subprogram)
 			break;

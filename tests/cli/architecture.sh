@@ -8,7 +8,8 @@
 #  * every public header compiles on its own;
 #  * every command of cli/proff.c's commands[] has cli/cmd-NAME.c, an option
 #    table in option_tables[] (dprofpp: Getopt::Std's, its own) and a manual page;
-#  * every input format of enum pf_format is named in docs/architecture.md.
+#  * every input format of enum pf_format is named in docs/architecture.md;
+#  * no lib/**/*.c is over 1,500 lines (a new subsystem goes in a new file).
 source "$(dirname "$0")/../lib.sh"
 BUILD_DIR=$(dirname "$PROFF")
 LIB=$BUILD_DIR/libproff.a
@@ -85,4 +86,11 @@ while read -r f; do
 	else not_ok "architecture: input format $f ($name) is not in docs/architecture.md"; fi
 done < "$TMP/fmts.txt"
 [ "$nf" -ge 4 ] || not_ok "architecture: only $nf input formats read from include/proff/formats.h"
+
+# file sizes: no library file over 1,500 lines
+find "$ROOT/lib" -name '*.c' -exec wc -l {} + | awk '$2 != "total" && $1 > 1500 { sub(/^.*\/lib\//, "lib/", $2); print $2 " (" $1 " lines)" }' > "$TMP/long.txt"
+nlib=$(find "$ROOT/lib" -name '*.c' | wc -l)
+if [ "$nlib" -lt 50 ]; then not_ok "architecture: only $nlib library files found under lib/"
+elif [ -s "$TMP/long.txt" ]; then not_ok "architecture: library files over 1,500 lines: $(tr '\n' ' ' < "$TMP/long.txt")"
+else ok "architecture: each of the $nlib lib/**/*.c files has at most 1,500 lines"; fi
 finish

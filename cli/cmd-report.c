@@ -349,8 +349,7 @@ int cmd_report(int argc, char **argv)
 	bool exact = !a.store && pf_is_trace_file(a.input);
 	if (exact && (a.dump || a.header || a.header_only)) {
 		/* an exact trace has no perf.data header: its record summary instead */
-		char *argv[] = { (char *)"record", (char *)"--instrument", (char *)"--info", (char *)a.input, NULL };
-		return cmd_record_instrument(4, argv);
+		return cli_trace_info(a.input);
 	}
 	if (exact && a.time) {
 		cli_errorf("%s: --time: an exact trace has no sample times to select", a.input);

@@ -35,6 +35,7 @@
 #include "proff/diff.h"
 #include "proff/hist.h"
 #include "proff/perfdata.h"
+#include "proff/plan.h"
 #include "proff/profile.h"
 #include "proff/symbol.h"
 
@@ -757,27 +758,22 @@ int diff_cli_run(diff_cli *c, char **pos, int npos)
 		}
 		rc = EXIT_SETUP;
 	}
-	/* a flame graph needs every sample's call path and comm */
-	bool need_callchain = c->flamegraph || c->children;
 	ho.children = c->children;
-	/* keys and filters that look at no thread: samples merged per stack */
-	bool merge_threads = !ho.comms.n && !ho.nr_pids && !ho.nr_tids && !c->flamegraph;
-	/* ... or per comm and stack, when the comm is all they see */
-	bool merge_by_comm = !ho.nr_pids && !ho.nr_tids;
+	/* the loader's options and the stages before the rows: the planner's
+	 * (proff/plan.h), from the keys, filters and outputs */
+	plan_request preq = {
+		.sort = ho.sort, .thread_filter = ho.nr_pids || ho.nr_tids, .comm_filter = ho.comms.n > 0,
+		.children = c->children, .flamegraph = c->flamegraph != NULL,
+	};
+	plan_stages stages;
+	pf_load_opts planned;
+	pf_load_opts_init(&planned);
 	{
-		int keys[HIST_MAX_KEYS];
-		proff_error kerr;
-		proff_err_clear(&kerr);
-		int nk = hist_parse_sort(ho.sort, keys, HIST_MAX_KEYS, &kerr);
-		if (nk < 0)
-			merge_threads = merge_by_comm = false;
-		for (int k = 0; k < nk; k++) {
-			unsigned n = hist_keys[keys[k]].needs;
-			need_callchain |= (n & HKN_CALLCHAIN) != 0;    /* parent: the callers' symbols */
-			if (!(n & HKN_LOC))
-				merge_threads = false;
-			if (n & (HKN_THREAD | HKN_CPU))
-				merge_by_comm = false;
+		proff_error perr = {0};
+		if (proff_plan(&preq, &planned, &stages, &perr) < 0) {
+			cli_error(&perr);
+			rc = EXIT_USAGE;
+			goto out_hopts;
 		}
 	}
 	uint8_t *cpu_mask = NULL;
@@ -812,9 +808,10 @@ int diff_cli_run(diff_cli *c, char **pos, int npos)
 		j->lo.label_filter = c->label;
 		if (c->buildid_dir)
 			j->lo.buildid_dir = c->buildid_dir;
-		j->lo.use_callchain = need_callchain;
-		j->lo.merge_threads = merge_threads;
-		j->lo.merge_by_comm = merge_by_comm;
+		j->lo.use_callchain = planned.use_callchain;
+		j->lo.merge_threads = planned.merge_threads;
+		j->lo.merge_by_comm = planned.merge_by_comm;
+		j->lo.keep_sequence = planned.keep_sequence;
 		j->lo.cpu_mask = cpu_mask;
 		j->lo.cpu_mask_bits = cpu_mask ? (size_t)cpu_bits : 0;
 		if (c->time_str) {

@@ -19,6 +19,7 @@
 #include "proff/config.h"
 #include "proff/hist.h"
 #include "proff/perfdata.h"
+#include "proff/plan.h"
 #include "proff/profile.h"
 #include "proff/report.h"
 #include "proff/trace.h"
@@ -506,30 +507,24 @@ int cmd_report(int argc, char **argv)
 		hist_opts_release(&ho);
 		return EXIT_USAGE;
 	}
-	int keys[HIST_MAX_KEYS];
 	proff_error err;
 	proff_err_clear(&err);
 	ho.sort = a.sort ? a.sort : "comm,dso,sym";
-	int nkeys = hist_parse_sort(ho.sort, keys, HIST_MAX_KEYS, &err);
-	if (nkeys < 0) {
+	/* the loader's options and the stages before the rows: the planner's
+	 * (proff/plan.h), from the keys, filters and outputs (an unknown key:
+	 * its error) */
+	bool children_wanted = a.children_set ? a.children : cli_config_bool("report.children", true);
+	plan_request preq = {
+		.sort = ho.sort, .thread_filter = ho.nr_pids || ho.nr_tids, .comm_filter = ho.comms.n > 0,
+		.children = children_wanted, .graph = !cc_none, .parent = a.parent != NULL,
+		.no_stack = a.max_stack == 0, .flamegraph = a.flamegraph != NULL, .report_order = true,
+	};
+	plan_stages stages;
+	if (proff_plan(&preq, &lo, &stages, &err) < 0) {
 		cli_error(&err);
 		hist_opts_release(&ho);
 		return EXIT_USAGE;
 	}
-	/* keys and filters that see no pid, tid or cpu: samples aggregated
-	 * by comm and stack (fewer of them to build rows from) */
-	unsigned needs = hist_keys_needs(keys, nkeys);
-	lo.merge_by_comm = !ho.nr_pids && !ho.nr_tids && !(needs & (HKN_THREAD | HKN_CPU));
-	/* the raw samples' order, for perf's input tree where its walks
-	 * depend on it (hist's tree mode: garbage callchain frames; the
-	 * samples' own addresses hardly ever need it) */
-	bool children_wanted = a.children_set ? a.children : cli_config_bool("report.children", true);
-	lo.keep_sequence = children_wanted;
-	/* no Children, no chains shown and no parent key: a row is a
-	 * sample's own ip, and perf resolves no callchain either (a profile
-	 * of leaves only: a fraction of the memory and the reading) */
-	bool parent_key = a.parent != NULL || (needs & HKN_CALLCHAIN);
-	lo.use_callchain = a.max_stack != 0 && (children_wanted || !cc_none || parent_key);
 
 	if (a.header)
 		cli_pager_start("report");
@@ -566,9 +561,7 @@ int cmd_report(int argc, char **argv)
 			hist_opts_release(&ho);
 			return frc;
 		}
-		lo.keep_sequence = false;
-		lo.use_callchain = true;
-		children_wanted = false;
+		children_wanted = false;    /* (the plan kept no raw order, resolved every chain) */
 	}
 	pf_profile *prof;
 	double t0;

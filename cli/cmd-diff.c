@@ -56,6 +56,7 @@ typedef struct diff_cli {
 	const char *sample_type, *label;   /* pprof profiles (lib/formats) */
 	const char *store, *replicate;   /* --store URL SEL_A -- SEL_B (cli/cli-store.c) */
 	const char *groups_by;           /* --groups-by LABEL: a labelled file's groups (diff_label_runs) */
+	bool srclines;                   /* the plan's srcline stage (proff/plan.h) */
 } diff_cli;
 
 #define F(x) offsetof(diff_cli, x)
@@ -362,6 +363,7 @@ typedef struct hist_job {
 	pf_profile *prof;
 	long evsel;                /* -1: the file has no matching event */
 	const hist_opts *ho;
+	bool srclines;             /* the plan's srcline stage first (hist_srclines) */
 	hist *out;
 	proff_error err;
 	int rc;
@@ -370,7 +372,9 @@ typedef struct hist_job {
 static void *hist_thread(void *arg)
 {
 	hist_job *j = arg;
-	if (j->evsel >= 0)
+	if (j->evsel >= 0 && j->srclines)
+		j->rc = hist_srclines(j->prof, (uint32_t)j->evsel, j->ho, &j->err);
+	if (j->evsel >= 0 && j->rc >= 0)
 		j->rc = hist_build(j->prof, (uint32_t)j->evsel, j->ho, &j->out, &j->err);
 	return NULL;
 }
@@ -492,7 +496,7 @@ static int run_groups(const diff_cli *c, const diff_group_opts *g, const char **
 			lo[f].shared_syms = *shared_syms;
 	diff_groups_run d = {
 		.paths = paths, .files = files, .group = group, .nruns = nfiles, .load = lo, .ho = ho, .o = &c->o,
-		.g = g, .json = c->json, .par = par,
+		.g = g, .json = c->json, .par = par, .srclines = c->srclines,
 	};
 	int rc = cmd_diff_groups(&d);
 	free(lo);
@@ -765,7 +769,7 @@ int diff_cli_run(diff_cli *c, char **pos, int npos)
 		.sort = ho.sort, .thread_filter = ho.nr_pids || ho.nr_tids, .comm_filter = ho.comms.n > 0,
 		.children = c->children, .flamegraph = c->flamegraph != NULL,
 	};
-	plan_stages stages;
+	plan_stages stages = { 0 };
 	pf_load_opts planned;
 	pf_load_opts_init(&planned);
 	{
@@ -776,6 +780,7 @@ int diff_cli_run(diff_cli *c, char **pos, int npos)
 			goto out_hopts;
 		}
 	}
+	c->srclines = stages.srclines;
 	uint8_t *cpu_mask = NULL;
 	long cpu_bits = 0;
 	if (c->cpu_list) {
@@ -965,7 +970,7 @@ int diff_cli_run(diff_cli *c, char **pos, int npos)
 			if (match < 0 && profs[0]->nr_events == 1 && profs[f]->nr_events == 1 &&
 			    (be->type == PF_EVENT_TYPE_NAMED || profs[f]->events[0].type == PF_EVENT_TYPE_NAMED))
 				match = 0;
-			hj[f] = (hist_job){ .prof = profs[f], .evsel = match, .ho = &ho };
+			hj[f] = (hist_job){ .prof = profs[f], .evsel = match, .ho = &ho, .srclines = stages.srclines };
 		}
 		run_jobs(hj, sizeof(*hj), nfiles, par, hist_thread);
 		for (size_t f = 0; f < nfiles; f++) {

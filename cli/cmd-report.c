@@ -690,8 +690,16 @@ int cmd_report(int argc, char **argv)
 		bool more = false;     /* another event's report to come */
 		for (size_t k = ev + 1; k < prof->nr_events && !more; k++)
 			more = prof->events[k].nr_samples || !kept;
-		o.drop_sequence = !more;   /* the last report that reads it */
-		if (hist_build(prof, (uint32_t)ev, &o, &h, &err) < 0) {
+		/* the stages before the rows the plan chose */
+		if (stages.srclines && hist_srclines(prof, (uint32_t)ev, &o, &err) < 0) {
+			cli_error(&err);
+			rc = 1;
+			break;
+		}
+		int hrc = hist_build(prof, (uint32_t)ev, &o, &h, &err);
+		if (!more)
+			pf_profile_drop_sequence(prof);   /* the last report that reads it */
+		if (hrc < 0) {
 			cli_error(&err);
 			rc = 1;
 			break;

@@ -824,7 +824,7 @@ static int label_setup(hist *h, proff_error *err)
 
 /* A hist with its sort keys, room for rows and the row cache: all but the
  * rows (hist_build's, and the second pass thread's). */
-static int hist_new(pf_profile *prof, uint32_t evsel, const hist_opts *opts, hist **out, proff_error *err)
+static int hist_new(const pf_profile *prof, uint32_t evsel, const hist_opts *opts, hist **out, proff_error *err)
 {
 	*out = NULL;
 	hist *h = calloc(1, sizeof(*h));
@@ -915,22 +915,64 @@ int cc_start(hist *h, cc_run *ccr, uint32_t *idx, size_t *nidx, const uint32_t *
 	return 0;
 }
 
-/* The srclines of the locations that can be rows (every one with
- * children, the event's samples' own without), made before the pass by
- * pf_locs_srclines. Out of memory, every location's: no error (they are
- * made one by one then, as the pass would). */
-static void srclines_first(hist *h)
+/* The locations that can be rows of event evsel's hist: every one with
+ * children, the event's samples' own without (NULL: every one; NULL
+ * with *oom when out of memory) */
+static uint8_t *row_locs(const pf_profile *p, uint32_t evsel, bool children, bool *oom)
 {
-	pf_profile *p = h->prof;
-	uint8_t *want = h->opts.children ? NULL : calloc(p->nr_locs ? p->nr_locs : 1, 1);
+	*oom = false;
+	if (children)
+		return NULL;
+	uint8_t *want = calloc(p->nr_locs ? p->nr_locs : 1, 1);
+	*oom = !want;
 	for (size_t i = 0; want && i < p->nr_samples; i++)
-		if (p->samples[i].evsel == h->evsel && p->samples[i].stack)
+		if (p->samples[i].evsel == evsel && p->samples[i].stack)
 			want[pf_leaf_loc(p, p->samples[i].stack)] = 1;
-	pf_locs_srclines(p, want);
-	free(want);
+	return want;
 }
 
-int hist_build(pf_profile *prof, uint32_t evsel, const hist_opts *opts, hist **out, proff_error *err)
+int hist_srclines(pf_profile *prof, uint32_t evsel, const hist_opts *opts, proff_error *err)
+{
+	int keys[HIST_MAX_KEYS];
+	int nk = hist_parse_sort(opts->sort, keys, HIST_MAX_KEYS, err);
+	if (nk < 0)
+		return nk;
+	if (!(hist_keys_needs(keys, nk) & HKN_SRCLINE))
+		return 0;
+	/* one binary at a time, its DWARF data released after it (before the
+	 * pass's arrays, which then take that memory). Out of memory, every
+	 * location's: no error (they are made one by one then) */
+	bool oom;
+	uint8_t *want = row_locs(prof, evsel, opts->children, &oom);
+	pf_locs_srclines(prof, oom ? NULL : want);
+	free(want);
+	const hist_key_def *sf = hist_key_find("srcfile");
+	for (int i = 0; sf && i < nk; i++)
+		if (keys[i] == sf->id && hist_srcfile_names(prof) < 0)
+			return proff_err_set(err, PROFF_ENOMEM, NULL, PROFF_NO_OFFSET, "out of memory");
+	return 0;
+}
+
+/* srcline keys read the rows' srclines: made before (hist_srclines)? */
+static int srclines_made(const hist *h, proff_error *err)
+{
+	const pf_profile *p = h->prof;
+	bool oom;
+	uint8_t *want = row_locs(p, h->evsel, h->opts.children, &oom);
+	if (oom)
+		return proff_err_set(err, PROFF_ENOMEM, NULL, PROFF_NO_OFFSET, "out of memory");
+	size_t missing = 0;
+	for (size_t i = 0; i < p->nr_locs; i++)
+		missing += (!want || want[i]) && p->locs[i].srcline == PF_NONE;
+	free(want);
+	if (missing)
+		return proff_err_set(err, PROFF_EUSAGE, NULL, PROFF_NO_OFFSET,
+				     "srcline keys: %zu locations have no srcline made (hist_srclines before hist_build)",
+				     missing);
+	return 0;
+}
+
+int hist_build(const pf_profile *prof, uint32_t evsel, const hist_opts *opts, hist **out, proff_error *err)
 {
 	*out = NULL;
 	hist *h;
@@ -938,12 +980,13 @@ int hist_build(pf_profile *prof, uint32_t evsel, const hist_opts *opts, hist **o
 	if (rc < 0)
 		return rc;
 	struct hist_priv *pv = h->priv;
-	/* srcline keys: the rows' srclines made first, one binary at a time,
-	 * its DWARF data released after it (before the pass's arrays, which
-	 * then take that memory); tree mode's input tree compares them by
-	 * rank, so every location's is made before it anyway */
-	if (keys_need(h, HKN_SRCLINE))
-		srclines_first(h);
+	/* srcline keys: the rows' srclines were made first (hist_srclines, a
+	 * stage the planner chose); tree mode's input tree compares them by
+	 * rank, so every location's is made before it */
+	if (keys_need(h, HKN_SRCLINE) && (rc = srclines_made(h, err)) < 0) {
+		hist_free(h);
+		return rc;
+	}
 	for (int i = 0; i < h->nkeys; i++)
 		if (hist_keys[h->keys[i]].prepare && (rc = hist_keys[h->keys[i]].prepare(h, i, err)) < 0) {
 			hist_free(h);
@@ -1119,8 +1162,6 @@ int hist_build(pf_profile *prof, uint32_t evsel, const hist_opts *opts, hist **o
 	cap_chain = ps.cap_chain;
 	free(ps.whole);
 	tree_pass_free(pv);
-	if (opts->drop_sequence)
-		pf_profile_drop_sequence(prof);
 	/* the callchain trees begun: with several sample contexts their
 	 * second worker starts now, beside perf's collapse */
 	if (rc == 0 && fast_cc && !cc_started)

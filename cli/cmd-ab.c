@@ -4,8 +4,9 @@
  * into DIR/a.1 ... DIR/a.N and DIR/b.1 ... DIR/b.N, so that a drift of the
  * machine over the minutes falls on both alike — and then `proff diff
  * DIR/a.* -- DIR/b.*` prints every row's delta with its statistics
- * (cmd_diff, with the diff options given here). The recordings stay for
- * later diffs. docs/statistics.md, "proff ab".
+ * (diff_cli_run, the diff command's work, with the diff options given
+ * here set by diff's own option table). The recordings stay for later
+ * diffs. docs/statistics.md, "proff ab".
  *
  * Exit status: the diff's (0, 3 when --fail-on-regression finds a
  * regression, 255 for its errors), 129 for usage errors, 1 when a command
@@ -22,6 +23,7 @@
 #include <unistd.h>
 
 #include "cmds.h"
+#include "diff-cli.h"
 #include "diff-groups.h"
 #include "parse-options.h"
 #include "record-cli.h"
@@ -67,20 +69,23 @@ typedef struct ab_cli {
 	const char *events;
 	bool callgraph, quiet, children;
 	const char *cmd[2];
-	char **fwd;              /* diff options, "--name[=value]" (allocated) */
+	struct ab_fwd {          /* a diff option: its long name in diff's table */
+		const char *name, *arg;
+		bool unset;
+	} *fwd;
 	int nfwd;
 } ab_cli;
 
-/* A diff option: passed on to proff diff as --name[=value] */
+/* A diff option: set in the diff's options (diff_cli_set) once the runs
+ * are recorded, in the order given */
 static int opt_forward(po_ctx *ctx, const opt_def *d, const char *arg, bool unset)
 {
 	ab_cli *c = ctx->obj;
-	char *w;
-	if (asprintf(&w, "--%s%s%s%s", unset ? "no-" : "", d->l, arg ? "=" : "", arg ? arg : "") < 0) {
-		cli_errorf("out of memory");
-		return 1;
+	if (!strcmp(d->l, "compute") && !unset && arg && !strcmp(arg, "cycles")) {
+		cli_errorf("ab: -c cycles compares the branch cycles of two files (proff diff -c cycles), not runs");
+		return EXIT_USAGE;
 	}
-	c->fwd[c->nfwd++] = w;
+	c->fwd[c->nfwd++] = (struct ab_fwd){ d->l, arg, unset };
 	if (!strcmp(d->l, "children"))
 		c->children = !unset;
 	return 0;
@@ -177,15 +182,13 @@ static int parse(ab_cli *c, int argc, char **argv)
 int cmd_ab(int argc, char **argv)
 {
 	ab_cli c = { .runs = 5, .warmup = 1, .dir = "proff-ab" };
-	c.fwd = calloc((size_t)argc + 1, sizeof(char *));
-	char **dargv = NULL, *names = NULL;
+	c.fwd = calloc((size_t)argc + 1, sizeof(*c.fwd));
+	char **dpos = NULL, *names = NULL;
 	int ret = 1;
 	if (!c.fwd)
 		return 1;
 	int rc = parse(&c, argc, argv);
 	if (rc) {
-		for (int i = 0; i < c.nfwd; i++)
-			free(c.fwd[i]);
 		free(c.fwd);
 		return rc < 0 ? 0 : rc;
 	}
@@ -233,8 +236,8 @@ int cmd_ab(int argc, char **argv)
 	/* the files' names: DIR/a.1 ... DIR/a.N, DIR/b.1 ... */
 	size_t nlen = strlen(c.dir) + 24;
 	names = calloc(2 * c.runs, nlen);
-	dargv = calloc((size_t)c.nfwd + 2 * c.runs + 4, sizeof(char *));
-	if (!names || !dargv)
+	dpos = calloc(2 * c.runs + 2, sizeof(char *));
+	if (!names || !dpos)
 		goto out;
 	for (unsigned long i = 0; i < 2 * c.runs; i++)
 		snprintf(names + i * nlen, nlen, "%s/%c.%lu", c.dir, i < c.runs ? 'a' : 'b', i % c.runs + 1);
@@ -273,25 +276,32 @@ int cmd_ab(int argc, char **argv)
 			}
 		}
 
-	/* proff diff [diff options] DIR/a.* -- DIR/b.* */
-	int n = 0;
-	dargv[n++] = "diff";
-	for (int i = 0; i < c.nfwd; i++)
-		dargv[n++] = c.fwd[i];
-	for (unsigned long i = 0; i < 2 * c.runs; i++) {
-		if (i == c.runs)
-			dargv[n++] = "--";
-		dargv[n++] = names + i * nlen;
-	}
+	/* proff diff [diff options] DIR/a.* -- DIR/b.*: the diff's options
+	 * (the config files', then those given here), and its work */
 	if (c.runs == 1 && !c.quiet)
 		fprintf(stderr, "[ proff ab: one run of each: the diff judges sampling noise only; use -r 5 or more ]\n");
 	fflush(stderr);
-	ret = cmd_diff(n, dargv);
+	cli_stdout_bulk();
+	diff_cli *d = diff_cli_new(&ret);
+	if (!d)
+		goto out;
+	for (int i = 0; i < c.nfwd; i++)
+		if ((ret = diff_cli_set(d, c.fwd[i].name, c.fwd[i].arg, c.fwd[i].unset)) != 0) {
+			diff_cli_free(d);
+			goto out;
+		}
+	int n = 0;
+	for (unsigned long i = 0; i < 2 * c.runs; i++) {
+		if (i == c.runs)
+			dpos[n++] = NULL;      /* the `--` between the groups */
+		dpos[n++] = names + i * nlen;
+	}
+	ret = diff_cli_run(d, dpos, n);     /* frees dpos */
+	dpos = NULL;
+	diff_cli_free(d);
 out:
 	free(names);
-	free(dargv);
-	for (int i = 0; i < c.nfwd; i++)
-		free(c.fwd[i]);
+	free(dpos);
 	free(c.fwd);
 	return ret;
 }

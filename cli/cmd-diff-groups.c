@@ -97,7 +97,10 @@ static int do_file(groups_state *s, size_t f)
 	}
 	for (size_t e = 0; e < prof->nr_events && !rc; e++) {
 		hist *h = NULL;
-		rc = hist_build(prof, (uint32_t)e, d->ho, &h, err);
+		if (d->srclines)
+			rc = hist_srclines(prof, (uint32_t)e, d->ho, err);
+		if (rc == 0)
+			rc = hist_build(prof, (uint32_t)e, d->ho, &h, err);
 		if (rc < 0)
 			break;
 		pthread_mutex_lock(&s->lock);

@@ -28,6 +28,7 @@
 #include "cmds.h"
 #include "cli-engine.h"
 #include "cli-store.h"
+#include "diff-cli.h"
 #include "diff-groups.h"
 #include "parse-options.h"
 #include "proff/config.h"
@@ -35,6 +36,7 @@
 #include "proff/diff.h"
 #include "proff/hist.h"
 #include "proff/perfdata.h"
+#include "proff/plan.h"
 #include "proff/profile.h"
 #include "proff/reference.h"
 #include "proff/symbol.h"
@@ -58,6 +60,7 @@ typedef struct diff_cli {
 	const char *groups_by;           /* --groups-by LABEL: a labelled file's groups (diff_label_runs) */
 	const char *engine;              /* --engine SPEC (cli/cli-engine.h): debugging */
 	cli_engine eng;
+	bool srclines;                   /* the plan's srcline stage (proff/plan.h) */
 } diff_cli;
 
 #define F(x) offsetof(diff_cli, x)
@@ -367,6 +370,7 @@ typedef struct hist_job {
 	long evsel;                /* -1: the file has no matching event */
 	const hist_opts *ho;
 	const cli_engine *eng;
+	bool srclines;             /* the plan's srcline stage first (hist_srclines) */
 	hist *out;
 	proff_error err;
 	int rc;
@@ -375,7 +379,9 @@ typedef struct hist_job {
 static void *hist_thread(void *arg)
 {
 	hist_job *j = arg;
-	if (j->evsel >= 0)
+	if (j->evsel >= 0 && j->srclines)
+		j->rc = hist_srclines(j->prof, (uint32_t)j->evsel, j->ho, &j->err);
+	if (j->evsel >= 0 && j->rc >= 0)
 		j->rc = cli_engine_hist(j->eng, j->prof, (uint32_t)j->evsel, j->ho, &j->out, &j->err);
 	return NULL;
 }
@@ -497,7 +503,7 @@ static int run_groups(const diff_cli *c, const diff_group_opts *g, const char **
 			lo[f].shared_syms = *shared_syms;
 	diff_groups_run d = {
 		.paths = paths, .files = files, .group = group, .nruns = nfiles, .load = lo, .ho = ho, .o = &c->o,
-		.g = g, .json = c->json, .par = par,
+		.g = g, .json = c->json, .par = par, .srclines = c->srclines,
 	};
 	int rc = cmd_diff_groups(&d);
 	free(lo);
@@ -528,6 +534,40 @@ static int run_label_groups(const diff_cli *c, const diff_group_opts *g, const c
 	return rc;
 }
 
+/* The diff command's configuration: config files' defaults (diff.order,
+ * diff.compute, hist.percentage), then options set over them. */
+diff_cli *diff_cli_new(int *status)
+{
+	diff_cli *c = calloc(1, sizeof(*c));
+	if (!c) {
+		cli_errorf("out of memory");
+		*status = EXIT_SETUP;
+		return NULL;
+	}
+	diff_opts_init(&c->o);
+	*status = config_defaults(c);
+	if (*status) {
+		free(c);
+		return NULL;
+	}
+	return c;
+}
+
+void diff_cli_free(diff_cli *c)
+{
+	free(c);
+}
+
+int diff_cli_set(diff_cli *c, const char *long_name, const char *arg, bool unset)
+{
+	const opt_def *d = po_find(&cmd_diff_opts, long_name, 0);
+	if (!d) {
+		cli_errorf("diff: no option --%s", long_name);
+		return EXIT_USAGE;
+	}
+	return po_set(&cmd_diff_opts, c, d, arg, unset);
+}
+
 int cmd_diff(int argc, char **argv)
 {
 	cli_stdout_bulk();
@@ -535,53 +575,61 @@ int cmd_diff(int argc, char **argv)
 	if (cmd_diff_stream_wanted(argc, argv))
 		return cmd_diff_stream(argc, argv);
 
-	diff_cli c;
-	memset(&c, 0, sizeof(c));
-	diff_opts_init(&c.o);
-	int rc = config_defaults(&c);
-	if (rc)
+	int rc;
+	diff_cli *c = diff_cli_new(&rc);
+	if (!c)
 		return rc;
-
 	char **pos = NULL;
 	int npos = 0;
-	uint32_t *group = NULL;     /* groups of runs: each file's group */
-	rc = parse_args(&c, argc, argv, &pos, &npos);
+	rc = parse_args(c, argc, argv, &pos, &npos);
 	if (rc) {
 		free(pos);
+		diff_cli_free(c);
 		return rc < 0 ? 0 : rc;
 	}
+	rc = diff_cli_run(c, pos, npos);
+	diff_cli_free(c);
+	return rc;
+}
+
+/* The diff's work on the parsed options (cmd_diff, proff ab): pos[0, npos)
+ * the words that are not options, NULL where a `--` stood; pos is freed. */
+int diff_cli_run(diff_cli *c, char **pos, int npos)
+{
+	uint32_t *group = NULL;     /* groups of runs: each file's group */
+	int rc;
 	rc = EXIT_USAGE;
-	diff_opts *o = &c.o;
-	o->verbose = c.verbose > 0;
-	if (c.compute_arg) {
+	diff_opts *o = &c->o;
+	o->verbose = c->verbose > 0;
+	if (c->compute_arg) {
 		char msg[300];
-		if (diff_parse_compute(c.compute_arg, o, msg, sizeof(msg))) {
+		if (diff_parse_compute(c->compute_arg, o, msg, sizeof(msg))) {
 			fprintf(stderr, "%s\n", msg);
 			usage(find_short('c'), stderr);
 			goto out_free;
 		}
 	}
-	if (c.order_arg) {
+	if (c->order_arg) {
 		char *end;
-		long x = strtol(c.order_arg, &end, 0);
-		if (*end || end == c.order_arg || x < 0 || x > INT_MAX) {
+		long x = strtol(c->order_arg, &end, 0);
+		if (*end || end == c->order_arg || x < 0 || x > INT_MAX) {
 			fprintf(stderr, "  Error: switch `o' expects a numerical value\n");
 			usage(find_short('o'), stderr);
 			goto out_free;
 		}
 		o->order = (unsigned)x;
 	}
-	if (c.percentage) {
-		if (!strcmp(c.percentage, "relative"))
+	if (c->percentage) {
+		if (!strcmp(c->percentage, "relative"))
 			o->relative = true;
-		else if (!strcmp(c.percentage, "absolute"))
+		else if (!strcmp(c->percentage, "absolute"))
 			o->relative = false;
 		else {
 			usage(po_find(&cmd_diff_opts, "percentage", 0), stderr);
 			goto out_free;
 		}
 	}
-	if (c.cycles_hist && o->compute != DIFF_CYCLES) {
+	if (c->cycles_hist && o->compute != DIFF_CYCLES) {
 		usage(NULL, stderr);
 		goto out_free;
 	}
@@ -590,28 +638,28 @@ int cmd_diff(int argc, char **argv)
 	 * make every file a group of its own */
 	diff_group_opts gopt;
 	diff_group_opts_init(&gopt);
-	bool stats_opts = c.test_arg || c.fdr_arg || c.metric_arg || c.fail_arg || c.min_share_arg || c.children ||
-			  c.significant_only || c.power;
+	bool stats_opts = c->test_arg || c->fdr_arg || c->metric_arg || c->fail_arg || c->min_share_arg || c->children ||
+			  c->significant_only || c->power;
 	size_t nsep = 0;
 	for (int i = 0; i < npos; i++)
 		nsep += !pos[i];
 	/* runs (and groups) that are parts of files, by their labels */
-	bool split = (c.replicate || c.groups_by) && !c.store;
-	if (c.groups_by && (nsep || c.store)) {
-		cli_errorf(c.store ? "diff: --groups-by splits labelled files; a store's groups are its selectors (A -- B)"
-				   : "diff: --groups-by %s makes the groups: give the files without '--'", c.groups_by);
+	bool split = (c->replicate || c->groups_by) && !c->store;
+	if (c->groups_by && (nsep || c->store)) {
+		cli_errorf(c->store ? "diff: --groups-by splits labelled files; a store's groups are its selectors (A -- B)"
+				   : "diff: --groups-by %s makes the groups: give the files without '--'", c->groups_by);
 		rc = EXIT_USAGE;
 		goto out_free;
 	}
-	if (split && (!npos || c.flamegraph)) {
+	if (split && (!npos || c->flamegraph)) {
 		cli_errorf(npos ? "diff: --flamegraph compares two files, not runs split by labels"
 				: "diff: --replicate/--groups-by split the files given: give one (proff diff --groups-by "
 				  "group --replicate run FILE)");
 		rc = EXIT_USAGE;
 		goto out_free;
 	}
-	if (nsep || stats_opts || c.store || split) {
-		rc = groups_setup(&c, &gopt, pos, &npos, &group);
+	if (nsep || stats_opts || c->store || split) {
+		rc = groups_setup(c, &gopt, pos, &npos, &group);
 		if (rc)
 			goto out_free;
 		rc = EXIT_USAGE;
@@ -647,16 +695,16 @@ int cmd_diff(int argc, char **argv)
 	/* -s / filters */
 	hist_opts ho;
 	hist_opts_init(&ho);
-	ho.sort = c.sort ? c.sort : "dso,sym";
+	ho.sort = c->sort ? c->sort : "dso,sym";
 	ho.diff_mode = true;
 	ho.verbose = o->verbose;
 	ho.relative = o->relative;
-	if (cli_engine_parse("diff", c.engine ? c.engine : "engine", &c.eng) < 0) {
+	if (cli_engine_parse("diff", c->engine ? c->engine : "engine", &c->eng) < 0) {
 		rc = EXIT_USAGE;
 		goto out_free;
 	}
-	cli_engine_apply(&c.eng, &ho, NULL);
-	if (c.eng.reference && (c.store || c.flamegraph || group || split)) {
+	cli_engine_apply(&c->eng, &ho, NULL);
+	if (c->eng.reference && (c->store || c->flamegraph || group || split)) {
 		cli_errorf("--engine=reference: files compared as perf diff does only (not groups of runs, stores or "
 			   "flame graphs)");
 		rc = EXIT_USAGE;
@@ -672,24 +720,24 @@ int cmd_diff(int argc, char **argv)
 			goto out_free;
 		}
 	}
-	if (c.store) {
+	if (c->store) {
 		/* what a store does not keep is refused, not ignored */
-		const char *no = c.dsos ? "--dsos" : c.comms ? "--comms" : c.symbols ? "--symbols" : c.pid_list ? "--pid" :
-				 c.tid_list ? "--tid" : c.time_str ? "--time" : c.cpu_list ? "--cpu" :
-				 c.flamegraph ? "--flamegraph" : NULL;
+		const char *no = c->dsos ? "--dsos" : c->comms ? "--comms" : c->symbols ? "--symbols" : c->pid_list ? "--pid" :
+				 c->tid_list ? "--tid" : c->time_str ? "--time" : c->cpu_list ? "--cpu" :
+				 c->flamegraph ? "--flamegraph" : NULL;
 		if (no) {
 			cli_errorf("--store: %s is not available for a store's profiles (docs/fleet.md)", no);
 			rc = EXIT_USAGE;
 			goto out_hopts;
 		}
 		/* the positional words are selectors (cli/cli-store.c) */
-		rc = cli_store_diff(c.store, c.replicate, pos, group, (size_t)npos, &ho, o, &gopt, c.json);
+		rc = cli_store_diff(c->store, c->replicate, pos, group, (size_t)npos, &ho, o, &gopt, c->json);
 		goto out_hopts;
 	}
 	struct { const char *spec; pf_strlist *l; size_t *n; const char *what; } lists[] = {
-		{ c.dsos, &ho.dsos, &o->nr_dso_filter, "--dsos" },
-		{ c.comms, &ho.comms, &o->nr_comm_filter, "--comms" },
-		{ c.symbols, &ho.symbols, &o->nr_sym_filter, "--symbols" },
+		{ c->dsos, &ho.dsos, &o->nr_dso_filter, "--dsos" },
+		{ c->comms, &ho.comms, &o->nr_comm_filter, "--comms" },
+		{ c->symbols, &ho.symbols, &o->nr_sym_filter, "--symbols" },
 	};
 	for (size_t i = 0; i < sizeof(lists) / sizeof(lists[0]); i++) {
 		char ebuf[512];
@@ -701,20 +749,20 @@ int cmd_diff(int argc, char **argv)
 		}
 		*lists[i].n = lists[i].l->n;
 	}
-	if (c.pid_list && parse_ids(c.pid_list, &ho.pids, &ho.nr_pids) < 0) {
-		cli_errorf("--pid: invalid list '%s'", c.pid_list);
+	if (c->pid_list && parse_ids(c->pid_list, &ho.pids, &ho.nr_pids) < 0) {
+		cli_errorf("--pid: invalid list '%s'", c->pid_list);
 		goto out_hopts;
 	}
-	if (c.tid_list && parse_ids(c.tid_list, &ho.tids, &ho.nr_tids) < 0) {
-		cli_errorf("--tid: invalid list '%s'", c.tid_list);
+	if (c->tid_list && parse_ids(c->tid_list, &ho.tids, &ho.nr_tids) < 0) {
+		cli_errorf("--tid: invalid list '%s'", c->tid_list);
 		goto out_hopts;
 	}
 	fg_opts fo;
 	fg_opts_init(&fo);
-	if (c.flamegraph) {
-		if ((rc = cli_flamegraph_check(c.flamegraph, c.min_width, &fo)) != 0)
+	if (c->flamegraph) {
+		if ((rc = cli_flamegraph_check(c->flamegraph, c->min_width, &fo)) != 0)
 			goto out_hopts;
-		if (c.dsos || c.symbols) {
+		if (c->dsos || c->symbols) {
 			cli_errorf("--flamegraph: --dsos and --symbols hide diff rows; a flame graph draws whole call paths (use --comms, --pid, --tid)");
 			rc = EXIT_USAGE;
 			goto out_hopts;
@@ -732,33 +780,29 @@ int cmd_diff(int argc, char **argv)
 		}
 		rc = EXIT_SETUP;
 	}
-	/* a flame graph needs every sample's call path and comm */
-	bool need_callchain = c.flamegraph || c.children;
-	ho.children = c.children;
-	/* keys and filters that look at no thread: samples merged per stack */
-	bool merge_threads = !ho.comms.n && !ho.nr_pids && !ho.nr_tids && !c.flamegraph;
-	/* ... or per comm and stack, when the comm is all they see */
-	bool merge_by_comm = !ho.nr_pids && !ho.nr_tids;
+	ho.children = c->children;
+	/* the loader's options and the stages before the rows: the planner's
+	 * (proff/plan.h), from the keys, filters and outputs */
+	plan_request preq = {
+		.sort = ho.sort, .thread_filter = ho.nr_pids || ho.nr_tids, .comm_filter = ho.comms.n > 0,
+		.children = c->children, .flamegraph = c->flamegraph != NULL,
+	};
+	plan_stages stages = { 0 };
+	pf_load_opts planned;
+	pf_load_opts_init(&planned);
 	{
-		int keys[HIST_MAX_KEYS];
-		proff_error kerr;
-		proff_err_clear(&kerr);
-		int nk = hist_parse_sort(ho.sort, keys, HIST_MAX_KEYS, &kerr);
-		if (nk < 0)
-			merge_threads = merge_by_comm = false;
-		for (int k = 0; k < nk; k++) {
-			unsigned n = hist_keys[keys[k]].needs;
-			need_callchain |= (n & HKN_CALLCHAIN) != 0;    /* parent: the callers' symbols */
-			if (!(n & HKN_LOC))
-				merge_threads = false;
-			if (n & (HKN_THREAD | HKN_CPU))
-				merge_by_comm = false;
+		proff_error perr = {0};
+		if (proff_plan(&preq, &planned, &stages, &perr) < 0) {
+			cli_error(&perr);
+			rc = EXIT_USAGE;
+			goto out_hopts;
 		}
 	}
+	c->srclines = stages.srclines;
 	uint8_t *cpu_mask = NULL;
 	long cpu_bits = 0;
-	if (c.cpu_list) {
-		cpu_bits = parse_cpu_list(c.cpu_list, &cpu_mask);
+	if (c->cpu_list) {
+		cpu_bits = parse_cpu_list(c->cpu_list, &cpu_mask);
 		if (cpu_bits < 0) {
 			fprintf(stderr, "Invalid cpu_list\n");
 			goto out_hopts;
@@ -774,27 +818,28 @@ int cmd_diff(int argc, char **argv)
 		goto out_cpu;
 	}
 	for (size_t f = 0; f < nfiles; f++) {
-		if (check_owner(paths[f], c.force))
+		if (check_owner(paths[f], c->force))
 			goto out_jobs;
-		if (c.dump && dump_file(paths[f]))
+		if (c->dump && dump_file(paths[f]))
 			goto out_jobs;
 		load_job *j = &jobs[f];
 		j->path = paths[f];
 		pf_load_opts_init(&j->lo);
-		j->lo.symfs = c.symfs;
-		j->lo.kallsyms = c.kallsyms;
-		j->lo.sample_type = c.sample_type;
-		j->lo.label_filter = c.label;
-		if (c.buildid_dir)
-			j->lo.buildid_dir = c.buildid_dir;
-		j->lo.use_callchain = need_callchain;
-		j->lo.merge_threads = merge_threads;
-		j->lo.merge_by_comm = merge_by_comm;
+		j->lo.symfs = c->symfs;
+		j->lo.kallsyms = c->kallsyms;
+		j->lo.sample_type = c->sample_type;
+		j->lo.label_filter = c->label;
+		if (c->buildid_dir)
+			j->lo.buildid_dir = c->buildid_dir;
+		j->lo.use_callchain = planned.use_callchain;
+		j->lo.merge_threads = planned.merge_threads;
+		j->lo.merge_by_comm = planned.merge_by_comm;
+		j->lo.keep_sequence = planned.keep_sequence;
 		j->lo.cpu_mask = cpu_mask;
 		j->lo.cpu_mask_bits = cpu_mask ? (size_t)cpu_bits : 0;
-		cli_engine_apply(&c.eng, NULL, &j->lo);
-		if (c.time_str) {
-			j->time_spec = time_spec_for(c.time_str, f);
+		cli_engine_apply(&c->eng, NULL, &j->lo);
+		if (c->time_str) {
+			j->time_spec = time_spec_for(c->time_str, f);
 			if (!j->time_spec) {
 				fprintf(stderr, "Invalid time string\n");
 				goto out_jobs;
@@ -803,17 +848,17 @@ int cmd_diff(int argc, char **argv)
 		}
 	}
 	size_t par = nfiles;
-	if (c.jobs_arg) {
-		long x = strtol(c.jobs_arg, NULL, 10);
+	if (c->jobs_arg) {
+		long x = strtol(c->jobs_arg, NULL, 10);
 		par = x < 1 ? 1 : (size_t)x;
 	}
-	o->color = !c.json && cli_use_color("diff");   /* perf's colours, on a terminal */
+	o->color = !c->json && cli_use_color("diff");   /* perf's colours, on a terminal */
 	if (split) {
-		rc = run_label_groups(&c, &gopt, paths, group, nfiles, jobs, &ho, c.jobs_arg ? par : 0, &shared_syms);
+		rc = run_label_groups(c, &gopt, paths, group, nfiles, jobs, &ho, c->jobs_arg ? par : 0, &shared_syms);
 		goto out_jobs;
 	}
-	if (group && !c.flamegraph) {
-		rc = run_groups(&c, &gopt, paths, NULL, group, nfiles, jobs, NULL, &ho, c.jobs_arg ? par : 0, &shared_syms);
+	if (group && !c->flamegraph) {
+		rc = run_groups(c, &gopt, paths, NULL, group, nfiles, jobs, NULL, &ho, c->jobs_arg ? par : 0, &shared_syms);
 		goto out_jobs;
 	}
 	elf_version(EV_CURRENT);     /* libelf's global init, before any thread */
@@ -848,7 +893,7 @@ int cmd_diff(int argc, char **argv)
 			goto out_jobs;
 		}
 		cli_trace_quality_warn(paths[f], profs[f]->trace_quality);   /* exact traces' anomalies, as report */
-		if (c.cpu_list) {
+		if (c->cpu_list) {
 			for (size_t e = 0; e < profs[f]->nr_events; e++)
 				if (!profs[f]->events[e].has_cpu) {
 					fprintf(stderr, "File does not contain CPU events. Remove -C option to proceed.\n");
@@ -856,11 +901,11 @@ int cmd_diff(int argc, char **argv)
 				}
 		}
 	}
-	if (o->compute == DIFF_CYCLES || c.stream) {
+	if (o->compute == DIFF_CYCLES || c->stream) {
 		for (size_t f = 0; f < nfiles; f++)
 			if (!profs[f]->has_branch_stack_feature) {
 				cli_errorf("%s: %s needs branch stacks (record with -b)", paths[f],
-					   c.stream ? "--stream" : "-c cycles");
+					   c->stream ? "--stream" : "-c cycles");
 				goto out_jobs;
 			}
 		/* the command line forms are handled by cmd_diff_stream(); only the
@@ -869,7 +914,7 @@ int cmd_diff(int argc, char **argv)
 		goto out_jobs;
 	}
 
-	if (c.flamegraph) {
+	if (c->flamegraph) {
 		/* the baseline's first event with samples, and every other file's of the same event */
 		uint32_t *ev = calloc(nfiles, sizeof(*ev));
 		uint8_t *side = calloc(nfiles, sizeof(*side));
@@ -896,7 +941,7 @@ int cmd_diff(int argc, char **argv)
 			side[f] = group ? (uint8_t)group[f] : (uint8_t)f;
 			nside[side[f]]++;
 		}
-		fo.srcline = c.flame_srcline;
+		fo.srcline = c->flame_srcline;
 		fo.comms = &ho.comms;
 		fo.pids = ho.pids, fo.nr_pids = ho.nr_pids;
 		fo.tids = ho.tids, fo.nr_tids = ho.nr_tids;
@@ -906,13 +951,13 @@ int cmd_diff(int argc, char **argv)
 		fo.stats = gopt.stats;
 		fo.fdr = gopt.fdr;
 		fo.absolute = gopt.metric == DIFF_METRIC_ABSOLUTE;
-		rc = cli_flamegraph(c.flamegraph, profs, ev, side, nfiles, 2, &fo);
+		rc = cli_flamegraph(c->flamegraph, profs, ev, side, nfiles, 2, &fo);
 		free(ev);
 		free(side);
 		goto out_jobs;
 	}
 	cli_pager_start("diff");
-	if (c.json)
+	if (c->json)
 		diff_json_begin(o, paths, nfiles, ho.sort, stdout);
 	const pf_profile *base = profs[0];
 	hist **hs = calloc(nfiles, sizeof(*hs));
@@ -944,7 +989,7 @@ int cmd_diff(int argc, char **argv)
 			if (match < 0 && profs[0]->nr_events == 1 && profs[f]->nr_events == 1 &&
 			    (be->type == PF_EVENT_TYPE_NAMED || profs[f]->events[0].type == PF_EVENT_TYPE_NAMED))
 				match = 0;
-			hj[f] = (hist_job){ .prof = profs[f], .evsel = match, .ho = &ho, .eng = &c.eng };
+			hj[f] = (hist_job){ .prof = profs[f], .evsel = match, .ho = &ho, .eng = &c->eng, .srclines = stages.srclines };
 		}
 		run_jobs(hj, sizeof(*hj), nfiles, par, hist_thread);
 		for (size_t f = 0; f < nfiles; f++) {
@@ -957,12 +1002,12 @@ int cmd_diff(int argc, char **argv)
 		free(hj);
 		if (!rc) {
 			diff_result *dr = NULL;
-			if ((c.eng.reference ? diff_compute_reference : diff_compute)((const hist *const *)hs, nfiles, o, &dr,
+			if ((c->eng.reference ? diff_compute_reference : diff_compute)((const hist *const *)hs, nfiles, o, &dr,
 										      &err) < 0) {
 				cli_error(&err);
 				rc = EXIT_SETUP;
 			} else {
-				if (c.json)
+				if (c->json)
 					diff_json_event(dr, o, be->name, be->type, be->config, first, stdout);
 				else
 					diff_print_text(dr, o, be->name, paths, first, stdout);
@@ -975,7 +1020,7 @@ int cmd_diff(int argc, char **argv)
 			hs[f] = NULL;
 		}
 	}
-	if (c.json && !rc)
+	if (c->json && !rc)
 		diff_json_end(stdout);
 	free(hs);
 	cli_fast_heap_done();

@@ -465,6 +465,12 @@ static int run(const struct ri_conf *c, char **cmd)
 	return WIFEXITED(status) ? WEXITSTATUS(status) : 1;
 }
 
+int cli_trace_info(const char *path)
+{
+	struct ri_conf c = { .compensate = true, .info = path };
+	return do_info(&c);
+}
+
 int cmd_record_instrument(int argc, char **argv)
 {
 	struct ri_conf c = { .compensate = true };

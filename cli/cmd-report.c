@@ -20,6 +20,7 @@
 #include "proff/config.h"
 #include "proff/hist.h"
 #include "proff/perfdata.h"
+#include "proff/plan.h"
 #include "proff/profile.h"
 #include "proff/report.h"
 #include "proff/trace.h"
@@ -355,8 +356,7 @@ int cmd_report(int argc, char **argv)
 	bool exact = !a.store && pf_is_trace_file(a.input);
 	if (exact && (a.dump || a.header || a.header_only || a.stats || a.tasks || a.mmaps)) {
 		/* an exact trace has no perf.data header: its record summary instead */
-		char *argv[] = { (char *)"record", (char *)"--instrument", (char *)"--info", (char *)a.input, NULL };
-		return cmd_record_instrument(4, argv);
+		return cli_trace_info(a.input);
 	}
 	if (exact && a.time) {
 		cli_errorf("%s: --time: an exact trace has no sample times to select", a.input);
@@ -553,7 +553,6 @@ int cmd_report(int argc, char **argv)
 		hist_opts_release(&ho);
 		return EXIT_USAGE;
 	}
-	int keys[HIST_MAX_KEYS];
 	proff_error err;
 	proff_err_clear(&err);
 	ho.sort = a.sort ? a.sort : "comm,dso,sym";
@@ -570,27 +569,22 @@ int cmd_report(int argc, char **argv)
 		snprintf(sort_ipc, sizeof(sort_ipc), "%s,ipc_null", a.sort);
 		ho.sort = sort_ipc;
 	}
-	int nkeys = hist_parse_sort(ho.sort, keys, HIST_MAX_KEYS, &err);
-	if (nkeys < 0) {
+	/* the loader's options and the stages before the rows: the planner's
+	 * (proff/plan.h), from the keys, filters and outputs (an unknown key:
+	 * its error) */
+	bool children_wanted = a.children_set ? a.children : cli_config_bool("report.children", true);
+	plan_request preq = {
+		.sort = ho.sort, .thread_filter = ho.nr_pids || ho.nr_tids, .comm_filter = ho.comms.n > 0,
+		.children = children_wanted, .graph = !cc_none, .parent = a.parent != NULL,
+		.no_stack = a.max_stack == 0, .flamegraph = a.flamegraph != NULL, .report_order = true,
+	};
+	plan_stages stages;
+	if (proff_plan(&preq, &lo, &stages, &err) < 0) {
 		cli_error(&err);
 		hist_opts_release(&ho);
 		return EXIT_USAGE;
 	}
-	/* keys and filters that see no pid, tid or cpu: samples aggregated
-	 * by comm and stack (fewer of them to build rows from) */
-	unsigned needs = hist_keys_needs(keys, nkeys);
-	lo.merge_by_comm = !ho.nr_pids && !ho.nr_tids && !(needs & (HKN_THREAD | HKN_CPU));
-	/* the raw samples' order, for perf's input tree where its walks
-	 * depend on it (hist's tree mode: garbage callchain frames; the
-	 * samples' own addresses hardly ever need it) */
-	bool children_wanted = a.children_set ? a.children : cli_config_bool("report.children", true);
-	lo.keep_sequence = children_wanted;
 	lo.inline_root_first = caller_set ? caller : children_wanted;
-	/* no Children, no chains shown and no parent key: a row is a
-	 * sample's own ip, and perf resolves no callchain either (a profile
-	 * of leaves only: a fraction of the memory and the reading) */
-	bool parent_key = a.parent != NULL || (needs & HKN_CALLCHAIN);
-	lo.use_callchain = a.max_stack != 0 && (children_wanted || !cc_none || parent_key);
 
 	if (a.header)
 		cli_pager_start("report");
@@ -627,9 +621,7 @@ int cmd_report(int argc, char **argv)
 			hist_opts_release(&ho);
 			return frc;
 		}
-		lo.keep_sequence = false;
-		lo.use_callchain = true;
-		children_wanted = false;
+		children_wanted = false;    /* (the plan kept no raw order, resolved every chain) */
 	}
 	pf_profile *prof;
 	double t0;
@@ -758,8 +750,16 @@ int cmd_report(int argc, char **argv)
 		bool more = false;     /* another event's report to come */
 		for (size_t k = ev + 1; k < prof->nr_events && !more; k++)
 			more = prof->events[k].nr_samples || !kept;
-		o.drop_sequence = !more;   /* the last report that reads it */
-		if (cli_engine_hist(&eng, prof, (uint32_t)ev, &o, &h, &err) < 0) {
+		/* the stages before the rows the plan chose */
+		if (stages.srclines && hist_srclines(prof, (uint32_t)ev, &o, &err) < 0) {
+			cli_error(&err);
+			rc = 1;
+			break;
+		}
+		int hrc = cli_engine_hist(&eng, prof, (uint32_t)ev, &o, &h, &err);
+		if (!more)
+			pf_profile_drop_sequence(prof);   /* the last report that reads it */
+		if (hrc < 0) {
 			cli_error(&err);
 			rc = 1;
 			break;

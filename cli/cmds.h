@@ -24,6 +24,9 @@ bool cmd_diff_stream_wanted(int argc, char **argv);
 
 /* record --instrument is handled by cli/cmd-record-instrument.c */
 int cmd_record_instrument(int argc, char **argv);
+/* a trace's sessions and calibration, as record --instrument --info FILE
+ * prints them (report --header of an exact trace); the exit status */
+int cli_trace_info(const char *path);
 
 /* The option tables (cli/parse-options.h) of the commands that have one */
 struct po_cmd;

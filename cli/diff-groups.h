@@ -24,6 +24,7 @@ typedef struct diff_groups_run {
 	const diff_opts *o;
 	const diff_group_opts *g;
 	bool json;
+	bool srclines;                /* the plan's srcline stage before each hist (hist_srclines) */
 	size_t par;                   /* files loaded at once (0: one per CPU) */
 } diff_groups_run;
 

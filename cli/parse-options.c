@@ -342,6 +342,12 @@ static int set_value(po_ctx *ctx, const opt_def *d, const char *arg, bool unset,
 	return 0;
 }
 
+int po_set(const po_cmd *cmd, void *obj, const opt_def *d, const char *arg, bool unset)
+{
+	po_ctx ctx = { cmd, obj, 1 };
+	return set_value(&ctx, d, arg, unset, false);
+}
+
 static int help(const po_cmd *cmd, bool manual)
 {
 	if (manual && cli_show_manual(cmd->name) == 0)

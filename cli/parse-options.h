@@ -108,6 +108,10 @@ void po_usage(const po_cmd *cmd, const opt_def *d, FILE *f);
  * NULL). Returns EXIT_USAGE. */
 int po_error(const po_cmd *cmd, const opt_def *d, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
+/* One option of cmd's table set in obj as parsing sets it (arg: its
+ * argument or NULL; unset: --no-NAME). 0, or the exit status after a
+ * message. For a command that takes another's options (ab: diff's). */
+int po_set(const po_cmd *cmd, void *obj, const opt_def *d, const char *arg, bool unset);
 /* The entry of a long or short name (exact), NULL if none. */
 const opt_def *po_find(const po_cmd *cmd, const char *long_name, char short_name);
 

@@ -89,10 +89,6 @@ typedef struct hist_opts {
 	 * samples (0: the default, 20,000; SIZE_MAX: never; tests force it
 	 * to check the two-thread pass gives the rows of one) */
 	size_t split_min;
-	/* The caller needs the profile's raw-sample sequence no more: it is
-	 * freed (pf_profile_drop_sequence) as soon as the pass is done, so
-	 * what comes after reuses its memory. */
-	bool drop_sequence;
 	const char *parent_regex;  /* --parent, default "^sys_|^do_page_fault" */
 	pf_strlist comms, dsos, symbols;   /* filters (empty = none) */
 	uint32_t *pids; size_t nr_pids;
@@ -111,7 +107,7 @@ typedef struct hist_cc_node {
 } hist_cc_node;                        /* 48 bytes: millions of them in big children reports */
 
 typedef struct hist {
-	pf_profile *prof;
+	const pf_profile *prof;
 	uint32_t evsel;
 	hist_opts opts;
 	int keys[HIST_MAX_KEYS];
@@ -216,7 +212,16 @@ void hist_opts_release(hist_opts *o);
 /* Parse a sort spec into key ids. Returns count or a negative error. */
 int hist_parse_sort(const char *spec, int *keys, int max, proff_error *err);
 
-int hist_build(pf_profile *prof, uint32_t evsel, const hist_opts *opts, hist **out, proff_error *err);
+/* The srcline stage (plan_stages.srclines, proff/plan.h): the srclines of
+ * the locations that can be rows of event evsel's hist with opts (every
+ * one with Children, the samples' own without) made into the profile, and
+ * the srcfile key's file names; nothing without a srcline key. Before
+ * hist_build, which reads them and makes none. 0 or an error. */
+int hist_srclines(pf_profile *prof, uint32_t evsel, const hist_opts *opts, proff_error *err);
+/* The rows of event evsel by opts' keys. The profile is only read (its
+ * raw-sample sequence, once no hist needs it, the caller frees:
+ * pf_profile_drop_sequence). */
+int hist_build(const pf_profile *prof, uint32_t evsel, const hist_opts *opts, hist **out, proff_error *err);
 void hist_free(hist *h);
 
 /* Compare two entries by the sort keys (the hist's mode), as perf's collapse/sort. */

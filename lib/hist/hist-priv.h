@@ -278,6 +278,15 @@ typedef struct pass_state {
 	struct tree_pipe *tp;    /* tree mode on two threads: this is A */
 } pass_state;
 
+typedef struct pass_job {
+	pass_state ps;
+	proff_error err;
+	int rc;
+} pass_job;
+
+/* From this many samples a children pass runs on two threads */
+#define SPLIT_PASS_MIN 20000
+
 /* ---- tree mode on two threads ----------------------------------------------------
  *
  * perf's walks need the raw samples in reading order, one by one, and its
@@ -386,6 +395,18 @@ int64_t chain_row_ro(hist *h, const ctx *c, uint32_t loc);
 int cc_tree_rows(cc_run *r);
 void cc_pool_reset(hist *h, struct cc_pool *cp);
 void cc_scratch_free(cc_scratch *sc);
+
+/* hist.c, the pass and a row (hist-split.c merges rows of a second pass) */
+int sample_pass(pass_state *ps, proff_error *err);
+int row_new(hist *h, const uint64_t *w, uint64_t hash, size_t j);
+
+/* hist-split.c: the children pass on two threads */
+void *pass_thread(void *arg);
+int merge_pass(hist *h, hist *h2, uint32_t *map, proff_error *err);
+size_t split_point(const pf_profile *p);
+
+/* hist-collapse.c: tree mode's collapse */
+int collapse_merge(hist *h, bool trees, const atomic_int *wait, proff_error *err);
 
 /* hist-tree.c: tree mode */
 int pipe_a(pass_state *ps, proff_error *err);

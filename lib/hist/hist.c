@@ -8,9 +8,10 @@
  * Row identity is a small array of u64 key words built from the active
  * sort keys (see key_words()); rows are found through a hash of that array.
  *
- * The rest of hist_build is in hist-cc.c (the callchain trees) and
- * hist-tree.c (tree mode), what they share in hist-priv.h; the sort keys
- * are keys.c's, perf's row order perforder.c's.
+ * The rest of hist_build is in hist-cc.c (the callchain trees),
+ * hist-tree.c (tree mode), hist-collapse.c (tree mode's collapse) and
+ * hist-split.c (the children pass on two threads), what they share in
+ * hist-priv.h; the sort keys are keys.c's, perf's row order perforder.c's.
  */
 #include "proff/hist.h"
 
@@ -147,7 +148,7 @@ static void fit_rows(hist *h)
 /* A new row with key words w (hash theirs) in the empty table slot j that
  * row_probe gave: room, key and slot; the caller fills the row (h->n) and
  * its Children sums, then row_publish counts it. -1: out of memory. */
-static int row_new(hist *h, const uint64_t *w, uint64_t hash, size_t j)
+int row_new(hist *h, const uint64_t *w, uint64_t hash, size_t j)
 {
 	struct hist_priv *pv = h->priv;
 	if (reserve_rows(h, h->n + 1) < 0)
@@ -804,7 +805,7 @@ int pass_one(pass_state *ps, size_t it, size_t si, proff_error *err) {
 
 /* The pass over ps->from..ps->to (or, in tree mode, over the raw samples;
  * with ps->tp, A's part of the pass on two threads) */
-static int sample_pass(pass_state *ps, proff_error *err)
+int sample_pass(pass_state *ps, proff_error *err)
 {
 	if (ps->tp)
 		return pipe_a(ps, err);
@@ -832,104 +833,6 @@ static int sample_pass(pass_state *ps, proff_error *err)
 	}
 	return 0;
 }
-
-typedef struct pass_job {
-	pass_state ps;
-	proff_error err;
-	int rc;
-} pass_job;
-
-static void *pass_thread(void *arg)
-{
-	pass_job *j = arg;
-	j->rc = sample_pass(&j->ps, &j->err);
-	return NULL;
-}
-
-/* The rows of h2, made by the pass over the samples after h's, into h: a
- * row h has gets h2's sums, a new one is appended, in h2's order. That is
- * the order and the creating sample one pass over all samples gives: a row
- * first met after h's samples was first met where h2 met it. map[r]: h's
- * row of h2's row r. */
-static int merge_pass(hist *h, hist *h2, uint32_t *map, proff_error *err)
-{
-	struct hist_priv *pv = h->priv, *pv2 = h2->priv;
-	id_table *t = &pv->tab;
-	/* the table's room for every row at once: the slots are then fetched
-	 * a few rows ahead (the lookups are cache misses, one after another) */
-	while ((t->len + h2->n + 1) * 2 > t->cap)
-		if (id_table_grow(t) < 0)
-			return proff_err_set(err, PROFF_ENOMEM, NULL, PROFF_NO_OFFSET, "out of memory");
-	enum { AHEAD = 8 };
-	uint64_t ahead[AHEAD];
-	for (size_t r = 0; r < h2->n && r < AHEAD; r++) {
-		ahead[r] = pf_hash_bytes(pv2->keyw + r * pv2->kw, pv->kw * 8, 0x5eed);
-		__builtin_prefetch(&t->s[ahead[r] & (t->cap - 1)]);
-	}
-	for (size_t r = 0; r < h2->n; r++) {
-		const uint64_t *w = pv2->keyw + r * pv2->kw;
-		uint64_t hash = ahead[r % AHEAD];
-		if (r + AHEAD < h2->n) {
-			uint64_t hn = pf_hash_bytes(pv2->keyw + (r + AHEAD) * pv2->kw, pv->kw * 8, 0x5eed);
-			ahead[r % AHEAD] = hn;
-			__builtin_prefetch(&t->s[hn & (t->cap - 1)]);
-		}
-		size_t j;
-		uint32_t id = row_probe(pv, w, hash, &j);
-		const hist_entry *e2 = &h2->entries[r];
-		const struct hot_ent *x2 = &pv2->hot[r];
-		map[r] = id;
-		if (id == PF_NONE) {
-			if (row_new(h, w, hash, j) < 0)
-				return proff_err_set(err, PROFF_ENOMEM, NULL, PROFF_NO_OFFSET, "out of memory");
-			pv->hot[h->n] = (struct hot_ent){ x2->acc, UINT32_MAX, x2->depth };
-			h->entries[h->n] = *e2;
-			map[r] = (uint32_t)row_publish(h);
-			continue;
-		}
-		hist_entry *e = &h->entries[id];
-		if (e2->nr_events && (!e->nr_events || e2->ex_min < e->ex_min))
-			e->ex_min = e2->ex_min;
-		if (e2->ex_max > e->ex_max)
-			e->ex_max = e2->ex_max;
-		e->ex_incl += e2->ex_incl;
-		e->period += e2->period;
-		e->nr_events += e2->nr_events;
-		e->filtered &= e2->filtered;
-		pv->hot[id].acc += x2->acc;
-		if (x2->depth > pv->hot[id].depth)
-			pv->hot[id].depth = x2->depth;
-	}
-	/* the row cache as the last samples left it (the callchain trees'
-	 * pass looks up through it) */
-	if (pv->row_cache && pv2->row_cache)
-		for (size_t j = 0; j < 2 * pv2->nr_slots; j++)
-			if (pv2->row_cache[j] >> 32)
-				pv->row_cache[j] = (pv2->row_cache[j] >> 32) << 32 | map[(uint32_t)pv2->row_cache[j]];
-	h->total_period += h2->total_period;
-	h->nr_samples += h2->nr_samples;
-	h->total_non_filtered_period += h2->total_non_filtered_period;
-	h->nr_non_filtered_samples += h2->nr_non_filtered_samples;
-	return 0;
-}
-
-/* Where the samples split for the two passes: after 55 % of the frames to
- * walk (counted on every 32nd sample). The second pass starts a hist of
- * its own (cold tables, fresh pages) and its rows are merged after: the two
- * end together there (50 % and 60 % measured slower). */
-static size_t split_point(const pf_profile *p)
-{
-	uint64_t total = 0, acc = 0;
-	for (size_t si = 0; si < p->nr_samples; si += 32)
-		total += p->nodes[p->samples[si].stack].depth + 1;
-	size_t si = 0;
-	for (; si < p->nr_samples && 20 * acc < 11 * total; si += 32)
-		acc += p->nodes[p->samples[si].stack].depth + 1;
-	return si < p->nr_samples ? si : p->nr_samples / 2;
-}
-
-/* From this many samples a children pass runs on two threads */
-#define SPLIT_PASS_MIN 20000
 
 /* label:NAME's name as a string id of the profile (looked up, not
  * interned: the second pass's thread makes its hist here too, beside
@@ -962,7 +865,7 @@ int label_setup(hist *h, proff_error *err)
 
 /* A hist with its sort keys, room for rows and the row cache: all but the
  * rows (hist_build's, and the second pass thread's). */
-static int hist_new(pf_profile *prof, uint32_t evsel, const hist_opts *opts, hist **out, proff_error *err)
+static int hist_new(const pf_profile *prof, uint32_t evsel, const hist_opts *opts, hist **out, proff_error *err)
 {
 	*out = NULL;
 	hist *h = calloc(1, sizeof(*h));
@@ -1031,169 +934,6 @@ static int hist_new(pf_profile *prof, uint32_t evsel, const hist_opts *opts, his
 	return 0;
 }
 
-/* Tree mode: src's callchain tree into dst's, chain by chain (each node
- * that ends chains, with its period), in the order the chains were added;
- * before cc_finish. perf's collapse merges the trees of the rows it
- * merges so. */
-int cc_merge(hist *h, struct cc_pool *cp, uint32_t dst, uint32_t src) {
-	uint32_t root = h->entries[src].cc_root;
-	if (root == PF_NONE)
-		return 0;
-	size_t cap = 64, cap_path = 64, sp = 0;
-	uint32_t *stack = malloc(cap * sizeof(uint32_t)), *path = malloc(cap_path * sizeof(uint32_t));
-	if (!stack || !path)
-		goto nomem;
-	/* depth-first; a node's children are prepended until cc_finish, so
-	 * pushing the list in its order pops the first added first */
-	for (uint32_t cur = root;;) {
-		for (uint32_t k = cp->nodes[cur].first_child; k != PF_NONE; k = cp->nodes[k].next_sibling) {
-			if (sp == cap) {
-				uint32_t *a = realloc(stack, 2 * cap * sizeof(uint32_t));
-				if (!a)
-					goto nomem;
-				stack = a;
-				cap *= 2;
-			}
-			stack[sp++] = k;
-		}
-		if (!sp)
-			break;
-		cur = stack[--sp];
-		size_t depth = 0;
-		for (uint32_t x = cur; x != root; x = cp->nodes[x].parent)
-			depth++;
-		if (depth > cap_path) {
-			uint32_t *np = realloc(path, depth * sizeof(uint32_t));
-			if (!np)
-				goto nomem;
-			path = np;
-			cap_path = depth;
-		}
-		size_t d = depth;
-		for (uint32_t x = cur; x != root; x = cp->nodes[x].parent)
-			path[--d] = cp->nodes[x].loc;
-		uint64_t hit = cp->nodes[cur].hit, count = cp->nodes[cur].count;
-		if (hit && cc_add(h, cp, dst, path, depth, hit, count) < 0)
-			goto nomem;
-	}
-	free(stack);
-	free(path);
-	return 0;
-nomem:
-	free(stack);
-	free(path);
-	return -1;
-}
-
-/* Tree mode: rows perf's collapse merges into an equal row (two rows of one
- * key that its collapse tree, fed in the input tree's order, finds equal):
- * their sums and chains into that row; perf's order leaves them out. */
-static int collapse_merge(hist *h, bool trees, const atomic_int *wait, proff_error *err)
-{
-	struct hist_priv *pv = h->priv;
-	uint32_t *into = malloc((h->n ? h->n : 1) * sizeof(uint32_t));
-	uint32_t *seq = malloc((h->n ? h->n : 1) * sizeof(uint32_t));
-	size_t nseq = 0;
-	int merged = into && seq ? hist_itree_collapse(pv->itree, h, into, seq, &nseq) : -1;
-	if (merged < 0) {
-		free(into);
-		free(seq);
-		return proff_err_set(err, PROFF_ENOMEM, NULL, PROFF_NO_OFFSET, "out of memory");
-	}
-	h->collapsed = seq;
-	h->nr_collapsed = nseq;
-	if (!merged) {
-		free(into);
-		return 0;
-	}
-	/* the tree-mode trees built beside read the sums merged here: done
-	 * first (and built again, cc_end) */
-	while (wait && !atomic_load_explicit(wait, memory_order_acquire))
-		sched_yield();
-	for (size_t r = 0; r < h->n; r++) {
-		uint32_t s = into[r];
-		if (s == PF_NONE)
-			continue;
-		hist_entry *d = &h->entries[s];
-		const hist_entry *e = &h->entries[r];
-		d->period += e->period;
-		d->nr_events += e->nr_events;
-		pv->hot[s].acc += pv->hot[r].acc;
-		if (trees && cc_merge(h, &pv->cc, s, (uint32_t)r) < 0) {
-			free(into);
-			return proff_err_set(err, PROFF_ENOMEM, NULL, PROFF_NO_OFFSET, "out of memory");
-		}
-	}
-	h->merged_into = into;
-	return 0;
-}
-
-/* Tree mode with the callchain-tree pass: the tree rows' chains (which
- * that pass leaves to them), for the rows whose Children reach min_keep,
- * in the order perf appended them; then the merged rows' trees into the
- * rows they were merged into. */
-
-/* Would the tree-mode trees built before perf's collapse (tj early) come
- * out otherwise after it? A tree-mode chain is added where its row's
- * Children reach the threshold: before, by the row's own pass sum; after,
- * by the total of the row it was merged into. Where no merged row, nor the
- * row it went into, changes sides, tree_chains_build adds the same chains in
- * the same order: the same trees. (Many merged rows: built again, unchecked.) */
-#define STALE_CHECK_MAX 4096
-bool tree_chains_stale(const hist *h, uint64_t min_keep) {
-	const struct hist_priv *pv = h->priv;
-	uint32_t m[STALE_CHECK_MAX];
-	size_t nm = 0;
-	for (size_t r = 0; r < h->n; r++) {
-		uint32_t s = h->merged_into[r];
-		if (s == PF_NONE)
-			continue;
-		if (nm == STALE_CHECK_MAX || h->merged_into[s] != PF_NONE)
-			return true;
-		m[nm++] = (uint32_t)r;
-	}
-	for (size_t i = 0; i < nm; i++) {
-		uint32_t r = m[i], s = h->merged_into[r];
-		bool after = h->entries[s].period_acc >= min_keep;
-		if ((pv->hot[r].acc >= min_keep) != after)
-			return true;
-		/* the row merged into, by its own sum (the merge added the others') */
-		uint64_t own = pv->hot[s].acc;
-		for (size_t k = 0; k < nm; k++)
-			if (h->merged_into[m[k]] == s)
-				own -= pv->hot[m[k]].acc;
-		if ((own >= min_keep) != after)
-			return true;
-	}
-	return false;
-}
-
-/* The tree-mode rows' chains (pv->tchains) into their trees, in pool cp
- * (tj's, or the hist's when alone) with tj's chain buffer (cc_worker_run). */
-int tree_chains_build(tchains_job *j, struct cc_pool *cp) {
-	hist *h = j->h;
-	struct hist_priv *pv = h->priv;
-	const pf_profile *prof = h->prof;
-	uint32_t last = UINT32_MAX, *cursor = NULL;
-	size_t nk = 0;
-	for (size_t i = 0; i < pv->nr_tchains; i++) {
-		const struct tree_chain *t = &pv->tchains[i];
-		uint32_t keep = !j->early && h->merged_into && h->merged_into[t->row] != PF_NONE ? h->merged_into[t->row]
-												  : t->row;
-		if ((j->early ? pv->hot[keep].acc : h->entries[keep].period_acc) < j->min_keep)
-			continue;
-		if (t->si != last) {
-			cursor = sample_cursor(h, &prof->samples[t->si], &j->chain, &j->cap_chain, &nk);
-			if (!cursor && nk)
-				return -1;
-			last = t->si;
-		}
-		if (t->k < nk && cc_add(h, cp, t->row, cursor + t->k, nk - t->k, t->period, t->count) < 0)
-			return -1;
-	}
-	return 0;
-}
-
 /* The callchain trees' run begun (cc_begin) over the samples of the
  * hist's event, with perf's threshold: (u64)(total * percent / 100), for
  * either total (both known once every aggregate is passed) */
@@ -1216,22 +956,64 @@ int cc_start(hist *h, cc_run *ccr, uint32_t *idx, size_t *nidx, const uint32_t *
 	return 0;
 }
 
-/* The srclines of the locations that can be rows (every one with
- * children, the event's samples' own without), made before the pass by
- * pf_locs_srclines. Out of memory, every location's: no error (they are
- * made one by one then, as the pass would). */
-static void srclines_first(hist *h)
+/* The locations that can be rows of event evsel's hist: every one with
+ * children, the event's samples' own without (NULL: every one; NULL
+ * with *oom when out of memory) */
+static uint8_t *row_locs(const pf_profile *p, uint32_t evsel, bool children, bool *oom)
 {
-	pf_profile *p = h->prof;
-	uint8_t *want = h->opts.children ? NULL : calloc(p->nr_locs ? p->nr_locs : 1, 1);
+	*oom = false;
+	if (children)
+		return NULL;
+	uint8_t *want = calloc(p->nr_locs ? p->nr_locs : 1, 1);
+	*oom = !want;
 	for (size_t i = 0; want && i < p->nr_samples; i++)
-		if (p->samples[i].evsel == h->evsel && p->samples[i].stack)
+		if (p->samples[i].evsel == evsel && p->samples[i].stack)
 			want[pf_leaf_loc(p, p->samples[i].stack)] = 1;
-	pf_locs_srclines(p, want);
-	free(want);
+	return want;
 }
 
-int hist_build(pf_profile *prof, uint32_t evsel, const hist_opts *opts, hist **out, proff_error *err)
+int hist_srclines(pf_profile *prof, uint32_t evsel, const hist_opts *opts, proff_error *err)
+{
+	int keys[HIST_MAX_KEYS];
+	int nk = hist_parse_sort(opts->sort, keys, HIST_MAX_KEYS, err);
+	if (nk < 0)
+		return nk;
+	if (!(hist_keys_needs(keys, nk) & HKN_SRCLINE))
+		return 0;
+	/* one binary at a time, its DWARF data released after it (before the
+	 * pass's arrays, which then take that memory). Out of memory, every
+	 * location's: no error (they are made one by one then) */
+	bool oom;
+	uint8_t *want = row_locs(prof, evsel, opts->children, &oom);
+	pf_locs_srclines(prof, oom ? NULL : want);
+	free(want);
+	const hist_key_def *sf = hist_key_find("srcfile");
+	for (int i = 0; sf && i < nk; i++)
+		if (keys[i] == sf->id && hist_srcfile_names(prof) < 0)
+			return proff_err_set(err, PROFF_ENOMEM, NULL, PROFF_NO_OFFSET, "out of memory");
+	return 0;
+}
+
+/* srcline keys read the rows' srclines: made before (hist_srclines)? */
+static int srclines_made(const hist *h, proff_error *err)
+{
+	const pf_profile *p = h->prof;
+	bool oom;
+	uint8_t *want = row_locs(p, h->evsel, h->opts.children, &oom);
+	if (oom)
+		return proff_err_set(err, PROFF_ENOMEM, NULL, PROFF_NO_OFFSET, "out of memory");
+	size_t missing = 0;
+	for (size_t i = 0; i < p->nr_locs; i++)
+		missing += (!want || want[i]) && p->locs[i].srcline == PF_NONE;
+	free(want);
+	if (missing)
+		return proff_err_set(err, PROFF_EUSAGE, NULL, PROFF_NO_OFFSET,
+				     "srcline keys: %zu locations have no srcline made (hist_srclines before hist_build)",
+				     missing);
+	return 0;
+}
+
+int hist_build(const pf_profile *prof, uint32_t evsel, const hist_opts *opts, hist **out, proff_error *err)
 {
 	*out = NULL;
 	hist *h;
@@ -1239,12 +1021,13 @@ int hist_build(pf_profile *prof, uint32_t evsel, const hist_opts *opts, hist **o
 	if (rc < 0)
 		return rc;
 	struct hist_priv *pv = h->priv;
-	/* srcline keys: the rows' srclines made first, one binary at a time,
-	 * its DWARF data released after it (before the pass's arrays, which
-	 * then take that memory); tree mode's input tree compares them by
-	 * rank, so every location's is made before it anyway */
-	if (keys_need(h, HKN_SRCLINE))
-		srclines_first(h);
+	/* srcline keys: the rows' srclines were made first (hist_srclines, a
+	 * stage the planner chose); tree mode's input tree compares them by
+	 * rank, so every location's is made before it */
+	if (keys_need(h, HKN_SRCLINE) && (rc = srclines_made(h, err)) < 0) {
+		hist_free(h);
+		return rc;
+	}
 	for (int i = 0; i < h->nkeys; i++)
 		if (hist_keys[h->keys[i]].prepare && (rc = hist_keys[h->keys[i]].prepare(h, i, err)) < 0) {
 			hist_free(h);
@@ -1420,8 +1203,6 @@ int hist_build(pf_profile *prof, uint32_t evsel, const hist_opts *opts, hist **o
 	cap_chain = ps.cap_chain;
 	free(ps.whole);
 	tree_pass_free(pv);
-	if (opts->drop_sequence)
-		pf_profile_drop_sequence(prof);
 	/* the callchain trees begun: with several sample contexts their
 	 * second worker starts now, beside perf's collapse */
 	if (rc == 0 && fast_cc && !cc_started)

@@ -337,8 +337,7 @@ static void v_parent(const hist *h, const hist_entry *e, hist_key_value *v)
 
 static void w_srcline(const hist *h, const hist_key_src *c, uint64_t w[2])
 {
-	/* made before the pass (HKN_SRCLINE); a location it left out now */
-	pf_loc_srcline(h->prof, c->loc);
+	/* made before the rows (HKN_SRCLINE: hist_srclines, hist_build checks) */
 	w[0] = h->prof->locs[c->loc].srcline;
 	w[1] = 0;
 }
@@ -377,13 +376,10 @@ static int key_slot(const hist *h, int id)
 	return -1;
 }
 
-/* the srcfile string id of location loc, made on first use */
-static uint32_t srcfile_of(const hist *h, uint32_t loc)
+/* The length of the file part of srcline s, 0 for none */
+static size_t srcfile_len(const char *s)
 {
-	uint32_t *v = h->loc_value[key_slot(h, HK_SRCFILE)];
-	if (v[loc] != PF_NONE)
-		return v[loc];
-	const char *s = pf_loc_srcline(h->prof, loc), *colon = strchr(s, ':');
+	const char *colon = strchr(s, ':');
 	size_t n = 0;
 	if (colon && colon != s && strcmp(s, "??:0")) {
 		const char *last = strrchr(s, ':');
@@ -392,8 +388,37 @@ static uint32_t srcfile_of(const hist *h, uint32_t loc)
 			line &= *d >= '0' && *d <= '9';
 		n = line ? (size_t)(colon - s) : 0;
 	}
-	int64_t id = pf_strtab_intern(&h->prof->strs, s, n);
-	v[loc] = id < 0 ? 0 : (uint32_t)id;
+	return n;
+}
+
+int hist_srcfile_names(pf_profile *prof)
+{
+	for (size_t i = 0; i < prof->nr_locs; i++) {
+		if (prof->locs[i].srcline == PF_NONE)
+			continue;
+		const char *s = pf_str(prof, prof->locs[i].srcline);
+		if (pf_strtab_intern(&prof->strs, s, srcfile_len(s)) < 0)
+			return -1;
+	}
+	return 0;
+}
+
+/* the srcfile string id of location loc (its name made with the srclines,
+ * hist_srcfile_names; PF_NONE: none) */
+static uint32_t srcfile_find(const hist *h, uint32_t loc)
+{
+	uint32_t sl = h->prof->locs[loc].srcline;
+	const char *s = sl != PF_NONE ? pf_str(h->prof, sl) : "";
+	int64_t id = pf_strtab_find(&h->prof->strs, s, srcfile_len(s));
+	return id < 0 ? PF_NONE : (uint32_t)id;
+}
+static uint32_t srcfile_of(const hist *h, uint32_t loc)
+{
+	uint32_t *v = h->loc_value[key_slot(h, HK_SRCFILE)];
+	if (v[loc] == PF_NONE) {
+		uint32_t id = srcfile_find(h, loc);
+		v[loc] = id == PF_NONE ? 0 : id;
+	}
 	return v[loc];
 }
 static int prep_srcfile(hist *h, int slot, proff_error *err)
@@ -405,9 +430,13 @@ static int prep_srcfile(hist *h, int slot, proff_error *err)
 	memset(h->loc_value[slot], 0xff, n * sizeof(uint32_t));    /* PF_NONE: not made yet */
 	/* the values of every location whose srcline is made (before perf's
 	 * input tree ranks the strings, in tree mode) */
-	for (size_t i = 0; i < h->prof->nr_locs; i++)
-		if (h->prof->locs[i].srcline != PF_NONE)
-			srcfile_of(h, (uint32_t)i);
+	for (size_t i = 0; i < h->prof->nr_locs; i++) {
+		if (h->prof->locs[i].srcline == PF_NONE)
+			continue;
+		if ((h->loc_value[slot][i] = srcfile_find(h, (uint32_t)i)) == PF_NONE)
+			return proff_err_set(err, PROFF_EUSAGE, NULL, PROFF_NO_OFFSET,
+					     "srcfile: the source files' names are not made (hist_srclines before hist_build)");
+	}
 	return 0;
 }
 static const char *srcfile_text(const hist *h, const hist_entry *e) { return pf_str(h->prof, srcfile_of(h, e->loc)); }

@@ -142,4 +142,8 @@ static inline int64_t sym_sort(const rbn *l, const rbn *r)
 	return rcmp(r->sym, l->sym);
 }
 
+/* The srcfile key's file names of every location with a srcline, into
+ * the profile's strings (hist_srclines' stage, before hist_build) */
+int hist_srcfile_names(pf_profile *prof);
+
 #endif

@@ -2,7 +2,9 @@
  * (not a public header): profile.c reads the records into it (threads and
  * maps through machine.c, locations, the stack trie, aggregated samples);
  * profile-split.c reads one large file in two halves on two threads and
- * merges the second into the first.
+ * merges the second into the first; profile-unwind.c unwinds dwarf
+ * callchains, profile-warnings.c words what a load could not read,
+ * profile-free.c releases the state and frees a profile.
  */
 #ifndef PROFF_MODEL_PROFILE_INT_H
 #define PROFF_MODEL_PROFILE_INT_H
@@ -37,6 +39,23 @@ typedef struct leaf_cache_ent {
 } leaf_cache_ent;
 
 typedef pf_mthread pthread_;
+
+/* A sample on its way through the loader's short pipeline (prof_on_event,
+ * PEND_N stages: profile.c): a copy of the sample, its thread and, for
+ * callchains, the packed raw-stack key and its hash, computed on arrival
+ * so the table slot can be fetched ahead while earlier samples are
+ * aggregated. */
+typedef struct pend_sample {
+	pd_sample s;              /* s.callchain points to cc */
+	uint64_t *cc; size_t cap_cc;
+	uint32_t thread;          /* index into threads */
+	uint32_t cpu;             /* PF_NONE: the event has no cpu */
+	uint8_t *key; size_t klen, cap_key;   /* RAW_HDR bytes of room, then the key */
+	uint64_t h;
+	bool keyed;               /* key and hash valid */
+} pend_sample;
+
+#define PEND_N 3
 
 struct pf_profile_priv {
 	pf_load_opts opts;
@@ -139,6 +158,20 @@ uint32_t prof_loc_intern(pf_profile *p, uint32_t dso, uint64_t addr, uint64_t ip
 			 bool lookup, uint32_t sym);
 uint32_t prof_node_child(pf_profile *p, uint32_t parent, uint32_t loc);
 uint32_t prof_nochain_node(pf_profile *p, uint32_t loc);
+/* a dso's symbolizer handle, opened on first use (NULL: none) */
+sym_dso *prof_dso_sd(pf_profile *p, uint32_t dso);
+
+/* ---- profile-unwind.c, profile-warnings.c, profile-free.c ----------------------- */
+
+/* a sample with user registers and stack: *us with the chain perf's report
+ * resolves (-1: out of memory) */
+int prof_unwound_chain(pf_profile *p, const pthread_ *t, const pd_sample *s, pd_sample *us);
+/* what the load could not read, into p->warnings (once per file) */
+void prof_load_warnings(pf_profile *p);
+/* the arrays' room beyond their size handed back */
+void prof_fit_arrays(pf_profile *p);
+/* all the loader's state: read state, tables, the machine */
+void prof_release_load_state(struct pf_profile_priv *pr);
 
 /* ---- profile-split.c ------------------------------------------------------------------ */
 

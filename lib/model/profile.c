@@ -16,6 +16,11 @@
  * in front of the map search and the location table.
  * Samples are then aggregated by (event, pid, tid, comm, cpu, stack), found
  * through their stack node; with merge_threads, by (event, stack) only.
+ *
+ * Around it: profile-split.c (one large file on two threads),
+ * profile-unwind.c (dwarf callchains), profile-warnings.c (what a load could
+ * not read), profile-free.c (the state released, the profile freed),
+ * time-spec.c (--time), srcline.c (source lines of locations).
  */
 #include "proff/profile.h"
 #include "proff/formats.h"
@@ -39,9 +44,6 @@ void pf_load_opts_init(pf_load_opts *o)
 	o->use_callchain = true;
 }
 
-static void release_load_state(struct pf_profile_priv *pr);
-static void fit_arrays(pf_profile *p);
-
 int prof_oom(pf_profile *p)
 {
 	return proff_err_set(p->priv->err, PROFF_ENOMEM, p->path, PROFF_NO_OFFSET, "out of memory");
@@ -60,7 +62,7 @@ static uint32_t get_dso(pf_profile *p, const char *filename, int cpumode)
 	return pf_machine_dso(&p->priv->m, filename, cpumode, NULL, 0);
 }
 
-static sym_dso *dso_sd(pf_profile *p, uint32_t dso)
+sym_dso *prof_dso_sd(pf_profile *p, uint32_t dso)
 {
 	pf_dso *d = &p->dsos[dso];
 	if (!d->sd && p->syms_ctx && d->kind != SYM_DSO_ANON)
@@ -142,7 +144,7 @@ uint32_t prof_loc_intern(pf_profile *p, uint32_t dso, uint64_t addr, uint64_t ip
 	l->level = level;
 	l->srcline = PF_NONE;
 	if (lookup && dso != PF_NONE) {
-		sym_dso *sd = dso_sd(p, dso);
+		sym_dso *sd = prof_dso_sd(p, dso);
 		sym_info si;
 		if (sd && sym_lookup(sd, addr, &si)) {
 			uint32_t *ss = pair_table_find(&pr->sym_tab, dso, si.start, 1, &inserted);
@@ -264,7 +266,7 @@ static bool in_kernel_extent(pf_profile *p, uint64_t ip)
 	if (pr->m.kernel_dso == PF_NONE)
 		return false;
 	if (pr->kext_state == 0) {
-		sym_dso *sd = dso_sd(p, pr->m.kernel_dso);
+		sym_dso *sd = prof_dso_sd(p, pr->m.kernel_dso);
 		pr->kext_state = sd && sym_dso_extent(sd, &pr->kext_lo, &pr->kext_hi) ? 1 : -1;
 	}
 	return pr->kext_state == 1 && ip >= pr->kext_lo && ip < pr->kext_hi;
@@ -539,20 +541,6 @@ static uint32_t raw_new_rec(struct pf_profile_priv *pr, size_t rsize)
 	pr->raw_used += rsize;
 	return ref;
 }
-
-/* A sample on its way through the loader's short pipeline (prof_on_event): a
- * copy of the sample, its thread and, for callchains, the packed raw-stack
- * key and its hash, computed on arrival so the table slot can be fetched
- * ahead while earlier samples are aggregated. */
-typedef struct pend_sample {
-	pd_sample s;              /* s.callchain points to cc */
-	uint64_t *cc; size_t cap_cc;
-	uint32_t thread;          /* index into threads */
-	uint32_t cpu;             /* PF_NONE: the event has no cpu */
-	uint8_t *key; size_t klen, cap_key;   /* RAW_HDR bytes of room, then the key */
-	uint64_t h;
-	bool keyed;               /* key and hash valid */
-} pend_sample;
 
 static inline pthread_ *thread_of(struct pf_profile_priv *pr, uint32_t idx)
 {
@@ -855,8 +843,7 @@ int prof_make_merged_samples(pf_profile *p)
  *   next:    fetch the raw-stack record the slot points to;
  *   last:    find the stack, aggregate the sample.
  * Side-band records drain the pipeline first, so every sample still sees
- * the threads and maps of its moment. */
-#define PEND_N 3
+ * the threads and maps of its moment. (PEND_N: profile-int.h) */
 
 static bool time_kept(const struct pf_profile_priv *pr, uint64_t t)
 {
@@ -1026,160 +1013,6 @@ static inline void pend_fill(pend_sample *ps, uint32_t thread, uint32_t cpu, con
 	ps->keyed = false;
 }
 
-/* ---- dwarf callchains (lib/unwind) --------------------------------------------- */
-
-typedef struct uw_arg {
-	pf_profile *p;
-	uint32_t mg;
-} uw_arg;
-
-/* The unwinder's map lookup: the process's map at addr, with the ELF file
- * the symbol search found for its dso (user dsos only). */
-static bool uw_find(void *arg, uint64_t addr, uw_map *out)
-{
-	const uw_arg *ua = arg;
-	struct pf_profile_priv *pr = ua->p->priv;
-	const pmap *m = mg_find(&pr->m.mgs[ua->mg], addr);
-	if (!m)
-		return false;
-	*out = (uw_map){ m->start, m->end, m->pgoff, NULL };
-	if (ua->p->dsos[m->dso].kind == SYM_DSO_USER || ua->p->dsos[m->dso].kind == SYM_DSO_VDSO) {
-		sym_dso *sd = dso_sd(ua->p, m->dso);
-		out->path = sd ? sym_dso_unwind_path(sd) : NULL;
-	}
-	return true;
-}
-
-/* A sample with user registers and stack: *us becomes it with the chain
- * perf's report resolves (the recorded one, then the unwound user frames;
- * us->callchain the same as s's when nothing was unwound). */
-static int unwound_chain(pf_profile *p, const pthread_ *t, const pd_sample *s, pd_sample *us)
-{
-	/* a chain perf discards (an unknown context word): the sample then
-	 * has no callchain at all, as a corrupt one has (build_stack) */
-	static const uint64_t no_chain[1] = { UINT64_MAX };
-	struct pf_profile_priv *pr = p->priv;
-	us->callchain = s->callchain;
-	if ((size_t)s->evsel >= pd_nr_attrs(pr->rd))
-		return 0;
-	const pd_attr *a = pd_get_attr(pr->rd, (size_t)s->evsel);
-	if (!uw_event_wants(a))
-		return 0;
-	long n = 0;
-	const uint64_t *cc = NULL;
-	/* perf unwinds in a process once it has a binary mapped: not in a
-	 * process exec'ing, whose samples come before its maps */
-	if (t->mg != PF_NONE && pr->m.mgs[t->mg].has_file) {
-		uw_arg ua = { p, t->mg };
-		n = uw_sample_chain(pr->uw, t->mg, s, a, uw_find, &ua, &cc);
-		if (n < 0)
-			return prof_oom(p);
-	}
-	if (n == 0) {
-		/* no user frame: perf's chain is the recorded one, and when that
-		 * has no frame either, none (not even the sample's ip) */
-		for (uint64_t i = 0; s->callchain && i < s->nr_callchain; i++)
-			if (s->callchain[i] < PD_CONTEXT_MAX)
-				return 0;
-		cc = no_chain;
-		n = 1;
-	}
-	*us = *s;
-	us->callchain = cc;
-	us->nr_callchain = (uint64_t)n;
-	return 0;
-}
-
-/* The unwinder's counts into the profile's warnings, once per file. */
-static void unwind_warnings(pf_profile *p)
-{
-	struct pf_profile_priv *pr = p->priv;
-	uw_stats st = pr->uw_done;
-	if (pr->uw)
-		uw_stats_add(&st, uw_get_stats(pr->uw));
-	char buf[512];
-	const char *path = p->path ? p->path : "";
-	size_t cap = p->nr_warnings;
-	if (st.partial) {
-		snprintf(buf, sizeof(buf), "%s: %" PRIu64 " of %" PRIu64 " samples' user stacks go deeper than "
-			 "their recorded copy (perf record --call-graph dwarf,SIZE): unwound in part",
-			 path, st.partial, st.samples);
-		if (PF_GROW(p->warnings, cap, p->nr_warnings + 1) == 0)
-			p->warnings[p->nr_warnings++] = strdup(buf);
-	}
-	if (st.no_stack) {
-		snprintf(buf, sizeof(buf), "%s: %" PRIu64 " samples have no copy of their user stack (the "
-			 "kernel could not read it): their user frames are not known", path, st.no_stack);
-		if (PF_GROW(p->warnings, cap, p->nr_warnings + 1) == 0)
-			p->warnings[p->nr_warnings++] = strdup(buf);
-	}
-	if (st.no_regs || st.bad_abi) {
-		snprintf(buf, sizeof(buf), "%s: %" PRIu64 " samples' user stacks were not unwound "
-			 "(%" PRIu64 " without the instruction or stack pointer, %" PRIu64 " not of a 64-bit x86 process)",
-			 path, st.no_regs + st.bad_abi, st.no_regs, st.bad_abi);
-		if (PF_GROW(p->warnings, cap, p->nr_warnings + 1) == 0)
-			p->warnings[p->nr_warnings++] = strdup(buf);
-	}
-	if (st.no_file) {
-		snprintf(buf, sizeof(buf), "%s: %" PRIu64 " samples' user stacks met a mapped file that "
-			 "could not be read as ELF: unwound no further there", path, st.no_file);
-		if (PF_GROW(p->warnings, cap, p->nr_warnings + 1) == 0)
-			p->warnings[p->nr_warnings++] = strdup(buf);
-	}
-}
-
-/* What could not be read from the JIT maps the samples met (their owner,
- * their kind, lines not of their form), once per file and map. */
-static void jit_warnings(pf_profile *p)
-{
-	for (size_t i = 0; i < p->nr_dsos; i++) {
-		const pf_dso *d = &p->dsos[i];
-		if (!d->sd || !sym_is_perf_map(pf_str(p, d->long_name), NULL))
-			continue;
-		const char *why = sym_dso_problem(d->sd);
-		if (!why)
-			continue;
-		char buf[1024];
-		snprintf(buf, sizeof(buf), "%s: %s", p->path ? p->path : "", why);
-		size_t cap = p->nr_warnings;
-		if (PF_GROW(p->warnings, cap, p->nr_warnings + 1) == 0)
-			p->warnings[p->nr_warnings++] = strdup(buf);
-	}
-}
-
-/* Binaries the samples met that the symbol search found nowhere (not at
- * the recorded path, in the build-id cache, under --symfs): their samples
- * show addresses, as in perf, which says so only with -v. Once per file,
- * with a count and the first few names. */
-static void missing_dso_warning(pf_profile *p)
-{
-	size_t n = 0;
-	char names[640] = "";
-	size_t used = 0;
-	for (size_t i = 0; i < p->nr_dsos; i++) {
-		const pf_dso *d = &p->dsos[i];
-		const char *name = pf_str(p, d->long_name);
-		if (!d->sd || d->kind != SYM_DSO_USER || name[0] != '/' || sym_is_perf_map(name, NULL))
-			continue;
-		if (sym_dso_unwind_path(d->sd) || sym_dso_origin(d->sd) != ' ')
-			continue;
-		if (n++ < 3 && used < sizeof(names)) {
-			int w = snprintf(names + used, sizeof(names) - used, "%s%s", used ? ", " : "", name);
-			if (w > 0)
-				used += (size_t)w;
-		}
-	}
-	if (!n)
-		return;
-	char buf[1024];
-	snprintf(buf, sizeof(buf), "%s: %zu binar%s with samples not found (their samples show addresses; "
-		 "--symfs or the build-id cache may have them): %s%s", p->path ? p->path : "", n,
-		 n == 1 ? "y" : "ies", names, n > 3 ? ", ..." : "");
-	size_t cap = p->nr_warnings;
-	if (PF_GROW(p->warnings, cap, p->nr_warnings + 1) == 0)
-		p->warnings[p->nr_warnings++] = strdup(buf);
-}
-
 static int sample_arrive(pf_profile *p, const pd_sample *s, bool stable)
 {
 	struct pf_profile_priv *pr = p->priv;
@@ -1212,7 +1045,7 @@ static int sample_arrive(pf_profile *p, const pd_sample *s, bool stable)
 		return 0;               /* the other half's sample: only its thread counts here */
 	pd_sample us;
 	if (pr->uw && s->stack_user && pr->opts.use_callchain) {
-		int rc = unwound_chain(p, t, s, &us);
+		int rc = prof_unwound_chain(p, t, s, &us);
 		if (rc)
 			return rc;
 		if (us.callchain != s->callchain) {
@@ -1315,129 +1148,6 @@ int prof_on_event(void *ctx, const pd_event *ev)
 	default:
 		return 0;
 	}
-}
-
-/* ---- time specs ------------------------------------------------------------------ */
-
-static int parse_abs_time(const char *s, size_t n, uint64_t *out)
-{
-	/* "sec.usec" (perf prints sample times as seconds with 6 decimals) */
-	char buf[64];
-	if (n == 0) {
-		*out = 0;
-		return 0;
-	}
-	if (n >= sizeof(buf))
-		return -1;
-	memcpy(buf, s, n);
-	buf[n] = '\0';
-	char *end;
-	unsigned long long sec = strtoull(buf, &end, 10);
-	uint64_t ns = 0;
-	if (*end == '.') {
-		const char *f = end + 1;
-		int digits = 0;
-		while (*f >= '0' && *f <= '9' && digits < 9) {
-			ns = ns * 10 + (uint64_t)(*f - '0');
-			f++;
-			digits++;
-		}
-		while (digits++ < 9)
-			ns *= 10;
-		while (*f >= '0' && *f <= '9')
-			f++;
-		end = (char *)f;
-	}
-	if (*end)
-		return -1;
-	*out = sec * 1000000000ULL + ns;
-	return 0;
-}
-
-int pf_parse_time_spec(const char *spec, size_t file_idx, size_t nfiles,
-		       uint64_t first, uint64_t last,
-		       pf_time_range **ranges, size_t *nranges, proff_error *err)
-{
-	*ranges = NULL;
-	*nranges = 0;
-	if (!spec || !*spec)
-		return 0;
-	bool percent = strchr(spec, '%') != NULL;
-	size_t cap = 0;
-	pf_time_range *r = NULL;
-	if (percent) {
-		/* comma separated items: "a%-b%" or "N%/M" */
-		const char *p = spec;
-		while (*p) {
-			const char *c = strchr(p, ',');
-			size_t n = c ? (size_t)(c - p) : strlen(p);
-			char item[64];
-			if (n >= sizeof(item))
-				goto bad;
-			memcpy(item, p, n);
-			item[n] = '\0';
-			double a, b;
-			int m;
-			uint64_t span = last > first ? last - first : 0;
-			pf_time_range tr;
-			if (sscanf(item, "%lf%%/%d", &a, &m) == 2 && strchr(item, '/')) {
-				if (a <= 0 || a > 100 || m < 1 || (double)m * a > 100.0 + 1e-9)
-					goto bad;
-				tr.start = first + (uint64_t)((double)span * a * (m - 1) / 100.0);
-				tr.end = first + (uint64_t)((double)span * a * m / 100.0);
-			} else if (sscanf(item, "%lf%%-%lf%%", &a, &b) == 2) {
-				if (a < 0 || b > 100 || a > b)
-					goto bad;
-				tr.start = first + (uint64_t)((double)span * a / 100.0);
-				tr.end = first + (uint64_t)((double)span * b / 100.0);
-			} else {
-				goto bad;
-			}
-			if (PF_GROW(r, cap, *nranges + 1) < 0) {
-				free(r);
-				return proff_err_set(err, PROFF_ENOMEM, NULL, PROFF_NO_OFFSET, "out of memory");
-			}
-			r[(*nranges)++] = tr;
-			if (!c)
-				break;
-			p = c + 1;
-		}
-		*ranges = r;
-		return 0;
-	}
-	/* absolute: "start,stop" with ':' separating per-file ranges */
-	const char *p = spec;
-	for (size_t i = 0; i < file_idx; i++) {
-		const char *c = strchr(p, ':');
-		if (!c) {
-			/* fewer ranges than files: this file gets nothing kept? perf applies
-			 * only the given ranges; files without one are not filtered */
-			(void)nfiles;
-			return 0;
-		}
-		p = c + 1;
-	}
-	const char *colon = strchr(p, ':');
-	size_t n = colon ? (size_t)(colon - p) : strlen(p);
-	const char *comma = memchr(p, ',', n);
-	if (!comma)
-		goto bad;
-	pf_time_range tr;
-	if (parse_abs_time(p, (size_t)(comma - p), &tr.start) < 0 ||
-	    parse_abs_time(comma + 1, n - (size_t)(comma + 1 - p), &tr.end) < 0)
-		goto bad;
-	r = malloc(sizeof(*r));
-	if (!r)
-		return proff_err_set(err, PROFF_ENOMEM, NULL, PROFF_NO_OFFSET, "out of memory");
-	r[0] = tr;
-	*ranges = r;
-	*nranges = 1;
-	return 0;
-bad:
-	free(r);
-	*ranges = NULL;
-	*nranges = 0;
-	return proff_err_set(err, PROFF_EUSAGE, NULL, PROFF_NO_OFFSET, "invalid time string '%s'", spec);
 }
 
 static int on_time_only(void *ctx, const pd_event *ev)
@@ -1628,9 +1338,7 @@ int pf_profile_load(const char *path, const pf_load_opts *opts, pf_profile **out
 	pr->rd = NULL;
 	if (rc < 0)
 		goto fail;
-	unwind_warnings(p);
-	jit_warnings(p);
-	missing_dso_warning(p);
+	prof_load_warnings(p);
 threads:
 	p->threads = calloc(pr->m.nthreads ? pr->m.nthreads : 1, sizeof(pf_thread));
 	if (!p->threads) {
@@ -1640,10 +1348,9 @@ threads:
 	for (size_t i = 0; i < pr->m.nthreads; i++)
 		p->threads[i] = (pf_thread){ pr->m.threads[i].pid, pr->m.threads[i].tid, pr->m.threads[i].comm };
 	p->nr_threads = pr->m.nthreads;
-	release_load_state(pr);
-	fit_arrays(p);
-	if (pr->opts.inline_frames && pr->opts.use_callchain &&
-	    (rc = pf_profile_expand_inlines(p, pr->opts.inline_root_first, err)) < 0)
+	prof_release_load_state(pr);
+	prof_fit_arrays(p);
+	if (pr->opts.inline_frames && pr->opts.use_callchain && (rc = pf_profile_expand_inlines(p, pr->opts.inline_root_first, err)) < 0)
 		goto fail;
 	*out = p;
 	return 0;
@@ -1653,114 +1360,6 @@ fail_rd:
 fail:
 	pf_profile_free(p);
 	return rc;
-}
-
-/* The loader's interning tables, maps and raw stacks: needed while records
- * arrive, not afterwards (the raw callchains alone can be tens of MB). */
-/* What only reading records needs: raw stacks, maps, caches, the pipeline. */
-void prof_release_read_state(struct pf_profile_priv *pr)
-{
-	if (pr->uw) {
-		uw_stats_add(&pr->uw_done, uw_get_stats(pr->uw));
-		uw_free(pr->uw);
-		pr->uw = NULL;
-	}
-	pf_machine_free_maps(&pr->m);
-	free(pr->raw_s);
-	pr->raw_s = NULL;
-	pr->raw_cap = pr->raw_len = 0;
-	free(pr->acc);
-	pr->acc = NULL;
-	pr->cap_acc = 0;
-	free(pr->acc_order);
-	pr->acc_order = NULL;
-	pr->nacc = pr->cap_acc_order = 0;
-	free(pr->acc_notes);
-	pr->acc_notes = NULL;
-	pr->nacc_notes = pr->cap_acc_notes = 0;
-	for (size_t i = 0; i < pr->nraw_chunks; i++)
-		free(pr->raw_chunks[i]);
-	free(pr->raw_chunks);
-	pr->raw_chunks = NULL;
-	pr->nraw_chunks = pr->cap_raw_chunks = pr->raw_used = 0;
-	if (pr->pend) {
-		for (int i = 0; i < PEND_N; i++) {
-			free(pr->pend[i].cc);
-			free(pr->pend[i].key);
-		}
-		free(pr->pend);
-		pr->pend = NULL;
-	}
-	pr->npend = pr->pend_head = 0;
-	free(pr->ranges);
-	pr->ranges = NULL;
-	pr->nranges = 0;
-	free(pr->scratch_locs);
-	pr->scratch_locs = NULL;
-	free(pr->scratch_miss);
-	pr->scratch_miss = NULL;
-	pr->cap_scratch = pr->cap_miss = 0;
-	free(pr->path_locs);
-	free(pr->path_nodes);
-	free(pr->path_hash);
-	pr->path_locs = pr->path_nodes = pr->path_hash = NULL;
-	pr->path_len = pr->cap_path = pr->cap_path_nodes = pr->cap_path_hash = 0;
-	free(pr->loc_leaf);
-	pr->loc_leaf = NULL;
-	pr->cap_loc_leaf = 0;
-	free(pr->loc_cache);
-	pr->loc_cache = NULL;
-	free(pr->leaf_cache);
-	pr->leaf_cache = NULL;
-}
-
-/* The interning tables (a merged second half is looked up in them). */
-void prof_release_tables(struct pf_profile_priv *pr)
-{
-	pf_map64_free(&pr->m.name2dso);
-	pair_table_free(&pr->loc_tab);
-	pair_table_free(&pr->sym_tab);
-	u32x2_table_free(&pr->node_tab);
-	free(pr->phash);
-	pr->phash = NULL;
-	pr->cap_phash = 0;
-	free(pr->node_sample);
-	pr->node_sample = NULL;
-	pr->cap_node_sample = 0;
-	free(pr->sample_next);
-	pr->sample_next = NULL;
-}
-
-/* An array's room beyond n handed back (realloc shrinks in place): the
- * arrays grow by doubling, and the slack of the largest is tens of MB,
- * which the reports' own arrays reuse instead of fresh pages (each first
- * touch a page fault). Left as it is when the shrink fails. */
-static void fit_array(void **arr, size_t *cap, size_t n, size_t esz)
-{
-	if (!*arr || n >= *cap || (*cap - n) * esz < ((size_t)64 << 10))
-		return;
-	void *q = pf_realloc_array(*arr, n ? n : 1, esz);
-	if (q) {
-		*arr = q;
-		*cap = n ? n : 1;
-	}
-}
-
-static void fit_arrays(pf_profile *p)
-{
-	fit_array((void **)&p->locs, &p->cap_locs, p->nr_locs, sizeof(*p->locs));
-	fit_array((void **)&p->nodes, &p->cap_nodes, p->nr_nodes, sizeof(*p->nodes));
-	fit_array((void **)&p->samples, &p->cap_samples, p->nr_samples, sizeof(*p->samples));
-	fit_array((void **)&p->seq, &p->cap_seq, p->nr_seq, sizeof(*p->seq));
-	fit_array((void **)&p->syms, &p->cap_syms, p->nr_syms, sizeof(*p->syms));
-	fit_array((void **)&p->level_notes, &p->cap_level_notes, p->nr_level_notes, sizeof(*p->level_notes));
-}
-
-static void release_load_state(struct pf_profile_priv *pr)
-{
-	prof_release_read_state(pr);
-	prof_release_tables(pr);
-	pf_machine_free(&pr->m);
 }
 
 uint64_t pf_seq_period_big(const pf_profile *p, size_t i)
@@ -1789,45 +1388,6 @@ void pf_profile_drop_sequence(pf_profile *p)
 	free(p->seq_big);
 	p->seq_big = NULL;
 	p->nr_seq_big = p->cap_seq_big = 0;
-}
-
-void pf_profile_free(pf_profile *p)
-{
-	if (!p)
-		return;
-	struct pf_profile_priv *pr = p->priv;
-	if (pr) {
-		release_load_state(pr);
-		free(pr);
-	}
-	for (size_t i = 0; i < p->nr_events; i++)
-		free(p->events[i].name);
-	free(p->events);
-	free(p->dsos);
-	free(p->syms);
-	free(p->locs);
-	free(p->nodes);
-	free(p->nochain);
-	free(p->loc_real);
-	free(p->sym_inlined);
-	free(p->samples);
-	free(p->level_notes);
-	free(p->exact);
-	pf__free_trace_quality(p);
-	free(p->seq);
-	free(p->seq_big);
-	free(p->threads);
-	free(p->thread_labels);
-	free(p->labels);
-	free(p->label_sets);
-	for (size_t i = 0; i < p->nr_warnings; i++)
-		free(p->warnings[i]);
-	free(p->warnings);
-	if (p->syms_ctx)
-		sym_ctx_free(p->syms_ctx);
-	pf_strtab_free(&p->strs);
-	free(p->path);
-	free(p);
 }
 
 /* ---- the builder interface of model-int.h (exact traces) ------------------------- */
@@ -1865,109 +1425,4 @@ int pf__sample(pf_profile *p, uint32_t thread, uint32_t stack, uint64_t period)
 {
 	const pthread_ *t = &p->priv->m.threads[thread];
 	return add_sample(p, 0, thread, t->pid, t->tid, t->comm, PF_NONE, stack, period, NULL);
-}
-
-/* ---- srcline --------------------------------------------------------------------- */
-
-const char *pf_loc_srcline(pf_profile *p, uint32_t loc)
-{
-	pf_loc *l = &p->locs[loc];
-	if (l->srcline != PF_NONE)
-		return pf_str(p, l->srcline);
-	char buf[4096];
-	sym_dso *sd = l->dso != PF_NONE ? dso_sd(p, l->dso) : NULL;
-	if (sd) {
-		sym_srcline_str(sd, l->addr, false, buf, sizeof(buf));
-	} else if (l->dso != PF_NONE) {
-		snprintf(buf, sizeof(buf), "%s[%llx]", pf_str(p, p->dsos[l->dso].short_name),
-			 (unsigned long long)l->addr);
-	} else {
-		snprintf(buf, sizeof(buf), "[unknown][%llx]", (unsigned long long)l->addr);
-	}
-	int64_t id = pf_strtab_intern(&p->strs, buf, strlen(buf));
-	if (id < 0)
-		return "??";
-	l->srcline = (uint32_t)id;
-	return pf_str(p, l->srcline);
-}
-
-/* The compile units whose line tables a binary's DWARF data holds at once
- * at most (then it is released and opened again: libdw frees none alone) */
-#define SRCLINE_UNITS 24
-
-typedef struct loc_at { uint64_t addr; uint32_t loc; } loc_at;
-
-static int loc_at_cmp(const void *a, const void *b)
-{
-	const loc_at *x = a, *y = b;
-	if (x->addr != y->addr)
-		return x->addr < y->addr ? -1 : 1;
-	return x->loc < y->loc ? -1 : x->loc > y->loc;
-}
-
-static bool srcline_wanted(const pf_profile *p, const uint8_t *want, size_t i)
-{
-	return (!want || want[i]) && p->locs[i].srcline == PF_NONE;
-}
-
-int pf_locs_srclines(pf_profile *p, const uint8_t *want)
-{
-	/* the binaries' groups: dsos with one symbolizer handle are one */
-	size_t nd = p->nr_dsos, nl = p->nr_locs;
-	uint32_t *group = malloc((nd + 1) * sizeof(*group));
-	size_t *first = calloc(nd + 2, sizeof(*first));
-	loc_at *order = malloc((nl ? nl : 1) * sizeof(*order));
-	int rc = 0;
-	if (!group || !first || !order) {
-		for (size_t i = 0; i < nl; i++)
-			if (srcline_wanted(p, want, i))
-				pf_loc_srcline(p, (uint32_t)i);
-		rc = -1;
-		goto out;
-	}
-	for (size_t i = 0; i < nd; i++) {
-		sym_dso *sd = dso_sd(p, (uint32_t)i);
-		group[i] = (uint32_t)i;
-		for (size_t j = 0; sd && j < i; j++)
-			if (p->dsos[j].sd == sd) {
-				group[i] = group[j];
-				break;
-			}
-	}
-	group[nd] = (uint32_t)nd;              /* locations without a map */
-	/* the wanted locations by group */
-	for (size_t i = 0; i < nl; i++)
-		if (srcline_wanted(p, want, i))
-			first[group[p->locs[i].dso == PF_NONE ? nd : p->locs[i].dso] + 1]++;
-	for (size_t g = 0; g <= nd; g++)
-		first[g + 1] += first[g];
-	size_t n = first[nd + 1];
-	for (size_t i = 0; i < nl; i++) {
-		const pf_loc *l = &p->locs[i];
-		if (srcline_wanted(p, want, i))
-			order[first[group[l->dso == PF_NONE ? nd : l->dso]]++] = (loc_at){ l->addr, (uint32_t)i };
-	}
-	/* first[g] is now group g's end. Within a binary in address order:
-	 * its compile units one after another, so the DWARF data can be
-	 * released every few units without needing one of them again */
-	size_t at = 0;
-	for (size_t g = 0; g <= nd && at < n; g++) {
-		if (at == first[g])
-			continue;
-		sym_dso *sd = g < nd ? p->dsos[g].sd : NULL;
-		if (sd)
-			qsort(order + at, first[g] - at, sizeof(*order), loc_at_cmp);
-		for (; at < first[g]; at++) {
-			pf_loc_srcline(p, order[at].loc);
-			if (sd)
-				sym_dso_trim_dwarf(sd, SRCLINE_UNITS);
-		}
-		if (sd)
-			sym_dso_release_dwarf(sd);
-	}
-out:
-	free(group);
-	free(first);
-	free(order);
-	return rc;
 }

@@ -8,7 +8,11 @@
 #  * every public header compiles on its own;
 #  * every command of cli/proff.c's commands[] has cli/cmd-NAME.c, an option
 #    table in option_tables[] (dprofpp: Getopt::Std's, its own) and a manual page;
-#  * every input format of enum pf_format is named in docs/architecture.md.
+#  * every input format of enum pf_format is named in docs/architecture.md;
+#  * no lib/**/*.c is over 1,500 lines (a new subsystem goes in a new file);
+#  * commands never call cmd_* of another command (cli/cmd-NAME*.c calls
+#    cmd_NAME* only; the other CLI files none): a command that ends in
+#    another's work calls that work's function (ab: diff_cli_run).
 source "$(dirname "$0")/../lib.sh"
 BUILD_DIR=$(dirname "$PROFF")
 LIB=$BUILD_DIR/libproff.a
@@ -85,4 +89,36 @@ while read -r f; do
 	else not_ok "architecture: input format $f ($name) is not in docs/architecture.md"; fi
 done < "$TMP/fmts.txt"
 [ "$nf" -ge 4 ] || not_ok "architecture: only $nf input formats read from include/proff/formats.h"
+
+# commands call no other command's cmd_* (no forged argv between commands)
+: > "$TMP/xcalls.txt"
+ncli=0
+for f in "$ROOT"/cli/*.c; do
+	b=$(basename "$f" .c)
+	[ "$b" = proff ] && continue       # the command table
+	ncli=$((ncli + 1))
+	own=""
+	case "$b" in cmd-*) own=${b#cmd-}; own=${own%%-*} ;; esac
+	# calls, outside comments and definitions
+	grep -nE '\<cmd_[a-z_]+\(' "$f" | grep -vE '^[0-9]+:[[:space:]]*(\*|/\*|//)' |
+		grep -vE '^[0-9]+:(int|bool|static int|static bool) cmd_' |
+		grep -oE '^[0-9]+:|\<cmd_[a-z_]+\(' | paste -d' ' - - 2>/dev/null |
+		while read -r ln fn; do
+			fn=${fn%(}
+			if [ -z "$own" ] || { [ "$fn" != "cmd_$own" ] && [ "${fn#cmd_${own}_}" = "$fn" ]; }; then
+				echo "cli/$b.c:${ln%:} calls $fn"
+			fi
+		done >> "$TMP/xcalls.txt"
+done
+if [ "$ncli" -lt 10 ]; then not_ok "architecture: only $ncli CLI files read"
+elif [ -s "$TMP/xcalls.txt" ]; then
+	not_ok "architecture: a command calls another command's cmd_*"; sed 's/^/#   /' "$TMP/xcalls.txt" | head
+else ok "architecture: no command calls another command's cmd_* ($ncli CLI files read)"; fi
+
+# file sizes: no library file over 1,500 lines
+find "$ROOT/lib" -name '*.c' -exec wc -l {} + | awk '$2 != "total" && $1 > 1500 { sub(/^.*\/lib\//, "lib/", $2); print $2 " (" $1 " lines)" }' > "$TMP/long.txt"
+nlib=$(find "$ROOT/lib" -name '*.c' | wc -l)
+if [ "$nlib" -lt 50 ]; then not_ok "architecture: only $nlib library files found under lib/"
+elif [ -s "$TMP/long.txt" ]; then not_ok "architecture: library files over 1,500 lines: $(tr '\n' ' ' < "$TMP/long.txt")"
+else ok "architecture: each of the $nlib lib/**/*.c files has at most 1,500 lines"; fi
 finish

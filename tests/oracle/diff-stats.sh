@@ -309,4 +309,8 @@ assert rc == (3 if e["regressions"] else 0), (rc, e["regressions"])
 ' $rc; then ok "ab: 3 runs each, interleaved into ab/, diffed (hot_b grew; exit $rc agrees with the JSON)"
 else not_ok "ab: 3 runs each, interleaved into ab/, diffed (exit $rc)"; head -5 ab.err | sed 's/^/#   /'; fi
 expect_exit "ab: a failing command stops with exit 1" 1 "$PROFF" ab -q -r 2 -o ab2 "./planted 1000 100" "false"
+# -c cycles (two files' branch cycles) is refused before any run
+expect_exit "ab: -c cycles is refused (exit 129)" 129 "$PROFF" ab -q -r 2 -o ab3 -c cycles "touch ran" "true"
+if grep -q 'cycles' "$TMP/ee.err" && [ ! -e ran ] && [ ! -e ab3 ]; then ok "ab: -c cycles refused before any run, with a message"
+else not_ok "ab: -c cycles: ran or recorded, or no message"; head -3 "$TMP/ee.err" | sed 's/^/#   /'; fi
 finish

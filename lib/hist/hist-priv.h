@@ -367,8 +367,9 @@ uint32_t sample_parent(hist *h, const pf_sample *s);
 int cc_merge(hist *h, struct cc_pool *cp, uint32_t dst, uint32_t src);
 char row_level(const pf_profile *p, const ctx *c, const pf_loc *l, bool chain);
 uint8_t entry_filter(hist *h, const ctx *c, uint32_t loc);
-/* label:NAME's string id into h->label_key (hist_build's and reference.c's) */
-int label_setup(hist *h, proff_error *err);
+/* A hist with its sort keys, label key and --parent regex, no rows: *out
+ * NULL on an error (hist.c) */
+int hist_new_keys(const pf_profile *prof, uint32_t evsel, const hist_opts *opts, hist **out, proff_error *err);
 
 /* hist-cc.c: the callchain trees */
 int cc_add(hist *h, struct cc_pool *cp, uint32_t row, const uint32_t *locs, size_t n, uint64_t period,

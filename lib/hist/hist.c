@@ -837,7 +837,7 @@ int sample_pass(pass_state *ps, proff_error *err)
 /* label:NAME's name as a string id of the profile (looked up, not
  * interned: the second pass's thread makes its hist here too, beside
  * readers of the strings; a name the profile lacks has no samples) */
-int label_setup(hist *h, proff_error *err)
+static int label_setup(hist *h, proff_error *err)
 {
 	h->label_key = PF_NONE;
 	const char *prev = NULL;
@@ -863,9 +863,9 @@ int label_setup(hist *h, proff_error *err)
 	return 0;
 }
 
-/* A hist with its sort keys, room for rows and the row cache: all but the
- * rows (hist_build's, and the second pass thread's). */
-static int hist_new(const pf_profile *prof, uint32_t evsel, const hist_opts *opts, hist **out, proff_error *err)
+/* A hist with its sort keys, its label key and its --parent regex, no
+ * room for rows yet (the engine's hist_new and the reference path's). */
+int hist_new_keys(const pf_profile *prof, uint32_t evsel, const hist_opts *opts, hist **out, proff_error *err)
 {
 	*out = NULL;
 	hist *h = calloc(1, sizeof(*h));
@@ -899,6 +899,20 @@ static int hist_new(const pf_profile *prof, uint32_t evsel, const hist_opts *opt
 		}
 		pv->has_parent_re = true;
 	}
+	*out = h;
+	return 0;
+}
+
+/* A hist with its sort keys, room for rows and the row cache: all but the
+ * rows (hist_build's, and the second pass thread's). */
+static int hist_new(const pf_profile *prof, uint32_t evsel, const hist_opts *opts, hist **out, proff_error *err)
+{
+	int rc = hist_new_keys(prof, evsel, opts, out, err);
+	if (rc < 0)
+		return rc;
+	hist *h = *out;
+	struct hist_priv *pv = h->priv;
+	*out = NULL;
 
 	/* rows mostly number fewer than the locations: room for that many at
 	 * once (growing by doubling copies every row again; untouched room

@@ -288,43 +288,11 @@ static int collapse(ref_pass *rp)
 	return 0;
 }
 
-/* The hist before its rows: keys, label key, --parent regex */
-static int ref_hist_new(pf_profile *prof, uint32_t evsel, const hist_opts *opts, hist **out, proff_error *err)
-{
-	*out = NULL;
-	hist *h = calloc(1, sizeof(*h));
-	struct hist_priv *pv = h ? calloc(1, sizeof(*pv)) : NULL;
-	if (!pv) {
-		free(h);
-		return proff_err_set(err, PROFF_ENOMEM, NULL, PROFF_NO_OFFSET, "out of memory");
-	}
-	h->prof = prof;
-	h->evsel = evsel;
-	h->opts = *opts;
-	h->priv = pv;
-	pv->cc.prof = prof;
-	*out = h;
-	int rc = hist_parse_sort(opts->sort, h->keys, HIST_MAX_KEYS, err);
-	if (rc < 0)
-		return rc;
-	h->nkeys = rc;
-	pv->kw = (size_t)h->nkeys * KW_PER_KEY;
-	if ((rc = label_setup(h, err)) < 0)
-		return rc;
-	if (keys_need(h, HKN_CALLCHAIN) && opts->parent_regex) {
-		if (regcomp(&pv->parent_re, opts->parent_regex, REG_EXTENDED | REG_NOSUB) != 0)
-			return proff_err_set(err, PROFF_EUSAGE, NULL, PROFF_NO_OFFSET, "invalid --parent regex '%s'",
-					     opts->parent_regex);
-		pv->has_parent_re = true;
-	}
-	return 0;
-}
-
 int hist_build_reference(pf_profile *prof, uint32_t evsel, const hist_opts *opts, hist **out, proff_error *err)
 {
 	*out = NULL;
 	hist *h = NULL;
-	int rc = ref_hist_new(prof, evsel, opts, &h, err);
+	int rc = hist_new_keys(prof, evsel, opts, &h, err);
 	if (rc < 0) {
 		hist_free(h);
 		return rc;

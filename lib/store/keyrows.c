@@ -11,7 +11,10 @@
  * Self of each sample's leaf, Children once per distinct key of its stack,
  * the leaf's sample count, the level of the frame that made the row first
  * (samples in their stored order, frames leaf first) and the lowest
- * unresolved address. Rows come out in the order they were first met.
+ * unresolved address. By address, an unresolved frame's row is keyed as
+ * the files' reports key it: a sample's own row by the frame's map address,
+ * a callchain entry's row (the leaf's too) by its absolute address. Rows
+ * come out in the order they were first met.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -75,21 +78,26 @@ int store_keyrows(const store_prof *sp, int ks, store_keyrow **out, size_t *nout
 		const store_sample *s = &sp->samples[si];
 		const store_stack *st = &sp->stacks[s->stack];
 		uint32_t sample_no = (uint32_t)si + 1;
-		for (uint32_t i = 0; i < st->n; i++) {
+		/* visit 0: the leaf's own row; visit v: callchain entry v - 1 */
+		for (uint32_t v = 0; v <= st->n; v++) {
+			uint32_t i = v ? v - 1 : 0;
 			uint32_t f = sp->stack_frames[st->first + i];
+			const store_frame *fm = &sp->frames[f];
+			bool by_addr = (ks & KS_SYM_ADDR) && !fm->sym, chain = v > 0;
+			if (v == 1 && !(by_addr && fm->ip != fm->addr))
+				continue;       /* the leaf's callchain row is its own row */
 			bool found;
-			uint64_t fk = ((uint64_t)s->event << 56) ^ ((uint64_t)s->comm << 28) ^ f;
-			/* (event < 256, comm and frame ids < 2^28 in practice; the
+			uint64_t fk = ((uint64_t)s->event << 56) ^ ((uint64_t)s->comm << 28) ^ ((uint64_t)f << 1 | chain);
+			/* (event < 256, comm and frame ids < 2^27 in practice; the
 			 * frame map is only a cache: a collision is checked below) */
 			uint64_t *slot = pf_map64_upsert(&fr, fk, &found);
 			if (!slot)
 				goto out;
 			size_t row = 0;
-			const store_frame *fm = &sp->frames[f];
 			rkey k = { s->event, ks & KS_COMM ? s->comm : 0,
 				   ks & KS_DSO ? fm->dso : ks & KS_DSO_LONG ? fm->dso_long : 0,
 				   ks & KS_SYM ? fm->sym : 0, ks & KS_SRC ? fm->srcline : 0,
-				   (ks & KS_SYM_ADDR) && !fm->sym ? fm->addr : 0 };
+				   by_addr ? (chain ? fm->ip : fm->addr) : 0 };
 			bool have = false;
 			if (found) {
 				row = *slot - 1;
@@ -128,7 +136,7 @@ int store_keyrows(const store_prof *sp, int ks, store_keyrow **out, size_t *nout
 					}
 					row = n++;
 					rows[row] = (store_keyrow){ .event = k.event, .comm = k.comm, .dso = k.dso, .sym = k.sym,
-								    .srcline = k.src, .addr = (ks & KS_SYM_ADDR) && !fm->sym ? fm->addr : UINT64_MAX,
+								    .srcline = k.src, .addr = by_addr ? k.addr : UINT64_MAX,
 								    .level = fm->level ? fm->level : '.' };
 					next[row] = hf ? (uint32_t)*hs : PF_NONE;
 					stamp[row] = 0;
@@ -143,7 +151,7 @@ int store_keyrows(const store_prof *sp, int ks, store_keyrow **out, size_t *nout
 			store_keyrow *r = &rows[row];
 			if (!fm->sym && !(ks & KS_SYM_ADDR) && fm->addr < r->addr)
 				r->addr = fm->addr;
-			if (i == 0) {
+			if (v == 0) {
 				r->self += s->period;
 				r->count += s->count;
 			}

@@ -47,7 +47,7 @@ typedef struct local_store {
 static int prof_write(FILE *f, const store_prof *sp)
 {
 	size_t lines = 3;
-	fprintf(f, "proff-profile\t2\nid\t%s\ntime\t%lld\n", sp->id, (long long)sp->time);
+	fprintf(f, "proff-profile\t3\nid\t%s\ntime\t%lld\n", sp->id, (long long)sp->time);
 	for (size_t i = 1; i < sp->strs.n; i++, lines++) {
 		fputs("string\t", f);
 		store_tsv_put(f, pf_strtab_get(&sp->strs, (uint32_t)i), sp->strs.lens[i]);
@@ -75,8 +75,8 @@ static int prof_write(FILE *f, const store_prof *sp)
 	}
 	for (size_t i = 0; i < sp->nr_frames; i++, lines++) {
 		const store_frame *fr = &sp->frames[i];
-		fprintf(f, "frame\t%u\t%u\t%u\t%u\t%" PRIx64 "\t%c\n", fr->dso, fr->dso_long, fr->sym, fr->srcline,
-			fr->addr, fr->level ? fr->level : '.');
+		fprintf(f, "frame\t%u\t%u\t%u\t%u\t%" PRIx64 "\t%" PRIx64 "\t%c\n", fr->dso, fr->dso_long, fr->sym,
+			fr->srcline, fr->addr, fr->ip, fr->level ? fr->level : '.');
 	}
 	for (size_t i = 0; i < sp->nr_stacks; i++, lines++) {
 		const store_stack *st = &sp->stacks[i];
@@ -286,8 +286,11 @@ int store_prof_parse_part(const char *buf, size_t len, const char *path, int wan
 			uint64_t ver;
 			if (nlines)
 				rc = bad(&c, "a second header line");
-			else if (!(rc = field_u64(&c, &ver, 10)) && ver != 2)
-				rc = bad(&c, "unknown version (this proff reads version 2)");
+			else if (!(rc = field_u64(&c, &ver, 10)) && ver == 2)
+				rc = bad(&c, "a profile stored by an older proff (version 2: one address an unresolved "
+					 "frame): push the profiles again into a new store (docs/fleet.md)");
+			else if (!rc && ver != 3)
+				rc = bad(&c, "unknown version (this proff reads version 3)");
 		} else if (!strcmp(s, "id")) {
 			if (!(rc = field_str(&c, &v, &vl))) {
 				if (vl != STORE_ID_LEN || strspn(v, "0123456789abcdef") != vl)
@@ -349,7 +352,7 @@ int store_prof_parse_part(const char *buf, size_t len, const char *path, int wan
 			uint64_t ns = sp->strs.n, lvl;
 			if (!(rc = field_u32(&c, &f.dso, ns, "string")) && !(rc = field_u32(&c, &f.dso_long, ns, "string")) &&
 			    !(rc = field_u32(&c, &f.sym, ns, "string")) && !(rc = field_u32(&c, &f.srcline, ns, "string")) &&
-			    !(rc = field_u64(&c, &f.addr, 16))) {
+			    !(rc = field_u64(&c, &f.addr, 16)) && !(rc = field_u64(&c, &f.ip, 16))) {
 				if (c.p + 1 > c.end || c.p[0] == '\n' || (c.p + 1 < c.end && c.p[1] != '\n')) {
 					rc = bad(&c, "a frame's level is one character");
 				} else {

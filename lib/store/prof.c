@@ -134,7 +134,8 @@ static uint64_t frame_hash(const store_prof *sp, const store_frame *f)
 	h = str_hash(&sp->strs, f->dso_long, h);
 	h = str_hash(&sp->strs, f->sym, h);
 	h = str_hash(&sp->strs, f->srcline, h);
-	return pf_hash64(h ^ pf_hash64(f->addr) ^ ((uint64_t)(unsigned char)f->level << 56));
+	h = pf_hash64(h ^ pf_hash64(f->addr) ^ ((uint64_t)(unsigned char)f->level << 56));
+	return f->ip == f->addr ? h : pf_hash64(h ^ f->ip);
 }
 
 uint64_t store_stack_hash(const store_prof *sp, const uint32_t *frames, size_t n)
@@ -246,8 +247,10 @@ int store_prof_from_profile(pf_profile *p, const char *id, bool srclines, store_
 					}
 					if (l->sym != PF_NONE)
 						f.sym = intern(sp, p, smap, p->syms[l->sym].name);
-					else
+					else {
 						f.addr = l->addr;
+						f.ip = l->ip;
+					}
 					if (srclines && l->srcline != PF_NONE)
 						f.srcline = intern(sp, p, smap, l->srcline);
 					if (f.dso == PF_NONE || f.dso_long == PF_NONE || f.sym == PF_NONE || f.srcline == PF_NONE)

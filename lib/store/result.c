@@ -385,7 +385,7 @@ int store_result_add_prof(store_result *r, size_t rep, const store_prof *sp, con
 	if (ev < 0)
 		return 0;
 	uint32_t *smap = pf_calloc(sp->strs.n ? sp->strs.n : 1, sizeof(uint32_t));
-	pf_map64 fr;     /* comm << 32 | frame -> row + 1 */
+	pf_map64 fr;     /* comm << 32 | frame << 1 | callchain visit -> row + 1 */
 	pf_map64_init(&fr);
 	if (!smap)
 		goto nomem;
@@ -413,26 +413,34 @@ int store_result_add_prof(store_result *r, size_t rep, const store_prof *sp, con
 			memset(p->stamp, 0, r->nrows * sizeof(uint32_t));
 			p->sample_no = 1;
 		}
-		for (uint32_t i = 0; i < st->n; i++) {
+		/* visit 0: the leaf's own row; visit v: callchain entry v - 1 (by
+		 * address, an unresolved frame's own row has its map address, a
+		 * callchain entry's its absolute one, as in the files' reports) */
+		for (uint32_t v = 0; v <= st->n; v++) {
+			uint32_t i = v ? v - 1 : 0;
 			uint32_t f = sp->stack_frames[st->first + i];
+			const store_frame *fm = &sp->frames[f];
+			bool chain = v > 0, by_addr = q->by_addr && !fm->sym;
+			if (v == 1 && !(by_addr && fm->ip != fm->addr))
+				continue;       /* the leaf's callchain row is its own row */
+			uint64_t fkey = ((uint64_t)s->comm << 32) | (uint64_t)f << 1 | chain;
 			bool found;
-			uint64_t *slot = pf_map64_upsert(&fr, ((uint64_t)s->comm << 32) | f, &found);
+			uint64_t *slot = pf_map64_upsert(&fr, fkey, &found);
 			if (!slot)
 				goto nomem;
 			uint64_t row;
 			if (found) {
 				row = *slot - 1;
 			} else {
-				const store_frame *fm = &sp->frames[f];
 				uint32_t kid[HIST_MAX_KEYS] = { 0 };
 				for (int k = 0; k < r->nkeys; k++) {
 					switch (r->keys[k]) {
 					case HK_COMM: kid[k] = MAP(s->comm); break;
 					case HK_DSO: kid[k] = MAP(q->verbose ? fm->dso_long : fm->dso); break;
 					case HK_SYM:
-						if (q->by_addr && !fm->sym) {
+						if (by_addr) {
 							char a[24];
-							int n = snprintf(a, sizeof(a), "\001%" PRIx64, fm->addr);
+							int n = snprintf(a, sizeof(a), "\001%" PRIx64, chain ? fm->ip : fm->addr);
 							int64_t id = pf_strtab_intern(&r->prof->strs, a, (size_t)n);
 							if (id < 0)
 								goto nomem;
@@ -450,7 +458,7 @@ int store_result_add_prof(store_result *r, size_t rep, const store_prof *sp, con
 				if (ri < 0)
 					goto nomem;
 				/* the map may have grown: look the slot up again */
-				slot = pf_map64_upsert(&fr, ((uint64_t)s->comm << 32) | f, &found);
+				slot = pf_map64_upsert(&fr, fkey, &found);
 				if (!slot)
 					goto nomem;
 				*slot = (uint64_t)ri + 1;
@@ -458,15 +466,16 @@ int store_result_add_prof(store_result *r, size_t rep, const store_prof *sp, con
 				/* a row's level is its first frame's (perf: its first sample's) */
 				if (!r->row_level[ri])
 					r->row_level[ri] = fm->level;
-				if (!fm->sym && fm->addr < r->row_addr[ri])
-					r->row_addr[ri] = fm->addr;
+				uint64_t a = by_addr && chain ? fm->ip : fm->addr;
+				if (!fm->sym && a < r->row_addr[ri])
+					r->row_addr[ri] = a;
 			}
-			uint64_t self = i == 0 ? s->period : 0, cnt = i == 0 ? s->count : 0, acc = 0;
+			uint64_t self = v == 0 ? s->period : 0, cnt = v == 0 ? s->count : 0, acc = 0;
 			if (p->stamp[row] != p->sample_no) {
 				p->stamp[row] = p->sample_no;
 				acc = s->period;
 			}
-			if ((self || acc || cnt || i == 0) && add_cell(r, row, rep, self, r->children ? acc : 0, cnt))
+			if ((self || acc || cnt || v == 0) && add_cell(r, row, rep, self, r->children ? acc : 0, cnt))
 				goto nomem;
 		}
 	}

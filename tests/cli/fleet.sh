@@ -16,24 +16,14 @@ unset PROFF_STORE PROFF_CLICKHOUSE_USER PROFF_CLICKHOUSE_PASSWORD
 W=$TMP/w; mkdir -p "$W"; cd "$W" || exit 1
 cc -O1 -g -fno-omit-frame-pointer -o planted "$ROOT/tests/data/stats/planted.c" || { not_ok "build planted.c"; finish; }
 # build A and build B (hot_b 10 % heavier), three hosts each.
-# Known bug (docs/fleet.md, "Known limits"): a row at an unresolved [vdso]
-# address can come back from a store with its other address than from the
-# files (the files: a sample's own address map-relative, a callchain entry's
-# absolute; a stored frame keeps one). Until the
-# store keeps both, a recording with such a row is made again, at most 3 times.
-unresolved_vdso() {
-	local f
-	for f in "$@"; do
-		"$PROFF" report -i "$f" -s dso,sym -g none 2>/dev/null | grep -q '\[vdso\] *\[\.\] 0x' && return 0
-	done
-	return 1
-}
-for attempt in 1 2 3; do
-	"$PROFF" record -q -r 3 -c 200000 -g -o a.data ./planted 20000000 100 >/dev/null 2>&1
-	"$PROFF" record -q -r 3 -c 200000 -g -o b.data ./planted 20000000 110 >/dev/null 2>&1
-	unresolved_vdso a.data.1 a.data.2 a.data.3 b.data.1 b.data.2 b.data.3 || break
-	echo "# an unresolved [vdso] row in recording attempt $attempt (known bug, docs/fleet.md)"
-done
+"$PROFF" record -q -r 3 -c 200000 -g -o a.data ./planted 20000000 100 >/dev/null 2>&1
+"$PROFF" record -q -r 3 -c 200000 -g -o b.data ./planted 20000000 110 >/dev/null 2>&1
+# a stripped program: its samples and callers are unresolved addresses of
+# its own file, a sample's own row at its map-relative address and a
+# callchain entry's at its absolute one (as perf shows them): a store keeps
+# both addresses of a frame
+cc -O1 -fno-omit-frame-pointer -o stripped "$ROOT/tests/data/stats/planted.c" && strip stripped &&
+"$PROFF" record -q -c 200000 -g -o s.data ./stripped 4000000 100 >/dev/null 2>&1 || not_ok "record a stripped program"
 # three more, pushed only by the fault and hostile-label checks
 "$PROFF" record -q -r 3 -c 200000 -g -o x.data ./planted 4000000 100 >/dev/null 2>&1
 A="a.data.1 a.data.2 a.data.3"; B="b.data.1 b.data.2 b.data.3"
@@ -118,6 +108,23 @@ print(len(have), "rows")
 EOF
 }
 
+# compare_stripped STORE_URL NAME: the stripped program's rows (unresolved
+# addresses) from the store as from the file, Self and Children
+compare_stripped() {
+	local url=$1 name=$2 m k
+	"$PROFF" push -q --store "$url" --label build=S s.data || not_ok "$name: push of the stripped program's profile"
+	for m in --children --no-children; do
+		for k in comm,dso,sym comm,dso,sym,srcline; do
+			"$PROFF" report -i s.data $m -s $k -g none >stripped.direct 2>&1
+			"$PROFF" report --store "$url" --where build=S $m -s $k >stripped.store 2>&1
+			same "$name: a stripped program's unresolved rows ($m -s $k) = the file's" stripped.direct stripped.store
+		done
+	done
+}
+grep -q '\[\.\] 0x00000000' <("$PROFF" report -i s.data -g none) && grep -q '\[\.\] 0x00007f\|\[\.\] 0x000055\|\[\.\] 0x000056' <("$PROFF" report -i s.data -g none) \
+	&& ok "the stripped program's report has rows at map-relative and at absolute addresses" \
+	|| not_ok "the stripped program's report has rows at map-relative and at absolute addresses"
+
 # --- the local store ----------------------------------------------------------------
 push_all "$W/local" && ok "local: push of six profiles" || not_ok "local: push of six profiles"
 compare "$W/local" local
@@ -125,6 +132,7 @@ compare "$W/local" local
 grep -q "already stored" again.out && [ "$(ls "$W/local/profiles" | wc -l)" = 6 ] && ok "local: a second push of a profile stores nothing" || not_ok "local: a second push of a profile stores nothing"
 "$PROFF" report --store "$W/local" --where build=A --json >again.json
 cmp -s again.json r3.json && ok "local: a profile pushed twice is counted once" || not_ok "local: a profile pushed twice is counted once"
+compare_stripped "$W/local" local
 
 # --- bad input --------------------------------------------------------------------------
 bad() {
@@ -155,8 +163,10 @@ bad "label with a control character" 129 "control character" push --store "$W/lo
 head -c 100000 /dev/zero | tr '\0' x >big.txt
 bad "a 100 KB label value" 129 "longer than the limit" push --store "$W/local" --label "big=$(cat big.txt)" a.data.1
 bad "a reserved label key" 129 "reserved" push --store "$W/local" --label time2=x --label id=y a.data.1
-printf 'proff-profile\t2\nid\t0123\n' >"$W/local/profiles/0123456789abcdef0123456789abcdef.prof"
+printf 'proff-profile\t3\nid\t0123\n' >"$W/local/profiles/0123456789abcdef0123456789abcdef.prof"
 bad "a damaged profile file" 1 "0123456789abcdef0123456789abcdef.prof: line 2: an id is 32 hex digits" report --store "$W/local" --where build=A
+printf 'proff-profile\t2\nid\t0123456789abcdef0123456789abcdef\n' >"$W/local/profiles/0123456789abcdef0123456789abcdef.prof"
+bad "a profile stored by an older proff (version 2)" 1 "0123456789abcdef0123456789abcdef.prof: line 1: a profile stored by an older proff .*push the profiles again" report --store "$W/local" --where build=A
 rm -f "$W/local/profiles/0123456789abcdef0123456789abcdef.prof"
 mkdir -p "$W/old/profiles"; printf 'proff store 1\n' >"$W/old/PROFF-STORE"
 bad "a store of an older proff" 1 "an older proff .*push the profiles again into a new store" report --store "$W/old" --where build=A
@@ -196,8 +206,15 @@ bad "ClickHouse: the tables of an older proff (query)" 1 "older proff's .*push t
 [ $rc = 1 ] && grep -q "older proff's" old.err && [ "$(ch_sql one "SELECT count() FROM system.tables WHERE database = 'old'")" = 1 ] \
 	&& ok "ClickHouse: the tables of an older proff (push): refused, nothing added" || { not_ok "ClickHouse: the tables of an older proff (push) (exit $rc)"; head -3 old.err | sed 's/^/#   /'; }
 compare "$ONE" "one server"
+compare_stripped "$ONE" "one server"
+# stacks of a proff that kept one address an unresolved frame (no ip column): refused
+ch_sql one "CREATE DATABASE old2" && ch_sql one "CREATE TABLE old2.proff_samples (day Date, id String) ENGINE = MergeTree PARTITION BY day ORDER BY id" &&
+ch_sql one "CREATE TABLE old2.proff_keyrows (day Date, id String) ENGINE = MergeTree PARTITION BY day ORDER BY id" &&
+ch_sql one "CREATE TABLE old2.proff_stacks (stack UInt64, addr Array(UInt64)) ENGINE = ReplacingMergeTree ORDER BY stack"
+bad "ClickHouse: stacks of an older proff (no ip column)" 1 "older proff's .proff_stacks without ip.*push the profiles again into a new database" report --store "clickhouse://127.0.0.1:$CH_HTTP_one/old2" --where build=A
 push_all "$CL" && ok "two shards: push of six profiles" || not_ok "two shards: push of six profiles"
 compare "$CL" "two shards"
+compare_stripped "$CL" "two shards"
 n1=$(ch_sql s1 "SELECT count() FROM fleet.proff_samples_local"); n2=$(ch_sql s2 "SELECT count() FROM fleet.proff_samples_local")
 [ "${n1:-0}" -gt 0 ] && [ "${n2:-0}" -gt 0 ] && ok "two shards: each holds part of the samples ($n1 + $n2 rows)" || not_ok "two shards: each holds part of the samples ($n1 + $n2 rows)"
 

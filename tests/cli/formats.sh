@@ -75,6 +75,16 @@ fi
 "$PROFF" convert "$D/formats/small.folded" "$W/s.pb.gz" && "$PROFF" convert "$W/s.pb.gz" "$W/s.folded"
 check_same "folded -> pprof -> folded is the identity" "$D/formats/small.folded" "$W/s.folded"
 "$PROFF" convert --to pb "$D/formats/small.folded" - | "$PROFF" convert - - --to folded > "$W/s2.folded"
+# source lines: a folded frame has none (perf's ??:0), the same in every file,
+# so two files whose functions come in other orders pair by function
+printf 'main;a;b 10\nmain;c 5\n[unknown];x 3\n' >"$W/l1.folded"
+printf '[unknown];x 4\nmain;c 6\nmain;a;b 9\n' >"$W/l2.folded"
+"$PROFF" report -i "$W/l1.folded" -s srcline --no-children -g none -q | awk 'NF' >"$W/l1.src"
+printf '   100.00%%  ??:0\n' | check_same "folded: every frame's source line is ??:0" - "$W/l1.src"
+"$PROFF" diff -s sym,srcline "$W/l1.folded" "$W/l2.folded" | grep -v '^#' | awk 'NF' >"$W/l12.diff"
+[ "$(wc -l <"$W/l12.diff")" = 3 ] && [ "$(awk '$1 ~ /%$/ && $2 ~ /^[-+][0-9.]+%$/ && $NF == "??:0"' "$W/l12.diff" | wc -l)" = 3 ] \
+	&& ok "folded: diff -s sym,srcline pairs the functions of two files" \
+	|| { not_ok "folded: diff -s sym,srcline pairs the functions of two files"; sed 's/^/#   /' "$W/l12.diff"; }
 check_same "folded -> pprof -> folded through standard input and output" "$D/formats/small.folded" "$W/s2.folded"
 "$PROFF" report -i "$D/formats/small.folded" -s comm,pid,tid,dso,sym -g none --no-children -q | sed 's/  */ /g' > "$W/r.txt"
 if grep -q '^ 34\.88% server 101:server 101:server \[unknown\] \[\.\] deflate$' "$W/r.txt" &&

@@ -186,10 +186,10 @@ static void tsv_round_trip(void **state)
 
 /* main -> work -> work (recursion) -> leaf, and main -> other */
 static const char prof_text[] =
-	"proff-profile\t2\nid\t0123456789abcdef0123456789abcdef\ntime\t1793491200\n"
+	"proff-profile\t3\nid\t0123456789abcdef0123456789abcdef\ntime\t1793491200\n"
 	"string\tcpu-clock\nstring\tprog\nstring\tmain\nstring\twork\nstring\tleaf\nstring\tother\nstring\tp\n"
 	"event\t1\t1\t0\t350\t4\t1\n"
-	"frame\t2\t2\t3\t0\t0\t.\nframe\t2\t2\t4\t0\t0\t.\nframe\t2\t2\t5\t0\t0\t.\nframe\t2\t2\t6\t0\t0\t.\n"
+	"frame\t2\t2\t3\t0\t0\t0\t.\nframe\t2\t2\t4\t0\t0\t0\t.\nframe\t2\t2\t5\t0\t0\t0\t.\nframe\t2\t2\t6\t0\t0\t0\t.\n"
 	"stack\t00000000000000aa\t2,1,1,0\nstack\t00000000000000bb\t3,0\n"
 	"sample\t0\t7\t0\t300\t3\nsample\t0\t7\t1\t50\t1\nend\t19\n";
 
@@ -232,22 +232,95 @@ static void aggregate_local_profile(void **state)
 	store_prof_free(sp);
 }
 
+/* an unresolved frame (map address 1234, absolute 7f0000001234) as a
+ * sample's own location and as a caller: by address, the sample's own row
+ * is keyed by its map address and a callchain entry's by the absolute one,
+ * as the files' reports key them */
+static const char prof_ip_text[] =
+	"proff-profile\t3\nid\t0123456789abcdef0123456789abcdef\ntime\t1793491200\n"
+	"string\tcpu-clock\nstring\tprog\nstring\tmain\nstring\tleaf\nstring\tp\n"
+	"event\t1\t1\t0\t110\t2\t1\n"
+	"frame\t2\t2\t3\t0\t0\t0\t.\n"                      /* 0 main */
+	"frame\t2\t2\t0\t0\t1234\t7f0000001234\t.\n"        /* 1 unresolved */
+	"frame\t2\t2\t4\t0\t0\t0\t.\n"                      /* 2 leaf */
+	"stack\t00000000000000aa\t1,0\nstack\t00000000000000bb\t2,1,0\n"
+	"sample\t0\t5\t0\t100\t1\nsample\t0\t5\t1\t10\t1\nend\t16\n";
+
+static void unresolved_rows_by_address(void **state)
+{
+	(void)state;
+	store_prof *sp;
+	proff_error e;
+	assert_int_equal(store_prof_parse(prof_ip_text, sizeof(prof_ip_text) - 1, "t.prof", &sp, &e), 0);
+	store_sel sel = { 0 };
+	store_query q = { .keys = { HK_SYM }, .nkeys = 1, .children = true, .by_addr = true, .groups = &sel,
+			  .ngroups = 1, .event = "cpu-clock" };
+	store_result *r;
+	assert_int_equal(store_result_new(&q, &r, &e), 0);
+	long rep = store_result_rep(r, 0, "h", 1);
+	assert_true(rep >= 0);
+	assert_int_equal(store_result_add_prof(r, (size_t)rep, sp, &q, &e), 0);
+	assert_int_equal(store_result_finish(r, &e), 0);
+	assert_int_equal(r->nrows, 4);
+	int seen = 0;
+	for (size_t i = 0; i < r->nrows; i++) {
+		const char *k = pf_str(r->prof, r->row_key[i]);
+		if (k[0] == '\001' && r->row_addr[i] == 0x1234) {
+			/* the sample's own row */
+			assert_int_equal(r->self[i], 100);
+			assert_int_equal(r->acc[i], 100);
+			seen |= 1;
+		} else if (k[0] == '\001' && r->row_addr[i] == 0x7f0000001234) {
+			/* the callchain entry's: the first sample's leaf and the second's caller */
+			assert_int_equal(r->self[i], 0);
+			assert_int_equal(r->acc[i], 110);
+			seen |= 2;
+		} else if (!strcmp(k, "main")) {
+			assert_int_equal(r->acc[i], 110);
+			seen |= 4;
+		} else {
+			assert_string_equal(k, "leaf");
+			assert_int_equal(r->self[i], 10);
+			seen |= 8;
+		}
+	}
+	assert_int_equal(seen, 15);
+	store_result_free(r);
+	/* the key rows of the report's key set count the same */
+	store_keyrow *rows;
+	size_t n;
+	assert_int_equal(store_keyrows(sp, KS_COMM | KS_DSO | KS_SYM | KS_SYM_ADDR, &rows, &n), 0);
+	assert_int_equal(n, 4);
+	int unresolved = 0;
+	for (size_t i = 0; i < n; i++) {
+		if (rows[i].sym)
+			continue;
+		unresolved++;
+		assert_true(rows[i].addr == 0x1234 || rows[i].addr == 0x7f0000001234);
+		assert_int_equal(rows[i].self, rows[i].addr == 0x1234 ? 100 : 0);
+		assert_int_equal(rows[i].acc, rows[i].addr == 0x1234 ? 100 : 110);
+	}
+	assert_int_equal(unresolved, 2);
+	free(rows);
+	store_prof_free(sp);
+}
+
 /* two comms; recursion (work, through two source lines); a symbol of one
  * name in two dsos (dup); unresolved frames of two levels and addresses */
 static const char prof2_text[] =
-	"proff-profile\t2\nid\t00000000000000000000000000000002\ntime\t1793491200\n"
+	"proff-profile\t3\nid\t00000000000000000000000000000002\ntime\t1793491200\n"
 	"string\tcycles\nstring\tprog\nstring\t/bin/prog\nstring\tmain\nstring\twork\nstring\tleaf\n"
 	"string\tlib\nstring\t/lib/lib.so\nstring\tdup\nstring\ta.c:1\nstring\ta.c:2\nstring\tsh\nstring\tprog2\n"
 	"event\t1\t0\t0\t1000\t9\t1\n"
-	"frame\t2\t3\t4\t0\t0\t.\n"      /* 0 main */
-	"frame\t2\t3\t5\t10\t0\t.\n"     /* 1 work a.c:1 */
-	"frame\t2\t3\t5\t11\t0\t.\n"     /* 2 work a.c:2 */
-	"frame\t2\t3\t6\t0\t0\t.\n"      /* 3 leaf */
-	"frame\t7\t8\t9\t0\t0\t.\n"      /* 4 lib dup */
-	"frame\t2\t3\t9\t0\t0\t.\n"      /* 5 prog dup */
-	"frame\t0\t0\t0\t0\t7f20\tk\n"   /* 6 unresolved, k */
-	"frame\t0\t0\t0\t0\t7f10\t.\n"   /* 7 unresolved, . */
-	"frame\t7\t8\t0\t0\t1234\t.\n"   /* 8 unresolved in lib */
+	"frame\t2\t3\t4\t0\t0\t0\t.\n"      /* 0 main */
+	"frame\t2\t3\t5\t10\t0\t0\t.\n"     /* 1 work a.c:1 */
+	"frame\t2\t3\t5\t11\t0\t0\t.\n"     /* 2 work a.c:2 */
+	"frame\t2\t3\t6\t0\t0\t0\t.\n"      /* 3 leaf */
+	"frame\t7\t8\t9\t0\t0\t0\t.\n"      /* 4 lib dup */
+	"frame\t2\t3\t9\t0\t0\t0\t.\n"      /* 5 prog dup */
+	"frame\t0\t0\t0\t0\t7f20\t7f20\tk\n"   /* 6 unresolved, k */
+	"frame\t0\t0\t0\t0\t7f10\t7f10\t.\n"   /* 7 unresolved, . */
+	"frame\t7\t8\t0\t0\t1234\t1234\t.\n"   /* 8 unresolved in lib */
 	"stack\t0000000000000001\t3,2,1,0\n"
 	"stack\t0000000000000002\t4,5,0\n"
 	"stack\t0000000000000003\t6,7,0\n"
@@ -554,6 +627,7 @@ int main(void)
 		cmocka_unit_test(selector_errors),
 		cmocka_unit_test(tsv_round_trip),
 		cmocka_unit_test(aggregate_local_profile),
+		cmocka_unit_test(unresolved_rows_by_address),
 		cmocka_unit_test(keyrows_equal_samples),
 		cmocka_unit_test(dense_sums_equal_cells),
 		cmocka_unit_test(rows_answers_read),

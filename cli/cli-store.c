@@ -304,3 +304,101 @@ out_sels:
 	free(sels);
 	return rc;
 }
+
+/* the selectors of words (group[i]: word i's selector; NULL: one); their
+ * number, or -1 after a message */
+static long parse_sels(char *const *words, const uint32_t *group, size_t nwords, store_sel **out)
+{
+	size_t ngroups = group && nwords ? group[nwords - 1] + 1 : 1;
+	store_sel *sels = calloc(ngroups, sizeof(*sels));
+	if (!sels) {
+		cli_errorf("out of memory");
+		return -1;
+	}
+	proff_error err;
+	proff_err_clear(&err);
+	for (size_t gi = 0, at = 0; gi < ngroups; gi++) {
+		size_t n = 0;
+		while (at + n < nwords && (!group || group[at + n] == gi))
+			n++;
+		if (store_sel_parse(&sels[gi], words + at, n, &err)) {
+			cli_error(&err);
+			for (size_t i = 0; i < gi; i++)
+				store_sel_free(&sels[i]);
+			free(sels);
+			return -1;
+		}
+		at += n;
+	}
+	*out = sels;
+	return (long)ngroups;
+}
+
+int cli_store_flamegraph(const char *url, const char *replicate, char *const *words, const uint32_t *group,
+			 size_t nwords, int nsides, const char *path, fg_opts *fo)
+{
+	store_sel *sels;
+	long ngroups = parse_sels(words, group, nwords, &sels);
+	if (ngroups < 0)
+		return EXIT_USAGE;
+	int rc = EXIT_USAGE;
+	store *s = NULL;
+	char **events = NULL;
+	store_paths paths = { 0 };
+	uint8_t *side = NULL;
+	uint32_t *evsel = NULL;
+	proff_error err;
+	proff_err_clear(&err);
+	if (ngroups != nsides) {
+		cli_errorf("diff --store --flamegraph: a differential flame graph compares two selectors, not %ld", ngroups);
+		goto out;
+	}
+	if ((rc = cli_store_open(url, false, &s)))
+		goto out;
+	rc = 1;
+	if (store_events(s, sels, (size_t)ngroups, &events, &err)) {
+		cli_error(&err);
+		goto out;
+	}
+	if (!events[0]) {
+		cli_errorf("%s: no stored profile matches the selector%s", store_name(s), nsides > 1 ? "s" : "");
+		goto out;
+	}
+	/* the first event, as a file's flame graph draws its first */
+	store_query q = { .replicate = replicate, .groups = sels, .ngroups = (size_t)ngroups, .event = events[0] };
+	if (store_query_paths(s, &q, &paths, &err)) {
+		cli_error(&err);
+		goto out;
+	}
+	size_t count[2] = { 0, 0 };
+	side = calloc(paths.n ? paths.n : 1, 1);
+	evsel = calloc(paths.n ? paths.n : 1, sizeof(*evsel));
+	if (!side || !evsel) {
+		cli_errorf("out of memory");
+		goto out;
+	}
+	for (size_t i = 0; i < paths.n; i++) {
+		side[i] = (uint8_t)paths.group[i];
+		count[side[i]]++;
+	}
+	for (long gi = 0; gi < ngroups; gi++)
+		if (!count[gi]) {
+			cli_errorf("%s: no stored profile matches selector %ld (%s...)", store_name(s), gi + 1,
+				   sels[gi].n ? sels[gi].terms[0].key : "");
+			goto out;
+		}
+	/* groups of runs as the files' diff: each side's replicates its runs */
+	fo->runs = nsides == 2 && count[0] > 1 && count[1] > 1;
+	rc = cli_flamegraph(path, paths.profs, evsel, side, paths.n, nsides, fo);
+out:
+	free(side);
+	free(evsel);
+	store_paths_free(&paths);
+	free_names(events);
+	if (s)
+		store_close(s);
+	for (long i = 0; i < ngroups; i++)
+		store_sel_free(&sels[i]);
+	free(sels);
+	return rc;
+}

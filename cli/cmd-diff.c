@@ -723,11 +723,23 @@ int diff_cli_run(diff_cli *c, char **pos, int npos)
 	if (c->store) {
 		/* what a store does not keep is refused, not ignored */
 		const char *no = c->dsos ? "--dsos" : c->comms ? "--comms" : c->symbols ? "--symbols" : c->pid_list ? "--pid" :
-				 c->tid_list ? "--tid" : c->time_str ? "--time" : c->cpu_list ? "--cpu" :
-				 c->flamegraph ? "--flamegraph" : NULL;
+				 c->tid_list ? "--tid" : c->time_str ? "--time" : c->cpu_list ? "--cpu" : NULL;
 		if (no) {
 			cli_errorf("--store: %s is not available for a store's profiles (docs/fleet.md)", no);
 			rc = EXIT_USAGE;
+			goto out_hopts;
+		}
+		if (c->flamegraph) {
+			/* a differential flame graph of the two selectors' replicates */
+			fg_opts sfo;
+			fg_opts_init(&sfo);
+			if ((rc = cli_flamegraph_check(c->flamegraph, c->min_width, &sfo)) != 0)
+				goto out_hopts;
+			sfo.srcline = c->flame_srcline;
+			sfo.stats = gopt.stats;
+			sfo.fdr = gopt.fdr;
+			sfo.absolute = gopt.metric == DIFF_METRIC_ABSOLUTE;
+			rc = cli_store_flamegraph(c->store, c->replicate, pos, group, (size_t)npos, 2, c->flamegraph, &sfo);
 			goto out_hopts;
 		}
 		/* the positional words are selectors (cli/cli-store.c) */

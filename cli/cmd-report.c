@@ -596,12 +596,23 @@ int cmd_report(int argc, char **argv)
 	if (a.store) {
 		/* what a store does not keep is refused, not ignored */
 		const char *no = a.comms ? "--comms" : a.dsos ? "--dsos" : a.symbols ? "--symbols" : a.pids ? "--pid" :
-				 a.tids ? "--tid" : a.cpus ? "--cpu" : a.time ? "--time" : a.flamegraph ? "--flamegraph" :
+				 a.tids ? "--tid" : a.cpus ? "--cpu" : a.time ? "--time" :
 				 a.tree ? "--tree" : a.parent ? "--parent" : a.label ? "--label" : NULL;
 		if (no) {
 			cli_errorf("--store: %s is not available for a store's profiles (docs/fleet.md)", no);
 			hist_opts_release(&ho);
 			return EXIT_USAGE;
+		}
+		if (a.flamegraph) {
+			/* the store's call paths, one profile per stored profile */
+			fg_opts sfo;
+			fg_opts_init(&sfo);
+			rc = cli_flamegraph_check(a.flamegraph, a.min_width, &sfo);
+			sfo.srcline = a.flame_srcline;
+			if (!rc)
+				rc = cli_store_flamegraph(a.store, NULL, a.where, NULL, a.nwhere, 1, a.flamegraph, &sfo);
+			hist_opts_release(&ho);
+			return rc;
 		}
 		/* the store's rows, printed as a file's (cli/cli-store.c) */
 		rc = cli_store_report(a.store, a.where, a.nwhere, &ho, &fmt, children_wanted, a.json);

@@ -254,6 +254,21 @@ enum store_put_status { STORE_PUT_NEW, STORE_PUT_EXISTS };
 int store_put(store *s, const store_prof *const *sps, size_t n, int *status, proff_error *err);
 /* Run a query into *out (store_result_finish done). */
 int store_query_run(store *s, const store_query *q, store_result **out, proff_error *err);
+/* The call paths of the selected profiles, for flame graphs (which draw
+ * whole paths, not the rows of a key): for the event q->event (q's keys,
+ * children and counts are not used), one profile per replicate, in the
+ * order of store_result's (by group, then name), whose samples are each
+ * (comm, stack) summed over the replicate's profiles, its frames named as
+ * stored (dso, symbol, source line, level; symbols at addresses of their
+ * own). Free with store_paths_free. */
+typedef struct store_paths {
+	pf_profile **profs;
+	uint32_t *group;           /* [n] the replicate's group */
+	char **name;               /* [n] its name (a profile id or the --replicate label's value) */
+	size_t n;
+} store_paths;
+int store_query_paths(store *s, const store_query *q, store_paths *out, proff_error *err);
+void store_paths_free(store_paths *p);
 /* The events of the selected profiles (names, in the order the first
  * profile has them, then new ones as met): a NULL-terminated list. */
 int store_events(store *s, const store_sel *groups, size_t ngroups, char ***names, proff_error *err);

@@ -1245,7 +1245,150 @@ static void ch_close(store *s)
 	free(c);
 }
 
-static const struct store_ops ch_ops = { ch_init, ch_put, ch_query, ch_events, ch_close };
+/* ---- call paths (flame graphs) ----------------------------------------------------- */
+
+/* the stacks' frames, a row per (stack, position), gathered then sorted */
+typedef struct path_row {
+	uint64_t stack;
+	uint32_t pos, frame;
+} path_row;
+
+typedef struct paths_ctx {
+	store *s;
+	paths_build *pb;
+	path_row *rows; size_t n, cap;
+	proff_error *err;
+} paths_ctx;
+
+static int answer_error(paths_ctx *x, const char *line)
+{
+	if (!strncmp(line, "Code: ", 6))
+		return proff_err_set(x->err, PROFF_EIO, x->s->name, PROFF_NO_OFFSET, "the server failed: %.400s", line);
+	return proff_err_set(x->err, PROFF_EFORMAT, x->s->name, PROFF_NO_OFFSET, "an answer of another shape");
+}
+
+/* stack, position, dso, sym, srcline, addr, ip, level */
+static int path_frame_line(void *arg, char *line)
+{
+	paths_ctx *x = arg;
+	char *f[8];
+	size_t fl[8];
+	if (!*line)
+		return 0;
+	if (!strncmp(line, "Code: ", 6) || split_tsv(line, f, fl, 8) || fl[7] > 1)
+		return answer_error(x, line);
+	long id = paths_frame(x->pb, f[2], fl[2], f[3], fl[3], f[4], fl[4], dec_u64(f[5]), dec_u64(f[6]),
+			      fl[7] ? f[7][0] : '.');
+	if (id < 0 || PF_GROW(x->rows, x->cap, x->n + 1))
+		return proff_err_set(x->err, PROFF_ENOMEM, NULL, PROFF_NO_OFFSET, "out of memory");
+	x->rows[x->n++] = (path_row){ dec_u64(f[0]), (uint32_t)dec_u64(f[1]), (uint32_t)id };
+	return 0;
+}
+
+static int cmp_path_row(const void *a, const void *b)
+{
+	const path_row *x = a, *y = b;
+	if (x->stack != y->stack)
+		return x->stack < y->stack ? -1 : 1;
+	return x->pos < y->pos ? -1 : x->pos > y->pos;
+}
+
+/* grp, rep, comm, stack, period, count */
+static int path_sum_line(void *arg, char *line)
+{
+	paths_ctx *x = arg;
+	char *f[6];
+	size_t fl[6];
+	if (!*line)
+		return 0;
+	if (!strncmp(line, "Code: ", 6) || split_tsv(line, f, fl, 6))
+		return answer_error(x, line);
+	long stack = paths_stack_of(x->pb, dec_u64(f[3]));
+	if (stack < 0)
+		return proff_err_set(x->err, PROFF_EFORMAT, x->s->name, PROFF_NO_OFFSET,
+				     "a sample's stack %.30s is not in proff_stacks (a push cut short? push it again)", f[3]);
+	long rep = paths_rep(x->pb, (uint32_t)dec_u64(f[0]), f[1], fl[1]);
+	if (rep < 0 || paths_add(x->pb, (size_t)rep, f[2], fl[2], (size_t)stack, dec_u64(f[4]), dec_u64(f[5])))
+		return proff_err_set(x->err, PROFF_ENOMEM, NULL, PROFF_NO_OFFSET, "out of memory");
+	return 0;
+}
+
+/* The selected samples of the event: their stacks' frames first (each
+ * stack once), then the sums of (replicate, comm, stack) */
+static int ch_paths(store *s, const store_query *qq, paths_build *pb, proff_error *err)
+{
+	ch_store *c = s->impl;
+	int rc = ch_mode(s, false, err);
+	if (rc)
+		return rc;
+	paths_ctx x = { s, pb, NULL, 0, 0, err };
+	sbuf sel = { 0 }, q = { 0 }, resp = { 0 };
+	sbuf_puts(&sel, "event = ");
+	sbuf_quote(&sel, qq->event ? qq->event : "", qq->event ? strlen(qq->event) : 0);
+	sbuf_puts(&sel, " AND ");
+	marked_sql(&sel, c);
+	sbuf_printf(&q, "SELECT stack, f_pos, f_dso, f_sym, f_src, f_addr, f_ip, f_level FROM %s.proff_stacks "
+		    "ARRAY JOIN dso_long AS f_dso, sym AS f_sym, srcline AS f_src, addr AS f_addr, ip AS f_ip, "
+		    "level AS f_level, arrayEnumerate(sym) AS f_pos WHERE stack GLOBAL IN (SELECT stack FROM "
+		    "(SELECT stack, ", c->db);
+	rep_group_sql(&q, qq);
+	sbuf_printf(&q, " FROM %s.proff_samples WHERE %s) WHERE grp >= 0) FORMAT TabSeparated", c->db,
+		    sel.p ? sel.p : "0");
+	if (sel.oom || q.oom)
+		goto nomem;
+	if ((rc = ch_post_lines(s, NULL, q.p, q.n, NULL, &resp, path_frame_line, &x, err))) {
+		rc = tables_error(s, rc, err);
+		goto out;
+	}
+	/* the stacks, leaf first; a stack's rows twice (parts of a
+	 * ReplacingMergeTree not merged yet) are one stack */
+	qsort(x.rows, x.n, sizeof(*x.rows), cmp_path_row);
+	uint32_t *frames = NULL;
+	size_t cap_frames = 0;
+	for (size_t i = 0; i < x.n;) {
+		size_t j = i, n = 0;
+		for (; j < x.n && x.rows[j].stack == x.rows[i].stack; j++) {
+			if (n && x.rows[j].pos == x.rows[j - 1].pos)
+				continue;
+			if (x.rows[j].pos != n + 1) {
+				free(frames);
+				rc = proff_err_set(err, PROFF_EFORMAT, s->name, PROFF_NO_OFFSET, "an answer of another shape");
+				goto out;
+			}
+			if (PF_GROW(frames, cap_frames, n + 1)) {
+				free(frames);
+				goto nomem;
+			}
+			frames[n++] = x.rows[j].frame;
+		}
+		if (paths_stack(pb, x.rows[i].stack, frames, n) < 0) {
+			free(frames);
+			goto nomem;
+		}
+		i = j;
+	}
+	free(frames);
+	q.n = 0;
+	sbuf_puts(&q, "SELECT grp, rep, comm, stack, sum(period), sum(count) FROM (SELECT ");
+	rep_group_sql(&q, qq);
+	sbuf_printf(&q, ", comm, stack, period, count FROM %s.proff_samples WHERE %s) WHERE grp >= 0 "
+		    "GROUP BY grp, rep, comm, stack FORMAT TabSeparated", c->db, sel.p ? sel.p : "0");
+	if (q.oom)
+		goto nomem;
+	if ((rc = ch_post_lines(s, NULL, q.p, q.n, NULL, &resp, path_sum_line, &x, err)))
+		rc = tables_error(s, rc, err);
+	goto out;
+nomem:
+	rc = proff_err_set(err, PROFF_ENOMEM, NULL, PROFF_NO_OFFSET, "out of memory");
+out:
+	free(x.rows);
+	sbuf_free(&sel);
+	sbuf_free(&q);
+	sbuf_free(&resp);
+	return rc;
+}
+
+static const struct store_ops ch_ops = { ch_init, ch_put, ch_query, ch_events, ch_close, ch_paths };
 
 int store_ch_open(const char *url, const store_auth *auth, store *s, proff_error *err)
 {

@@ -634,6 +634,32 @@ static int local_query(store *s, const store_query *q, store_result *r, proff_er
 	return each_prof(s->impl, qs.ks >= 0 ? qs.ks : PARSE_ALL, query_one, &qs, err);
 }
 
+typedef struct paths_state {
+	const store_query *q;
+	paths_build *pb;
+} paths_state;
+
+static int paths_one(void *arg, store_prof *sp, proff_error *err)
+{
+	paths_state *ps = arg;
+	long g = store_group_of(ps->q, sp);
+	if (g < 0)
+		return 0;
+	const char *rn = ps->q->replicate ? store_prof_label_value(sp, ps->q->replicate) : sp->id;
+	if (!rn)
+		rn = "[none]";
+	long rep = paths_rep(ps->pb, (uint32_t)g, rn, strlen(rn));
+	if (rep < 0)
+		return proff_err_set(err, PROFF_ENOMEM, NULL, PROFF_NO_OFFSET, "out of memory");
+	return paths_add_prof(ps->pb, (size_t)rep, sp, err);
+}
+
+static int local_paths(store *s, const store_query *q, paths_build *pb, proff_error *err)
+{
+	paths_state ps = { q, pb };
+	return each_prof(s->impl, PARSE_ALL, paths_one, &ps, err);
+}
+
 typedef struct events_state {
 	const store_sel *groups;
 	size_t ngroups;
@@ -674,7 +700,7 @@ static void local_close(store *s)
 	free(ls);
 }
 
-static const struct store_ops local_ops = { local_init, local_put, local_query, local_events, local_close };
+static const struct store_ops local_ops = { local_init, local_put, local_query, local_events, local_close, local_paths };
 
 int store_local_open(const char *dir, bool create, store *s, proff_error *err)
 {

@@ -5,12 +5,34 @@
 
 #include "proff/store.h"
 
+/* the call paths of a query's replicates, built (paths.c) */
+typedef struct paths_build paths_build;
+int paths_new(paths_build **out, const char *event);     /* 0 or PROFF_ENOMEM */
+void paths_free(paths_build *pb);
+/* a frame (names as stored; NULL or "" for none): its index, -1 no memory */
+long paths_frame(paths_build *pb, const char *dso, size_t dso_len, const char *sym, size_t sym_len,
+		 const char *src, size_t src_len, uint64_t addr, uint64_t ip, char level);
+/* a stack of frames (leaf first) under its stored hash: its index, -1 no memory */
+long paths_stack(paths_build *pb, uint64_t hash, const uint32_t *frames, size_t n);
+/* the stack already given under hash, or -1 */
+long paths_stack_of(const paths_build *pb, uint64_t hash);
+/* the replicate (group, name), made if new: its index, -1 no memory */
+long paths_rep(paths_build *pb, uint32_t group, const char *name, size_t len);
+/* sum period and count of (comm, stack) into replicate rep: 0 or PROFF_ENOMEM */
+int paths_add(paths_build *pb, size_t rep, const char *comm, size_t comm_len, size_t stack, uint64_t period,
+	      uint64_t count);
+/* every sample of the query's event of a local store's profile into rep */
+int paths_add_prof(paths_build *pb, size_t rep, const store_prof *sp, proff_error *err);
+/* the replicates' profiles, by (group, name) */
+int paths_finish(paths_build *pb, store_paths *out, proff_error *err);
+
 struct store_ops {
 	int (*init)(store *s, const char *cluster, proff_error *err);
 	int (*put)(store *s, const store_prof *const *sps, size_t n, int *status, proff_error *err);
 	int (*query)(store *s, const store_query *q, store_result *r, proff_error *err);
 	int (*events)(store *s, const store_sel *groups, size_t ngroups, char ***names, proff_error *err);
 	void (*close)(store *s);
+	int (*paths)(store *s, const store_query *q, paths_build *pb, proff_error *err);
 };
 
 struct store {

@@ -73,6 +73,19 @@ int store_events(store *s, const store_sel *groups, size_t ngroups, char ***name
 	return rc;
 }
 
+int store_query_paths(store *s, const store_query *q, store_paths *out, proff_error *err)
+{
+	memset(out, 0, sizeof(*out));
+	paths_build *pb;
+	if (paths_new(&pb, q->event ? q->event : "?"))
+		return proff_err_set(err, PROFF_ENOMEM, NULL, PROFF_NO_OFFSET, "out of memory");
+	int rc = s->ops->paths(s, q, pb, err);
+	if (!rc)
+		rc = paths_finish(pb, out, err);
+	paths_free(pb);
+	return rc;
+}
+
 int store_query_run(store *s, const store_query *q, store_result **out, proff_error *err)
 {
 	store_result *r;

@@ -54,6 +54,11 @@ A_ID=$(by_id $A); B_ID=$(by_id $B)
 "$PROFF" diff --children $A_ID -- $B_ID >direct.diff
 "$PROFF" diff --metric absolute -s sym $A_ID -- $B_ID >direct.diff2
 for f in $A; do "$PROFF" report -i "$f" --json -g none; done >direct.jsons
+# flame graphs: build A's files' summed (a report over a store draws its
+# profiles' paths together), the group diff's
+for f in $A; do "$PROFF" report -i "$f" --flamegraph-srcline --flamegraph "$f.folded"; done
+for f in $A; do cat "$f.folded"; done | awk '{c = $NF; $NF = ""; sub(/ $/, ""); s[$0] += c} END {for (k in s) print k, s[k]}' | sort >direct.fg.folded
+"$PROFF" diff $A_ID -- $B_ID --flamegraph direct.fgd.folded
 
 # a store names a diff's runs by their ids, in id order: the lines that list
 # runs or their values are compared as sets of words. The level of a caller
@@ -81,6 +86,20 @@ compare() {
 	"$PROFF" diff --store "$url" --metric absolute -s sym build=A -- build=B 2>d2.err | sed $IDS | sort_runs >d2
 	sort_runs <direct.diff2 >direct.diff2.s
 	same "$name: diff --metric absolute -s sym = the files' group diff" direct.diff2.s d2
+	# flame graphs of a store: the same call paths as the files'; the page
+	# the same from every store (its runs named by their ids)
+	"$PROFF" report --store "$url" --where build=A --flamegraph-srcline --flamegraph fg_r.folded 2>fg.err
+	sort fg_r.folded >fg_r.s
+	same "$name: report --flamegraph = the files' flame graphs summed" direct.fg.folded fg_r.s
+	"$PROFF" diff --store "$url" build=A -- build=B --flamegraph fg_d.folded 2>fg.err
+	same "$name: diff --flamegraph = the files' group diff's" direct.fgd.folded fg_d.folded
+	"$PROFF" diff --store "$url" build=A -- build=B --flamegraph fg_d.html 2>fg.err
+	if [ "$name" = local ]; then
+		cp fg_d.html local.fg.html
+		grep -q '"file":"'"${ID1}"'"' fg_d.html && ok "$name: diff --flamegraph page names its runs by id" || not_ok "$name: diff --flamegraph page names its runs by id"
+	else
+		same "$name: diff --flamegraph page = the local store's" local.fg.html fg_d.html
+	fi
 	# a report over three profiles: every row's Self and Children the sums of the files' rows
 	"$PROFF" report --store "$url" --where build=A --json >r3.json 2>r3.err
 	python3 - direct.jsons r3.json <<'EOF' >sum.out 2>&1 && ok "$name: report over three profiles = the sums of the files' rows" || { not_ok "$name: report over three profiles = the sums of the files' rows"; head -5 sum.out | sed 's/^/#   /'; }
@@ -154,7 +173,9 @@ bad "nothing matches" 1 "no stored profile matches" report --store "$W/local" --
 bad "one selector for a diff" 129 "two selectors" diff --store "$W/local" build=A
 bad "a selector matching nothing" 1 "matches selector 2" diff --store "$W/local" build=A -- build=Z
 bad "a filter a store does not keep" 129 "--comms is not available" report --store "$W/local" --where build=A --comms planted
-bad "a flame graph of a store" 129 "--flamegraph is not available" diff --store "$W/local" --flamegraph x.html build=A -- build=B
+bad "a differential flame graph of three selectors" 129 "compares two selectors, not 3" diff --store "$W/local" --flamegraph x.html build=A -- build=B -- build=A
+bad "a flame graph of a selector matching nothing" 1 "matches selector 2" diff --store "$W/local" --flamegraph x.html build=A -- build=Z
+bad "a flame graph file of no known kind" 129 "flamegraph" report --store "$W/local" --where build=A --flamegraph x.png
 bad "sort key a store does not keep" 129 "a store keeps comm, dso, sym, srcline" report --store "$W/local" --where build=A -s pid
 bad "credentials in the URL" 129 "credentials do not go in the URL" push --store clickhouse://u:secret@127.0.0.1:1/db a.data.1
 grep -q secret b.err && not_ok "a password given in a URL is never printed" || ok "a password given in a URL is never printed"

@@ -123,6 +123,14 @@ measure_cpu "local store: the same, --replicate host" "$PROFF" diff --store "$LO
 awk -v c="$chr_t" -v l="$lor_t" -v f="$fi_t" -v cc="$chr_c" -v lc="$lor_c" -v fc="$fi_c" 'BEGIN {
 	printf "  --replicate host: ClickHouse %.3f s, local store %.3f s, files (a run per file) %.3f s: ClickHouse %.1fx faster, local store %.1fx; in CPU %.1fx, %.1fx\n", c, l, f, f / c, f / l, fc / cc, fc / lc }'
 
+# flame graphs: the store hands over its stacks' sums per replicate, the
+# files are read; the two folded outputs compared
+measure_cpu "ClickHouse: diff --flamegraph (folded)" "$PROFF" diff --store "$URL" --flamegraph "$CHD/fg-ch.folded" build=A -- build=B; chf_t=$MED_S; chf_c=$(awk -v a="$MED_CPU" -v b="$MED_SRV" 'BEGIN {print a + b}')
+measure_cpu "files: diff --flamegraph (folded)" "$PROFF" diff --flamegraph "$CHD/fg-files.folded" "$H"/a-*.folded -- "$H"/b-*.folded; fif_t=$MED_S; fif_c=$MED_CPU
+cmp -s "$CHD/fg-ch.folded" "$CHD/fg-files.folded" && same=identical || same=DIFFERENT
+awk -v c="$chf_t" -v f="$fif_t" -v cc="$chf_c" -v fc="$fif_c" -v s="$same" 'BEGIN {
+	printf "  --flamegraph: ClickHouse %.3f s, files %.3f s: %.1fx; in CPU %.1fx; the folded stacks %s\n", c, f, f / c, fc / cc, s }'
+
 # keys without key rows: every selected sample's frames are read
 RUNS=$SLOW_RUNS
 K=comm,dso,sym,srcline

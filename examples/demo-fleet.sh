@@ -48,6 +48,11 @@ echo "== proff diff --store $URL --replicate host --significant-only build=1 -- 
 "$PROFF" diff --store "$URL" --replicate host --significant-only build=1 -- build=2
 
 echo
+echo "== its differential flame graph: proff diff --store $URL --replicate host --flamegraph $OUT/fleet.html build=1 -- build=2"
+"$PROFF" diff --store "$URL" --replicate host --flamegraph "$OUT/fleet.html" build=1 -- build=2 &&
+	echo "   $OUT/fleet.html: open it in a browser (each frame's change tested across the hosts)"
+
+echo
 echo "== the same diff from a local store directory ($OUT/store)"
 for h in $(seq 1 "$HOSTS"); do
 	"$PROFF" push -q --store "$OUT/store" --label build=1 --label host=web-$h "$OUT/v1-web-$h.data"

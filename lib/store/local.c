@@ -609,6 +609,13 @@ typedef struct query_state {
 	int ks;                    /* the stored key set of the query, -1: the samples are read */
 } query_state;
 
+/* the replicate's name of a profile: its --replicate label's value or its id */
+static const char *replicate_of(const store_query *q, const store_prof *sp)
+{
+	const char *rn = q->replicate ? store_prof_label_value(sp, q->replicate) : sp->id;
+	return rn ? rn : "[none]";
+}
+
 static int query_one(void *arg, store_prof *sp, proff_error *err)
 {
 	query_state *qs = arg;
@@ -616,9 +623,7 @@ static int query_one(void *arg, store_prof *sp, proff_error *err)
 	long g = store_group_of(q, sp);
 	if (g < 0)
 		return 0;
-	const char *rn = q->replicate ? store_prof_label_value(sp, q->replicate) : sp->id;
-	if (!rn)
-		rn = "[none]";
+	const char *rn = replicate_of(q, sp);
 	long rep = store_result_rep(qs->r, (uint32_t)g, rn, strlen(rn));
 	if (rep < 0)
 		return proff_err_set(err, PROFF_ENOMEM, NULL, PROFF_NO_OFFSET, "out of memory");
@@ -645,9 +650,7 @@ static int paths_one(void *arg, store_prof *sp, proff_error *err)
 	long g = store_group_of(ps->q, sp);
 	if (g < 0)
 		return 0;
-	const char *rn = ps->q->replicate ? store_prof_label_value(sp, ps->q->replicate) : sp->id;
-	if (!rn)
-		rn = "[none]";
+	const char *rn = replicate_of(ps->q, sp);
 	long rep = paths_rep(ps->pb, (uint32_t)g, rn, strlen(rn));
 	if (rep < 0)
 		return proff_err_set(err, PROFF_ENOMEM, NULL, PROFF_NO_OFFSET, "out of memory");

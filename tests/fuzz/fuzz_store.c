@@ -3,8 +3,9 @@
  * input; one that parses is aggregated into a query's rows (Self,
  * Children, every key the store keeps) and its result put in order, as a
  * query does; the same for its key rows (keyrows.c) of every stored key
- * set, and the partial parses a query makes (the head, one key set's
- * rows). A rejected input must say what and where (the file's name, a
+ * set, the partial parses a query makes (the head, one key set's
+ * rows), and its call paths made into a replicate's profile, as a flame
+ * graph of a store asks (paths.c). A rejected input must say what and where (the file's name, a
  * message). Any crash, hang, leak or sanitizer report is a bug. Built and
  * run by tests/fuzz/run.sh.
  */
@@ -36,6 +37,20 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			if (rep >= 0 && store_result_add_prof(r, (size_t)rep, sp, &q, &e) == 0)
 				store_result_finish(r, &e);
 			store_result_free(r);
+		}
+	}
+	/* the call paths of its first event, twice into one replicate (a
+	 * replicate of two profiles) and once into another */
+	if (sp->nr_events) {
+		paths_build *pb = NULL;
+		if (paths_new(&pb, pf_strtab_get(&sp->strs, sp->events[0].name)) == 0) {
+			long r0 = paths_rep(pb, 0, "a", 1), r1 = paths_rep(pb, 1, "b", 1);
+			store_paths out;
+			if (r0 >= 0 && r1 >= 0 && !paths_add_prof(pb, (size_t)r0, sp, &e) &&
+			    !paths_add_prof(pb, (size_t)r0, sp, &e) && !paths_add_prof(pb, (size_t)r1, sp, &e) &&
+			    !paths_finish(pb, &out, &e))
+				store_paths_free(&out);
+			paths_free(pb);
 		}
 	}
 	/* a query of a stored key set: the key rows of a partial parse */

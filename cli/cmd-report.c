@@ -39,7 +39,7 @@ struct report_args {
 	int percent_limit_at, callgraph_at;
 	const char *percentage;
 	const char *comms, *dsos, *symbols, *pids, *tids, *cpus, *time;
-	bool quiet, json, dump, header, header_only, force, show_nr_samples, no_compensate, stats, tasks, mmaps;
+	bool quiet, json, dump, header, header_only, force, show_nr_samples, show_total_period, no_compensate, stats, tasks, mmaps;
 	const char *calibration;
 	bool tree;
 	bool inline_frames;                    /* --inline (default) / --no-inline: callchain entries with their inlined frames */
@@ -111,6 +111,7 @@ static const opt_def options[] = {
 	{ 'C', "cpu", O_STR, F(cpus), "LIST", "only count samples of these CPUs", 0, NULL, 0 },
 	{ 0, "time", O_STR, F(time), "RANGES", "only count samples in these time ranges", 0, NULL, 0 },
 	{ 'n', "show-nr-samples", O_BOOL, F(show_nr_samples), NULL, "show a column with the number of samples", 0, NULL, 0 },
+	{ 0, "show-total-period", O_BOOL, F(show_total_period), NULL, "show a column with the sum of the periods", 0, NULL, 0 },
 	{ 'q', "quiet", O_BOOL, F(quiet), NULL, "rows only, no header", 0, NULL, 0 },
 	{ 'v', "verbose", O_COUNT, F(verbose), NULL, "full dso names, symbol addresses", 0, NULL, 0 },
 	{ 0, "json", O_BOOL, F(json), NULL, "JSON output (see docs/json.md)", 0, NULL, 0 },
@@ -432,6 +433,7 @@ int cmd_report(int argc, char **argv)
 	fmt.quiet = a.quiet;
 	fmt.percent_limit = a.percent_limit;
 	fmt.show_nr_samples = a.show_nr_samples;
+	fmt.show_total_period = a.show_total_period;
 	fmt.time_spec = a.time;
 	fmt.color = !a.json && cli_use_color("report");
 	const char *pct = a.percentage ? a.percentage : pf_config_get(cli_config(), "hist.percentage");
@@ -756,7 +758,9 @@ int cmd_report(int argc, char **argv)
 			rc = 1;
 			break;
 		}
-		int hrc = cli_engine_hist(&eng, prof, (uint32_t)ev, &o, &h, &err);
+		cli_engine ev_eng = eng;
+		ev_eng.reference |= stages.reference;
+		int hrc = cli_engine_hist(&ev_eng, prof, (uint32_t)ev, &o, &h, &err);
 		if (!more)
 			pf_profile_drop_sequence(prof);   /* the last report that reads it */
 		if (hrc < 0) {

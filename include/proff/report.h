@@ -40,6 +40,7 @@ typedef struct report_fmt {
 	bool elide[HIST_KEYS_MAX];       /* columns hidden (single-entry filters) */
 	const char *filter_lines;  /* "# dso: work\n"-style lines for the header, or NULL */
 	bool show_nr_samples;      /* -n */
+	bool show_total_period;    /* --show-total-period: the Self period's column */
 	const char *time_spec;     /* --time, echoed in the Samples line */
 	bool not_first_event;      /* later events: no "Total Lost Samples" block */
 	bool exact;                /* exact profile: time and per-call columns */

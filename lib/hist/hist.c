@@ -886,6 +886,16 @@ int hist_new_keys(const pf_profile *prof, uint32_t evsel, const hist_opts *opts,
 		return rc;
 	}
 	h->nkeys = rc;
+	int nvalued = 0;      /* keys with a value of their own in perf's replay (pkey.gen) */
+	for (int i = 0; i < h->nkeys; i++)
+		nvalued += hist_keys[h->keys[i]].perf_value != NULL;
+	if (nvalued > HIST_GEN_KEYS) {
+		hist_free(h);
+		return proff_err_set(err, PROFF_EUSAGE, NULL, PROFF_NO_OFFSET,
+				     "--sort: at most %d of the keys srcfile, sample, period, symbol_size, dso_size, "
+				     "overhead_sys, overhead_us, overhead_guest_sys, overhead_guest_us in one sort order",
+				     HIST_GEN_KEYS);
+	}
 	pv->kw = (size_t)h->nkeys * KW_PER_KEY;
 	if ((rc = label_setup(h, err)) < 0) {
 		hist_free(h);
@@ -1041,6 +1051,13 @@ int hist_build(const pf_profile *prof, uint32_t evsel, const hist_opts *opts, hi
 	if (keys_need(h, HKN_SRCLINE) && (rc = srclines_made(h, err)) < 0) {
 		hist_free(h);
 		return rc;
+	}
+	/* the engine keeps no cpumode split: the reference path makes it */
+	if (keys_need(h, HKN_CPUMODE)) {
+		hist_free(h);
+		return proff_err_set(err, PROFF_EUSAGE, NULL, PROFF_NO_OFFSET,
+				     "overhead_sys/overhead_us/overhead_guest_* keys: the rows are made by "
+				     "hist_build_reference (plan_stages.reference)");
 	}
 	for (int i = 0; i < h->nkeys; i++)
 		if (hist_keys[h->keys[i]].prepare && (rc = hist_keys[h->keys[i]].prepare(h, i, err)) < 0) {
@@ -1313,6 +1330,7 @@ void hist_free(hist *h)
 	hist_order_discard(h);
 	for (int i = 0; i < HIST_MAX_KEYS; i++)
 		free(h->loc_value[i]);
+	free(h->mode_period);
 	if (h->priv) {
 		free(h->priv->keyw);
 		id_table_free(&h->priv->tab);

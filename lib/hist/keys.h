@@ -24,7 +24,7 @@ typedef struct hist_key_src {
 static inline uint64_t hist_row_addr(const pf_loc *l, bool chain) { return chain ? l->ip : l->addr; }
 
 /* keys of one --sort that have no field of their own in pkey (perf_value) */
-#define HIST_GEN_KEYS 2
+#define HIST_GEN_KEYS 4
 
 /* A tree node and what the comparators read first, in one 64-byte line: a
  * replay's descent compares the new row with some 17 others, most of them

@@ -104,8 +104,17 @@ static int64_t new_row(ref_pass *rp, const uint64_t *w, const hist_entry *e)
 			return -2;
 		rp->next = nn;
 	}
+	if (keys_need(h, HKN_CPUMODE) && (h->cap != cap || !h->mode_period)) {
+		uint64_t *m = pf_realloc_array(h->mode_period, h->cap * HIST_MODES, sizeof(uint64_t));
+		if (!m)
+			return -2;
+		h->mode_period = m;
+	}
 	size_t r = h->n++;
 	h->entries[r] = *e;
+	h->entries[r].mode_row = r;
+	if (h->mode_period)
+		memset(h->mode_period + r * HIST_MODES, 0, HIST_MODES * sizeof(uint64_t));
 	memcpy(rp->words + r * rp->kw, w, rp->kw * sizeof(uint64_t));
 	if (rp->walk && hist_itree_add(rp->walk, h, r) < 0)
 		return -2;
@@ -184,6 +193,17 @@ static char map_level(const pf_profile *p, uint32_t loc)
 	return k == SYM_DSO_KERNEL || k == SYM_DSO_MODULE ? 'k' : '.';
 }
 
+/* perf's he_stat__add_cpumode_period: a Self row's period by the
+ * sample's cpumode (its level: 'k' kernel, '.' user, 'g' guest kernel,
+ * 'u' guest user; a hypervisor sample counts in none) */
+static void add_mode_period(hist *h, const hist_entry *e, char level, uint64_t period)
+{
+	static const char levels[HIST_MODES] = { 'k', '.', 'g', 'u' };
+	for (int m = 0; m < HIST_MODES; m++)
+		if (level == levels[m])
+			h->mode_period[e->mode_row * HIST_MODES + (uint64_t)m] += period;
+}
+
 /* One sample s (aggregated sample si, or one raw sample of it) */
 static int add_sample(ref_pass *rp, const pf_sample *s, size_t si, bool aggregated)
 {
@@ -220,6 +240,8 @@ static int add_sample(ref_pass *rp, const pf_sample *s, size_t si, bool aggregat
 	}
 	e->period += s->period;
 	e->nr_events += s->count;
+	if (h->mode_period)
+		add_mode_period(h, e, level, s->period);
 
 	size_t nk = 0;
 	uint32_t *cursor = sample_cursor(h, s, &rp->chain, &rp->cap_chain, &nk);
@@ -279,6 +301,9 @@ static int collapse(ref_pass *rp)
 		d->period += e->period;
 		d->nr_events += e->nr_events;
 		d->period_acc += e->period_acc;
+		for (int m = 0; h->mode_period && m < HIST_MODES; m++)
+			h->mode_period[d->mode_row * HIST_MODES + (uint64_t)m] +=
+				h->mode_period[e->mode_row * HIST_MODES + (uint64_t)m];
 		if (h->opts.callchain && cc_merge(h, &h->priv->cc, into[r], (uint32_t)r) < 0) {
 			free(into);
 			return -1;

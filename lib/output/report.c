@@ -424,7 +424,7 @@ typedef struct col {
 } col;
 
 enum { COL_CHILDREN = -1, COL_SELF = -2, COL_SAMPLES = -3, COL_CALLS = -4, COL_TOTAL_T = -5,
-       COL_SELF_T = -6, COL_AVG_T = -7, COL_MIN_T = -8, COL_MAX_T = -9 };
+       COL_SELF_T = -6, COL_AVG_T = -7, COL_MIN_T = -8, COL_MAX_T = -9, COL_PERIOD = -10 };
 
 void report_fmt_time(char *buf, size_t len, double ns)
 {
@@ -435,6 +435,15 @@ void report_fmt_time(char *buf, size_t len, double ns)
 		u++;
 	}
 	snprintf(buf, len, "%7.3f %2s", ns, units[u]);
+}
+
+/* A key that is one of the report's own columns: perf shows it once, where
+ * the report has it (its Overhead or Self, Children, -n's Samples,
+ * --show-total-period's Period) */
+static bool key_is_shown_column(const hist_key_def *k, const report_fmt *f)
+{
+	return k->hpp == HKP_OVERHEAD || (k->hpp == HKP_CHILDREN && f->children) ||
+	       (k->hpp == HKP_SAMPLES && f->show_nr_samples) || (k->hpp == HKP_PERIOD && f->show_total_period);
 }
 
 static size_t build_cols(hist *h, const report_fmt *f, col *cols)
@@ -448,6 +457,8 @@ static size_t build_cols(hist *h, const report_fmt *f, col *cols)
 	}
 	if (f->show_nr_samples)
 		cols[n++] = (col){ "Samples", 12, COL_SAMPLES };
+	if (f->show_total_period)
+		cols[n++] = (col){ "Period", 12, COL_PERIOD };
 	if (f->exact) {
 		/* uftrace's columns: times of the row's calls */
 		if (f->children)
@@ -465,6 +476,8 @@ static size_t build_cols(hist *h, const report_fmt *f, col *cols)
 	for (int i = 0; i < h->nkeys; i++) {
 		int k = h->keys[i];
 		if (f->elide[k] && !all_elided)
+			continue;
+		if (key_is_shown_column(&hist_keys[k], f))
 			continue;
 		cols[n++] = (col){ hist_keys[k].header, (int)hist_key_col_width(h, k), k };
 	}
@@ -576,6 +589,7 @@ static void print_rows(FILE *out, hist *h, const report_fmt *f, const col *cols,
 			switch (cols[c].key) {
 			case COL_CHILDREN: ln += put_pct(line + ln, e->period_acc, total, w, f->color); continue;
 			case COL_SELF: ln += put_pct(line + ln, e->period, total, w, f->color); continue;
+			case COL_PERIOD: n = snprintf(buf, sizeof(buf), "%*" PRIu64, w, e->period); break;
 			case COL_SAMPLES:
 			case COL_CALLS: n = snprintf(buf, sizeof(buf), "%*" PRIu64, w, e->nr_events); break;
 			case COL_TOTAL_T: report_fmt_time(buf, sizeof(buf), (double)e->period_acc); n = -1; break;

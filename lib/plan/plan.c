@@ -34,5 +34,6 @@ int proff_plan(const plan_request *r, pf_load_opts *lo, plan_stages *st, proff_e
 	 * on it (hist's tree mode: Children in perf's order) */
 	lo->keep_sequence = r->report_order && r->children && !r->flamegraph;
 	st->srclines = (needs & HKN_SRCLINE) != 0;
+	st->reference = (needs & HKN_CPUMODE) != 0;
 	return 0;
 }

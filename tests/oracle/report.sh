@@ -183,6 +183,28 @@ cmp_report "sym,period" "$F" --no-children -g none -s sym,period
 cmp_report "sym,sample children" "$F" --children -g none -s sym,sample
 cmp_report "dso,period graph" "$F" -s dso,period
 cmp_report "sym,sample" "$W/py.data" --no-children -g none -s sym,sample
+# -n and --show-total-period: the Samples and Period columns, shown once
+# when -s names sample or period too
+cmp_report "-n -s sym,sample" "$F" -n --no-children -g none -s sym,sample
+cmp_report "--show-total-period children" "$F" --show-total-period --children -g none
+cmp_report "--show-total-period -n graph" "$F" --show-total-period -n --no-children
+cmp_report "--show-total-period -s sym,period" "$F" --show-total-period --no-children -g none -s sym,period
+# the overhead keys: perf's percent columns as keys; the sort order is not
+# prefixed with Overhead (Self) when the spec names an overhead key, nor
+# with Children when it names overhead_children; sys/usr split the Self
+# period by the samples' cpumode (kernel and user samples in these files)
+for ch in --no-children --children; do
+	cmp_report "overhead_sys,overhead_us,sym" "$F" $ch -g none -s overhead_sys,overhead_us,sym
+	cmp_report "sym,overhead_us (sorted by sym)" "$F" $ch -g none -s sym,overhead_us
+	cmp_report "sym,overhead_children,overhead" "$F" $ch -g none -s sym,overhead_children,overhead
+	cmp_report "comm,overhead_sys,dso" "$F" $ch -g none -s comm,overhead_sys,dso
+	cmp_report "overhead_guest_sys,overhead_guest_us,sym" "$F" $ch -g none -s overhead_guest_sys,overhead_guest_us,sym
+done
+cmp_report "overhead_sys,sym graph" "$F" -s overhead_sys,sym
+cmp_report "overhead_children,sym caller graph" "$F" --children -g caller -s overhead_children,sym
+cmp_report "dso,overhead_children" "$F" --children -g none -s dso,overhead_children
+cmp_report "overhead,comm percentage relative" "$F" --no-children -g none -s overhead,comm,sym --percentage relative --comms calls
+cmp_report "overhead_us,dso,sym" "$W/xz.data" --no-children -g none -s overhead_us,dso,sym
 # symbol_size, and the IPC columns perf report adds to a sort naming
 # "symbol" (ipc_null: a row per symbol, "-" without branch stacks)
 cmp_report "symbol (IPC columns)" "$F" --no-children -g none -s symbol

@@ -32,6 +32,7 @@ struct report_args {
 	bool inverted;
 	int max_stack;
 	const char *sort;
+	const char *fields;                    /* -F: perf's output fields */
 	const char *parent;
 	double percent_limit;
 	/* the order the two were given in: perf's --percent-limit sets the
@@ -100,6 +101,7 @@ static const opt_def options[] = {
 	{ 'G', "inverted", O_BOOL, F(inverted), NULL, "alias for caller-based call graph", 0, NULL, 0 },
 	{ 0, "max-stack", O_INT, F(max_stack), "N", "limit the callchain depth", 0, NULL, 0 },
 	{ 's', "sort", O_STR, F(sort), "KEYS", "sort by these keys (SORT KEYS in proff-report(1); proff --list-values sort)", 0, NULL, 0 },
+	{ 'F', "fields", O_STR, F(fields), "FIELDS", "the output fields, in order: overhead columns (overhead, overhead_children, sample, period, overhead_sys, ...) and sort keys", 0, NULL, 0 },
 	{ 'p', "parent", O_STR, F(parent), "REGEX", "regex filter to identify the parent (default ^sys_|^do_page_fault)", 0, NULL, 0 },
 	{ 0, "percent-limit", O_CALLBACK, 0, "N", "do not show entries below N percent", PO_NONEG, opt_percent_limit, 0 },
 	{ 0, "percentage", O_STR, F(percentage), "relative|absolute", "how to compute percentages with filters", 0, NULL, 0 },
@@ -268,6 +270,29 @@ static int parse_callgraph(const char *s, report_fmt *f, bool *caller_set, bool 
 		}
 	}
 	return 0;
+}
+
+/* -F's sort order: the --sort keys (sort, or none), then each field the
+ * sort lacks, in the fields' order */
+static int fields_sort(const char *sort, const char *fields, char *out, size_t len)
+{
+	size_t n = (size_t)snprintf(out, len, "%s", sort ? sort : "");
+	for (const char *p = fields; *p;) {
+		size_t l = strcspn(p, ",");
+		bool have = false;
+		for (const char *q = out; *q && !have;) {
+			size_t m = strcspn(q, ",");
+			have = m == l && !strncmp(q, p, l);
+			q += m + (q[m] == ',');
+		}
+		if (!have && l) {
+			if (n + l + 2 > len)
+				return -1;
+			n += (size_t)snprintf(out + n, len - n, "%s%.*s", n ? "," : "", (int)l, p);
+		}
+		p += l + (p[l] == ',');
+	}
+	return n < len ? 0 : -1;
 }
 
 static int load_list(pf_strlist *l, const char *spec, const char *what)
@@ -570,6 +595,27 @@ int cmd_report(int argc, char **argv)
 	if (a.sort && strstr(a.sort, "symbol") && strlen(a.sort) + 10 < sizeof(sort_ipc)) {
 		snprintf(sort_ipc, sizeof(sort_ipc), "%s,ipc_null", a.sort);
 		ho.sort = sort_ipc;
+	}
+	char sort_fields[2048];
+	if (a.fields) {
+		/* perf's strict field order: the columns are the fields, then the
+		 * --sort keys they lack; the rows sort by the --sort keys, then
+		 * the fields; no Overhead or Children column or sort prefix but
+		 * as fields (util/sort.c's setup_sorting) */
+		if (a.fields[0] == '+' || !a.fields[0]) {
+			cli_errorf("-F '%s': fields added to the default ones (+FIELDS) are not supported", a.fields);
+			hist_opts_release(&ho);
+			return EXIT_USAGE;
+		}
+		if (fields_sort(a.sort ? ho.sort : NULL, a.fields, sort_fields, sizeof(sort_fields)) < 0) {
+			cli_errorf("-F '%s': too long", a.fields);
+			hist_opts_release(&ho);
+			return EXIT_USAGE;
+		}
+		ho.sort = sort_fields;
+		ho.no_self_first = ho.no_children_first = true;
+		ho.order_replay = true;
+		fmt.fields = a.fields;
 	}
 	/* the loader's options and the stages before the rows: the planner's
 	 * (proff/plan.h), from the keys, filters and outputs (an unknown key:

@@ -41,6 +41,7 @@ typedef struct report_fmt {
 	const char *filter_lines;  /* "# dso: work\n"-style lines for the header, or NULL */
 	bool show_nr_samples;      /* -n */
 	bool show_total_period;    /* --show-total-period: the Self period's column */
+	const char *fields;        /* -F: the output fields in order (key names), NULL: perf's default columns */
 	const char *time_spec;     /* --time, echoed in the Samples line */
 	bool not_first_event;      /* later events: no "Total Lost Samples" block */
 	bool exact;                /* exact profile: time and per-call columns */

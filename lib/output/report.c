@@ -446,9 +446,31 @@ static bool key_is_shown_column(const hist_key_def *k, const report_fmt *f)
 	       (k->hpp == HKP_SAMPLES && f->show_nr_samples) || (k->hpp == HKP_PERIOD && f->show_total_period);
 }
 
+/* -F: the fields' columns in their order, then the sort keys they lack */
+static size_t field_cols(hist *h, const report_fmt *f, col *cols)
+{
+	int ids[HIST_MAX_KEYS];
+	proff_error err;
+	int nf = hist_parse_sort(f->fields, ids, HIST_MAX_KEYS, &err);
+	size_t n = 0;
+	for (int i = 0; i < nf; i++)
+		cols[n++] = (col){ hist_keys[ids[i]].header, (int)hist_key_col_width(h, ids[i]), ids[i] };
+	for (int i = 0; i < h->nkeys; i++) {
+		bool in = false;
+		for (int j = 0; j < nf; j++)
+			in |= ids[j] == h->keys[i];
+		if (!in)
+			cols[n++] = (col){ hist_keys[h->keys[i]].header, (int)hist_key_col_width(h, h->keys[i]),
+					   h->keys[i] };
+	}
+	return n;
+}
+
 static size_t build_cols(hist *h, const report_fmt *f, col *cols)
 {
 	size_t n = 0;
+	if (f->fields)
+		return field_cols(h, f, cols);
 	if (f->children) {
 		cols[n++] = (col){ "Children", 8, -1 };
 		cols[n++] = (col){ "Self", 8, -2 };

@@ -205,6 +205,22 @@ cmp_report "overhead_children,sym caller graph" "$F" --children -g caller -s ove
 cmp_report "dso,overhead_children" "$F" --children -g none -s dso,overhead_children
 cmp_report "overhead,comm percentage relative" "$F" --no-children -g none -s overhead,comm,sym --percentage relative --comms calls
 cmp_report "overhead_us,dso,sym" "$W/xz.data" --no-children -g none -s overhead_us,dso,sym
+# -F: perf's strict field order (the fields' columns in order, then the
+# --sort keys they lack; rows sorted by --sort, then the fields; no
+# Overhead/Children column but as a field), Self and Children
+cmp_report "-F overhead,sym" "$F" -F overhead,sym --no-children -g none
+cmp_report "-F overhead,sym children" "$F" -F overhead,sym --children -g none
+cmp_report "-F overhead_children,overhead,comm,sym graph" "$F" -F overhead_children,overhead,comm,sym --children
+cmp_report "-F comm,sym children graph" "$F" -F comm,sym --children
+cmp_report "-F sym,overhead,sample -s dso" "$F" -F sym,overhead,sample -s dso --no-children -g none
+cmp_report "-F dso,overhead -s sym" "$F" -F dso,overhead -s sym --no-children -g none
+cmp_report "-F overhead,sample,period,overhead_sys,overhead_us,dso,sym" "$F" -F overhead,sample,period,overhead_sys,overhead_us,dso,sym --no-children -g none
+cmp_report "-F overhead_children,overhead,sym -s dso" "$F" -F overhead_children,overhead,sym --children -g none -s dso
+cmp_report "-F overhead,sym -s symbol" "$F" -F overhead,sym -s symbol --no-children -g none
+cmp_report "-F overhead,comm,dso,sym graph" "$F" -F overhead,comm,dso,sym --no-children
+"$PROFF" report -i "$F" -F +sym >/dev/null 2>"$TMP/proff.err"; rc=$?
+[ "$rc" != 0 ] && [ "$(wc -l <"$TMP/proff.err")" = 1 ] && ok "-F +sym (not supported): one error line, exit $rc" ||
+	{ not_ok "-F +sym: one error line (rc $rc)"; sed 's/^/#   /' "$TMP/proff.err"; }
 # symbol_size, and the IPC columns perf report adds to a sort naming
 # "symbol" (ipc_null: a row per symbol, "-" without branch stacks)
 cmp_report "symbol (IPC columns)" "$F" --no-children -g none -s symbol

@@ -33,6 +33,7 @@ struct report_args {
 	int max_stack;
 	const char *sort;
 	const char *fields;                    /* -F: perf's output fields */
+	uint64_t time_quantum;                 /* --time-quantum, ns (0: 100 ms) */
 	const char *parent;
 	double percent_limit;
 	/* the order the two were given in: perf's --percent-limit sets the
@@ -92,6 +93,32 @@ static int opt_where(po_ctx *ctx, const opt_def *d, const char *arg, bool unset)
 	return 0;
 }
 
+/* --time-quantum N[ns|us|ms|s] (perf's: a bare number is ns) */
+static int opt_time_quantum(po_ctx *ctx, const opt_def *d, const char *arg, bool unset)
+{
+	struct report_args *a = ctx->obj;
+	char *end;
+	errno = 0;
+	unsigned long long v = strtoull(arg, &end, 0);
+	if (end == arg || errno || *arg == '-')
+		return po_error(ctx->cmd, d, "cannot parse time quantum `%s'", arg);
+	while (isspace((unsigned char)*end))
+		end++;
+	static const struct { const char *unit; uint64_t ns; } units[] = {
+		{ "", 1 }, { "ns", 1 }, { "us", 1000 }, { "ms", 1000000 }, { "s", 1000000000 },
+	};
+	uint64_t mul = 0;
+	for (size_t i = 0; i < sizeof(units) / sizeof(units[0]); i++)
+		if (!strcmp(end, units[i].unit))
+			mul = units[i].ns;
+	if (!mul || (v && v > UINT64_MAX / mul))
+		return po_error(ctx->cmd, d, "cannot parse time quantum `%s'", arg);
+	if (!v)
+		return po_error(ctx->cmd, d, "time quantum cannot be 0");
+	a->time_quantum = v * mul;
+	return 0;
+}
+
 #define F(x) offsetof(struct report_args, x)
 static const opt_def options[] = {
 	{ 'i', "input", O_STR, F(input), "FILE", "input file name (default perf.data, - for a pipe)", 0, NULL, 0 },
@@ -111,6 +138,7 @@ static const opt_def options[] = {
 	{ 0, "pid", O_STR, F(pids), "PIDS", "only show these processes", 0, NULL, 0 },
 	{ 0, "tid", O_STR, F(tids), "TIDS", "only show these threads", 0, NULL, 0 },
 	{ 'C', "cpu", O_STR, F(cpus), "LIST", "only count samples of these CPUs", 0, NULL, 0 },
+	{ 0, "time-quantum", O_CALLBACK, 0, "N[ns|us|ms|s]", "--sort time: the length of a time slot (default 100ms)", PO_NONEG, opt_time_quantum, 0 },
 	{ 0, "time", O_STR, F(time), "RANGES", "only count samples in these time ranges", 0, NULL, 0 },
 	{ 'n', "show-nr-samples", O_BOOL, F(show_nr_samples), NULL, "show a column with the number of samples", 0, NULL, 0 },
 	{ 0, "show-total-period", O_BOOL, F(show_total_period), NULL, "show a column with the sum of the periods", 0, NULL, 0 },
@@ -562,6 +590,7 @@ int cmd_report(int argc, char **argv)
 	hist_opts_init(&ho);
 	ho.verbose = a.verbose > 0;
 	ho.relative = fmt.relative;
+	ho.time_quantum = a.time_quantum;
 	ho.max_stack = a.max_stack > 0 ? a.max_stack : 0;
 	ho.no_chain = a.max_stack == 0;
 	cli_engine_apply(&eng, &ho, NULL);

@@ -61,10 +61,10 @@ typedef struct hist_entry {     /* 128 bytes: two cache lines */
 	uint64_t nr_events;
 	uint64_t ex_incl;          /* exact profiles: summed inclusive ns of the entry's calls */
 	uint64_t ex_min, ex_max;   /* exact profiles: inclusive ns of one call */
-	/* the row's Self periods by the samples' cpumode, at mode_period[4 *
-	 * mode_row] of the hist (keys that need HKN_CPUMODE only: sys, us,
-	 * guest sys, guest us); a row index that moves with the row */
-	uint64_t mode_row;
+	/* the row's index at its making, which moves with it: its values in
+	 * the hist's side arrays (mode_period, row_time) that the reference
+	 * path makes for keys that need them */
+	uint64_t row_id;
 } hist_entry;
 
 typedef struct hist_opts {
@@ -93,6 +93,9 @@ typedef struct hist_opts {
 	 * overhead columns (its prepare sets these) puts its own comparison
 	 * where the spec has it, Self then breaking the remaining ties */
 	bool no_children_first, no_self_first;
+	/* --sort time: the slot a sample's time falls in (perf's
+	 * --time-quantum, ns; 0: 100 ms) */
+	uint64_t time_quantum;
 	/* Children mode: the first pass runs on two threads from this many
 	 * samples (0: the default, 20,000; SIZE_MAX: never; tests force it
 	 * to check the two-thread pass gives the rows of one) */
@@ -145,9 +148,15 @@ typedef struct hist {
 	size_t nr_collapsed;
 	/* perf's --sort overhead_sys, overhead_us, ...: the Self periods of
 	 * each row by its samples' cpumode (HIST_MODE_*), 4 per row at
-	 * hist_entry.mode_row; NULL unless a key needs it (HKN_CPUMODE: the
+	 * hist_entry.row_id; NULL unless a key needs it (HKN_CPUMODE: the
 	 * reference path makes it) */
 	uint64_t *mode_period;
+	/* --sort time: each row's time slot (ns, a multiple of
+	 * opts.time_quantum) at hist_entry.row_id; NULL without (HKN_TIME) */
+	uint64_t *row_time;
+	/* the rows the side arrays hold (a row_id is below it; a probe of
+	 * perf's walk has row_id side_rows, whose row_time is room made) */
+	size_t side_rows;
 } hist;
 
 /* hist.mode_period's four: perf's period_sys, period_us, period_guest_sys,
@@ -169,6 +178,8 @@ enum {
 	HKN_SUBSYM   = 1 << 9,  /* tells apart locations of one symbol */
 	HKN_CPUMODE  = 1 << 10, /* the rows' Self periods by cpumode (hist.mode_period): the
 				   reference path only (plan_stages.reference) */
+	HKN_TIME     = 1 << 11, /* the raw samples' times (pf_profile.seq_time): the reference
+				   path only */
 };
 
 /* perf's collapse stage: does the key have a collapse comparator? */

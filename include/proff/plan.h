@@ -39,8 +39,9 @@ typedef struct plan_stages {
 	 * a srcline key reads them */
 	bool srclines;
 	/* the rows made by the reference path (hist_build_reference): a key
-	 * reads the rows' periods by cpumode (overhead_sys, ...), which only
-	 * it keeps (the engine's passes stay as fast as without) */
+	 * reads the rows' periods by cpumode (overhead_sys, ...) or the raw
+	 * samples' times (time), which only it keeps (the engine's passes
+	 * stay as fast as without) */
 	bool reference;
 } plan_stages;
 

@@ -62,7 +62,7 @@ char row_level(const pf_profile *p, const ctx *c, const pf_loc *l, bool chain) {
 /* The row identity of (sample context, location): each key's two words
  * (hist_key_def.words), in the keys' order. */
 void key_words(hist *h, const ctx *c, uint32_t loc, bool chain, uint64_t *w) {
-	hist_key_src src = { c->s, c->parent, loc, chain };
+	hist_key_src src = { c->s, c->parent, loc, chain, c->time };
 	for (int i = 0; i < h->nkeys; i++)
 		hist_keys[h->keys[i]].words(h, &src, w + i * KW_PER_KEY);
 }
@@ -221,7 +221,7 @@ void row_fill(hist *h, const ctx *c, uint32_t loc, bool chain, hist_entry *e)
 	e->parent = c->parent;
 	e->filtered = chain ? c->sample_filtered : entry_filter(h, c, loc);
 	e->cc_root = PF_NONE;
-	hist_key_src src = { c->s, c->parent, loc, chain };
+	hist_key_src src = { c->s, c->parent, loc, chain, c->time };
 	for (int i = 0; i < h->nkeys; i++)
 		if (hist_keys[h->keys[i]].fill)
 			hist_keys[h->keys[i]].fill(h, &src, e);
@@ -515,7 +515,7 @@ static char sample_level(const hist *h, const loc_bits *lb, size_t si, uint32_t 
  * level of its ip */
 ctx sample_ctx(hist *h, const pf_sample *s, char level) {
 	const hist_opts *opts = &h->opts;
-	ctx c = { s, sample_parent(h, s), 0, 0, level };
+	ctx c = { s, sample_parent(h, s), 0, 0, level, 0 };
 	if (opts->comms.n && !pf_strlist_has(&opts->comms, pf_str(h->prof, s->comm)))
 		c.thread_filtered |= HF_THREAD;
 	if (opts->nr_pids && !u32_in(opts->pids, opts->nr_pids, s->pid))
@@ -1052,11 +1052,12 @@ int hist_build(const pf_profile *prof, uint32_t evsel, const hist_opts *opts, hi
 		hist_free(h);
 		return rc;
 	}
-	/* the engine keeps no cpumode split: the reference path makes it */
-	if (keys_need(h, HKN_CPUMODE)) {
+	/* the engine keeps no cpumode split or sample times: the reference
+	 * path makes them */
+	if (keys_need(h, HKN_CPUMODE | HKN_TIME)) {
 		hist_free(h);
 		return proff_err_set(err, PROFF_EUSAGE, NULL, PROFF_NO_OFFSET,
-				     "overhead_sys/overhead_us/overhead_guest_* keys: the rows are made by "
+				     "overhead_sys/overhead_us/overhead_guest_*/time keys: the rows are made by "
 				     "hist_build_reference (plan_stages.reference)");
 	}
 	for (int i = 0; i < h->nkeys; i++)
@@ -1331,6 +1332,7 @@ void hist_free(hist *h)
 	for (int i = 0; i < HIST_MAX_KEYS; i++)
 		free(h->loc_value[i]);
 	free(h->mode_period);
+	free(h->row_time);
 	if (h->priv) {
 		free(h->priv->keyw);
 		id_table_free(&h->priv->tab);

@@ -717,7 +717,8 @@ static int k_children_print(const hist *h, const hist_entry *e, char *buf, size_
 
 static uint64_t mode_period(const hist *h, const hist_entry *e, int m)
 {
-	return h->mode_period ? h->mode_period[e->mode_row * HIST_MODES + (uint64_t)m] : 0;
+	/* a probe of perf's walk (row_id side_rows) has no split yet */
+	return h->mode_period && e->row_id < h->side_rows ? h->mode_period[e->row_id * HIST_MODES + (uint64_t)m] : 0;
 }
 static int mode_of(int key)
 {
@@ -741,6 +742,35 @@ MODE_KEY_FNS(us, HK_OVERHEAD_US)
 MODE_KEY_FNS(guest_sys, HK_OVERHEAD_GUEST_SYS)
 MODE_KEY_FNS(guest_us, HK_OVERHEAD_GUEST_US)
 #undef MODE_KEY_FNS
+
+/* time — perf's: the time slot of the row's samples (their time down to
+ * a multiple of --time-quantum, 100 ms by default), printed in seconds
+ * with microseconds in a 12-column field (perf cuts longer ones). The
+ * raw samples' times are kept only when the key is planned (HKN_TIME:
+ * pf_load_opts.keep_time), and the reference path makes its rows. */
+enum { HK_TIME = HK__NAMED + 13 };
+
+static uint64_t row_time_of(const hist *h, const hist_entry *e)
+{
+	return h->row_time && e->row_id <= h->side_rows ? h->row_time[e->row_id] : 0;
+}
+static void w_time(const hist *h, const hist_key_src *c, uint64_t w[2]) { w[0] = c->time; w[1] = 0; }
+static int k_time_cmp(const hist *h, const hist_entry *a, const hist_entry *b)
+{
+	return cmp_u64(row_time_of(h, a), row_time_of(h, b));
+}
+static size_t k_time_width(const hist *h, const hist_entry *e) { return 12; }
+static int k_time_print(const hist *h, const hist_entry *e, char *buf, size_t len, int width, bool pad, char sep)
+{
+	/* perf: timestamp__scnprintf_usec, then "%-.*s" of the width */
+	char tmp[48];
+	uint64_t t = row_time_of(h, e);
+	snprintf(tmp, sizeof(tmp), "%llu.%06llu", (unsigned long long)(t / 1000000000ULL),
+		 (unsigned long long)(t % 1000000000ULL / 1000ULL));
+	int n = put_name(buf, len, tmp, width, sep);
+	return pad_to(buf, len, n, width, pad);
+}
+static void v_time(const hist *h, const hist_entry *e, hist_key_value *v) { v->n = row_time_of(h, e); }
 
 /* ---- the catalogue ------------------------------------------------------------ */
 
@@ -873,6 +903,12 @@ const hist_key_def hist_keys[] = {
 		.words = w_none, .prepare = prep_overhead, .cmp = k_guest_us_cmp, .perf_cmp = p_hpp,
 		.perf_value = pv_guest_us,
 		.width = k_guest_width, .print = k_guest_us_print, .pad_last = true, .value = v_none,
+	},
+	[HK_TIME] = {
+		.name = "time", .header = "Time", .id = HK_TIME,
+		.needs = HKN_TIME,
+		.words = w_time, .cmp = k_time_cmp, .perf_cmp = p_gen_num, .perf_value = row_time_of,
+		.width = k_time_width, .print = k_time_print, .value = v_time,
 	},
 	[HK_CGROUP] = {
 		.name = "cgroup", .header = "Cgroup", .id = HK_CGROUP,

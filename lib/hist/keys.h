@@ -17,6 +17,7 @@ typedef struct hist_key_src {
 	uint32_t parent;          /* the sample's parent symbol name id (0: none) */
 	uint32_t loc;             /* the row's location */
 	bool chain;               /* a callchain (cumulative) row, not the sample's own */
+	uint64_t time;            /* the raw sample's time slot (a time key), else 0 */
 } hist_key_src;
 
 /* A row's address as perf shows it: Self rows use the map address,

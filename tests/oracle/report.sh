@@ -218,6 +218,27 @@ cmp_report "-F overhead,sample,period,overhead_sys,overhead_us,dso,sym" "$F" -F 
 cmp_report "-F overhead_children,overhead,sym -s dso" "$F" -F overhead_children,overhead,sym --children -g none -s dso
 cmp_report "-F overhead,sym -s symbol" "$F" -F overhead,sym -s symbol --no-children -g none
 cmp_report "-F overhead,comm,dso,sym graph" "$F" -F overhead,comm,dso,sym --no-children
+# time: rows per --time-quantum slot of the samples' times (Self mode;
+# perf's Children count a sample once per callchain frame in a time row,
+# docs/compat/report.md: there proff's Children of a -s time row must be
+# its Self, perf's Self column)
+cmp_report "time" "$F" --no-children -g none -s time
+cmp_report "time graph" "$F" --no-children -s time
+cmp_report "time,sym 10ms" "$F" --no-children -g none -s time,sym --time-quantum 10ms
+cmp_report "comm,time 1s" "$F" --no-children -g none -s comm,time --time-quantum 1s
+cmp_report "sym,time 50000000 (ns)" "$F" --no-children -g none -s sym,time --time-quantum 50000000
+cmp_report "dso,time 20ms" "$W/xz.data" --no-children -g none -s dso,time --time-quantum 20ms
+cmp_report "-F overhead,time,sym" "$F" --no-children -g none -F overhead,time,sym --time-quantum 10ms
+perf report -i "$F" --stdio --no-children -g none -s time 2>/dev/null | grep '%' | awk '{print $2, $1}' | sort >"$TMP/perf.self"
+"$PROFF" report -i "$F" --children -g none -s time 2>/dev/null | grep '%' | awk '{print $3, $1}' | sort >"$TMP/proff.children"
+[ -s "$TMP/perf.self" ] && cmp -s "$TMP/perf.self" "$TMP/proff.children" &&
+	ok "report time children: each row's Children is perf's Self of its slot ($(wc -l <"$TMP/perf.self") slots)" ||
+	{ not_ok "report time children: Children = perf's Self per slot"; diff "$TMP/perf.self" "$TMP/proff.children" | head -10 | sed 's/^/#   /'; }
+for q in 0 10xs -5ms; do
+	"$PROFF" report -i "$F" -s time --time-quantum "$q" >/dev/null 2>"$TMP/proff.err"; rc=$?
+	[ "$rc" != 0 ] && grep -q "time quantum" "$TMP/proff.err" && ok "--time-quantum $q refused (exit $rc)" ||
+		{ not_ok "--time-quantum $q refused (rc $rc)"; sed 's/^/#   /' "$TMP/proff.err"; }
+done
 "$PROFF" report -i "$F" -F +sym >/dev/null 2>"$TMP/proff.err"; rc=$?
 [ "$rc" != 0 ] && [ "$(wc -l <"$TMP/proff.err")" = 1 ] && ok "-F +sym (not supported): one error line, exit $rc" ||
 	{ not_ok "-F +sym: one error line (rc $rc)"; sed 's/^/#   /' "$TMP/proff.err"; }

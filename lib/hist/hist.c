@@ -1054,11 +1054,14 @@ int hist_build(const pf_profile *prof, uint32_t evsel, const hist_opts *opts, hi
 	}
 	/* the engine keeps no cpumode split or sample times: the reference
 	 * path makes them */
-	if (keys_need(h, HKN_CPUMODE | HKN_TIME)) {
+	for (int i = 0; i < h->nkeys; i++) {
+		if (!(hist_keys[h->keys[i]].needs & (HKN_CPUMODE | HKN_TIME)))
+			continue;
+		const char *name = hist_keys[h->keys[i]].name;
 		hist_free(h);
-		return proff_err_set(err, PROFF_EUSAGE, NULL, PROFF_NO_OFFSET,
-				     "overhead_sys/overhead_us/overhead_guest_*/time keys: the rows are made by "
-				     "hist_build_reference (plan_stages.reference)");
+		return proff_err_set(err, PROFF_ENOTSUP, NULL, PROFF_NO_OFFSET,
+				     "--sort %s: in proff report only (its rows are made by the reference path, "
+				     "plan_stages.reference)", name);
 	}
 	for (int i = 0; i < h->nkeys; i++)
 		if (hist_keys[h->keys[i]].prepare && (rc = hist_keys[h->keys[i]].prepare(h, i, err)) < 0) {

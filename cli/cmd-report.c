@@ -34,6 +34,7 @@ struct report_args {
 	const char *sort;
 	const char *fields;                    /* -F: perf's output fields */
 	uint64_t time_quantum;                 /* --time-quantum, ns (0: 100 ms) */
+	bool group;                            /* event groups as one report (perf's default; --no-group) */
 	const char *parent;
 	double percent_limit;
 	/* the order the two were given in: perf's --percent-limit sets the
@@ -138,6 +139,7 @@ static const opt_def options[] = {
 	{ 0, "pid", O_STR, F(pids), "PIDS", "only show these processes", 0, NULL, 0 },
 	{ 0, "tid", O_STR, F(tids), "TIDS", "only show these threads", 0, NULL, 0 },
 	{ 'C', "cpu", O_STR, F(cpus), "LIST", "only count samples of these CPUs", 0, NULL, 0 },
+	{ 0, "group", O_BOOL, F(group), NULL, "an event group's events in one report, side by side (the default for a file with groups; --no-group: apart)", 0, NULL, 0 },
 	{ 0, "time-quantum", O_CALLBACK, 0, "N[ns|us|ms|s]", "--sort time: the length of a time slot (default 100ms)", PO_NONEG, opt_time_quantum, 0 },
 	{ 0, "time", O_STR, F(time), "RANGES", "only count samples in these time ranges", 0, NULL, 0 },
 	{ 'n', "show-nr-samples", O_BOOL, F(show_nr_samples), NULL, "show a column with the number of samples", 0, NULL, 0 },
@@ -386,10 +388,68 @@ static int print_header_lines(const char *path, bool full)
 	return 0;
 }
 
+/* The file's event groups (HEADER_GROUP_DESC), none for a pipe or a file
+ * that is not perf.data */
+static size_t file_groups(const char *path, pd_group *g, size_t max)
+{
+	pd_reader *r;
+	proff_error err;
+	proff_err_clear(&err);
+	if (!strcmp(path, "-") || pd_open(path, &r, &err) < 0)
+		return 0;
+	size_t n = pd_groups(r, g, max);
+	pd_close(r);
+	return n;
+}
+
+/* perf's group output: the members' hists (made as the leader's), their
+ * rows joined to the leader's h, and the columns' values into f */
+static int group_report(pf_profile *prof, const pd_group *grp, hist *h, const cli_engine *eng, const hist_opts *o,
+			bool srclines, report_fmt *f, uint64_t **gper, uint64_t *gtot, uint64_t *gsam, char *desc,
+			size_t desc_len, proff_error *err)
+{
+	size_t nmemb = grp->nr_members - 1;
+	if (nmemb + 1 > 64)
+		return proff_err_set(err, PROFF_ENOTSUP, prof->path, PROFF_NO_OFFSET, "an event group of over 64 events");
+	hist *mh[64];
+	int rc = 0;
+	size_t built = 0;
+	for (size_t k = 0; k < nmemb && rc == 0; k++) {
+		uint32_t ev = grp->leader + 1 + (uint32_t)k;
+		if (srclines && (rc = hist_srclines(prof, ev, o, err)) < 0)
+			break;
+		if ((rc = cli_engine_hist(eng, prof, ev, o, &mh[k], err)) == 0)
+			built++;
+	}
+	if (rc == 0)
+		rc = report_group_rows(h, mh, nmemb, gper, err);
+	for (size_t k = 0; k <= nmemb && rc == 0; k++) {
+		const hist *x = k ? mh[k - 1] : h;
+		gtot[k] = f->relative ? x->total_non_filtered_period : x->total_period;
+		gsam[k] = f->relative ? x->nr_non_filtered_samples : x->nr_samples;
+	}
+	for (size_t k = 0; k < built; k++)
+		hist_free(mh[k]);
+	if (rc < 0)
+		return rc;
+	hist_key_widths(h);       /* with the rows only the members have */
+	size_t n = (size_t)snprintf(desc, desc_len, "%s {", grp->name[0] ? grp->name : "anon group");
+	for (size_t k = 0; k <= nmemb && n < desc_len; k++)
+		n += (size_t)snprintf(desc + n, desc_len - n, "%s %s", k ? "," : "", prof->events[grp->leader + k].name);
+	if (n < desc_len)
+		snprintf(desc + n, desc_len - n, " }");
+	f->group_n = nmemb + 1;
+	f->group_periods = *gper;
+	f->group_totals = gtot;
+	f->group_samples = gsam;
+	f->group_desc = desc;
+	return 0;
+}
+
 int cmd_report(int argc, char **argv)
 {
 	cli_stdout_bulk();
-	struct report_args a = { .input = "perf.data", .max_stack = -1, .inline_frames = true };
+	struct report_args a = { .input = "perf.data", .max_stack = -1, .inline_frames = true, .group = true };
 	char **pos = calloc((size_t)argc + 1, sizeof(char *));
 	int npos = 0, st;
 	if (!pos)
@@ -796,10 +856,28 @@ int cmd_report(int argc, char **argv)
 		       filter_lines);
 	if (a.json)
 		report_json_begin(stdout, a.input);
+	/* event groups (perf record -e '{a,b}'): one report each, perf's
+	 * default; a pipe or a store has no groups here */
+	pd_group groups[64];
+	size_t ngroups = !a.json && !a.store ? file_groups(a.input, groups, 64) : 0;
 	size_t printed = 0;
 	for (size_t ev = 0; ev < prof->nr_events; ev++) {
 		pf_event *e = &prof->events[ev];
-		if (!e->nr_samples && kept)
+		const pd_group *grp = NULL;
+		bool member = false;     /* reported with its group's leader */
+		for (size_t g = 0; g < ngroups; g++) {
+			if (groups[g].leader == ev)
+				grp = &groups[g];
+			else if (ev > groups[g].leader && ev < groups[g].leader + groups[g].nr_members)
+				member = true;
+		}
+		if (!a.group && grp) {
+			grp = NULL;               /* --no-group: each event apart, */
+			fmt.events_plural = true; /* perf's "of events" for a leader still */
+		} else {
+			fmt.events_plural = false;
+		}
+		if ((member && a.group) || (!e->nr_samples && kept && !grp))
 			continue;
 		bool has_cc = e->has_callchain;
 		bool children = has_cc && pf_config_bool(cli_config(), "report.children", true);
@@ -851,12 +929,22 @@ int cmd_report(int argc, char **argv)
 			hist_key_widths(h);
 		hist_sort_report(h);
 		phase("sort", &t0);
+		uint64_t *gper = NULL, gtot[64], gsam[64];
+		char gdesc[1024];
+		if (grp && group_report(prof, grp, h, &ev_eng, &o, stages.srclines, &f, &gper, gtot, gsam, gdesc,
+					sizeof(gdesc), &err) < 0) {
+			cli_error(&err);
+			hist_free(h);
+			rc = 1;
+			break;
+		}
 		if (a.json)
 			report_print_json(stdout, h, &f, !f.not_first_event);
 		else
 			report_print_hist(stdout, h, &f, prof->nr_lost_samples);
 		fflush(stdout);
 		phase("print", &t0);
+		free(gper);
 		hist_free(h);
 	}
 	cli_fast_heap_done();

@@ -472,15 +472,17 @@ static size_t build_cols(hist *h, const report_fmt *f, col *cols)
 	if (f->fields)
 		return field_cols(h, f, cols);
 	if (f->children) {
-		cols[n++] = (col){ "Children", 8, -1 };
-		cols[n++] = (col){ "Self", 8, -2 };
+		int w = f->group_n > 1 ? 8 * (int)f->group_n : 8;
+		cols[n++] = (col){ "Children", w, -1 };
+		cols[n++] = (col){ "Self", w, -2 };
 	} else {
-		cols[n++] = (col){ "Overhead", 8, -2 };
+		cols[n++] = (col){ "Overhead", f->group_n > 1 ? 8 * (int)f->group_n : 8, -2 };
 	}
+	int gw = f->group_n > 1 ? 12 * (int)f->group_n : 12;
 	if (f->show_nr_samples)
-		cols[n++] = (col){ "Samples", 12, COL_SAMPLES };
+		cols[n++] = (col){ "Samples", gw, COL_SAMPLES };
 	if (f->show_total_period)
-		cols[n++] = (col){ "Period", 12, COL_PERIOD };
+		cols[n++] = (col){ "Period", gw, COL_PERIOD };
 	if (f->exact) {
 		/* uftrace's columns: times of the row's calls */
 		if (f->children)
@@ -609,10 +611,40 @@ static void print_rows(FILE *out, hist *h, const report_fmt *f, const col *cols,
 			int w = cols[c].width < 2048 ? cols[c].width : 2048;
 			int n = 0;
 			switch (cols[c].key) {
-			case COL_CHILDREN: ln += put_pct(line + ln, e->period_acc, total, w, f->color); continue;
-			case COL_SELF: ln += put_pct(line + ln, e->period, total, w, f->color); continue;
-			case COL_PERIOD: n = snprintf(buf, sizeof(buf), "%*" PRIu64, w, e->period); break;
+			case COL_CHILDREN:
+				if (f->group_n > 1) {
+					const uint64_t *gp = f->group_periods + i * 3 * f->group_n + f->group_n;
+					for (size_t k = 0; k < f->group_n; k++)
+						ln += put_pct(line + ln, gp[k], f->group_totals[k], 8, f->color);
+					continue;
+				}
+				ln += put_pct(line + ln, e->period_acc, total, w, f->color);
+				continue;
+			case COL_SELF:
+				if (f->group_n > 1) {
+					/* perf's group columns: each event's share of its own total */
+					const uint64_t *gp = f->group_periods + i * 3 * f->group_n;
+					for (size_t k = 0; k < f->group_n; k++)
+						ln += put_pct(line + ln, gp[k], f->group_totals[k], 8, f->color);
+					continue;
+				}
+				ln += put_pct(line + ln, e->period, total, w, f->color);
+				continue;
+			case COL_PERIOD:
 			case COL_SAMPLES:
+				if (f->group_n > 1 && !f->exact) {
+					/* a group: one value per event, 12 columns each */
+					size_t base = cols[c].key == COL_PERIOD ? 0 : 2 * f->group_n;
+					const uint64_t *gp = f->group_periods + i * 3 * f->group_n + base;
+					for (size_t k = 0; k < f->group_n; k++)
+						ln += (size_t)snprintf(line + ln, 16, "%12" PRIu64, gp[k]);
+					continue;
+				}
+				if (cols[c].key == COL_PERIOD) {
+					n = snprintf(buf, sizeof(buf), "%*" PRIu64, w, e->period);
+					break;
+				}
+				/* fall through */
 			case COL_CALLS: n = snprintf(buf, sizeof(buf), "%*" PRIu64, w, e->nr_events); break;
 			case COL_TOTAL_T: report_fmt_time(buf, sizeof(buf), (double)e->period_acc); n = -1; break;
 			case COL_SELF_T: report_fmt_time(buf, sizeof(buf), (double)e->period); n = -1; break;
@@ -689,15 +721,27 @@ int report_print_hist(FILE *out, hist *h, const report_fmt *f, uint64_t nr_lost)
 		else
 			fputs("\n\n", out);
 		uint64_t ns = f->relative ? h->nr_non_filtered_samples : h->nr_samples;
+		uint64_t count = total;     /* a group's: every event's */
+		if (f->group_n > 1) {
+			ns = count = 0;
+			for (size_t k = 0; k < f->group_n; k++) {
+				ns += f->group_samples[k];
+				count += f->group_totals[k];
+			}
+		}
 		char unit = ' ';
 		if (ns > 1000) { ns /= 1000; unit = 'K'; }
 		if (ns > 1000) { ns /= 1000; unit = 'M'; }
 		if (ns > 1000) { ns /= 1000; unit = 'G'; }
-		fprintf(out, "# Samples: %" PRIu64 "%c of event '%s'", ns, unit, p->events[h->evsel].name);
+		if (f->group_n > 1)
+			fprintf(out, "# Samples: %" PRIu64 "%c of events '%s'", ns, unit, f->group_desc);
+		else
+			fprintf(out, "# Samples: %" PRIu64 "%c of event%s '%s'", ns, unit, f->events_plural ? "s" : "",
+				p->events[h->evsel].name);
 		if (f->time_spec)
 			fprintf(out, " (time slices: %s)", f->time_spec);
 		fputc('\n', out);
-		fprintf(out, "# Event count (approx.): %" PRIu64 "\n", total);
+		fprintf(out, "# Event count (approx.): %" PRIu64 "\n", count);
 		print_recorder_cost(out, h, f);
 		fputs("#\n", out);
 		fputs("# ", out);

@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
+#include <sys/stat.h>
 #include <time.h>
 
 #include "cli-engine.h"
@@ -388,14 +389,16 @@ static int print_header_lines(const char *path, bool full)
 	return 0;
 }
 
-/* The file's event groups (HEADER_GROUP_DESC), none for a pipe or a file
- * that is not perf.data */
+/* The file's event groups (HEADER_GROUP_DESC), none for a pipe (read
+ * once: its stream is the profile's), a FIFO or a file that is not
+ * perf.data */
 static size_t file_groups(const char *path, pd_group *g, size_t max)
 {
 	pd_reader *r;
 	proff_error err;
 	proff_err_clear(&err);
-	if (!strcmp(path, "-") || pd_open(path, &r, &err) < 0)
+	struct stat st;
+	if (!strcmp(path, "-") || stat(path, &st) < 0 || !S_ISREG(st.st_mode) || pd_open(path, &r, &err) < 0)
 		return 0;
 	size_t n = pd_groups(r, g, max);
 	pd_close(r);

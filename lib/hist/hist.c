@@ -892,7 +892,7 @@ int hist_new_keys(const pf_profile *prof, uint32_t evsel, const hist_opts *opts,
 	if (nvalued > HIST_GEN_KEYS) {
 		hist_free(h);
 		return proff_err_set(err, PROFF_EUSAGE, NULL, PROFF_NO_OFFSET,
-				     "--sort: at most %d of the keys srcfile, sample, period, symbol_size, dso_size, "
+				     "--sort: at most %d of the keys srcfile, sample, period, symbol_size, dso_size, time, "
 				     "overhead_sys, overhead_us, overhead_guest_sys, overhead_guest_us in one sort order",
 				     HIST_GEN_KEYS);
 	}

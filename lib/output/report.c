@@ -655,6 +655,15 @@ static void print_rows(FILE *out, hist *h, const report_fmt *f, const col *cols,
 			case COL_MIN_T: report_fmt_time(buf, sizeof(buf), (double)e->ex_min); n = -1; break;
 			case COL_MAX_T: report_fmt_time(buf, sizeof(buf), (double)e->ex_max); n = -1; break;
 			default: {
+				const hist_key_def *kd = &hist_keys[cols[c].key];
+				if (f->color && (kd->hpp == HKP_OVERHEAD || kd->hpp == HKP_MODE ||
+						 (kd->hpp == HKP_CHILDREN && h->opts.children))) {
+					/* perf's percent keys, coloured as its Overhead column */
+					uint64_t v = kd->hpp == HKP_OVERHEAD ? e->period :
+						     kd->hpp == HKP_CHILDREN ? e->period_acc : kd->perf_value(h, e);
+					ln += put_pct(line + ln, v, total, w, true);
+					continue;
+				}
 				bool last = c + 1 == ncols;
 				n = hist_keys[cols[c].key].print(h, e, buf, sizeof(buf), cols[c].width, !last, 0);
 			}

@@ -239,6 +239,19 @@ for q in 0 10xs -5ms; do
 	[ "$rc" != 0 ] && grep -q "time quantum" "$TMP/proff.err" && ok "--time-quantum $q refused (exit $rc)" ||
 		{ not_ok "--time-quantum $q refused (rc $rc)"; sed 's/^/#   /' "$TMP/proff.err"; }
 done
+# on a terminal perf colours the percent keys and fields as its Overhead
+# column: perf on a pseudo-terminal (script(1)), proff with --color=always
+if command -v script >/dev/null; then
+	for o in "-s overhead_sys,overhead_us,sym --no-children" "-F overhead_children,overhead,overhead_sys,sym --children"; do
+		script -qc "perf --no-pager report -i $F --stdio -g none $o" "$TMP/tty.out" >/dev/null 2>&1
+		tr -d '\r' <"$TMP/tty.out" | grep '%  ' >"$TMP/perf.out"
+		"$PROFF" report -i "$F" -g none $o --color=always 2>/dev/null | grep '%  ' >"$TMP/proff.out"
+		grep -q $'\033' "$TMP/perf.out" || not_ok "perf coloured its rows on a pseudo-terminal: $o"
+		check_same "report colours: $o" "$TMP/perf.out" "$TMP/proff.out"
+	done
+else
+	skip "report colours (no script(1))"
+fi
 "$PROFF" report -i "$F" -F +sym >/dev/null 2>"$TMP/proff.err"; rc=$?
 [ "$rc" != 0 ] && [ "$(wc -l <"$TMP/proff.err")" = 1 ] && ok "-F +sym (not supported): one error line, exit $rc" ||
 	{ not_ok "-F +sym: one error line (rc $rc)"; sed 's/^/#   /' "$TMP/proff.err"; }

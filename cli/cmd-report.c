@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
+#include <sys/stat.h>
 #include <time.h>
 
 #include "cli-engine.h"
@@ -32,6 +33,9 @@ struct report_args {
 	bool inverted;
 	int max_stack;
 	const char *sort;
+	const char *fields;                    /* -F: perf's output fields */
+	uint64_t time_quantum;                 /* --time-quantum, ns (0: 100 ms) */
+	bool group;                            /* event groups as one report (perf's default; --no-group) */
 	const char *parent;
 	double percent_limit;
 	/* the order the two were given in: perf's --percent-limit sets the
@@ -39,7 +43,7 @@ struct report_args {
 	int percent_limit_at, callgraph_at;
 	const char *percentage;
 	const char *comms, *dsos, *symbols, *pids, *tids, *cpus, *time;
-	bool quiet, json, dump, header, header_only, force, show_nr_samples, no_compensate, stats, tasks, mmaps;
+	bool quiet, json, dump, header, header_only, force, show_nr_samples, show_total_period, no_compensate, stats, tasks, mmaps;
 	const char *calibration;
 	bool tree;
 	bool inline_frames;                    /* --inline (default) / --no-inline: callchain entries with their inlined frames */
@@ -91,6 +95,32 @@ static int opt_where(po_ctx *ctx, const opt_def *d, const char *arg, bool unset)
 	return 0;
 }
 
+/* --time-quantum N[ns|us|ms|s] (perf's: a bare number is ns) */
+static int opt_time_quantum(po_ctx *ctx, const opt_def *d, const char *arg, bool unset)
+{
+	struct report_args *a = ctx->obj;
+	char *end;
+	errno = 0;
+	unsigned long long v = strtoull(arg, &end, 0);
+	if (end == arg || errno || *arg == '-')
+		return po_error(ctx->cmd, d, "cannot parse time quantum `%s'", arg);
+	while (isspace((unsigned char)*end))
+		end++;
+	static const struct { const char *unit; uint64_t ns; } units[] = {
+		{ "", 1 }, { "ns", 1 }, { "us", 1000 }, { "ms", 1000000 }, { "s", 1000000000 },
+	};
+	uint64_t mul = 0;
+	for (size_t i = 0; i < sizeof(units) / sizeof(units[0]); i++)
+		if (!strcmp(end, units[i].unit))
+			mul = units[i].ns;
+	if (!mul || (v && v > UINT64_MAX / mul))
+		return po_error(ctx->cmd, d, "cannot parse time quantum `%s'", arg);
+	if (!v)
+		return po_error(ctx->cmd, d, "time quantum cannot be 0");
+	a->time_quantum = v * mul;
+	return 0;
+}
+
 #define F(x) offsetof(struct report_args, x)
 static const opt_def options[] = {
 	{ 'i', "input", O_STR, F(input), "FILE", "input file name (default perf.data, - for a pipe)", 0, NULL, 0 },
@@ -100,6 +130,7 @@ static const opt_def options[] = {
 	{ 'G', "inverted", O_BOOL, F(inverted), NULL, "alias for caller-based call graph", 0, NULL, 0 },
 	{ 0, "max-stack", O_INT, F(max_stack), "N", "limit the callchain depth", 0, NULL, 0 },
 	{ 's', "sort", O_STR, F(sort), "KEYS", "sort by these keys (SORT KEYS in proff-report(1); proff --list-values sort)", 0, NULL, 0 },
+	{ 'F', "fields", O_STR, F(fields), "FIELDS", "the output fields, in order: overhead columns (overhead, overhead_children, sample, period, overhead_sys, ...) and sort keys", 0, NULL, 0 },
 	{ 'p', "parent", O_STR, F(parent), "REGEX", "regex filter to identify the parent (default ^sys_|^do_page_fault)", 0, NULL, 0 },
 	{ 0, "percent-limit", O_CALLBACK, 0, "N", "do not show entries below N percent", PO_NONEG, opt_percent_limit, 0 },
 	{ 0, "percentage", O_STR, F(percentage), "relative|absolute", "how to compute percentages with filters", 0, NULL, 0 },
@@ -109,8 +140,11 @@ static const opt_def options[] = {
 	{ 0, "pid", O_STR, F(pids), "PIDS", "only show these processes", 0, NULL, 0 },
 	{ 0, "tid", O_STR, F(tids), "TIDS", "only show these threads", 0, NULL, 0 },
 	{ 'C', "cpu", O_STR, F(cpus), "LIST", "only count samples of these CPUs", 0, NULL, 0 },
+	{ 0, "group", O_BOOL, F(group), NULL, "an event group's events in one report, side by side (the default for a file with groups; --no-group: apart)", 0, NULL, 0 },
+	{ 0, "time-quantum", O_CALLBACK, 0, "N[ns|us|ms|s]", "--sort time: the length of a time slot (default 100ms)", PO_NONEG, opt_time_quantum, 0 },
 	{ 0, "time", O_STR, F(time), "RANGES", "only count samples in these time ranges", 0, NULL, 0 },
 	{ 'n', "show-nr-samples", O_BOOL, F(show_nr_samples), NULL, "show a column with the number of samples", 0, NULL, 0 },
+	{ 0, "show-total-period", O_BOOL, F(show_total_period), NULL, "show a column with the sum of the periods", 0, NULL, 0 },
 	{ 'q', "quiet", O_BOOL, F(quiet), NULL, "rows only, no header", 0, NULL, 0 },
 	{ 'v', "verbose", O_COUNT, F(verbose), NULL, "full dso names, symbol addresses", 0, NULL, 0 },
 	{ 0, "json", O_BOOL, F(json), NULL, "JSON output (see docs/json.md)", 0, NULL, 0 },
@@ -269,6 +303,29 @@ static int parse_callgraph(const char *s, report_fmt *f, bool *caller_set, bool 
 	return 0;
 }
 
+/* -F's sort order: the --sort keys (sort, or none), then each field the
+ * sort lacks, in the fields' order */
+static int fields_sort(const char *sort, const char *fields, char *out, size_t len)
+{
+	size_t n = (size_t)snprintf(out, len, "%s", sort ? sort : "");
+	for (const char *p = fields; *p;) {
+		size_t l = strcspn(p, ",");
+		bool have = false;
+		for (const char *q = out; *q && !have;) {
+			size_t m = strcspn(q, ",");
+			have = m == l && !strncmp(q, p, l);
+			q += m + (q[m] == ',');
+		}
+		if (!have && l) {
+			if (n + l + 2 > len)
+				return -1;
+			n += (size_t)snprintf(out + n, len - n, "%s%.*s", n ? "," : "", (int)l, p);
+		}
+		p += l + (p[l] == ',');
+	}
+	return n < len ? 0 : -1;
+}
+
 static int load_list(pf_strlist *l, const char *spec, const char *what)
 {
 	char eb[512];
@@ -332,10 +389,70 @@ static int print_header_lines(const char *path, bool full)
 	return 0;
 }
 
+/* The file's event groups (HEADER_GROUP_DESC), none for a pipe (read
+ * once: its stream is the profile's), a FIFO or a file that is not
+ * perf.data */
+static size_t file_groups(const char *path, pd_group *g, size_t max)
+{
+	pd_reader *r;
+	proff_error err;
+	proff_err_clear(&err);
+	struct stat st;
+	if (!strcmp(path, "-") || stat(path, &st) < 0 || !S_ISREG(st.st_mode) || pd_open(path, &r, &err) < 0)
+		return 0;
+	size_t n = pd_groups(r, g, max);
+	pd_close(r);
+	return n;
+}
+
+/* perf's group output: the members' hists (made as the leader's), their
+ * rows joined to the leader's h, and the columns' values into f */
+static int group_report(pf_profile *prof, const pd_group *grp, hist *h, const cli_engine *eng, const hist_opts *o,
+			bool srclines, report_fmt *f, uint64_t **gper, uint64_t *gtot, uint64_t *gsam, char *desc,
+			size_t desc_len, proff_error *err)
+{
+	size_t nmemb = grp->nr_members - 1;
+	if (nmemb + 1 > 64)
+		return proff_err_set(err, PROFF_ENOTSUP, prof->path, PROFF_NO_OFFSET, "an event group of over 64 events");
+	hist *mh[64];
+	int rc = 0;
+	size_t built = 0;
+	for (size_t k = 0; k < nmemb && rc == 0; k++) {
+		uint32_t ev = grp->leader + 1 + (uint32_t)k;
+		if (srclines && (rc = hist_srclines(prof, ev, o, err)) < 0)
+			break;
+		if ((rc = cli_engine_hist(eng, prof, ev, o, &mh[k], err)) == 0)
+			built++;
+	}
+	if (rc == 0)
+		rc = report_group_rows(h, mh, nmemb, gper, err);
+	for (size_t k = 0; k <= nmemb && rc == 0; k++) {
+		const hist *x = k ? mh[k - 1] : h;
+		gtot[k] = f->relative ? x->total_non_filtered_period : x->total_period;
+		gsam[k] = f->relative ? x->nr_non_filtered_samples : x->nr_samples;
+	}
+	for (size_t k = 0; k < built; k++)
+		hist_free(mh[k]);
+	if (rc < 0)
+		return rc;
+	hist_key_widths(h);       /* with the rows only the members have */
+	size_t n = (size_t)snprintf(desc, desc_len, "%s {", grp->name[0] ? grp->name : "anon group");
+	for (size_t k = 0; k <= nmemb && n < desc_len; k++)
+		n += (size_t)snprintf(desc + n, desc_len - n, "%s %s", k ? "," : "", prof->events[grp->leader + k].name);
+	if (n < desc_len)
+		snprintf(desc + n, desc_len - n, " }");
+	f->group_n = nmemb + 1;
+	f->group_periods = *gper;
+	f->group_totals = gtot;
+	f->group_samples = gsam;
+	f->group_desc = desc;
+	return 0;
+}
+
 int cmd_report(int argc, char **argv)
 {
 	cli_stdout_bulk();
-	struct report_args a = { .input = "perf.data", .max_stack = -1, .inline_frames = true };
+	struct report_args a = { .input = "perf.data", .max_stack = -1, .inline_frames = true, .group = true };
 	char **pos = calloc((size_t)argc + 1, sizeof(char *));
 	int npos = 0, st;
 	if (!pos)
@@ -432,6 +549,7 @@ int cmd_report(int argc, char **argv)
 	fmt.quiet = a.quiet;
 	fmt.percent_limit = a.percent_limit;
 	fmt.show_nr_samples = a.show_nr_samples;
+	fmt.show_total_period = a.show_total_period;
 	fmt.time_spec = a.time;
 	fmt.color = !a.json && cli_use_color("report");
 	const char *pct = a.percentage ? a.percentage : pf_config_get(cli_config(), "hist.percentage");
@@ -535,6 +653,7 @@ int cmd_report(int argc, char **argv)
 	hist_opts_init(&ho);
 	ho.verbose = a.verbose > 0;
 	ho.relative = fmt.relative;
+	ho.time_quantum = a.time_quantum;
 	ho.max_stack = a.max_stack > 0 ? a.max_stack : 0;
 	ho.no_chain = a.max_stack == 0;
 	cli_engine_apply(&eng, &ho, NULL);
@@ -568,6 +687,27 @@ int cmd_report(int argc, char **argv)
 	if (a.sort && strstr(a.sort, "symbol") && strlen(a.sort) + 10 < sizeof(sort_ipc)) {
 		snprintf(sort_ipc, sizeof(sort_ipc), "%s,ipc_null", a.sort);
 		ho.sort = sort_ipc;
+	}
+	char sort_fields[2048];
+	if (a.fields) {
+		/* perf's strict field order: the columns are the fields, then the
+		 * --sort keys they lack; the rows sort by the --sort keys, then
+		 * the fields; no Overhead or Children column or sort prefix but
+		 * as fields (util/sort.c's setup_sorting) */
+		if (a.fields[0] == '+' || !a.fields[0]) {
+			cli_errorf("-F '%s': fields added to the default ones (+FIELDS) are not supported", a.fields);
+			hist_opts_release(&ho);
+			return EXIT_USAGE;
+		}
+		if (fields_sort(a.sort ? ho.sort : NULL, a.fields, sort_fields, sizeof(sort_fields)) < 0) {
+			cli_errorf("-F '%s': too long", a.fields);
+			hist_opts_release(&ho);
+			return EXIT_USAGE;
+		}
+		ho.sort = sort_fields;
+		ho.no_self_first = ho.no_children_first = true;
+		ho.order_replay = true;
+		fmt.fields = a.fields;
 	}
 	/* the loader's options and the stages before the rows: the planner's
 	 * (proff/plan.h), from the keys, filters and outputs (an unknown key:
@@ -730,10 +870,28 @@ int cmd_report(int argc, char **argv)
 		       filter_lines);
 	if (a.json)
 		report_json_begin(stdout, a.input);
+	/* event groups (perf record -e '{a,b}'): one report each, perf's
+	 * default; a pipe or a store has no groups here */
+	pd_group groups[64];
+	size_t ngroups = !a.json && !a.store ? file_groups(a.input, groups, 64) : 0;
 	size_t printed = 0;
 	for (size_t ev = 0; ev < prof->nr_events; ev++) {
 		pf_event *e = &prof->events[ev];
-		if (!e->nr_samples && kept)
+		const pd_group *grp = NULL;
+		bool member = false;     /* reported with its group's leader */
+		for (size_t g = 0; g < ngroups; g++) {
+			if (groups[g].leader == ev)
+				grp = &groups[g];
+			else if (ev > groups[g].leader && ev < groups[g].leader + groups[g].nr_members)
+				member = true;
+		}
+		if (!a.group && grp) {
+			grp = NULL;               /* --no-group: each event apart, */
+			fmt.events_plural = true; /* perf's "of events" for a leader still */
+		} else {
+			fmt.events_plural = false;
+		}
+		if ((member && a.group) || (!e->nr_samples && kept && !grp))
 			continue;
 		bool has_cc = e->has_callchain;
 		bool children = has_cc && pf_config_bool(cli_config(), "report.children", true);
@@ -767,7 +925,9 @@ int cmd_report(int argc, char **argv)
 			rc = 1;
 			break;
 		}
-		int hrc = cli_engine_hist(&eng, prof, (uint32_t)ev, &o, &h, &err);
+		cli_engine ev_eng = eng;
+		ev_eng.reference |= stages.reference;
+		int hrc = cli_engine_hist(&ev_eng, prof, (uint32_t)ev, &o, &h, &err);
 		if (!more)
 			pf_profile_drop_sequence(prof);   /* the last report that reads it */
 		if (hrc < 0) {
@@ -783,12 +943,22 @@ int cmd_report(int argc, char **argv)
 			hist_key_widths(h);
 		hist_sort_report(h);
 		phase("sort", &t0);
+		uint64_t *gper = NULL, gtot[64], gsam[64];
+		char gdesc[1024];
+		if (grp && group_report(prof, grp, h, &ev_eng, &o, stages.srclines, &f, &gper, gtot, gsam, gdesc,
+					sizeof(gdesc), &err) < 0) {
+			cli_error(&err);
+			hist_free(h);
+			rc = 1;
+			break;
+		}
 		if (a.json)
 			report_print_json(stdout, h, &f, !f.not_first_event);
 		else
 			report_print_hist(stdout, h, &f, prof->nr_lost_samples);
 		fflush(stdout);
 		phase("print", &t0);
+		free(gper);
 		hist_free(h);
 	}
 	cli_fast_heap_done();

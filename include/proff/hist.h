@@ -61,7 +61,10 @@ typedef struct hist_entry {     /* 128 bytes: two cache lines */
 	uint64_t nr_events;
 	uint64_t ex_incl;          /* exact profiles: summed inclusive ns of the entry's calls */
 	uint64_t ex_min, ex_max;   /* exact profiles: inclusive ns of one call */
-	void *user;                /* for callers (diff pairs etc.) */
+	/* the row's index at its making, which moves with it: its values in
+	 * the hist's side arrays (mode_period, row_time) that the reference
+	 * path makes for keys that need them */
+	uint64_t row_id;
 } hist_entry;
 
 typedef struct hist_opts {
@@ -85,6 +88,14 @@ typedef struct hist_opts {
 	 * always (tests: the stable sorts and written-out comparators used
 	 * where they give the same order are checked against it) */
 	bool order_replay;
+	/* perf prefixes its sort order with Children (Children mode) and Self
+	 * ("overhead") unless the --sort spec names them: a key of perf's
+	 * overhead columns (its prepare sets these) puts its own comparison
+	 * where the spec has it, Self then breaking the remaining ties */
+	bool no_children_first, no_self_first;
+	/* --sort time: the slot a sample's time falls in (perf's
+	 * --time-quantum, ns; 0: 100 ms) */
+	uint64_t time_quantum;
 	/* Children mode: the first pass runs on two threads from this many
 	 * samples (0: the default, 20,000; SIZE_MAX: never; tests force it
 	 * to check the two-thread pass gives the rows of one) */
@@ -135,7 +146,22 @@ typedef struct hist {
 	 * (its input and collapse trees were kept); NULL otherwise */
 	uint32_t *collapsed;
 	size_t nr_collapsed;
+	/* perf's --sort overhead_sys, overhead_us, ...: the Self periods of
+	 * each row by its samples' cpumode (HIST_MODE_*), 4 per row at
+	 * hist_entry.row_id; NULL unless a key needs it (HKN_CPUMODE: the
+	 * reference path makes it) */
+	uint64_t *mode_period;
+	/* --sort time: each row's time slot (ns, a multiple of
+	 * opts.time_quantum) at hist_entry.row_id; NULL without (HKN_TIME) */
+	uint64_t *row_time;
+	/* the rows the side arrays hold (a row_id is below it; a probe of
+	 * perf's walk has row_id side_rows, whose row_time is room made) */
+	size_t side_rows;
 } hist;
+
+/* hist.mode_period's four: perf's period_sys, period_us, period_guest_sys,
+ * period_guest_us (a hypervisor sample counts in none) */
+enum { HIST_MODE_SYS, HIST_MODE_US, HIST_MODE_GUEST_SYS, HIST_MODE_GUEST_US, HIST_MODES };
 
 /* What a key reads or makes the engine do (hist_key_def.needs) */
 enum {
@@ -150,6 +176,10 @@ enum {
 	HKN_LABEL    = 1 << 7,  /* a pprof label of the sample's thread */
 	HKN_BRANCH   = 1 << 8,  /* the sample's branch stack */
 	HKN_SUBSYM   = 1 << 9,  /* tells apart locations of one symbol */
+	HKN_CPUMODE  = 1 << 10, /* the rows' Self periods by cpumode (hist.mode_period): the
+				   reference path only (plan_stages.reference) */
+	HKN_TIME     = 1 << 11, /* the raw samples' times (pf_profile.seq_time): the reference
+				   path only */
 };
 
 /* perf's collapse stage: does the key have a collapse comparator? */
@@ -199,7 +229,14 @@ typedef struct hist_key_def {
 	bool pad_last;
 	/* the row's value compared across files (diff) */
 	void (*value)(const hist *h, const hist_entry *e, hist_key_value *v);
+	/* perf's output column the key is (HKP_*): a report shows such a
+	 * column once (Overhead, Children, -n's Samples, --show-total-period's
+	 * Period where the report has it already) */
+	int hpp;
 } hist_key_def;
+
+/* hist_key_def.hpp: perf's hpp columns as sort keys */
+enum { HKP_NONE, HKP_OVERHEAD, HKP_CHILDREN, HKP_SAMPLES, HKP_PERIOD, HKP_MODE };
 
 extern const hist_key_def hist_keys[];
 extern const int hist_nr_keys;

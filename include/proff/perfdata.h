@@ -235,6 +235,15 @@ size_t pd_nr_attrs(const pd_reader *r);
 uint64_t pd_data_size(const pd_reader *r);
 const pd_attr *pd_get_attr(const pd_reader *r, size_t idx);
 bool pd_has_feature(const pd_reader *r, int feat);
+/* An event group of the file (HEADER_GROUP_DESC: perf record -e
+ * '{a,b}'): its attrs leader .. leader + nr_members - 1, its name ("" for
+ * an unnamed one) */
+typedef struct pd_group {
+	uint32_t leader, nr_members;
+	char name[64];
+} pd_group;
+/* The file's groups of two events or more, at most max into g; their count */
+size_t pd_groups(pd_reader *r, pd_group *g, size_t max);
 /* Warnings collected while reading (e.g. "data size 0: recording was interrupted"). */
 size_t pd_nr_warnings(const pd_reader *r);
 const char *pd_warning(const pd_reader *r, size_t i);

@@ -38,6 +38,11 @@ typedef struct plan_stages {
 	/* the locations' srclines made before the rows (hist_srclines):
 	 * a srcline key reads them */
 	bool srclines;
+	/* the rows made by the reference path (hist_build_reference): a key
+	 * reads the rows' periods by cpumode (overhead_sys, ...) or the raw
+	 * samples' times (time), which only it keeps (the engine's passes
+	 * stay as fast as without) */
+	bool reference;
 } plan_stages;
 
 /* The loader's options for the request, set in *lo (the others left as

@@ -184,6 +184,9 @@ typedef struct pf_load_opts {
 	/* Keep every raw sample's place in the order of reading (pf_seq);
 	 * not with merge_threads */
 	bool keep_sequence;
+	/* and each raw sample's time with it (pf_profile.seq_time): a sort
+	 * key by time; not with a split load */
+	bool keep_time;
 	/* exact traces (proff record --instrument): */
 	bool no_compensate;        /* raw times, no overhead subtraction */
 	bool have_overheads;       /* use o_in_ns / o_full_ns instead of the recorded estimate */
@@ -232,6 +235,7 @@ typedef struct pf_profile {
 	pf_level_note *level_notes; size_t nr_level_notes, cap_level_notes;   /* ascending by sample */
 	pf_seq *seq; size_t nr_seq, cap_seq;   /* pf_load_opts.keep_sequence */
 	pf_seq_big *seq_big; size_t nr_seq_big, cap_seq_big;   /* the periods seq does not hold */
+	uint64_t *seq_time; size_t cap_seq_time;   /* pf_load_opts.keep_time: seq[i]'s time, ns */
 	pf_exact *exact;           /* exact trace: parallel to samples; NULL for sampled profiles */
 	size_t cap_exact;
 	/* exact trace: what it could not tell exactly (synthetic exits, clamped

@@ -40,6 +40,16 @@ typedef struct report_fmt {
 	bool elide[HIST_KEYS_MAX];       /* columns hidden (single-entry filters) */
 	const char *filter_lines;  /* "# dso: work\n"-style lines for the header, or NULL */
 	bool show_nr_samples;      /* -n */
+	bool show_total_period;    /* --show-total-period: the Self period's column */
+	const char *fields;        /* -F: the output fields in order (key names), NULL: perf's default columns */
+	/* an event group's report (report_group_rows): group_n events, the
+	 * rows' values (3 * group_n per row: each event's Self period, the
+	 * leader's first, then each one's Children, then samples), each event's
+	 * total and sample count, the Samples line's description */
+	size_t group_n;
+	const uint64_t *group_periods, *group_totals, *group_samples;
+	const char *group_desc;
+	bool events_plural;        /* --no-group, a group's leader: perf says "of events" still */
 	const char *time_spec;     /* --time, echoed in the Samples line */
 	bool not_first_event;      /* later events: no "Total Lost Samples" block */
 	bool exact;                /* exact profile: time and per-call columns */
@@ -56,6 +66,14 @@ typedef struct report_fmt {
 } report_fmt;
 
 void report_fmt_init(report_fmt *f);
+
+/* perf's group output (lib/output/report-group.c): the leader's hist h
+ * (in perf's order, hist_sort_report) gets the rows only the members
+ * have, and its rows the order of the group's periods; *periods: 3 * (nmemb +
+ * 1) per row (Self of each event, the leader's first, then Children, then
+ * sample counts), the
+ * caller frees. 0 or an error. */
+int report_group_rows(hist *h, hist *const *members, size_t nmemb, uint64_t **periods, proff_error *err);
 
 /* The "# Total Lost Samples / # Samples / # Event count" block and the
  * column header, then the rows. */

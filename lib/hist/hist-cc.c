@@ -186,7 +186,7 @@ void cc_finish(struct cc_pool *cp) {
 /* A sample's context key words: every key's that is not the location's
  * (comm, pid, cpu, parent, label), in the keys' order */
 void ctx_words(const hist *h, const uint32_t *parent_of, uint32_t si, uint64_t *w) {
-	hist_key_src src = { &h->prof->samples[si], parent_of ? parent_of[si] : 0, 0, false };
+	hist_key_src src = { &h->prof->samples[si], parent_of ? parent_of[si] : 0, 0, false, 0 };
 	for (int i = 0; i < h->nkeys; i++) {
 		const hist_key_def *k = &hist_keys[h->keys[i]];
 		if (k->needs & HKN_LOC)
@@ -382,7 +382,7 @@ static int cc_context(cc_worker *wk, cc_scratch *sc, size_t g0, size_t g1)
 		nd[n].next = nd[par].first;
 		nd[par].first = n;
 	}
-	ctx c = { &p->samples[order[g0]], w->parent_of[order[g0]], 0, 0, '.' };
+	ctx c = { &p->samples[order[g0]], w->parent_of[order[g0]], 0, 0, '.', 0 };
 	const uint8_t *gw = suspect ? group_row(h->priv, c.s->comm) : NULL;
 	/* iterative DFS from the root over marked nodes */
 	size_t d = 0;

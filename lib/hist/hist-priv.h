@@ -125,6 +125,7 @@ typedef struct ctx {
 	 * whatever their own dso (a caller without a map among them) */
 	uint8_t sample_filtered;
 	char self_level;     /* level of the sample ip (chain entries without a map inherit it) */
+	uint64_t time;       /* the raw sample's time slot (the reference path, a time key), else 0 */
 } ctx;
 
 /* Children mode, per location, what the pass reads of it (two bytes

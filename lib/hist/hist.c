@@ -62,7 +62,7 @@ char row_level(const pf_profile *p, const ctx *c, const pf_loc *l, bool chain) {
 /* The row identity of (sample context, location): each key's two words
  * (hist_key_def.words), in the keys' order. */
 void key_words(hist *h, const ctx *c, uint32_t loc, bool chain, uint64_t *w) {
-	hist_key_src src = { c->s, c->parent, loc, chain };
+	hist_key_src src = { c->s, c->parent, loc, chain, c->time };
 	for (int i = 0; i < h->nkeys; i++)
 		hist_keys[h->keys[i]].words(h, &src, w + i * KW_PER_KEY);
 }
@@ -223,7 +223,7 @@ void row_fill(hist *h, const ctx *c, uint32_t loc, bool chain, hist_entry *e)
 	e->parent = c->parent;
 	e->filtered = chain ? c->sample_filtered : entry_filter(h, c, loc);
 	e->cc_root = PF_NONE;
-	hist_key_src src = { c->s, c->parent, loc, chain };
+	hist_key_src src = { c->s, c->parent, loc, chain, c->time };
 	for (int i = 0; i < h->nkeys; i++)
 		if (hist_keys[h->keys[i]].fill)
 			hist_keys[h->keys[i]].fill(h, &src, e);
@@ -517,7 +517,7 @@ static char sample_level(const hist *h, const loc_bits *lb, size_t si, uint32_t 
  * level of its ip */
 ctx sample_ctx(hist *h, const pf_sample *s, char level) {
 	const hist_opts *opts = &h->opts;
-	ctx c = { s, sample_parent(h, s), 0, 0, level };
+	ctx c = { s, sample_parent(h, s), 0, 0, level, 0 };
 	if (opts->comms.n && !pf_strlist_has(&opts->comms, pf_str(h->prof, s->comm)))
 		c.thread_filtered |= HF_THREAD;
 	if (opts->nr_pids && !u32_in(opts->pids, opts->nr_pids, s->pid))
@@ -888,6 +888,16 @@ int hist_new_keys(const pf_profile *prof, uint32_t evsel, const hist_opts *opts,
 		return rc;
 	}
 	h->nkeys = rc;
+	int nvalued = 0;      /* keys with a value of their own in perf's replay (pkey.gen) */
+	for (int i = 0; i < h->nkeys; i++)
+		nvalued += hist_keys[h->keys[i]].perf_value != NULL;
+	if (nvalued > HIST_GEN_KEYS) {
+		hist_free(h);
+		return proff_err_set(err, PROFF_EUSAGE, NULL, PROFF_NO_OFFSET,
+				     "--sort: at most %d of the keys srcfile, sample, period, symbol_size, dso_size, time, "
+				     "overhead_sys, overhead_us, overhead_guest_sys, overhead_guest_us in one sort order",
+				     HIST_GEN_KEYS);
+	}
 	pv->kw = (size_t)h->nkeys * KW_PER_KEY;
 	if ((rc = label_setup(h, err)) < 0) {
 		hist_free(h);
@@ -1043,6 +1053,17 @@ int hist_build(const pf_profile *prof, uint32_t evsel, const hist_opts *opts, hi
 	if (keys_need(h, HKN_SRCLINE) && (rc = srclines_made(h, err)) < 0) {
 		hist_free(h);
 		return rc;
+	}
+	/* the engine keeps no cpumode split or sample times: the reference
+	 * path makes them */
+	for (int i = 0; i < h->nkeys; i++) {
+		if (!(hist_keys[h->keys[i]].needs & (HKN_CPUMODE | HKN_TIME)))
+			continue;
+		const char *name = hist_keys[h->keys[i]].name;
+		hist_free(h);
+		return proff_err_set(err, PROFF_ENOTSUP, NULL, PROFF_NO_OFFSET,
+				     "--sort %s: in proff report only (its rows are made by the reference path, "
+				     "plan_stages.reference)", name);
 	}
 	for (int i = 0; i < h->nkeys; i++)
 		if (hist_keys[h->keys[i]].prepare && (rc = hist_keys[h->keys[i]].prepare(h, i, err)) < 0) {
@@ -1315,6 +1336,8 @@ void hist_free(hist *h)
 	hist_order_discard(h);
 	for (int i = 0; i < HIST_MAX_KEYS; i++)
 		free(h->loc_value[i]);
+	free(h->mode_period);
+	free(h->row_time);
 	if (h->priv) {
 		free(h->priv->keyw);
 		id_table_free(&h->priv->tab);

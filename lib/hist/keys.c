@@ -639,6 +639,139 @@ static int k_cgroup_print(const hist *h, const hist_entry *e, char *buf, size_t 
 }
 static void v_cgroup(const hist *h, const hist_entry *e, hist_key_value *v) { v->s = "N/A"; }
 
+/* overhead, overhead_children, overhead_sys, overhead_us,
+ * overhead_guest_sys, overhead_guest_us — perf's percent columns as sort
+ * keys: the row's Self period, its Children period, and its Self period
+ * of kernel, user, guest kernel and guest user samples (the reference
+ * path makes that split: HKN_CPUMODE), each in percent of the report's
+ * total. Like sample and period they split no row and compare nothing
+ * before perf's output tree; perf prefixes its sort order with Children
+ * and Self unless the spec's text holds "overhead_children" or
+ * "overhead" (util/sort.c's setup_overhead), so naming any of them puts
+ * its comparison where the spec has it, Self breaking the remaining ties.
+ * overhead (and overhead_children in Children mode) is the report's own
+ * column, shown once. */
+enum { HK_OVERHEAD = HK__NAMED + 7, HK_OVERHEAD_CHILDREN = HK__NAMED + 8, HK_OVERHEAD_SYS = HK__NAMED + 9,
+       HK_OVERHEAD_US = HK__NAMED + 10, HK_OVERHEAD_GUEST_SYS = HK__NAMED + 11,
+       HK_OVERHEAD_GUEST_US = HK__NAMED + 12 };
+
+static int prep_overhead(hist *h, int slot, proff_error *err)
+{
+	h->opts.no_self_first = true;
+	if (h->keys[slot] == HK_OVERHEAD_CHILDREN)
+		h->opts.no_children_first = true;
+	h->opts.order_replay = true;     /* the written-out default orders assume the prefix */
+	return 0;
+}
+static uint64_t report_total(const hist *h) { return h->opts.relative ? h->total_non_filtered_period : h->total_period; }
+static int put_percent(char *buf, size_t len, uint64_t v, const hist *h, int width)
+{
+	/* perf's " %*.2f%%" of width - 1 */
+	uint64_t t = report_total(h);
+	int n = snprintf(buf, len, "%*.2f%%", width > 1 ? width - 1 : 0, t ? (double)v * 100.0 / (double)t : 0.0);
+	return n < 0 ? 0 : (size_t)n >= len ? (int)len - 1 : n;
+}
+static size_t k_pct_width(const hist *h, const hist_entry *e) { return 8; }
+static size_t k_guest_width(const hist *h, const hist_entry *e) { return 9; }
+
+static int k_overhead_cmp(const hist *h, const hist_entry *a, const hist_entry *b) { return -(a->period > b->period) + (a->period < b->period); }
+static int64_t p_overhead(const replay_ctx *c, int slot, int stage, uint32_t li, uint32_t ri)
+{
+	if (stage < 2)
+		return 0;          /* perf's hpp__nop_cmp */
+	uint64_t l = full(c, li)->period, r = full(c, ri)->period;
+	return l > r ? 1 : l < r ? -1 : 0;
+}
+static int k_overhead_print(const hist *h, const hist_entry *e, char *buf, size_t len, int width, bool pad, char sep)
+{
+	return put_percent(buf, len, e->period, h, width);
+}
+
+static int k_children_cmp(const hist *h, const hist_entry *a, const hist_entry *b)
+{
+	return -(a->period_acc > b->period_acc) + (a->period_acc < b->period_acc);
+}
+static int64_t p_children(const replay_ctx *c, int slot, int stage, uint32_t li, uint32_t ri)
+{
+	/* perf's __hpp__sort_acc: nothing in Self mode; equal Children put
+	 * the caller (the longer chain) first within one thread */
+	const hist *h = c->h;
+	if (stage < 2 || !h->opts.children)
+		return 0;
+	const pkey *l = full(c, li), *r = full(c, ri);
+	if (l->period_acc != r->period_acc)
+		return l->period_acc > r->period_acc ? 1 : -1;
+	if (!h->opts.callchain || l->thread != r->thread)
+		return 0;
+	int64_t d = (int64_t)r->max_depth - (int64_t)l->max_depth;
+	return h->opts.caller_order ? -d : d;
+}
+static int k_children_print(const hist *h, const hist_entry *e, char *buf, size_t len, int width, bool pad, char sep)
+{
+	if (!h->opts.children) {
+		int n = snprintf(buf, len, "%*s", width, "N/A");    /* perf: " %*s" of width - 1 */
+		return n < 0 ? 0 : (size_t)n >= len ? (int)len - 1 : n;
+	}
+	return put_percent(buf, len, e->period_acc, h, width);
+}
+
+static uint64_t mode_period(const hist *h, const hist_entry *e, int m)
+{
+	/* a probe of perf's walk (row_id side_rows) has no split yet */
+	return h->mode_period && e->row_id < h->side_rows ? h->mode_period[e->row_id * HIST_MODES + (uint64_t)m] : 0;
+}
+static int mode_of(int key)
+{
+	return key == HK_OVERHEAD_SYS ? HIST_MODE_SYS : key == HK_OVERHEAD_US ? HIST_MODE_US :
+	       key == HK_OVERHEAD_GUEST_SYS ? HIST_MODE_GUEST_SYS : HIST_MODE_GUEST_US;
+}
+#define MODE_KEY_FNS(name, key)                                                                                  \
+	static uint64_t pv_##name(const hist *h, const hist_entry *e) { return mode_period(h, e, mode_of(key)); } \
+	static int k_##name##_cmp(const hist *h, const hist_entry *a, const hist_entry *b)                          \
+	{                                                                                                            \
+		uint64_t x = pv_##name(h, a), y = pv_##name(h, b);                                                   \
+		return -(x > y) + (x < y);                                                                           \
+	}                                                                                                            \
+	static int k_##name##_print(const hist *h, const hist_entry *e, char *buf, size_t len, int width, bool pad, \
+				    char sep)                                                                        \
+	{                                                                                                            \
+		return put_percent(buf, len, pv_##name(h, e), h, width);                                             \
+	}
+MODE_KEY_FNS(sys, HK_OVERHEAD_SYS)
+MODE_KEY_FNS(us, HK_OVERHEAD_US)
+MODE_KEY_FNS(guest_sys, HK_OVERHEAD_GUEST_SYS)
+MODE_KEY_FNS(guest_us, HK_OVERHEAD_GUEST_US)
+#undef MODE_KEY_FNS
+
+/* time — perf's: the time slot of the row's samples (their time down to
+ * a multiple of --time-quantum, 100 ms by default), printed in seconds
+ * with microseconds in a 12-column field (perf cuts longer ones). The
+ * raw samples' times are kept only when the key is planned (HKN_TIME:
+ * pf_load_opts.keep_time), and the reference path makes its rows. */
+enum { HK_TIME = HK__NAMED + 13 };
+
+static uint64_t row_time_of(const hist *h, const hist_entry *e)
+{
+	return h->row_time && e->row_id <= h->side_rows ? h->row_time[e->row_id] : 0;
+}
+static void w_time(const hist *h, const hist_key_src *c, uint64_t w[2]) { w[0] = c->time; w[1] = 0; }
+static int k_time_cmp(const hist *h, const hist_entry *a, const hist_entry *b)
+{
+	return cmp_u64(row_time_of(h, a), row_time_of(h, b));
+}
+static size_t k_time_width(const hist *h, const hist_entry *e) { return 12; }
+static int k_time_print(const hist *h, const hist_entry *e, char *buf, size_t len, int width, bool pad, char sep)
+{
+	/* perf: timestamp__scnprintf_usec, then "%-.*s" of the width */
+	char tmp[48];
+	uint64_t t = row_time_of(h, e);
+	snprintf(tmp, sizeof(tmp), "%llu.%06llu", (unsigned long long)(t / 1000000000ULL),
+		 (unsigned long long)(t % 1000000000ULL / 1000ULL));
+	int n = put_name(buf, len, tmp, width, sep);
+	return pad_to(buf, len, n, width, pad);
+}
+static void v_time(const hist *h, const hist_entry *e, hist_key_value *v) { v->n = row_time_of(h, e); }
+
 /* ---- the catalogue ------------------------------------------------------------ */
 
 /* perf's keys of the same name (util/sort.c), in its order where it has
@@ -706,12 +839,12 @@ const hist_key_def hist_keys[] = {
 		.width = k_srcfile_width, .print = k_srcfile_print, .value = v_srcfile,
 	},
 	[HK_SAMPLE] = {
-		.name = "sample", .header = "     Samples", .id = HK_SAMPLE,
+		.name = "sample", .header = "     Samples", .id = HK_SAMPLE, .hpp = HKP_SAMPLES,
 		.words = w_none, .cmp = k_sample_cmp, .perf_cmp = p_hpp, .perf_value = pv_sample,
 		.width = k_hpp_width, .print = k_sample_print, .pad_last = true, .value = v_none,
 	},
 	[HK_PERIOD] = {
-		.name = "period", .header = "      Period", .id = HK_PERIOD,
+		.name = "period", .header = "      Period", .id = HK_PERIOD, .hpp = HKP_PERIOD,
 		.words = w_none, .cmp = k_period_cmp, .perf_cmp = p_hpp, .perf_value = pv_period,
 		.width = k_hpp_width, .print = k_period_print, .pad_last = true, .value = v_none,
 	},
@@ -734,6 +867,48 @@ const hist_key_def hist_keys[] = {
 		.words = w_dso_size, .cmp = k_dso_size_cmp, .perf_cmp = p_gen_num,
 		.perf_value = pv_dso_size,
 		.width = k_zero_width, .print = k_dso_size_print, .pad_last = true, .value = v_dso_size,
+	},
+	[HK_OVERHEAD] = {
+		.name = "overhead", .header = "Overhead", .id = HK_OVERHEAD, .hpp = HKP_OVERHEAD,
+		.words = w_none, .prepare = prep_overhead, .cmp = k_overhead_cmp, .perf_cmp = p_overhead,
+		.width = k_pct_width, .print = k_overhead_print, .pad_last = true, .value = v_none,
+	},
+	[HK_OVERHEAD_CHILDREN] = {
+		.name = "overhead_children", .header = "Children", .id = HK_OVERHEAD_CHILDREN, .hpp = HKP_CHILDREN,
+		.words = w_none, .prepare = prep_overhead, .cmp = k_children_cmp, .perf_cmp = p_children,
+		.width = k_pct_width, .print = k_children_print, .pad_last = true, .value = v_none,
+	},
+	[HK_OVERHEAD_SYS] = {
+		.name = "overhead_sys", .header = "     sys", .id = HK_OVERHEAD_SYS, .hpp = HKP_MODE,
+		.needs = HKN_CPUMODE,
+		.words = w_none, .prepare = prep_overhead, .cmp = k_sys_cmp, .perf_cmp = p_hpp, .perf_value = pv_sys,
+		.width = k_pct_width, .print = k_sys_print, .pad_last = true, .value = v_none,
+	},
+	[HK_OVERHEAD_US] = {
+		.name = "overhead_us", .header = "     usr", .id = HK_OVERHEAD_US, .hpp = HKP_MODE,
+		.needs = HKN_CPUMODE,
+		.words = w_none, .prepare = prep_overhead, .cmp = k_us_cmp, .perf_cmp = p_hpp, .perf_value = pv_us,
+		.width = k_pct_width, .print = k_us_print, .pad_last = true, .value = v_none,
+	},
+	[HK_OVERHEAD_GUEST_SYS] = {
+		.name = "overhead_guest_sys", .header = "guest sys", .id = HK_OVERHEAD_GUEST_SYS, .hpp = HKP_MODE,
+		.needs = HKN_CPUMODE,
+		.words = w_none, .prepare = prep_overhead, .cmp = k_guest_sys_cmp, .perf_cmp = p_hpp,
+		.perf_value = pv_guest_sys,
+		.width = k_guest_width, .print = k_guest_sys_print, .pad_last = true, .value = v_none,
+	},
+	[HK_OVERHEAD_GUEST_US] = {
+		.name = "overhead_guest_us", .header = "guest usr", .id = HK_OVERHEAD_GUEST_US, .hpp = HKP_MODE,
+		.needs = HKN_CPUMODE,
+		.words = w_none, .prepare = prep_overhead, .cmp = k_guest_us_cmp, .perf_cmp = p_hpp,
+		.perf_value = pv_guest_us,
+		.width = k_guest_width, .print = k_guest_us_print, .pad_last = true, .value = v_none,
+	},
+	[HK_TIME] = {
+		.name = "time", .header = "Time", .id = HK_TIME,
+		.needs = HKN_TIME,
+		.words = w_time, .cmp = k_time_cmp, .perf_cmp = p_gen_num, .perf_value = row_time_of,
+		.width = k_time_width, .print = k_time_print, .value = v_time,
 	},
 	[HK_CGROUP] = {
 		.name = "cgroup", .header = "Cgroup", .id = HK_CGROUP,

@@ -17,6 +17,7 @@ typedef struct hist_key_src {
 	uint32_t parent;          /* the sample's parent symbol name id (0: none) */
 	uint32_t loc;             /* the row's location */
 	bool chain;               /* a callchain (cumulative) row, not the sample's own */
+	uint64_t time;            /* the raw sample's time slot (a time key), else 0 */
 } hist_key_src;
 
 /* A row's address as perf shows it: Self rows use the map address,
@@ -24,7 +25,7 @@ typedef struct hist_key_src {
 static inline uint64_t hist_row_addr(const pf_loc *l, bool chain) { return chain ? l->ip : l->addr; }
 
 /* keys of one --sort that have no field of their own in pkey (perf_value) */
-#define HIST_GEN_KEYS 2
+#define HIST_GEN_KEYS 4
 
 /* A tree node and what the comparators read first, in one 64-byte line: a
  * replay's descent compares the new row with some 17 others, most of them

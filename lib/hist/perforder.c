@@ -61,7 +61,7 @@ static inline int64_t output_periods_cmp(const replay_ctx *rc, uint32_t a, uint3
 	const hist *h = rc->h;
 	const rbn *tn = rc->tn;
 	int64_t c = 0;
-	if (h->opts.children) {
+	if (h->opts.children && !h->opts.no_children_first) {
 		c = field_cmp(tn[a].x0, tn[b].x0);
 		if (!c && h->opts.callchain) {
 			/* the node's copy of the rows' thread and depth (x2) */
@@ -73,15 +73,19 @@ static inline int64_t output_periods_cmp(const replay_ctx *rc, uint32_t a, uint3
 			}
 		}
 	}
-	return c ? c : field_cmp(tn[a].x1, tn[b].x1);
+	return c || h->opts.no_self_first ? c : field_cmp(tn[a].x1, tn[b].x1);
 }
 
-/* stage 2: hist_entry__sort(new, existing) > 0 -> left */
+/* stage 2: hist_entry__sort(new, existing) > 0 -> left; Self after the
+ * keys when the spec named an overhead column (perf appends the output
+ * columns the sort order lacks) */
 static bool left_output(const replay_ctx *rc, uint32_t a, uint32_t b)
 {
 	int64_t c = output_periods_cmp(rc, a, b);
 	if (!c)
 		c = entry_cmp(rc, 2, a, b);
+	if (!c && rc->h->opts.no_self_first)
+		c = field_cmp(rc->tn[a].x1, rc->tn[b].x1);
 	return c > 0;
 }
 

@@ -53,6 +53,7 @@ typedef struct ref_pass {
 	size_t ncounted, cap_counted;
 	uint32_t *chain;         /* the sample's callchain (sample_cursor's buffer) */
 	size_t cap_chain;
+	size_t cap_time;         /* h->row_time's room (a time key) */
 } ref_pass;
 
 static uint64_t words_hash(const ref_pass *rp, const uint64_t *w)
@@ -87,9 +88,20 @@ static int64_t map_find(const ref_pass *rp, const uint64_t *w)
 	return -1;
 }
 
+/* A time key: the time slot of the row to be made next (h->n), which a
+ * probe of perf's walk reads too (its row_id, before it is a row) */
+static int probe_time(ref_pass *rp, uint64_t time)
+{
+	hist *h = rp->h;
+	if (PF_GROW(h->row_time, rp->cap_time, h->n + 1) < 0)
+		return -1;
+	h->row_time[h->n] = time;
+	return 0;
+}
+
 /* A new row e with words w: appended (rows keep the order they were first
  * met in: perf's order replays its trees in that order) */
-static int64_t new_row(ref_pass *rp, const uint64_t *w, const hist_entry *e)
+static int64_t new_row(ref_pass *rp, const uint64_t *w, const hist_entry *e, uint64_t time)
 {
 	hist *h = rp->h;
 	size_t cap = h->cap;
@@ -104,8 +116,22 @@ static int64_t new_row(ref_pass *rp, const uint64_t *w, const hist_entry *e)
 			return -2;
 		rp->next = nn;
 	}
+	if (keys_need(h, HKN_CPUMODE) && (h->cap != cap || !h->mode_period)) {
+		uint64_t *m = pf_realloc_array(h->mode_period, h->cap * HIST_MODES, sizeof(uint64_t));
+		if (!m)
+			return -2;
+		h->mode_period = m;
+	}
+	if (keys_need(h, HKN_TIME) && probe_time(rp, time) < 0)
+		return -2;
 	size_t r = h->n++;
 	h->entries[r] = *e;
+	h->entries[r].row_id = r;
+	h->side_rows = r + 1;
+	if (h->mode_period)
+		memset(h->mode_period + r * HIST_MODES, 0, HIST_MODES * sizeof(uint64_t));
+	if (h->row_time)
+		h->row_time[r] = time;
 	memcpy(rp->words + r * rp->kw, w, rp->kw * sizeof(uint64_t));
 	if (rp->walk && hist_itree_add(rp->walk, h, r) < 0)
 		return -2;
@@ -126,8 +152,11 @@ static int64_t find_row(ref_pass *rp, const ctx *c, uint32_t loc, bool chain, co
 	hist_entry e;
 	if (rp->walk) {
 		row_fill(h, c, loc, chain, &e);
+		e.row_id = h->n;       /* the probe's side values: the next row's */
+		if (keys_need(h, HKN_TIME) && probe_time(rp, c->time) < 0)
+			return -2;
 		int64_t id = hist_itree_find(rp->walk, h, &e);
-		return id != -1 ? id : new_row(rp, w, &e);
+		return id != -1 ? id : new_row(rp, w, &e, c->time);
 	}
 	int64_t id = map_find(rp, w);
 	if (id >= 0) {
@@ -143,7 +172,7 @@ static int64_t find_row(ref_pass *rp, const ctx *c, uint32_t loc, bool chain, co
 		return id;
 	}
 	row_fill(h, c, loc, chain, &e);
-	return new_row(rp, w, &e);
+	return new_row(rp, w, &e, c->time);
 }
 
 /* Children: has this sample counted a row of key w already? (perf's
@@ -184,14 +213,36 @@ static char map_level(const pf_profile *p, uint32_t loc)
 	return k == SYM_DSO_KERNEL || k == SYM_DSO_MODULE ? 'k' : '.';
 }
 
+/* perf's he_stat__add_cpumode_period: a Self row's period by the
+ * sample's cpumode (its level: 'k' kernel, '.' user, 'g' guest kernel,
+ * 'u' guest user; a hypervisor sample counts in none) */
+static void add_mode_period(hist *h, const hist_entry *e, char level, uint64_t period)
+{
+	static const char levels[HIST_MODES] = { 'k', '.', 'g', 'u' };
+	for (int m = 0; m < HIST_MODES; m++)
+		if (level == levels[m])
+			h->mode_period[e->row_id * HIST_MODES + (uint64_t)m] += period;
+}
+
+/* perf's hist_time: raw sample it's time, down to its --time-quantum slot
+ * (0 without a time key) */
+static uint64_t time_slot(const hist *h, size_t it)
+{
+	if (!h->prof->seq_time)
+		return 0;
+	uint64_t q = h->opts.time_quantum ? h->opts.time_quantum : 100000000ULL;
+	return h->prof->seq_time[it] / q * q;
+}
+
 /* One sample s (aggregated sample si, or one raw sample of it) */
-static int add_sample(ref_pass *rp, const pf_sample *s, size_t si, bool aggregated)
+static int add_sample(ref_pass *rp, const pf_sample *s, size_t si, bool aggregated, uint64_t time)
 {
 	hist *h = rp->h;
 	const pf_profile *p = h->prof;
 	uint32_t leaf = pf_leaf_loc(p, s->stack);
 	char level = p->nr_level_notes ? pf_sample_level(p, si) : p->locs[leaf].level;
 	ctx c = sample_ctx(h, s, level);
+	c.time = time;
 
 	/* the totals: every sample; the ones the filters keep apart */
 	uint8_t f = entry_filter(h, &c, leaf);
@@ -220,6 +271,8 @@ static int add_sample(ref_pass *rp, const pf_sample *s, size_t si, bool aggregat
 	}
 	e->period += s->period;
 	e->nr_events += s->count;
+	if (h->mode_period)
+		add_mode_period(h, e, level, s->period);
 
 	size_t nk = 0;
 	uint32_t *cursor = sample_cursor(h, s, &rp->chain, &rp->cap_chain, &nk);
@@ -279,6 +332,9 @@ static int collapse(ref_pass *rp)
 		d->period += e->period;
 		d->nr_events += e->nr_events;
 		d->period_acc += e->period_acc;
+		for (int m = 0; h->mode_period && m < HIST_MODES; m++)
+			h->mode_period[d->row_id * HIST_MODES + (uint64_t)m] +=
+				h->mode_period[e->row_id * HIST_MODES + (uint64_t)m];
 		if (h->opts.callchain && cc_merge(h, &h->priv->cc, into[r], (uint32_t)r) < 0) {
 			free(into);
 			return -1;
@@ -308,6 +364,13 @@ int hist_build_reference(pf_profile *prof, uint32_t evsel, const hist_opts *opts
 		return rc;
 	}
 	ref_pass rp = { .h = h, .kw = h->priv->kw };
+	bool raw_ok = !opts->diff_mode && seq_single_events(prof);
+	if (keys_need(h, HKN_TIME) && (!raw_ok || !prof->seq_time)) {
+		hist_free(h);
+		return proff_err_set(err, PROFF_ENOTSUP, prof->path, PROFF_NO_OFFSET,
+				     "--sort time: the profile keeps no sample times (perf.data files, "
+				     "loaded with pf_load_opts.keep_time)");
+	}
 	/* perf's walks, one per event (seq_single_events: perf.data's raw
 	 * samples), replayed; diff's rows are found by key (perf diff's
 	 * collapse by name) */
@@ -323,14 +386,14 @@ int hist_build_reference(pf_profile *prof, uint32_t evsel, const hist_opts *opts
 			if (agg->evsel != evsel)
 				continue;
 			raw_sample(prof, it, agg, &one);
-			rc = add_sample(&rp, &one, si, false);
+			rc = add_sample(&rp, &one, si, false, time_slot(h, it));
 		}
 		if (rc == 0)
 			rc = collapse(&rp);
 	} else {
 		for (size_t si = 0; si < prof->nr_samples && rc == 0; si++)
 			if (prof->samples[si].evsel == evsel)
-				rc = add_sample(&rp, &prof->samples[si], si, true);
+				rc = add_sample(&rp, &prof->samples[si], si, true, 0);
 	}
 	hist_itree_free(rp.walk);
 	free(rp.words);

@@ -142,6 +142,7 @@ void pf_profile_free(pf_profile *p)
 	free(p->exact);
 	pf__free_trace_quality(p);
 	free(p->seq);
+	free(p->seq_time);
 	free(p->seq_big);
 	free(p->threads);
 	free(p->thread_labels);

@@ -888,6 +888,11 @@ static int sample_add(pf_profile *p, const pd_sample *s, uint32_t thread, uint32
 			if (PF_GROW(p->seq, p->cap_seq, p->nr_seq + 1) < 0 ||
 			    pf_seq_push(p, (uint32_t)id, thread, period) < 0)
 				return prof_oom(p);
+			if (pr->opts.keep_time) {
+				if (PF_GROW(p->seq_time, p->cap_seq_time, p->nr_seq) < 0)
+					return prof_oom(p);
+				p->seq_time[p->nr_seq - 1] = s->time;
+			}
 		}
 	}
 	if (fresh < 0)
@@ -1388,6 +1393,9 @@ void pf_profile_drop_sequence(pf_profile *p)
 	free(p->seq_big);
 	p->seq_big = NULL;
 	p->nr_seq_big = p->cap_seq_big = 0;
+	free(p->seq_time);
+	p->seq_time = NULL;
+	p->cap_seq_time = 0;
 }
 
 /* ---- the builder interface of model-int.h (exact traces) ------------------------- */

@@ -424,7 +424,7 @@ typedef struct col {
 } col;
 
 enum { COL_CHILDREN = -1, COL_SELF = -2, COL_SAMPLES = -3, COL_CALLS = -4, COL_TOTAL_T = -5,
-       COL_SELF_T = -6, COL_AVG_T = -7, COL_MIN_T = -8, COL_MAX_T = -9 };
+       COL_SELF_T = -6, COL_AVG_T = -7, COL_MIN_T = -8, COL_MAX_T = -9, COL_PERIOD = -10 };
 
 void report_fmt_time(char *buf, size_t len, double ns)
 {
@@ -437,17 +437,52 @@ void report_fmt_time(char *buf, size_t len, double ns)
 	snprintf(buf, len, "%7.3f %2s", ns, units[u]);
 }
 
+/* A key that is one of the report's own columns: perf shows it once, where
+ * the report has it (its Overhead or Self, Children, -n's Samples,
+ * --show-total-period's Period) */
+static bool key_is_shown_column(const hist_key_def *k, const report_fmt *f)
+{
+	return k->hpp == HKP_OVERHEAD || (k->hpp == HKP_CHILDREN && f->children) ||
+	       (k->hpp == HKP_SAMPLES && f->show_nr_samples) || (k->hpp == HKP_PERIOD && f->show_total_period);
+}
+
+/* -F: the fields' columns in their order, then the sort keys they lack */
+static size_t field_cols(hist *h, const report_fmt *f, col *cols)
+{
+	int ids[HIST_MAX_KEYS];
+	proff_error err;
+	int nf = hist_parse_sort(f->fields, ids, HIST_MAX_KEYS, &err);
+	size_t n = 0;
+	for (int i = 0; i < nf; i++)
+		cols[n++] = (col){ hist_keys[ids[i]].header, (int)hist_key_col_width(h, ids[i]), ids[i] };
+	for (int i = 0; i < h->nkeys; i++) {
+		bool in = false;
+		for (int j = 0; j < nf; j++)
+			in |= ids[j] == h->keys[i];
+		if (!in)
+			cols[n++] = (col){ hist_keys[h->keys[i]].header, (int)hist_key_col_width(h, h->keys[i]),
+					   h->keys[i] };
+	}
+	return n;
+}
+
 static size_t build_cols(hist *h, const report_fmt *f, col *cols)
 {
 	size_t n = 0;
+	if (f->fields)
+		return field_cols(h, f, cols);
 	if (f->children) {
-		cols[n++] = (col){ "Children", 8, -1 };
-		cols[n++] = (col){ "Self", 8, -2 };
+		int w = f->group_n > 1 ? 8 * (int)f->group_n : 8;
+		cols[n++] = (col){ "Children", w, -1 };
+		cols[n++] = (col){ "Self", w, -2 };
 	} else {
-		cols[n++] = (col){ "Overhead", 8, -2 };
+		cols[n++] = (col){ "Overhead", f->group_n > 1 ? 8 * (int)f->group_n : 8, -2 };
 	}
+	int gw = f->group_n > 1 ? 12 * (int)f->group_n : 12;
 	if (f->show_nr_samples)
-		cols[n++] = (col){ "Samples", 12, COL_SAMPLES };
+		cols[n++] = (col){ "Samples", gw, COL_SAMPLES };
+	if (f->show_total_period)
+		cols[n++] = (col){ "Period", gw, COL_PERIOD };
 	if (f->exact) {
 		/* uftrace's columns: times of the row's calls */
 		if (f->children)
@@ -465,6 +500,8 @@ static size_t build_cols(hist *h, const report_fmt *f, col *cols)
 	for (int i = 0; i < h->nkeys; i++) {
 		int k = h->keys[i];
 		if (f->elide[k] && !all_elided)
+			continue;
+		if (key_is_shown_column(&hist_keys[k], f))
 			continue;
 		cols[n++] = (col){ hist_keys[k].header, (int)hist_key_col_width(h, k), k };
 	}
@@ -574,9 +611,40 @@ static void print_rows(FILE *out, hist *h, const report_fmt *f, const col *cols,
 			int w = cols[c].width < 2048 ? cols[c].width : 2048;
 			int n = 0;
 			switch (cols[c].key) {
-			case COL_CHILDREN: ln += put_pct(line + ln, e->period_acc, total, w, f->color); continue;
-			case COL_SELF: ln += put_pct(line + ln, e->period, total, w, f->color); continue;
+			case COL_CHILDREN:
+				if (f->group_n > 1) {
+					const uint64_t *gp = f->group_periods + i * 3 * f->group_n + f->group_n;
+					for (size_t k = 0; k < f->group_n; k++)
+						ln += put_pct(line + ln, gp[k], f->group_totals[k], 8, f->color);
+					continue;
+				}
+				ln += put_pct(line + ln, e->period_acc, total, w, f->color);
+				continue;
+			case COL_SELF:
+				if (f->group_n > 1) {
+					/* perf's group columns: each event's share of its own total */
+					const uint64_t *gp = f->group_periods + i * 3 * f->group_n;
+					for (size_t k = 0; k < f->group_n; k++)
+						ln += put_pct(line + ln, gp[k], f->group_totals[k], 8, f->color);
+					continue;
+				}
+				ln += put_pct(line + ln, e->period, total, w, f->color);
+				continue;
+			case COL_PERIOD:
 			case COL_SAMPLES:
+				if (f->group_n > 1 && !f->exact) {
+					/* a group: one value per event, 12 columns each */
+					size_t base = cols[c].key == COL_PERIOD ? 0 : 2 * f->group_n;
+					const uint64_t *gp = f->group_periods + i * 3 * f->group_n + base;
+					for (size_t k = 0; k < f->group_n; k++)
+						ln += (size_t)snprintf(line + ln, 16, "%12" PRIu64, gp[k]);
+					continue;
+				}
+				if (cols[c].key == COL_PERIOD) {
+					n = snprintf(buf, sizeof(buf), "%*" PRIu64, w, e->period);
+					break;
+				}
+				/* fall through */
 			case COL_CALLS: n = snprintf(buf, sizeof(buf), "%*" PRIu64, w, e->nr_events); break;
 			case COL_TOTAL_T: report_fmt_time(buf, sizeof(buf), (double)e->period_acc); n = -1; break;
 			case COL_SELF_T: report_fmt_time(buf, sizeof(buf), (double)e->period); n = -1; break;
@@ -587,6 +655,15 @@ static void print_rows(FILE *out, hist *h, const report_fmt *f, const col *cols,
 			case COL_MIN_T: report_fmt_time(buf, sizeof(buf), (double)e->ex_min); n = -1; break;
 			case COL_MAX_T: report_fmt_time(buf, sizeof(buf), (double)e->ex_max); n = -1; break;
 			default: {
+				const hist_key_def *kd = &hist_keys[cols[c].key];
+				if (f->color && (kd->hpp == HKP_OVERHEAD || kd->hpp == HKP_MODE ||
+						 (kd->hpp == HKP_CHILDREN && h->opts.children))) {
+					/* perf's percent keys, coloured as its Overhead column */
+					uint64_t v = kd->hpp == HKP_OVERHEAD ? e->period :
+						     kd->hpp == HKP_CHILDREN ? e->period_acc : kd->perf_value(h, e);
+					ln += put_pct(line + ln, v, total, w, true);
+					continue;
+				}
 				bool last = c + 1 == ncols;
 				n = hist_keys[cols[c].key].print(h, e, buf, sizeof(buf), cols[c].width, !last, 0);
 			}
@@ -653,15 +730,27 @@ int report_print_hist(FILE *out, hist *h, const report_fmt *f, uint64_t nr_lost)
 		else
 			fputs("\n\n", out);
 		uint64_t ns = f->relative ? h->nr_non_filtered_samples : h->nr_samples;
+		uint64_t count = total;     /* a group's: every event's */
+		if (f->group_n > 1) {
+			ns = count = 0;
+			for (size_t k = 0; k < f->group_n; k++) {
+				ns += f->group_samples[k];
+				count += f->group_totals[k];
+			}
+		}
 		char unit = ' ';
 		if (ns > 1000) { ns /= 1000; unit = 'K'; }
 		if (ns > 1000) { ns /= 1000; unit = 'M'; }
 		if (ns > 1000) { ns /= 1000; unit = 'G'; }
-		fprintf(out, "# Samples: %" PRIu64 "%c of event '%s'", ns, unit, p->events[h->evsel].name);
+		if (f->group_n > 1)
+			fprintf(out, "# Samples: %" PRIu64 "%c of events '%s'", ns, unit, f->group_desc);
+		else
+			fprintf(out, "# Samples: %" PRIu64 "%c of event%s '%s'", ns, unit, f->events_plural ? "s" : "",
+				p->events[h->evsel].name);
 		if (f->time_spec)
 			fprintf(out, " (time slices: %s)", f->time_spec);
 		fputc('\n', out);
-		fprintf(out, "# Event count (approx.): %" PRIu64 "\n", total);
+		fprintf(out, "# Event count (approx.): %" PRIu64 "\n", count);
 		print_recorder_cost(out, h, f);
 		fputs("#\n", out);
 		fputs("# ", out);

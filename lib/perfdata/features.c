@@ -880,6 +880,31 @@ int pd_parse_feature(pd_reader *r, int feat, const uint8_t *p, uint64_t size, ui
 	return feat_fns[feat](&c, NULL, false);
 }
 
+size_t pd_groups(pd_reader *r, pd_group *g, size_t max)
+{
+	if (!pd_has_feature(r, PD_FEAT_GROUP_DESC) || !r->feat_data[PD_FEAT_GROUP_DESC])
+		return 0;
+	cur c = { .r = r, .p = r->feat_data[PD_FEAT_GROUP_DESC], .len = r->feat_len[PD_FEAT_GROUP_DESC],
+		  .off = r->feat_off[PD_FEAT_GROUP_DESC], .feat = PD_FEAT_GROUP_DESC };
+	proff_error e;
+	proff_error *saved = r->err;
+	r->err = &e;       /* checked at open (pd_parse_feature): nothing to report here */
+	uint32_t nr = cu32(&c);
+	size_t n = 0;
+	for (uint32_t i = 0; i < nr && !c.err && n < max; i++) {
+		char buf[sizeof(g->name)];
+		const char *nm = cstr(&c, buf, sizeof(buf));
+		uint32_t leader = cu32(&c), nmemb = cu32(&c);
+		if (c.err || nmemb < 2 || leader >= r->nr_attrs || nmemb > r->nr_attrs - leader)
+			continue;
+		g[n] = (pd_group){ .leader = leader, .nr_members = nmemb };
+		snprintf(g[n].name, sizeof(g[n].name), "%s", strcmp(nm, "{anon_group}") ? nm : "");
+		n++;
+	}
+	r->err = saved;
+	return n;
+}
+
 int pd_print_features(pd_reader *r, FILE *out, bool full)
 {
 	for (int f = 1; f < NR_FEAT_FNS; f++) {

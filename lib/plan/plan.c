@@ -34,5 +34,12 @@ int proff_plan(const plan_request *r, pf_load_opts *lo, plan_stages *st, proff_e
 	 * on it (hist's tree mode: Children in perf's order) */
 	lo->keep_sequence = r->report_order && r->children && !r->flamegraph;
 	st->srclines = (needs & HKN_SRCLINE) != 0;
+	/* a time key: each raw sample's time, read one thread (the split
+	 * read's halves keep no times), rows by the reference path */
+	if (needs & HKN_TIME) {
+		lo->keep_sequence = lo->keep_time = true;
+		lo->split_load = false;
+	}
+	st->reference = (needs & (HKN_CPUMODE | HKN_TIME)) != 0;
 	return 0;
 }

@@ -99,6 +99,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	pd_process(r, true, cb, &acc, &e);
 	pd_process(r, false, cb, &acc, &e);
 	pd_print_header(r, devnull, true);
+	pd_group groups[8];
+	size_t ng = pd_groups(r, groups, 8);     /* the event groups (report's group output) */
+	for (size_t i = 0; i < ng; i++)
+		acc += groups[i].leader + groups[i].nr_members;
 	pd_dump(r, devnull, &e);
 	pd_close(r);
 

@@ -183,6 +183,78 @@ cmp_report "sym,period" "$F" --no-children -g none -s sym,period
 cmp_report "sym,sample children" "$F" --children -g none -s sym,sample
 cmp_report "dso,period graph" "$F" -s dso,period
 cmp_report "sym,sample" "$W/py.data" --no-children -g none -s sym,sample
+# -n and --show-total-period: the Samples and Period columns, shown once
+# when -s names sample or period too
+cmp_report "-n -s sym,sample" "$F" -n --no-children -g none -s sym,sample
+cmp_report "--show-total-period children" "$F" --show-total-period --children -g none
+cmp_report "--show-total-period -n graph" "$F" --show-total-period -n --no-children
+cmp_report "--show-total-period -s sym,period" "$F" --show-total-period --no-children -g none -s sym,period
+# the overhead keys: perf's percent columns as keys; the sort order is not
+# prefixed with Overhead (Self) when the spec names an overhead key, nor
+# with Children when it names overhead_children; sys/usr split the Self
+# period by the samples' cpumode (kernel and user samples in these files)
+for ch in --no-children --children; do
+	cmp_report "overhead_sys,overhead_us,sym" "$F" $ch -g none -s overhead_sys,overhead_us,sym
+	cmp_report "sym,overhead_us (sorted by sym)" "$F" $ch -g none -s sym,overhead_us
+	cmp_report "sym,overhead_children,overhead" "$F" $ch -g none -s sym,overhead_children,overhead
+	cmp_report "comm,overhead_sys,dso" "$F" $ch -g none -s comm,overhead_sys,dso
+	cmp_report "overhead_guest_sys,overhead_guest_us,sym" "$F" $ch -g none -s overhead_guest_sys,overhead_guest_us,sym
+done
+cmp_report "overhead_sys,sym graph" "$F" -s overhead_sys,sym
+cmp_report "overhead_children,sym caller graph" "$F" --children -g caller -s overhead_children,sym
+cmp_report "dso,overhead_children" "$F" --children -g none -s dso,overhead_children
+cmp_report "overhead,comm percentage relative" "$F" --no-children -g none -s overhead,comm,sym --percentage relative --comms calls
+cmp_report "overhead_us,dso,sym" "$W/xz.data" --no-children -g none -s overhead_us,dso,sym
+# -F: perf's strict field order (the fields' columns in order, then the
+# --sort keys they lack; rows sorted by --sort, then the fields; no
+# Overhead/Children column but as a field), Self and Children
+cmp_report "-F overhead,sym" "$F" -F overhead,sym --no-children -g none
+cmp_report "-F overhead,sym children" "$F" -F overhead,sym --children -g none
+cmp_report "-F overhead_children,overhead,comm,sym graph" "$F" -F overhead_children,overhead,comm,sym --children
+cmp_report "-F comm,sym children graph" "$F" -F comm,sym --children
+cmp_report "-F sym,overhead,sample -s dso" "$F" -F sym,overhead,sample -s dso --no-children -g none
+cmp_report "-F dso,overhead -s sym" "$F" -F dso,overhead -s sym --no-children -g none
+cmp_report "-F overhead,sample,period,overhead_sys,overhead_us,dso,sym" "$F" -F overhead,sample,period,overhead_sys,overhead_us,dso,sym --no-children -g none
+cmp_report "-F overhead_children,overhead,sym -s dso" "$F" -F overhead_children,overhead,sym --children -g none -s dso
+cmp_report "-F overhead,sym -s symbol" "$F" -F overhead,sym -s symbol --no-children -g none
+cmp_report "-F overhead,comm,dso,sym graph" "$F" -F overhead,comm,dso,sym --no-children
+# time: rows per --time-quantum slot of the samples' times (Self mode;
+# perf's Children count a sample once per callchain frame in a time row,
+# docs/compat/report.md: there proff's Children of a -s time row must be
+# its Self, perf's Self column)
+cmp_report "time" "$F" --no-children -g none -s time
+cmp_report "time graph" "$F" --no-children -s time
+cmp_report "time,sym 10ms" "$F" --no-children -g none -s time,sym --time-quantum 10ms
+cmp_report "comm,time 1s" "$F" --no-children -g none -s comm,time --time-quantum 1s
+cmp_report "sym,time 50000000 (ns)" "$F" --no-children -g none -s sym,time --time-quantum 50000000
+cmp_report "dso,time 20ms" "$W/xz.data" --no-children -g none -s dso,time --time-quantum 20ms
+cmp_report "-F overhead,time,sym" "$F" --no-children -g none -F overhead,time,sym --time-quantum 10ms
+perf report -i "$F" --stdio --no-children -g none -s time 2>/dev/null | grep '%' | awk '{print $2, $1}' | sort >"$TMP/perf.self"
+"$PROFF" report -i "$F" --children -g none -s time 2>/dev/null | grep '%' | awk '{print $3, $1}' | sort >"$TMP/proff.children"
+[ -s "$TMP/perf.self" ] && cmp -s "$TMP/perf.self" "$TMP/proff.children" &&
+	ok "report time children: each row's Children is perf's Self of its slot ($(wc -l <"$TMP/perf.self") slots)" ||
+	{ not_ok "report time children: Children = perf's Self per slot"; diff "$TMP/perf.self" "$TMP/proff.children" | head -10 | sed 's/^/#   /'; }
+for q in 0 10xs -5ms; do
+	"$PROFF" report -i "$F" -s time --time-quantum "$q" >/dev/null 2>"$TMP/proff.err"; rc=$?
+	[ "$rc" != 0 ] && grep -q "time quantum" "$TMP/proff.err" && ok "--time-quantum $q refused (exit $rc)" ||
+		{ not_ok "--time-quantum $q refused (rc $rc)"; sed 's/^/#   /' "$TMP/proff.err"; }
+done
+# on a terminal perf colours the percent keys and fields as its Overhead
+# column: perf on a pseudo-terminal (script(1)), proff with --color=always
+if command -v script >/dev/null; then
+	for o in "-s overhead_sys,overhead_us,sym --no-children" "-F overhead_children,overhead,overhead_sys,sym --children"; do
+		script -qc "perf --no-pager report -i $F --stdio -g none $o" "$TMP/tty.out" >/dev/null 2>&1
+		tr -d '\r' <"$TMP/tty.out" | grep '%  ' >"$TMP/perf.out"
+		"$PROFF" report -i "$F" -g none $o --color=always 2>/dev/null | grep '%  ' >"$TMP/proff.out"
+		grep -q $'\033' "$TMP/perf.out" || not_ok "perf coloured its rows on a pseudo-terminal: $o"
+		check_same "report colours: $o" "$TMP/perf.out" "$TMP/proff.out"
+	done
+else
+	skip "report colours (no script(1))"
+fi
+"$PROFF" report -i "$F" -F +sym >/dev/null 2>"$TMP/proff.err"; rc=$?
+[ "$rc" != 0 ] && [ "$(wc -l <"$TMP/proff.err")" = 1 ] && ok "-F +sym (not supported): one error line, exit $rc" ||
+	{ not_ok "-F +sym: one error line (rc $rc)"; sed 's/^/#   /' "$TMP/proff.err"; }
 # symbol_size, and the IPC columns perf report adds to a sort naming
 # "symbol" (ipc_null: a row per symbol, "-" without branch stacks)
 cmp_report "symbol (IPC columns)" "$F" --no-children -g none -s symbol

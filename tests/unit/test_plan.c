@@ -139,6 +139,10 @@ static void report_before(const plan_request *r, unsigned needs, pf_load_opts *l
 		lo->keep_sequence = false;
 		lo->use_callchain = true;
 	}
+	/* the time key (newer than this derivation): the raw samples and
+	 * their times, whatever the outputs */
+	if (needs & HKN_TIME)
+		lo->keep_sequence = true;
 }
 
 /* cmd-diff.c's derivation before the planner (no --parent, no graph, no
@@ -159,6 +163,9 @@ static void diff_before(const plan_request *r, const int *keys, int nk, pf_load_
 	lo->use_callchain = need_callchain;
 	lo->merge_threads = merge_threads;
 	lo->merge_by_comm = merge_by_comm;
+	/* the time key (newer than this derivation): the raw samples and
+	 * their times */
+	lo->keep_sequence = (hist_keys_needs(keys, nk) & HKN_TIME) != 0;
 }
 
 static void check_spec(const char *spec, size_t *ncases)
@@ -187,6 +194,10 @@ static void check_spec(const char *spec, size_t *ncases)
 				 got.use_callchain, got.keep_sequence, want.merge_by_comm, want.merge_threads,
 				 want.use_callchain, want.keep_sequence);
 		assert_int_equal(st.srclines, (needs & HKN_SRCLINE) != 0);
+		assert_int_equal(st.reference, (needs & (HKN_CPUMODE | HKN_TIME)) != 0);
+		assert_int_equal(got.keep_time, (needs & HKN_TIME) != 0);
+		if (needs & HKN_TIME)
+			assert_false(got.split_load);
 		(*ncases)++;
 		/* diff: its own options only */
 		if (r.graph || r.parent || r.no_stack)

@@ -60,7 +60,12 @@ typedef struct hist_entry {     /* 128 bytes: two cache lines */
 	uint64_t period_acc;       /* Children (== period without children mode) */
 	uint64_t nr_events;
 	uint64_t ex_incl;          /* exact profiles: summed inclusive ns of the entry's calls */
-	uint64_t ex_min, ex_max;   /* exact profiles: inclusive ns of one call */
+	uint64_t ex_min;           /* exact profiles: inclusive ns of one call, least */
+	union {
+		uint64_t ex_max;   /* exact profiles: inclusive ns of one call, most */
+		uint32_t branch;   /* branch profiles (never exact): the branch the row shows
+				      (pf_profile.branches; keys-branch.c) */
+	};
 	void *user;                /* for callers (diff pairs etc.) */
 } hist_entry;
 

@@ -142,6 +142,33 @@ static inline int64_t sym_sort(const rbn *l, const rbn *r)
 	return rcmp(r->sym, l->sym);
 }
 
+/* ---- the catalogue's printers other key files reuse (keys.c) ---- */
+size_t hist_key_sym_width(const hist *h, const hist_entry *e);
+int hist_key_sym_print(const hist *h, const hist_entry *e, char *buf, size_t len, int width, bool pad, char sep);
+int hist_key_dso_print(const hist *h, const hist_entry *e, char *buf, size_t len, int width, bool pad, char sep);
+
+/* ---- the branch keys (keys-branch.c; their entries in keys.c) ---- */
+void hist_branch_fill(const hist *h, const hist_key_src *c, hist_entry *e);
+int hist_branch_prepare(hist *h, int slot, proff_error *err);
+#define HIST_BRANCH_KEY_FNS(k) \
+	void hist_w_##k(const hist *h, const hist_key_src *c, uint64_t w[2]); \
+	int hist_k_##k##_cmp(const hist *h, const hist_entry *a, const hist_entry *b); \
+	int64_t hist_p_##k(const replay_ctx *c, int slot, int stage, uint32_t li, uint32_t ri); \
+	int hist_k_##k##_print(const hist *h, const hist_entry *e, char *buf, size_t len, int width, bool pad, char sep); \
+	void hist_v_##k(const hist *h, const hist_entry *e, hist_key_value *v);
+HIST_BRANCH_KEY_FNS(dso_from)
+HIST_BRANCH_KEY_FNS(dso_to)
+HIST_BRANCH_KEY_FNS(sym_from)
+HIST_BRANCH_KEY_FNS(sym_to)
+HIST_BRANCH_KEY_FNS(cycles)
+HIST_BRANCH_KEY_FNS(mispredict)
+HIST_BRANCH_KEY_FNS(in_tx)
+HIST_BRANCH_KEY_FNS(abort)
+size_t hist_k_dso_from_width(const hist *h, const hist_entry *e);
+size_t hist_k_dso_to_width(const hist *h, const hist_entry *e);
+size_t hist_k_sym_from_width(const hist *h, const hist_entry *e);
+size_t hist_k_sym_to_width(const hist *h, const hist_entry *e);
+
 /* The srcfile key's file names of every location with a srcline, into
  * the profile's strings (hist_srclines' stage, before hist_build) */
 int hist_srcfile_names(pf_profile *prof);

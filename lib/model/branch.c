@@ -68,9 +68,8 @@ int prof_branch_sample(pf_profile *p, const pthread_ *t, const pd_sample *s, uin
 		uint32_t node = from != PF_NONE ? branch_node(p, from, to, (uint32_t)(b->flags & BR_FLAG_BITS)) : PF_NONE;
 		if (node == PF_NONE)
 			return prof_oom(p);
-		/* the aggregate's level is its target's, as perf shows it */
-		char lv = p->locs[to].level;
-		one.cpumode = lv == 'k' ? PD_CPUMODE_KERNEL : lv == '.' ? PD_CPUMODE_USER : s->cpumode;
+		/* the row's level stays the sample's (perf moves its location to
+		 * the branch's target, not its level): one.cpumode */
 		int rc = prof_sample_add(p, &one, thread, cpu, node);
 		if (rc)
 			return rc;

@@ -23,7 +23,9 @@ static const pf_branch *row_branch(const hist *h, const hist_entry *e)
 		return NULL;
 	return &h->prof->branches[e->branch];
 }
-static const hist_entry *row_of(const replay_ctx *c, uint32_t x) { return &c->h->entries[full(c, x)->idx]; }
+/* what the branch keys read of node x's row: its branch, from the
+ * replay's key (a probe of perf's input tree is no row of h->entries) */
+#define ROW_OF(c, x) (&(hist_entry){ .branch = full((c), (x))->branch })
 
 void hist_branch_fill(const hist *h, const hist_key_src *c, hist_entry *e)
 {
@@ -101,11 +103,11 @@ int hist_k_dso_to_cmp(const hist *h, const hist_entry *a, const hist_entry *b)
 }
 int64_t hist_p_dso_from(const replay_ctx *c, int slot, int stage, uint32_t li, uint32_t ri)
 {
-	return dso_end_cmp(c->h, row_of(c, li), row_of(c, ri), false);
+	return dso_end_cmp(c->h, ROW_OF(c, li), ROW_OF(c, ri), false);
 }
 int64_t hist_p_dso_to(const replay_ctx *c, int slot, int stage, uint32_t li, uint32_t ri)
 {
-	return dso_end_cmp(c->h, row_of(c, li), row_of(c, ri), true);
+	return dso_end_cmp(c->h, ROW_OF(c, li), ROW_OF(c, ri), true);
 }
 /* perf's hists__calc_col_len: an end's dso counts when its symbol is
  * resolved; an unresolved one makes the column an address wide (16) */
@@ -200,11 +202,11 @@ int hist_k_sym_to_cmp(const hist *h, const hist_entry *a, const hist_entry *b)
 }
 int64_t hist_p_sym_from(const replay_ctx *c, int slot, int stage, uint32_t li, uint32_t ri)
 {
-	return sym_end_cmp(c->h, row_of(c, li), row_of(c, ri), false);
+	return sym_end_cmp(c->h, ROW_OF(c, li), ROW_OF(c, ri), false);
 }
 int64_t hist_p_sym_to(const replay_ctx *c, int slot, int stage, uint32_t li, uint32_t ri)
 {
-	return sym_end_cmp(c->h, row_of(c, li), row_of(c, ri), true);
+	return sym_end_cmp(c->h, ROW_OF(c, li), ROW_OF(c, ri), true);
 }
 size_t hist_k_sym_from_width(const hist *h, const hist_entry *e)
 {
@@ -265,7 +267,7 @@ int hist_k_cycles_cmp(const hist *h, const hist_entry *a, const hist_entry *b)
 int64_t hist_p_cycles(const replay_ctx *c, int slot, int stage, uint32_t li, uint32_t ri)
 {
 	/* perf: left's cycles less right's */
-	return (int64_t)row_cycles(c->h, row_of(c, li)) - (int64_t)row_cycles(c->h, row_of(c, ri));
+	return (int64_t)row_cycles(c->h, ROW_OF(c, li)) - (int64_t)row_cycles(c->h, ROW_OF(c, ri));
 }
 int hist_k_cycles_print(const hist *h, const hist_entry *e, char *buf, size_t len, int width, bool pad, char sep)
 {
@@ -291,7 +293,7 @@ int hist_k_mispredict_cmp(const hist *h, const hist_entry *a, const hist_entry *
 }
 int64_t hist_p_mispredict(const replay_ctx *c, int slot, int stage, uint32_t li, uint32_t ri)
 {
-	return row_mp(c->h, row_of(c, li)) != row_mp(c->h, row_of(c, ri));
+	return row_mp(c->h, ROW_OF(c, li)) != row_mp(c->h, ROW_OF(c, ri));
 }
 static const char *mispredict_text(const hist *h, const hist_entry *e)
 {
@@ -323,11 +325,11 @@ int hist_k_abort_cmp(const hist *h, const hist_entry *a, const hist_entry *b)
 }
 int64_t hist_p_in_tx(const replay_ctx *c, int slot, int stage, uint32_t li, uint32_t ri)
 {
-	return row_bit(c->h, row_of(c, li), PF_BR_IN_TX) - row_bit(c->h, row_of(c, ri), PF_BR_IN_TX);
+	return row_bit(c->h, ROW_OF(c, li), PF_BR_IN_TX) - row_bit(c->h, ROW_OF(c, ri), PF_BR_IN_TX);
 }
 int64_t hist_p_abort(const replay_ctx *c, int slot, int stage, uint32_t li, uint32_t ri)
 {
-	return row_bit(c->h, row_of(c, li), PF_BR_ABORT) - row_bit(c->h, row_of(c, ri), PF_BR_ABORT);
+	return row_bit(c->h, ROW_OF(c, li), PF_BR_ABORT) - row_bit(c->h, ROW_OF(c, ri), PF_BR_ABORT);
 }
 int hist_k_in_tx_print(const hist *h, const hist_entry *e, char *buf, size_t len, int width, bool pad, char sep)
 {

@@ -155,6 +155,8 @@ enum {
 	HKN_LABEL    = 1 << 7,  /* a pprof label of the sample's thread */
 	HKN_BRANCH   = 1 << 8,  /* the sample's branch stack */
 	HKN_SUBSYM   = 1 << 9,  /* tells apart locations of one symbol */
+	HKN_PARTIAL  = 1 << 10, /* perf's comparator is no order (mispredict: 0 equal, 1 not): rows are
+				   found by perf's input-tree walks over the raw samples (tree mode) */
 };
 
 /* perf's collapse stage: does the key have a collapse comparator? */

@@ -659,7 +659,7 @@ static size_t k_header_width(const hist *h, const hist_entry *e) { return 0; }
 #define BRANCH_KEY(ID, NAME, HEADER, FN, WIDTH, PADLAST) \
 	[ID] = { \
 		.name = NAME, .header = HEADER, .id = ID, \
-		.needs = HKN_LOC | HKN_BRANCH, \
+		.needs = HKN_LOC | HKN_BRANCH | (ID == HK_MISPREDICT ? HKN_PARTIAL : 0), \
 		.words = hist_w_##FN, .fill = hist_branch_fill, .prepare = hist_branch_prepare, \
 		.cmp = hist_k_##FN##_cmp, .perf_cmp = hist_p_##FN, \
 		.width = WIDTH, .print = hist_k_##FN##_print, .pad_last = PADLAST, .value = hist_v_##FN, \

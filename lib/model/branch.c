@@ -26,12 +26,16 @@ static uint32_t branch_loc(pf_profile *p, const pthread_ *t, uint64_t ip)
 	return prof_resolve_loc(p, t, PD_CPUMODE_USER, ip);
 }
 
-/* The node of branch (from, to, flags), made with the branch when new */
-static uint32_t branch_node(pf_profile *p, uint32_t from, uint32_t to, uint32_t flags)
+/* The node of branch (from, to, flags) in samples of cpumode, made with
+ * the branch when new: a row shows the level of the sample that made it
+ * (perf's), and perf's input-tree walks (hist's tree mode) go sample by
+ * sample, so the samples of one branch in two cpumodes are two aggregates */
+static uint32_t branch_node(pf_profile *p, uint32_t from, uint32_t to, uint32_t flags, int cpumode)
 {
 	struct pf_profile_priv *pr = p->priv;
 	int inserted;
-	uint32_t *slot = pair_table_find(&pr->br_tab, from, (uint64_t)to << 32 | flags, 1, &inserted);
+	uint32_t *slot = pair_table_find(&pr->br_tab, from, (uint64_t)to << 32 | flags | (uint64_t)(cpumode & 7) << 24,
+					 1, &inserted);
 	if (!slot)
 		return PF_NONE;
 	if (!inserted)
@@ -49,7 +53,7 @@ static uint32_t branch_node(pf_profile *p, uint32_t from, uint32_t to, uint32_t 
 	p->nodes[id] = (pf_node){ 0, to, 1 };
 	pr->phash[id] = trie_hash(0xfffffffdu, (uint32_t)p->nr_branches);
 	p->node_branch[id] = (uint32_t)p->nr_branches;
-	p->branches[p->nr_branches++] = (pf_branch){ from, to, flags };
+	p->branches[p->nr_branches++] = (pf_branch){ from, to, flags };   /* (another cpumode's: again) */
 	p->nr_nodes++;
 	*slot = id;
 	return id;
@@ -65,7 +69,7 @@ int prof_branch_sample(pf_profile *p, const pthread_ *t, const pd_sample *s, uin
 		const pd_branch_entry *b = &s->branches[i];
 		uint32_t to = branch_loc(p, t, b->to);
 		uint32_t from = to != PF_NONE ? branch_loc(p, t, b->from) : PF_NONE;
-		uint32_t node = from != PF_NONE ? branch_node(p, from, to, (uint32_t)(b->flags & BR_FLAG_BITS)) : PF_NONE;
+		uint32_t node = from != PF_NONE ? branch_node(p, from, to, (uint32_t)(b->flags & BR_FLAG_BITS), s->cpumode) : PF_NONE;
 		if (node == PF_NONE)
 			return prof_oom(p);
 		/* the row's level stays the sample's (perf moves its location to

@@ -1,6 +1,7 @@
 /* keys-branch.c — the branch keys of the sort-key catalogue (keys.c has
  * their entries): perf report -b's dso_from, dso_to, symbol_from,
- * symbol_to, cycles, mispredict, in_tx and abort. A branch-mode profile's
+ * symbol_to, cycles, mispredict, in_tx, abort, srcline_from and
+ * srcline_to. A branch-mode profile's
  * sample stands for one branch (pf_node_branch of its stack); a row keeps
  * its first sample's branch (hist_entry.branch), which every key of the
  * row shows. perf's comparators (util/sort.c) are one per key for every
@@ -341,3 +342,64 @@ int hist_k_abort_print(const hist *h, const hist_entry *e, char *buf, size_t len
 }
 void hist_v_in_tx(const hist *h, const hist_entry *e, hist_key_value *v) { v->n = (uint64_t)row_bit(h, e, PF_BR_IN_TX); }
 void hist_v_abort(const hist *h, const hist_entry *e, hist_key_value *v) { v->n = (uint64_t)row_bit(h, e, PF_BR_ABORT); }
+
+/* ---- srcline_from, srcline_to ------------------------------------------------------ */
+
+/* the srcline of a row's branch end (made before the rows: hist_srclines
+ * makes the branches' sources' too) */
+static const char *end_srcline(const hist *h, const hist_entry *e, bool to)
+{
+	const pf_branch *b = row_branch(h, e);
+	uint32_t sl = b ? h->prof->locs[to ? b->to : b->from].srcline : PF_NONE;
+	return sl != PF_NONE ? pf_str(h->prof, sl) : "";
+}
+void hist_w_srcline_from(const hist *h, const hist_key_src *c, uint64_t w[2])
+{
+	const pf_branch *b = src_branch(h, c);
+	w[0] = b ? h->prof->locs[b->from].srcline : UINT64_MAX;
+	w[1] = 0;
+}
+void hist_w_srcline_to(const hist *h, const hist_key_src *c, uint64_t w[2])
+{
+	const pf_branch *b = src_branch(h, c);
+	w[0] = b ? h->prof->locs[b->to].srcline : UINT64_MAX;
+	w[1] = 0;
+}
+int hist_k_srcline_from_cmp(const hist *h, const hist_entry *a, const hist_entry *b)
+{
+	return strcmp(end_srcline(h, a, false), end_srcline(h, b, false));
+}
+int hist_k_srcline_to_cmp(const hist *h, const hist_entry *a, const hist_entry *b)
+{
+	return strcmp(end_srcline(h, a, true), end_srcline(h, b, true));
+}
+/* perf 6.1: strcmp(right's, left's), computed on first use (lazy: the
+ * column is as wide as the values computed when the rows were output) */
+int64_t hist_p_srcline_from(const replay_ctx *c, int slot, int stage, uint32_t li, uint32_t ri)
+{
+	replay_mark(c, slot, li, ri);
+	return strcmp(end_srcline(c->h, ROW_OF(c, ri), false), end_srcline(c->h, ROW_OF(c, li), false));
+}
+int64_t hist_p_srcline_to(const replay_ctx *c, int slot, int stage, uint32_t li, uint32_t ri)
+{
+	replay_mark(c, slot, li, ri);
+	return strcmp(end_srcline(c->h, ROW_OF(c, ri), true), end_srcline(c->h, ROW_OF(c, li), true));
+}
+size_t hist_k_srcline_from_width(const hist *h, const hist_entry *e) { return strlen(end_srcline(h, e, false)); }
+size_t hist_k_srcline_to_width(const hist *h, const hist_entry *e) { return strlen(end_srcline(h, e, true)); }
+static int put_cut(char *buf, size_t len, const char *s, int width)
+{
+	/* perf: "%-*.*s" — cut to the column and padded */
+	int n = snprintf(buf, len, "%-*.*s", width, width, s);
+	return n < 0 ? 0 : (size_t)n >= len ? (int)len - 1 : n;
+}
+int hist_k_srcline_from_print(const hist *h, const hist_entry *e, char *buf, size_t len, int width, bool pad, char sep)
+{
+	return put_cut(buf, len, end_srcline(h, e, false), width);
+}
+int hist_k_srcline_to_print(const hist *h, const hist_entry *e, char *buf, size_t len, int width, bool pad, char sep)
+{
+	return put_cut(buf, len, end_srcline(h, e, true), width);
+}
+void hist_v_srcline_from(const hist *h, const hist_entry *e, hist_key_value *v) { v->s = end_srcline(h, e, false); }
+void hist_v_srcline_to(const hist *h, const hist_entry *e, hist_key_value *v) { v->s = end_srcline(h, e, true); }

@@ -653,13 +653,14 @@ int hist_key_dso_print(const hist *h, const hist_entry *e, char *buf, size_t len
 /* perf report -b's keys (functions: keys-branch.c) */
 enum {
 	HK_DSO_FROM = HK__NAMED + 7, HK_DSO_TO, HK_SYM_FROM, HK_SYM_TO, HK_CYCLES, HK_MISPREDICT,
-	HK_IN_TX, HK_ABORT,
+	HK_IN_TX, HK_ABORT, HK_SRCLINE_FROM, HK_SRCLINE_TO,
 };
 static size_t k_header_width(const hist *h, const hist_entry *e) { return 0; }
 #define BRANCH_KEY(ID, NAME, HEADER, FN, WIDTH, PADLAST) \
 	[ID] = { \
 		.name = NAME, .header = HEADER, .id = ID, \
-		.needs = HKN_LOC | HKN_BRANCH | (ID == HK_MISPREDICT ? HKN_PARTIAL : 0), \
+		.needs = HKN_LOC | HKN_BRANCH | (ID == HK_MISPREDICT ? HKN_PARTIAL : 0) | \
+			 (ID == HK_SRCLINE_FROM || ID == HK_SRCLINE_TO ? HKN_SRCLINE | HKN_LAZY | HKN_SUBSYM : 0), \
 		.words = hist_w_##FN, .fill = hist_branch_fill, .prepare = hist_branch_prepare, \
 		.cmp = hist_k_##FN##_cmp, .perf_cmp = hist_p_##FN, \
 		.width = WIDTH, .print = hist_k_##FN##_print, .pad_last = PADLAST, .value = hist_v_##FN, \
@@ -774,6 +775,8 @@ const hist_key_def hist_keys[] = {
 	BRANCH_KEY(HK_IN_TX, "in_tx", "Branch in transaction", in_tx, k_header_width, true),
 	BRANCH_KEY(HK_ABORT, "abort", "Transaction abort", abort, k_header_width, true),
 	BRANCH_KEY(HK_CYCLES, "cycles", "Basic Block Cycles", cycles, k_header_width, true),
+	BRANCH_KEY(HK_SRCLINE_FROM, "srcline_from", "From Source:Line", srcline_from, hist_k_srcline_from_width, true),
+	BRANCH_KEY(HK_SRCLINE_TO, "srcline_to", "To Source:Line", srcline_to, hist_k_srcline_to_width, true),
 };
 const int hist_nr_keys = (int)(sizeof(hist_keys) / sizeof(hist_keys[0]));
 _Static_assert(sizeof(hist_keys) / sizeof(hist_keys[0]) <= HIST_KEYS_MAX, "HIST_KEYS_MAX holds the catalogue");

@@ -166,6 +166,10 @@ HIST_BRANCH_KEY_FNS(cycles)
 HIST_BRANCH_KEY_FNS(mispredict)
 HIST_BRANCH_KEY_FNS(in_tx)
 HIST_BRANCH_KEY_FNS(abort)
+HIST_BRANCH_KEY_FNS(srcline_from)
+HIST_BRANCH_KEY_FNS(srcline_to)
+size_t hist_k_srcline_from_width(const hist *h, const hist_entry *e);
+size_t hist_k_srcline_to_width(const hist *h, const hist_entry *e);
 size_t hist_k_dso_from_width(const hist *h, const hist_entry *e);
 size_t hist_k_dso_to_width(const hist *h, const hist_entry *e);
 size_t hist_k_sym_from_width(const hist *h, const hist_entry *e);

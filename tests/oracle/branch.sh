@@ -67,6 +67,12 @@ for g in "${gens[@]}"; do
 	cmp_report "$F" -s mispredict
 	cmp_report "$F" -s comm,dso_to,mispredict,cycles
 	cmp_report "$F" -s sym,mispredict,cycles
+	# srclines of the branches' ends (perf computes them while comparing:
+	# the columns are as wide as the values it computed)
+	cmp_report "$F" -s srcline_from
+	cmp_report "$F" -s srcline_to
+	cmp_report "$F" -s dso_from,srcline_from,cycles
+	cmp_report "$F" -s srcline_to,mispredict
 done
 
 # 3. errors: branch keys without branch stacks, -b without them

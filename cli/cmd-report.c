@@ -564,14 +564,15 @@ int cmd_report(int argc, char **argv)
 	}
 	proff_error err;
 	proff_err_clear(&err);
-	/* perf report's branch mode: rows of branches when every event samples
+	/* perf report's branch mode: rows of branches when the file says it has
 	 * branch stacks (or -b), each branch counting 1 (lib/model/branch.c) */
-	bool branch = false;
+	bool branch = a.branch == 1 && !exact && !a.store && !strcmp(a.input, "-");   /* a pipe: -b says so */
 	if (a.branch != 0 && !exact && !a.store && strcmp(a.input, "-")) {
-		int br = pf_file_all_branch_stacks(a.input, &err);
+		bool by_default = false, sampled = false;
+		int br = pf_file_branch_stacks(a.input, &by_default, &sampled, &err);
 		proff_err_clear(&err);      /* an unreadable file: the load says why */
-		branch = br > 0;
-		if (a.branch == 1 && br == 0) {
+		branch = br == 0 && (a.branch == 1 ? sampled : by_default);
+		if (a.branch == 1 && br == 0 && !sampled) {
 			cli_errorf("%s: Selected -b but no branch data. Did you call perf record without -b?", a.input);
 			hist_opts_release(&ho);
 			return 1;

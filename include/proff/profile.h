@@ -286,10 +286,12 @@ void pf_load_opts_init(pf_load_opts *o);
 bool pf_is_trace_file(const char *path);
 int pf_profile_load(const char *path, const pf_load_opts *opts, pf_profile **out, proff_error *err);
 void pf_profile_free(pf_profile *p);
-/* Does the perf.data file at path sample branch stacks with every event
- * (perf report's rule for its branch mode)? 1 yes, 0 no, or a negative
- * proff code when it cannot be opened (err set). */
-int pf_file_all_branch_stacks(const char *path, proff_error *err);
+/* perf report's branch mode and the perf.data file at path: *by_default,
+ * perf switches to it unasked (the file's HEADER_BRANCH_STACK feature is
+ * set and no event samples user stacks, which perf's rule excludes);
+ * *sampled, some event samples branch stacks (-b needs it). 0, or a
+ * negative proff code when the file cannot be opened (err set). */
+int pf_file_branch_stacks(const char *path, bool *by_default, bool *sampled, proff_error *err);
 /* The branch a node stands for in branch mode, NULL for other nodes */
 static inline const pf_branch *pf_node_branch(const pf_profile *p, uint32_t node)
 {

@@ -5,8 +5,8 @@
  * branch's target (perf's row address for a branch entry). Branches are
  * interned once per (from, to, flags); their addresses are resolved as
  * perf's branch stacks are (a kernel map first, then the process's).
- * Also: whether a file samples branch stacks with every event, perf
- * report's rule for switching to branch mode by default. */
+ * Also: whether perf report switches to branch mode by default on a file
+ * (its rule: the file's BRANCH_STACK feature, no user stacks sampled). */
 #include <stdlib.h>
 #include <string.h>
 
@@ -81,16 +81,19 @@ int prof_branch_sample(pf_profile *p, const pthread_ *t, const pd_sample *s, uin
 	return 0;
 }
 
-int pf_file_all_branch_stacks(const char *path, proff_error *err)
+int pf_file_branch_stacks(const char *path, bool *by_default, bool *sampled, proff_error *err)
 {
 	pd_reader *r;
 	int rc = pd_open(path, &r, err);
 	if (rc < 0)
 		return rc;
-	size_t n = pd_nr_attrs(r);
-	int all = n > 0;
-	for (size_t i = 0; i < n; i++)
-		all &= (pd_get_attr(r, i)->sample_type & PD_S_BRANCH_STACK) != 0;
+	bool any = false, stack_user = false;
+	for (size_t i = 0; i < pd_nr_attrs(r); i++) {
+		any |= (pd_get_attr(r, i)->sample_type & PD_S_BRANCH_STACK) != 0;
+		stack_user |= (pd_get_attr(r, i)->sample_type & PD_S_STACK_USER) != 0;
+	}
+	*sampled = any;
+	*by_default = pd_has_feature(r, PD_FEAT_BRANCH_STACK) && !stack_user;
 	pd_close(r);
-	return all;
+	return 0;
 }

@@ -75,6 +75,15 @@ for g in "${gens[@]}"; do
 	cmp_report "$F" -s srcline_to,mispredict
 done
 
+# a pipe: branch mode with -b (perf has no header feature to go by there)
+if perf inject -i "$TMP/mkbranch.data" -o - > "$TMP/br.pipe" 2>/dev/null; then
+	perf report -i - --stdio -b < "$TMP/br.pipe" 2>/dev/null | strip_tip > "$TMP/perf.out"
+	"$PROFF" report -i - -b < "$TMP/br.pipe" 2>"$TMP/proff.err" | strip_tip > "$TMP/proff.out"
+	check_same "branch report: a pipe, -b" "$TMP/perf.out" "$TMP/proff.out"
+else
+	not_ok "perf inject -o - (a pipe of the branch data)"
+fi
+
 # 3. errors: branch keys without branch stacks, -b without them
 expect_exit "a branch key without branch stacks exits 129" 129 "$PROFF" report -i "$TMP/a.data" -s dso_from
 if grep -q "Invalid --sort key: \`dso_from'" "$TMP/ee.err"; then ok "branch key error message"

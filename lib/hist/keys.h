@@ -50,10 +50,15 @@ typedef struct pkey {
 	uint64_t period_acc, period;
 	uint64_t addr, sym_start, sym_end;
 	uint32_t comm, tid, cpu, dso, sym, parent, srcline;
-	uint32_t thread, max_depth;
+	uint32_t thread;
+	union {
+		uint32_t max_depth;
+		/* branch profiles (rows without callchains, so no depth): the
+		 * row's branch (hist_entry.branch; a probe of perf's input
+		 * tree is no row of h->entries yet) */
+		uint32_t branch;
+	};
 	uint32_t idx;              /* the row (h->entries) */
-	uint32_t branch;           /* branch profiles: the row's branch (hist_entry.branch; a
-				      probe of perf's input tree is no row of h->entries yet) */
 	/* keys without a field here (hist_key_def.perf_value), in their
 	 * order in h->keys: their values (strings as ranks) */
 	uint64_t gen[HIST_GEN_KEYS];

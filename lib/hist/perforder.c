@@ -408,9 +408,11 @@ static void key_of(const hist *h, const uint32_t *srank, size_t ns, const hist_e
 	x->parent = e->parent ? (e->parent < ns ? srank[e->parent] : 0) : NONE_R;
 	x->srcline = e->srcline < ns ? srank[e->srcline] : 0;
 	x->thread = e->thread;
-	x->max_depth = e->max_depth;
+	if (h->prof->branches)
+		x->branch = e->branch;
+	else
+		x->max_depth = e->max_depth;
 	x->idx = (uint32_t)idx;
-	x->branch = h->prof->branches ? e->branch : UINT32_MAX;
 	int g = 0;
 	for (int i = 0; i < h->nkeys && g < HIST_GEN_KEYS; i++) {
 		const hist_key_def *k = &hist_keys[h->keys[i]];

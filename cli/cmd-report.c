@@ -566,7 +566,13 @@ int cmd_report(int argc, char **argv)
 	proff_err_clear(&err);
 	/* perf report's branch mode: rows of branches when the file says it has
 	 * branch stacks (or -b), each branch counting 1 (lib/model/branch.c) */
-	bool branch = a.branch == 1 && !exact && !a.store && !strcmp(a.input, "-");   /* a pipe: -b says so */
+	if (a.branch == 1 && (exact || a.store)) {
+		cli_errorf("%s: -b: %s has no branch stacks", a.store ? a.store : a.input,
+			   a.store ? "a store's profile" : "an exact trace");
+		hist_opts_release(&ho);
+		return EXIT_USAGE;
+	}
+	bool branch = a.branch == 1 && !strcmp(a.input, "-");   /* a pipe: -b says so */
 	if (a.branch != 0 && !exact && !a.store && strcmp(a.input, "-")) {
 		bool by_default = false, sampled = false;
 		int br = pf_file_branch_stacks(a.input, &by_default, &sampled, &err);

@@ -94,4 +94,35 @@ else not_ok "-b error message"; sed 's/^/#   /' "$TMP/ee.err" | head -3; fi
 # perf 6.1 adds its IPC columns to a sort naming a symbol key in branch
 # mode and crashes on them (any data with cycles): proff refuses
 expect_exit "-s symbol_from in branch mode exits 129" 129 "$PROFF" report -i "$TMP/mkbranch.data" -s symbol_from
+# a branch stack whose entry count runs past its record: one line naming
+# the file, the problem and the byte offset; exit 1
+python3 - "$TMP/mkbranch.data" "$TMP/bad.data" > "$TMP/bad.off" <<'PY'
+import struct, sys
+d = bytearray(open(sys.argv[1], 'rb').read())
+off, size = struct.unpack_from('<QQ', d, 40)
+p = off
+while p < off + size:
+    t, misc, sz = struct.unpack_from('<IHH', d, p)
+    if t == 9:   # a sample whose branch stack ends the record: its nr made 1000
+        for q in range(p + 8, p + sz - 8, 8):
+            nr = struct.unpack_from('<Q', d, q)[0]
+            if 0 < nr <= 64 and q + 8 + nr * 24 == p + sz:
+                struct.pack_into('<Q', d, q, 1000)
+                open(sys.argv[2], 'wb').write(d)
+                print(q + 8)
+                sys.exit(0)
+    p += sz
+sys.exit(1)
+PY
+if [ -s "$TMP/bad.data" ]; then
+	expect_exit "a branch stack past its record's end exits 1" 1 "$PROFF" report -i "$TMP/bad.data"
+	if [ "$(wc -l < "$TMP/ee.err")" = 1 ] &&
+	   grep -q "^proff: $TMP/bad.data: SAMPLE branch stack nr 1000 does not fit in the record (at byte offset $(cat "$TMP/bad.off"))" "$TMP/ee.err"; then
+		ok "the bad branch stack's error line"
+	else
+		not_ok "the bad branch stack's error line"; sed 's/^/#   /' "$TMP/ee.err" | head -3
+	fi
+else
+	not_ok "make a branch stack past its record's end"
+fi
 finish

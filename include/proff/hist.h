@@ -50,6 +50,11 @@ typedef struct hist_entry {     /* 128 bytes: two cache lines */
 	uint32_t loc;              /* representative location (lowest address for collapsed unresolved rows) */
 	char level;
 	uint8_t filtered;          /* HF_* bits; filtered rows are not printed */
+	/* perf's lazily computed keys (HKN_LAZY) whose value perf computed
+	 * before printing, a bit per key slot (perf's order sets it; 0xff
+	 * until then): perf prints a branch end's srcline it never computed
+	 * as "(null)" */
+	uint8_t lazy_known;
 	uint32_t parent;           /* string id of the parent symbol name ("[other]" if none matched) */
 	uint32_t srcline;          /* string id */
 	uint32_t cc_root;          /* callchain tree root (hist-owned), PF_NONE if none */

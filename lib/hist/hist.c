@@ -221,6 +221,7 @@ void row_fill(hist *h, const ctx *c, uint32_t loc, bool chain, hist_entry *e)
 	e->parent = c->parent;
 	e->filtered = chain ? c->sample_filtered : entry_filter(h, c, loc);
 	e->cc_root = PF_NONE;
+	e->lazy_known = 0xff;
 	hist_key_src src = { c->s, c->parent, loc, chain };
 	for (int i = 0; i < h->nkeys; i++)
 		if (hist_keys[h->keys[i]].fill)

@@ -393,13 +393,23 @@ static int put_cut(char *buf, size_t len, const char *s, int width)
 	int n = snprintf(buf, len, "%-*.*s", width, width, s);
 	return n < 0 ? 0 : (size_t)n >= len ? (int)len - 1 : n;
 }
+/* Did perf compute the row's value of the key named `name` (perf's
+ * order's lazy_known bit of its slot)? perf prints what it has */
+static bool computed(const hist *h, const hist_entry *e, const char *name)
+{
+	const hist_key_def *k = hist_key_find(name);
+	for (int i = 0; k && i < h->nkeys; i++)
+		if (h->keys[i] == k->id)
+			return (e->lazy_known >> i) & 1;
+	return true;
+}
 int hist_k_srcline_from_print(const hist *h, const hist_entry *e, char *buf, size_t len, int width, bool pad, char sep)
 {
-	return put_cut(buf, len, end_srcline(h, e, false), width);
+	return put_cut(buf, len, computed(h, e, "srcline_from") ? end_srcline(h, e, false) : "(null)", width);
 }
 int hist_k_srcline_to_print(const hist *h, const hist_entry *e, char *buf, size_t len, int width, bool pad, char sep)
 {
-	return put_cut(buf, len, end_srcline(h, e, true), width);
+	return put_cut(buf, len, computed(h, e, "srcline_to") ? end_srcline(h, e, true) : "(null)", width);
 }
 void hist_v_srcline_from(const hist *h, const hist_entry *e, hist_key_value *v) { v->s = end_srcline(h, e, false); }
 void hist_v_srcline_to(const hist *h, const hist_entry *e, hist_key_value *v) { v->s = end_srcline(h, e, true); }

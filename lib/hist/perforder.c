@@ -655,8 +655,11 @@ static int order_apply(hist *h, hist_order *o)
 		hist_entry *sorted = malloc(n * sizeof(*sorted));
 		if (!sorted)
 			return -1;
-		for (size_t i = 0; i < n; i++)
+		for (size_t i = 0; i < n; i++) {
 			sorted[i] = h->entries[o->perm[i]];
+			if (o->known)
+				sorted[i].lazy_known = o->known[o->perm[i]];
+		}
 		free(h->entries);       /* the rows are the new array (no copy back) */
 		h->entries = sorted;
 		h->cap = n;

@@ -68,7 +68,9 @@ for g in "${gens[@]}"; do
 	cmp_report "$F" -s comm,dso_to,mispredict,cycles
 	cmp_report "$F" -s sym,mispredict,cycles
 	# srclines of the branches' ends (perf computes them while comparing:
-	# the columns are as wide as the values it computed)
+	# the columns are as wide as the values it computed, and a value never
+	# computed prints "(null)")
+	cmp_report "$F" -s srcline_from,srcline_to
 	cmp_report "$F" -s srcline_from
 	cmp_report "$F" -s srcline_to
 	cmp_report "$F" -s dso_from,srcline_from,cycles

@@ -57,7 +57,10 @@ static hist_entry end_row(const hist *h, const hist_entry *e, bool to)
 	x.dso = l->dso;
 	x.sym = l->sym;
 	x.addr = l->addr;
-	x.level = l->level;
+	/* perf looks a branch address up in each cpumode's maps in turn: one
+	 * no map holds shows the last one tried's level, 'H' (a host's guest
+	 * modes) */
+	x.level = l->dso == PF_NONE ? 'H' : l->level;
 	return x;
 }
 
@@ -209,25 +212,39 @@ int64_t hist_p_sym_to(const replay_ctx *c, int slot, int stage, uint32_t li, uin
 {
 	return sym_end_cmp(c->h, ROW_OF(c, li), ROW_OF(c, ri), true);
 }
-size_t hist_k_sym_from_width(const hist *h, const hist_entry *e)
+/* perf's hists__calc_col_len: a resolved end as the symbol column (its
+ * name, -v's address and origin); an unresolved one an address wide
+ * (16 + 4 + 2, -v or not) */
+static size_t sym_end_width(const hist *h, const hist_entry *e, bool to)
 {
-	hist_entry x = end_row(h, e, false);
-	return hist_key_sym_width(h, &x);
+	hist_entry x = end_row(h, e, to);
+	return x.sym == PF_NONE ? 16 + 4 + 2 : hist_key_sym_width(h, &x);
 }
-size_t hist_k_sym_to_width(const hist *h, const hist_entry *e)
+size_t hist_k_sym_from_width(const hist *h, const hist_entry *e) { return sym_end_width(h, e, false); }
+size_t hist_k_sym_to_width(const hist *h, const hist_entry *e) { return sym_end_width(h, e, true); }
+/* an unresolved end's address is printed whole, past a column sized
+ * without -v's address (perf's) */
+static int sym_end_print(const hist *h, const hist_entry *e, bool to, char *buf, size_t len, int width, bool pad,
+			 char sep)
 {
-	hist_entry x = end_row(h, e, true);
-	return hist_key_sym_width(h, &x);
+	hist_entry x = end_row(h, e, to);
+	if (x.sym != PF_NONE)
+		return hist_key_sym_print(h, &x, buf, len, width, pad, sep);
+	int n = hist_key_sym_print(h, &x, buf, len, (int)len - 1, false, sep);
+	if (pad && n < width && (size_t)width < len) {
+		memset(buf + n, ' ', (size_t)(width - n));
+		n = width;
+		buf[n] = '\0';
+	}
+	return n;
 }
 int hist_k_sym_from_print(const hist *h, const hist_entry *e, char *buf, size_t len, int width, bool pad, char sep)
 {
-	hist_entry x = end_row(h, e, false);
-	return hist_key_sym_print(h, &x, buf, len, width, pad, sep);
+	return sym_end_print(h, e, false, buf, len, width, pad, sep);
 }
 int hist_k_sym_to_print(const hist *h, const hist_entry *e, char *buf, size_t len, int width, bool pad, char sep)
 {
-	hist_entry x = end_row(h, e, true);
-	return hist_key_sym_print(h, &x, buf, len, width, pad, sep);
+	return sym_end_print(h, e, true, buf, len, width, pad, sep);
 }
 void hist_v_sym_from(const hist *h, const hist_entry *e, hist_key_value *v)
 {

@@ -11,6 +11,7 @@ BENCHES=(
 	bench/diff.sh
 	bench/diff-groups.sh
 	bench/stream.sh
+	bench/branch.sh
 	bench/record.sh
 	bench/instrument.sh
 	bench/dprofpp.sh

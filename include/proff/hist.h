@@ -50,6 +50,11 @@ typedef struct hist_entry {     /* 128 bytes: two cache lines */
 	uint32_t loc;              /* representative location (lowest address for collapsed unresolved rows) */
 	char level;
 	uint8_t filtered;          /* HF_* bits; filtered rows are not printed */
+	/* perf's lazily computed keys (HKN_LAZY) whose value perf computed
+	 * before printing, a bit per key slot (perf's order sets it; 0xff
+	 * until then): perf prints a branch end's srcline it never computed
+	 * as "(null)" */
+	uint8_t lazy_known;
 	uint32_t parent;           /* string id of the parent symbol name ("[other]" if none matched) */
 	uint32_t srcline;          /* string id */
 	uint32_t cc_root;          /* callchain tree root (hist-owned), PF_NONE if none */
@@ -60,7 +65,12 @@ typedef struct hist_entry {     /* 128 bytes: two cache lines */
 	uint64_t period_acc;       /* Children (== period without children mode) */
 	uint64_t nr_events;
 	uint64_t ex_incl;          /* exact profiles: summed inclusive ns of the entry's calls */
-	uint64_t ex_min, ex_max;   /* exact profiles: inclusive ns of one call */
+	uint64_t ex_min;           /* exact profiles: inclusive ns of one call, least */
+	union {
+		uint64_t ex_max;   /* exact profiles: inclusive ns of one call, most */
+		uint32_t branch;   /* branch profiles (never exact): the branch the row shows
+				      (pf_profile.branches; keys-branch.c) */
+	};
 	/* the row's index at its making, which moves with it: its values in
 	 * the hist's side arrays (mode_period, row_time) that the reference
 	 * path makes for keys that need them */
@@ -180,6 +190,8 @@ enum {
 				   reference path only (plan_stages.reference) */
 	HKN_TIME     = 1 << 11, /* the raw samples' times (pf_profile.seq_time): the reference
 				   path only */
+	HKN_PARTIAL  = 1 << 12, /* perf's comparator is no order (mispredict: 0 equal, 1 not): rows are
+				   found by perf's input-tree walks over the raw samples (tree mode) */
 };
 
 /* perf's collapse stage: does the key have a collapse comparator? */

@@ -90,6 +90,21 @@ typedef struct pf_sample {
 	uint64_t period;           /* summed */
 } pf_sample;                   /* 40 bytes */
 
+/* Branch mode (pf_load_opts.branch_mode): one branch of a sample's branch
+ * stack, as perf's report -b makes a row of each — where it jumped from
+ * and to (locations resolved as perf resolves branch addresses: a kernel
+ * map first, then the process's), and its flags word's low bits. */
+typedef struct pf_branch {
+	uint32_t from, to;         /* locations */
+	uint32_t flags;            /* bit 0 mispredicted, 1 predicted, 2 in_tx, 3 abort,
+				      4-19 cycles, 20-23 type (perf_branch_entry's) */
+} pf_branch;
+#define PF_BR_MISPRED  1u
+#define PF_BR_PREDICTED 2u
+#define PF_BR_IN_TX    4u
+#define PF_BR_ABORT    8u
+static inline unsigned pf_branch_cycles(const pf_branch *b) { return (b->flags >> 4) & 0xffff; }
+
 /* A sample whose own level ('.', 'k', ...: perf's, from the cpumode of its
  * first sample) is not its leaf location's: a location without a map is
  * shared by every cpumode that meets its address and keeps the first one's
@@ -208,6 +223,12 @@ typedef struct pf_load_opts {
 	 * data section that part has read. NULL: not called. */
 	void (*progress)(void *ctx, unsigned part, uint64_t done, uint64_t total);
 	void *progress_ctx;
+	/* perf report -b: every entry of a sample's branch stack is a sample
+	 * of period 1 (perf's pseudo period: rows count branches) whose stack
+	 * is a node of its own for the branch (pf_node_branch), its location
+	 * the branch's target; samples without branch stacks count nothing.
+	 * The file is read in one part. */
+	bool branch_mode;
 } pf_load_opts;
 
 typedef struct pf_profile {
@@ -257,6 +278,10 @@ typedef struct pf_profile {
 	uint32_t *thread_labels;
 	pf_label *labels; size_t nr_labels;
 	uint32_t *label_sets; size_t nr_label_sets;
+	/* branch mode (pf_load_opts.branch_mode): the distinct branches, and
+	 * per node the branch it stands for (PF_NONE: none); NULL otherwise */
+	pf_branch *branches; size_t nr_branches, cap_branches;
+	uint32_t *node_branch; size_t cap_node_branch;
 } pf_profile;
 
 void pf_load_opts_init(pf_load_opts *o);
@@ -265,6 +290,19 @@ void pf_load_opts_init(pf_load_opts *o);
 bool pf_is_trace_file(const char *path);
 int pf_profile_load(const char *path, const pf_load_opts *opts, pf_profile **out, proff_error *err);
 void pf_profile_free(pf_profile *p);
+/* perf report's branch mode and the perf.data file at path: *by_default,
+ * perf switches to it unasked (the file's HEADER_BRANCH_STACK feature is
+ * set and no event samples user stacks, which perf's rule excludes);
+ * *sampled, some event samples branch stacks (-b needs it). 0, or a
+ * negative proff code when the file cannot be opened (err set). */
+int pf_file_branch_stacks(const char *path, bool *by_default, bool *sampled, proff_error *err);
+/* The branch a node stands for in branch mode, NULL for other nodes */
+static inline const pf_branch *pf_node_branch(const pf_profile *p, uint32_t node)
+{
+	if (!p->node_branch || node >= p->cap_node_branch || p->node_branch[node] == UINT32_MAX)
+		return NULL;
+	return &p->branches[p->node_branch[node]];
+}
 /* The raw samples' sequence (pf_load_opts.keep_sequence) freed once no
  * more reports need it: its memory serves what comes after. */
 void pf_profile_drop_sequence(pf_profile *p);

@@ -136,6 +136,13 @@ int suspect_locs(hist *h, uint8_t **susp) {
 	}
 	for (int i = 0; i < sym_at; i++)
 		only_cd &= h->keys[i] == HK_COMM || h->keys[i] == HK_DSO;
+	if (!h->opts.diff_mode && (hist_keys_needs(h->keys, h->nkeys) & HKN_PARTIAL) && p->nr_locs) {
+		/* a comparator that is no order: every row is found by perf's walks */
+		if (!(*susp = malloc(p->nr_locs)))
+			return -1;
+		memset(*susp, 1, p->nr_locs);
+		return 0;
+	}
 	if (h->opts.diff_mode || sym_at < 0 || !p->nr_locs)
 		return 0;
 	size_t nd = p->nr_dsos;

@@ -223,6 +223,7 @@ void row_fill(hist *h, const ctx *c, uint32_t loc, bool chain, hist_entry *e)
 	e->parent = c->parent;
 	e->filtered = chain ? c->sample_filtered : entry_filter(h, c, loc);
 	e->cc_root = PF_NONE;
+	e->lazy_known = 0xff;
 	hist_key_src src = { c->s, c->parent, loc, chain, c->time };
 	for (int i = 0; i < h->nkeys; i++)
 		if (hist_keys[h->keys[i]].fill)
@@ -983,8 +984,8 @@ int cc_start(hist *h, cc_run *ccr, uint32_t *idx, size_t *nidx, const uint32_t *
 }
 
 /* The locations that can be rows of event evsel's hist: every one with
- * children, the event's samples' own without (NULL: every one; NULL
- * with *oom when out of memory) */
+ * children, the event's samples' own without, and in branch mode their
+ * branches' sources (NULL: every one; NULL with *oom when out of memory) */
 static uint8_t *row_locs(const pf_profile *p, uint32_t evsel, bool children, bool *oom)
 {
 	*oom = false;
@@ -993,8 +994,12 @@ static uint8_t *row_locs(const pf_profile *p, uint32_t evsel, bool children, boo
 	uint8_t *want = calloc(p->nr_locs ? p->nr_locs : 1, 1);
 	*oom = !want;
 	for (size_t i = 0; want && i < p->nr_samples; i++)
-		if (p->samples[i].evsel == evsel && p->samples[i].stack)
+		if (p->samples[i].evsel == evsel && p->samples[i].stack) {
 			want[pf_leaf_loc(p, p->samples[i].stack)] = 1;
+			const pf_branch *b = pf_node_branch(p, p->samples[i].stack);
+			if (b)
+				want[b->from] = 1;
+		}
 	return want;
 }
 

@@ -772,6 +772,33 @@ static int k_time_print(const hist *h, const hist_entry *e, char *buf, size_t le
 }
 static void v_time(const hist *h, const hist_entry *e, hist_key_value *v) { v->n = row_time_of(h, e); }
 
+/* the printers keys-branch.c shows a branch's ends with */
+size_t hist_key_sym_width(const hist *h, const hist_entry *e) { return k_sym_width(h, e); }
+int hist_key_sym_print(const hist *h, const hist_entry *e, char *buf, size_t len, int width, bool pad, char sep)
+{
+	return k_sym_print(h, e, buf, len, width, pad, sep);
+}
+int hist_key_dso_print(const hist *h, const hist_entry *e, char *buf, size_t len, int width, bool pad, char sep)
+{
+	return k_dso_print(h, e, buf, len, width, pad, sep);
+}
+
+/* perf report -b's keys (functions: keys-branch.c) */
+enum {
+	HK_DSO_FROM = HK__NAMED + 14, HK_DSO_TO, HK_SYM_FROM, HK_SYM_TO, HK_CYCLES, HK_MISPREDICT,
+	HK_IN_TX, HK_ABORT, HK_SRCLINE_FROM, HK_SRCLINE_TO,
+};
+static size_t k_header_width(const hist *h, const hist_entry *e) { return 0; }
+#define BRANCH_KEY(ID, NAME, HEADER, FN, WIDTH, PADLAST) \
+	[ID] = { \
+		.name = NAME, .header = HEADER, .id = ID, \
+		.needs = HKN_LOC | HKN_BRANCH | (ID == HK_MISPREDICT ? HKN_PARTIAL : 0) | \
+			 (ID == HK_SRCLINE_FROM || ID == HK_SRCLINE_TO ? HKN_SRCLINE | HKN_LAZY | HKN_SUBSYM : 0), \
+		.words = hist_w_##FN, .fill = hist_branch_fill, .prepare = hist_branch_prepare, \
+		.cmp = hist_k_##FN##_cmp, .perf_cmp = hist_p_##FN, \
+		.width = WIDTH, .print = hist_k_##FN##_print, .pad_last = PADLAST, .value = hist_v_##FN, \
+	}
+
 /* ---- the catalogue ------------------------------------------------------------ */
 
 /* perf's keys of the same name (util/sort.c), in its order where it has
@@ -915,6 +942,16 @@ const hist_key_def hist_keys[] = {
 		.words = w_none, .prepare = prep_cgroup, .cmp = k_none_cmp, .perf_cmp = p_none,
 		.width = k_cgroup_width, .print = k_cgroup_print, .value = v_cgroup,
 	},
+	BRANCH_KEY(HK_DSO_FROM, "dso_from", "Source Shared Object", dso_from, hist_k_dso_from_width, true),
+	BRANCH_KEY(HK_DSO_TO, "dso_to", "Target Shared Object", dso_to, hist_k_dso_to_width, true),
+	BRANCH_KEY(HK_SYM_FROM, "symbol_from", "Source Symbol", sym_from, hist_k_sym_from_width, false),
+	BRANCH_KEY(HK_SYM_TO, "symbol_to", "Target Symbol", sym_to, hist_k_sym_to_width, false),
+	BRANCH_KEY(HK_MISPREDICT, "mispredict", "Branch Mispredicted", mispredict, k_header_width, true),
+	BRANCH_KEY(HK_IN_TX, "in_tx", "Branch in transaction", in_tx, k_header_width, true),
+	BRANCH_KEY(HK_ABORT, "abort", "Transaction abort", abort, k_header_width, true),
+	BRANCH_KEY(HK_CYCLES, "cycles", "Basic Block Cycles", cycles, k_header_width, true),
+	BRANCH_KEY(HK_SRCLINE_FROM, "srcline_from", "From Source:Line", srcline_from, hist_k_srcline_from_width, true),
+	BRANCH_KEY(HK_SRCLINE_TO, "srcline_to", "To Source:Line", srcline_to, hist_k_srcline_to_width, true),
 };
 const int hist_nr_keys = (int)(sizeof(hist_keys) / sizeof(hist_keys[0]));
 _Static_assert(sizeof(hist_keys) / sizeof(hist_keys[0]) <= HIST_KEYS_MAX, "HIST_KEYS_MAX holds the catalogue");

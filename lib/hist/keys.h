@@ -51,7 +51,14 @@ typedef struct pkey {
 	uint64_t period_acc, period;
 	uint64_t addr, sym_start, sym_end;
 	uint32_t comm, tid, cpu, dso, sym, parent, srcline;
-	uint32_t thread, max_depth;
+	uint32_t thread;
+	union {
+		uint32_t max_depth;
+		/* branch profiles (rows without callchains, so no depth): the
+		 * row's branch (hist_entry.branch; a probe of perf's input
+		 * tree is no row of h->entries yet) */
+		uint32_t branch;
+	};
 	uint32_t idx;              /* the row (h->entries) */
 	/* keys without a field here (hist_key_def.perf_value), in their
 	 * order in h->keys: their values (strings as ranks) */
@@ -142,6 +149,37 @@ static inline int64_t sym_sort(const rbn *l, const rbn *r)
 		return null_cmp(l->sym == NONE_R, r->sym == NONE_R);
 	return rcmp(r->sym, l->sym);
 }
+
+/* ---- the catalogue's printers other key files reuse (keys.c) ---- */
+size_t hist_key_sym_width(const hist *h, const hist_entry *e);
+int hist_key_sym_print(const hist *h, const hist_entry *e, char *buf, size_t len, int width, bool pad, char sep);
+int hist_key_dso_print(const hist *h, const hist_entry *e, char *buf, size_t len, int width, bool pad, char sep);
+
+/* ---- the branch keys (keys-branch.c; their entries in keys.c) ---- */
+void hist_branch_fill(const hist *h, const hist_key_src *c, hist_entry *e);
+int hist_branch_prepare(hist *h, int slot, proff_error *err);
+#define HIST_BRANCH_KEY_FNS(k) \
+	void hist_w_##k(const hist *h, const hist_key_src *c, uint64_t w[2]); \
+	int hist_k_##k##_cmp(const hist *h, const hist_entry *a, const hist_entry *b); \
+	int64_t hist_p_##k(const replay_ctx *c, int slot, int stage, uint32_t li, uint32_t ri); \
+	int hist_k_##k##_print(const hist *h, const hist_entry *e, char *buf, size_t len, int width, bool pad, char sep); \
+	void hist_v_##k(const hist *h, const hist_entry *e, hist_key_value *v);
+HIST_BRANCH_KEY_FNS(dso_from)
+HIST_BRANCH_KEY_FNS(dso_to)
+HIST_BRANCH_KEY_FNS(sym_from)
+HIST_BRANCH_KEY_FNS(sym_to)
+HIST_BRANCH_KEY_FNS(cycles)
+HIST_BRANCH_KEY_FNS(mispredict)
+HIST_BRANCH_KEY_FNS(in_tx)
+HIST_BRANCH_KEY_FNS(abort)
+HIST_BRANCH_KEY_FNS(srcline_from)
+HIST_BRANCH_KEY_FNS(srcline_to)
+size_t hist_k_srcline_from_width(const hist *h, const hist_entry *e);
+size_t hist_k_srcline_to_width(const hist *h, const hist_entry *e);
+size_t hist_k_dso_from_width(const hist *h, const hist_entry *e);
+size_t hist_k_dso_to_width(const hist *h, const hist_entry *e);
+size_t hist_k_sym_from_width(const hist *h, const hist_entry *e);
+size_t hist_k_sym_to_width(const hist *h, const hist_entry *e);
 
 /* The srcfile key's file names of every location with a srcline, into
  * the profile's strings (hist_srclines' stage, before hist_build) */

@@ -412,7 +412,10 @@ static void key_of(const hist *h, const uint32_t *srank, size_t ns, const hist_e
 	x->parent = e->parent ? (e->parent < ns ? srank[e->parent] : 0) : NONE_R;
 	x->srcline = e->srcline < ns ? srank[e->srcline] : 0;
 	x->thread = e->thread;
-	x->max_depth = e->max_depth;
+	if (h->prof->branches)
+		x->branch = e->branch;
+	else
+		x->max_depth = e->max_depth;
 	x->idx = (uint32_t)idx;
 	int g = 0;
 	for (int i = 0; i < h->nkeys && g < HIST_GEN_KEYS; i++) {
@@ -656,8 +659,11 @@ static int order_apply(hist *h, hist_order *o)
 		hist_entry *sorted = malloc(n * sizeof(*sorted));
 		if (!sorted)
 			return -1;
-		for (size_t i = 0; i < n; i++)
+		for (size_t i = 0; i < n; i++) {
 			sorted[i] = h->entries[o->perm[i]];
+			if (o->known)
+				sorted[i].lazy_known = o->known[o->perm[i]];
+		}
 		free(h->entries);       /* the rows are the new array (no copy back) */
 		h->entries = sorted;
 		h->cap = n;

@@ -75,6 +75,7 @@ void prof_release_tables(struct pf_profile_priv *pr)
 	pf_map64_free(&pr->m.name2dso);
 	pair_table_free(&pr->loc_tab);
 	pair_table_free(&pr->sym_tab);
+	pair_table_free(&pr->br_tab);
 	u32x2_table_free(&pr->node_tab);
 	free(pr->phash);
 	pr->phash = NULL;
@@ -140,6 +141,8 @@ void pf_profile_free(pf_profile *p)
 	free(p->samples);
 	free(p->level_notes);
 	free(p->exact);
+	free(p->branches);
+	free(p->node_branch);
 	pf__free_trace_quality(p);
 	free(p->seq);
 	free(p->seq_time);

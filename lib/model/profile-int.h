@@ -73,6 +73,7 @@ struct pf_profile_priv {
 	pair_table loc_tab;      /* (dso, addr) -> loc; dso PF_NONE for no map */
 	pair_table sym_tab;      /* (dso, start) -> sym */
 	u32x2_table node_tab;    /* (parent, loc) -> node, hashed by path (trie_hash) */
+	pair_table br_tab;       /* branch mode: (from, to << 32 | flags) -> branch (branch.c) */
 	uint32_t *phash; size_t cap_phash;   /* node -> its hash in node_tab */
 	struct raw_slot *raw_s; size_t raw_cap, raw_len;   /* raw stacks: hash table of record refs */
 	uint8_t **raw_chunks; size_t nraw_chunks, cap_raw_chunks;   /* raw-stack records (stack_of) */
@@ -158,6 +159,14 @@ uint32_t prof_loc_intern(pf_profile *p, uint32_t dso, uint64_t addr, uint64_t ip
 			 bool lookup, uint32_t sym);
 uint32_t prof_node_child(pf_profile *p, uint32_t parent, uint32_t loc);
 uint32_t prof_nochain_node(pf_profile *p, uint32_t loc);
+/* the location of ip in the thread's maps of cpumode (PF_NONE: out of memory) */
+uint32_t prof_resolve_loc(pf_profile *p, const pthread_ *t, int cpumode, uint64_t ip);
+/* a sample of thread index `thread` whose stack is known, into its
+ * aggregate and the totals (the pipeline drained before) */
+int prof_sample_add(pf_profile *p, const pd_sample *s, uint32_t thread, uint32_t cpu, uint32_t stack);
+/* branch mode (branch.c): every branch of sample s's stack as a sample of
+ * period 1; 0, or a negative proff code */
+int prof_branch_sample(pf_profile *p, const pthread_ *t, const pd_sample *s, uint32_t thread, uint32_t cpu);
 /* a dso's symbolizer handle, opened on first use (NULL: none) */
 sym_dso *prof_dso_sd(pf_profile *p, uint32_t dso);
 

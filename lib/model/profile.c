@@ -318,6 +318,11 @@ static uint32_t resolve_loc(pf_profile *p, const pthread_ *t, int cpumode, uint6
 	return l != PF_NONE ? l : loc_missed(p, &fm);
 }
 
+uint32_t prof_resolve_loc(pf_profile *p, const pthread_ *t, int cpumode, uint64_t ip)
+{
+	return resolve_loc(p, t, cpumode, ip);
+}
+
 /* The missed frames' locations, in frame order (new ones are numbered as a
  * frame-by-frame resolution numbers them), into the cache and the stack's
  * scratch. -1: out of memory. */
@@ -966,6 +971,11 @@ static int merged_ip_sample(pf_profile *p, const pthread_ *t, const pd_sample *s
 	return 0;
 }
 
+int prof_sample_add(pf_profile *p, const pd_sample *s, uint32_t thread, uint32_t cpu, uint32_t stack)
+{
+	return sample_add(p, s, thread, cpu, stack, NULL);
+}
+
 static int sample_done(pf_profile *p, pend_sample *ps)
 {
 	uint32_t *hint;
@@ -1048,6 +1058,15 @@ static int sample_arrive(pf_profile *p, const pd_sample *s, bool stable)
 		return prof_oom(p);
 	if (prefix)
 		return 0;               /* the other half's sample: only its thread counts here */
+	if (pr->opts.branch_mode) {
+		/* rows of branches, not of the sample's ip: straight through */
+		if (pr->npend) {
+			int rc = prof_drain_samples(p);
+			if (rc)
+				return rc;
+		}
+		return prof_branch_sample(p, t, s, (uint32_t)(t - pr->m.threads), e->has_cpu ? s->cpu : PF_NONE);
+	}
 	pd_sample us;
 	if (pr->uw && s->stack_user && pr->opts.use_callchain) {
 		int rc = prof_unwound_chain(p, t, s, &us);

@@ -31,8 +31,9 @@ int proff_plan(const plan_request *r, pf_load_opts *lo, plan_stages *st, proff_e
 	bool parent = r->parent || (needs & HKN_CALLCHAIN);
 	lo->use_callchain = r->flamegraph || (!r->no_stack && (r->children || r->graph || parent));
 	/* the raw samples' order, for perf's input tree where its walks depend
-	 * on it (hist's tree mode: Children in perf's order) */
-	lo->keep_sequence = r->report_order && r->children && !r->flamegraph;
+	 * on it (hist's tree mode: Children in perf's order, or a key whose
+	 * comparator is no order) */
+	lo->keep_sequence = r->report_order && (r->children || (needs & HKN_PARTIAL)) && !r->flamegraph;
 	st->srclines = (needs & HKN_SRCLINE) != 0;
 	/* a time key: each raw sample's time, read one thread (the split
 	 * read's halves keep no times), rows by the reference path */

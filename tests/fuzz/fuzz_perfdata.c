@@ -6,7 +6,8 @@
  * halves with samples by comm and a tiny raw-stack cache) and with samples
  * merged per stack, and builds its Children and Self report rows in perf's
  * order (the Children rows' order on a thread of its own, streamed) and
- * prints them (in two halves, by two threads). Any crash, hang, sanitizer
+ * prints them (in two halves, by two threads); and loads it in branch mode
+ * (a row per branch-stack entry) with every branch key. Any crash, hang, sanitizer
  * report or unbounded allocation is a bug. Built and run by tests/fuzz/run.sh.
  */
 #include <stdint.h>
@@ -20,6 +21,43 @@
 #include "proff/report.h"
 
 static FILE *devnull;
+
+/* branch mode: the rows of the branch keys in perf's order, printed */
+static void load_branches(const char *path)
+{
+	pf_load_opts o;
+	pf_load_opts_init(&o);
+	o.symfs = o.kallsyms = o.buildid_dir = "/nonexistent";
+	o.use_callchain = false;
+	o.branch_mode = true;
+	o.keep_sequence = true;
+	pf_profile *p;
+	proff_error e;
+	if (pf_profile_load(path, &o, &p, &e) < 0)
+		return;
+	static const char *const sorts[] = {
+		"comm,dso_from,symbol_from,symbol_to,cycles", "dso_to,mispredict,in_tx,abort,sym",
+	};
+	for (size_t ev = 0; ev < p->nr_events; ev++) {
+		for (size_t k = 0; k < 2; k++) {
+			hist_opts ho;
+			hist_opts_init(&ho);
+			ho.sort = sorts[k];
+			ho.order_early = true;
+			hist *h;
+			if (hist_build(p, (uint32_t)ev, &ho, &h, &e) == 0) {
+				hist_key_widths(h);
+				hist_sort_report(h);
+				report_fmt f;
+				report_fmt_init(&f);
+				f.cc_mode = CC_NONE;
+				report_print_hist(devnull, h, &f, 0);
+				hist_free(h);
+			}
+		}
+	}
+	pf_profile_free(p);
+}
 
 static void load_profile(const char *path, bool callchain, bool merge, bool split, bool tight)
 {
@@ -116,6 +154,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		load_profile(path, true, false, false, false);
 		load_profile(path, true, false, true, true);
 		load_profile(path, false, true, true, false);
+		load_branches(path);
 	}
 	return 0;
 }

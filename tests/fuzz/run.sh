@@ -69,6 +69,10 @@ seed_perfdata() {
 	if perf record -q -e cpu-clock -c 500000 -o "$1/rec-g.data" -g -- sh -c 'i=0; while [ $i -lt 3000 ]; do i=$((i+1)); done' >/dev/null 2>&1; then
 		perf record -q -e cpu-clock -c 500000 -z -o "$1/rec-z.data" -- sh -c 'i=0; while [ $i -lt 3000 ]; do i=$((i+1)); done' >/dev/null 2>&1 || true
 	fi
+	# branch stacks (the loader's branch mode): synthetic ones on the -g recording
+	if [ -f "$1/rec-g.data" ]; then
+		python3 tests/tools/mkbranch.py "$1/rec-g.data" "$1/rec-br.data" --seed 1 >/dev/null 2>&1 || true
+	fi
 	rm -f "$1"/*.data.old
 }
 

@@ -133,6 +133,9 @@ static void report_before(const plan_request *r, unsigned needs, pf_load_opts *l
 {
 	lo->merge_by_comm = !r->thread_filter && !(needs & (HKN_THREAD | HKN_CPU));
 	lo->keep_sequence = r->children;
+	/* (added since: a key whose perf comparator is no order, branch
+	 * mode's mispredict, is replayed over the raw samples too) */
+	lo->keep_sequence |= (needs & HKN_PARTIAL) != 0;
 	bool parent_key = r->parent || (needs & HKN_CALLCHAIN);
 	lo->use_callchain = !r->no_stack && (r->children || r->graph || parent_key);
 	if (r->flamegraph) {

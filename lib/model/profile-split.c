@@ -487,6 +487,8 @@ int prof_load_split(pf_profile *p, pd_reader *rd, uint64_t t, proff_error *err)
 		rc = prof_oom(p);
 	pthread_join(th, NULL);
 	prof_take_warnings(p, j.rd);   /* the second reader read the whole file */
+	/* the second half's unwinder counts: released with its read state */
+	uw_stats_add(&pr->uw_done, &qr->uw_done);
 	if (qr->uw)
 		uw_stats_add(&pr->uw_done, uw_get_stats(qr->uw));
 	if (rc == 0 && j.rc < 0) {

@@ -234,6 +234,13 @@ size_t pd_nr_attrs(const pd_reader *r);
 /* bytes of the data section of a file (0 for a pipe) */
 uint64_t pd_data_size(const pd_reader *r);
 const pd_attr *pd_get_attr(const pd_reader *r, size_t idx);
+/* The time of a sample about fraction (0..1) of the way through a file's
+ * data section: the first sample of the first run of records found there
+ * whose headers follow each other. A guess (records are not in time order,
+ * and stack bytes can look like headers), for choosing where to split a
+ * read; false when none is found (a pipe, a compressed or other-endian
+ * file, samples without time). */
+bool pd_sample_time_near(pd_reader *r, double fraction, uint64_t *time);
 bool pd_has_feature(const pd_reader *r, int feat);
 /* Warnings collected while reading (e.g. "data size 0: recording was interrupted"). */
 size_t pd_nr_warnings(const pd_reader *r);

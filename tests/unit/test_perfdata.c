@@ -766,6 +766,64 @@ static void test_fixed_kinds(void **s)
 
 static int count_cb(void *ctx, const pd_event *ev) { (void)ev; (*(int *)ctx)++; return 0; }
 
+/* pd_sample_time_near: the time of the first sample starting at or after
+ * a fraction of the data section, found again from the middle of a record
+ * (zero payload bytes, ips and times are no record header). */
+static void test_sample_time_near(void **s)
+{
+	(void)s;
+	static buf b;
+	craft c = { .sample_type = PD_S_IP | PD_S_TIME | PD_S_RAW };
+	uint64_t ids[1] = { 1 };
+	size_t d0 = file_begin(&b, &c, ids, 1);
+	enum { N = 150 };
+	size_t at[N];
+	for (size_t i = 0; i < N; i++) {
+		at[i] = rec_begin(&b, PD_SAMPLE, 2);
+		p64(&b, 0x401000 + i);
+		p64(&b, 5000 + 10 * i);
+		uint32_t raw = 4 + 8 * (uint32_t)(i % 7);
+		p32(&b, raw);
+		for (uint32_t k = 0; k < raw; k++)
+			p8(&b, 0);
+		rec_end(&b, at[i]);
+	}
+	file_end(&b, d0);
+	pd_reader *r;
+	proff_error e;
+	assert_int_equal(pd_open_mem(b.d, b.n, "crafted", &r, &e), 0);
+	const double fr[] = { 0.001, 0.25, 0.5, 0.58, 0.77, 0.999 };
+	for (size_t k = 0; k < sizeof(fr) / sizeof(fr[0]); k++) {
+		size_t want = d0 + ((size_t)((double)(b.n - d0) * fr[k]) & ~(size_t)7);
+		size_t i = 0;
+		while (i < N && at[i] < want)
+			i++;
+		uint64_t t = 0;
+		if (i == N) {
+			assert_false(pd_sample_time_near(r, fr[k], &t));
+			continue;
+		}
+		assert_true(pd_sample_time_near(r, fr[k], &t));
+		assert_int_equal(t, 5000 + 10 * i);
+	}
+	uint64_t t;
+	assert_false(pd_sample_time_near(r, 0, &t));
+	assert_false(pd_sample_time_near(r, 1, &t));
+	pd_close(r);
+	/* samples without a time: no guess */
+	c.sample_type = PD_S_IP;
+	d0 = file_begin(&b, &c, ids, 1);
+	for (size_t i = 0; i < N; i++) {
+		size_t a = rec_begin(&b, PD_SAMPLE, 2);
+		p64(&b, 0x401000 + i);
+		rec_end(&b, a);
+	}
+	file_end(&b, d0);
+	assert_int_equal(pd_open_mem(b.d, b.n, "crafted", &r, &e), 0);
+	assert_false(pd_sample_time_near(r, 0.5, &t));
+	pd_close(r);
+}
+
 static void test_interrupted_recording(void **s)
 {
 	(void)s;
@@ -1183,6 +1241,7 @@ int main(void)
 		cmocka_unit_test(test_ordered_random),
 		cmocka_unit_test(test_fixed_kinds),
 		cmocka_unit_test(test_interrupted_recording),
+		cmocka_unit_test(test_sample_time_near),
 		cmocka_unit_test(test_bad_records),
 		cmocka_unit_test(test_pipe_stream),
 		cmocka_unit_test(test_attr_sizes),

@@ -260,6 +260,16 @@ typedef int (*pd_event_cb)(void *ctx, const pd_event *ev);
 typedef bool (*pd_sample_peek_cb)(void *ctx, uint64_t time, uint32_t pid, uint32_t tid);
 void pd_set_sample_peek(pd_reader *r, pd_sample_peek_cb cb, void *ctx);
 
+/* Read a mapped file's records with pread(2) into buffers of about
+ * chunk_bytes (0: from the mapping, the default) rather than from the
+ * mapping: for large records (--call-graph dwarf's stack copies, several
+ * KB each) each record's first touch of the mapping is a page-table and
+ * TLB miss that costs more than copying it (4x the CPU walking
+ * bench/dwarf.sh's 650 MB). The events' records are then not stable
+ * (pd_event.stable false). No effect on a pipe or a memory image. */
+#define PD_READ_CHUNK ((size_t)1 << 20)
+void pd_set_read_chunks(pd_reader *r, size_t chunk_bytes);
+
 /* Deliver every data record. ordered=true: samples and side-band records in
  * time order (records without a time keep file order relative to each other,
  * as perf's ordered_events queue does). Samples with PERF_SAMPLE_READ and ids

@@ -29,12 +29,13 @@
  * locations, nodes and samples, in the same order, as one sequential read
  * (tests/unit/test_profile_split.c checks it). */
 #define SPLIT_MIN_BYTES ((uint64_t)16 << 20)
-/* The first half's share of a dwarf profile's bytes: both halves took the
- * same CPU time (1.2 s each) on bench/dwarf.sh's profile between 0.58 and
- * 0.6 (1.14 and 1.35 s at 0.5, 0.81 and 1.39 s at 0.4): skipping past the
- * first half's records costs the second about half as much as reading
- * them (a cache miss and a page-table miss a record). */
-#define SPLIT_UNWIND_FRACTION 0.58
+/* The first half's share of a dwarf profile's bytes, where both halves
+ * take the same CPU time on bench/dwarf.sh's profile (the least of five
+ * runs: 0.76 / 0.78 s at 0.5, 0.77 / 0.71 s at 0.54, 0.83 / 0.68 s at
+ * 0.58): the second half also skips past the first's records. (Read
+ * through the mapping, before pd_set_read_chunks, skipping cost half as
+ * much as reading and the balance was at 0.58-0.6.) */
+#define SPLIT_UNWIND_FRACTION 0.52
 
 bool prof_split_time(const pf_profile *p, pd_reader *rd, uint64_t *t)
 {

@@ -1193,6 +1193,13 @@ size_t sym_inlines(sym_dso *d, uint64_t addr, sym_inline_frame *out, size_t max)
 	return n;
 }
 
+void sym_dso_prepare_inlines(sym_dso *d)
+{
+	pthread_mutex_lock(&d->lock);
+	dwarf_full(d);
+	pthread_mutex_unlock(&d->lock);
+}
+
 const char *sym_srcline_str(sym_dso *d, uint64_t addr, bool full_path, char *buf, size_t len)
 {
 	pthread_mutex_lock(&d->lock);

@@ -1216,7 +1216,8 @@ size_t sym_inlines(sym_dso *d, uint64_t addr, sym_inline_frame *out, size_t max)
 	size_t n;
 	if (c && addr + 1 && pf_map64_get(&c->at, addr + 1, &v)) {
 		n = (size_t)(v & 0xff) < max ? (size_t)(v & 0xff) : max;
-		memcpy(out, c->fr + (v >> 8), n * sizeof(*out));
+		if (n)
+			memcpy(out, c->fr + (v >> 8), n * sizeof(*out));
 		pthread_mutex_unlock(&d->lock);
 		return n;
 	}
@@ -1231,14 +1232,16 @@ size_t sym_inlines(sym_dso *d, uint64_t addr, sym_inline_frame *out, size_t max)
 	uint64_t *slot;
 	if (c && addr + 1 && PF_GROW(c->fr, c->cap, c->n + n) == 0 &&
 	    (slot = pf_map64_upsert(&c->at, addr + 1, &found)) != NULL) {
-		memcpy(c->fr + c->n, fr, n * sizeof(*fr));
+		if (n)
+			memcpy(c->fr + c->n, fr, n * sizeof(*fr));
 		*slot = (uint64_t)c->n << 8 | n;
 		c->n += n;
 	}
 	pthread_mutex_unlock(&d->lock);
 	if (n > max)
 		n = max;
-	memcpy(out, fr, n * sizeof(*out));
+	if (n)
+		memcpy(out, fr, n * sizeof(*out));
 	return n;
 }
 

@@ -896,8 +896,8 @@ static void test_read_chunks_crafted(void **s)
 	uint64_t ids[1] = { 1 };
 	size_t d0 = file_begin(&b, &c, ids, 1);
 	uint64_t x = 12345;
-	for (size_t i = 0; i < 400; i++) {
-		if (i == 150) {         /* one round, then none to the end */
+	for (size_t i = 0; i < 250; i++) {
+		if (i == 100) {         /* one round, then none to the end */
 			size_t at = rec_begin(&b, PD_FINISHED_ROUND, 0);
 			rec_end(&b, at);
 		}
@@ -907,13 +907,14 @@ static void test_read_chunks_crafted(void **s)
 		p32(&b, 7);
 		p32(&b, 7 + (uint32_t)(i % 3));
 		p64(&b, 1000 + i + (x >> 58));         /* out of order within a round */
-		uint32_t raw = 4 + 8 * (uint32_t)((x >> 20) % 40);   /* up to 316 bytes: more than a chunk */
+		uint32_t raw = 4 + 8 * (uint32_t)((x >> 20) % 24);   /* up to 188 bytes: more than a chunk */
 		p32(&b, raw);
 		for (uint32_t k = 0; k < raw; k++)
 			p8(&b, (uint8_t)(k * 7));
 		rec_end(&b, at);
 	}
 	file_end(&b, d0);
+	assert_true(b.n > 20000 && b.n < sizeof(b.d));
 	char path[] = "/tmp/proff-chunks-XXXXXX";
 	int fd = mkstemp(path);
 	assert_true(fd >= 0);

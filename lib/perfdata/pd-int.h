@@ -58,6 +58,8 @@ struct pd_reader {
 	bool stream;                /* pipe format read from a non-seekable fd */
 	size_t chunked;             /* a mapped file's records read into chunks of this size (pd_set_read_chunks) */
 	bool chunking;              /* this pass reads them so (reader-chunks.c) */
+	struct pd_chunk *spare;     /* its delivered chunks, for the next ones (a few) */
+	size_t nspare;
 	bool swap;
 	bool interrupted;          /* header data.size was 0 */
 	pd_header hdr;
@@ -138,6 +140,9 @@ int pd_print_features(pd_reader *r, FILE *out, bool full);
 int pd_process_records(pd_reader *r, const uint8_t *buf, size_t len, uint64_t base_off,
 		       bool comp, size_t *consumed, bool final);
 void pd_keep_chunk(pd_reader *r, pd_chunk *c);
+/* a chunk done with: kept for reuse when read in chunks (reader-chunks.c), else freed */
+void pd_chunk_done(pd_reader *r, pd_chunk *c);
+void pd_chunks_spare_free(pd_reader *r);
 /* reader-chunks.c: a mapped file's data section read in chunks */
 int pd_chunk_records(pd_reader *r);
 

@@ -16,6 +16,33 @@
 /* a record (with its payload) larger than this is not copied */
 #define PD_CHUNK_MAX_RECORD ((uint64_t)64 << 20)
 
+/* Chunks are used again rather than freed: a fresh 1 MiB block is a fresh
+ * mapping where the heap does not keep blocks that large (glibc's default
+ * threshold), and pread faulting its pages in cost 4 ms a chunk (4 s of
+ * system time for bench/dwarf.sh's --no-children report). */
+#define PD_CHUNKS_SPARE 8
+
+void pd_chunk_done(pd_reader *r, pd_chunk *c)
+{
+	if (r->chunking && c->cap == r->chunked && r->nspare < PD_CHUNKS_SPARE) {
+		c->next = r->spare;
+		r->spare = c;
+		r->nspare++;
+		return;
+	}
+	free(c);
+}
+
+void pd_chunks_spare_free(pd_reader *r)
+{
+	while (r->spare) {
+		pd_chunk *c = r->spare;
+		r->spare = c->next;
+		free(c);
+	}
+	r->nspare = 0;
+}
+
 /* pd_set_read_chunks: the data section in chunks of at least
  * r->chunked bytes, each starting with the last one's incomplete
  * record and as large as that record needs (a trace's payload); a chunk
@@ -40,7 +67,14 @@ static int file_fill(pd_reader *r, uint64_t *pos)
 		if (need > cap / 2)
 			cap = (size_t)need + r->chunked;
 	}
-	pd_chunk *c = malloc(sizeof(*c) + cap);
+	pd_chunk *c;
+	if (cap == r->chunked && r->spare) {
+		c = r->spare;
+		r->spare = c->next;
+		r->nspare--;
+	} else {
+		c = malloc(sizeof(*c) + cap);
+	}
 	if (!c)
 		return proff_err_set(r->err, PROFF_ENOMEM, r->name, PROFF_NO_OFFSET, "out of memory");
 	c->next = NULL;
@@ -53,7 +87,7 @@ static int file_fill(pd_reader *r, uint64_t *pos)
 		if (r->sbuf->last_seq)
 			pd_keep_chunk(r, r->sbuf);
 		else
-			free(r->sbuf);
+			pd_chunk_done(r, r->sbuf);
 	}
 	r->sbuf = c;
 	r->spos = 0;

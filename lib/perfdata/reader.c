@@ -322,6 +322,7 @@ void pd_close(pd_reader *r)
 	free(r->sbuf);
 	free(r->dcur);
 	free_chunks(r->old_head);
+	pd_chunks_spare_free(r);
 	free(r->q);
 	free(r->qtmp);
 	free(r->runs);
@@ -667,7 +668,7 @@ static void release_chunks(pd_reader *r, uint64_t min_seq)
 		if (!r->old_head)
 			r->old_tail = NULL;
 		r->kept_bytes -= c->cap;
-		free(c);
+		pd_chunk_done(r, c);
 	}
 }
 
@@ -1441,6 +1442,7 @@ int pd_process(pd_reader *r, bool ordered, pd_event_cb cb, void *ctx, proff_erro
 		r->sbuf = NULL;
 		r->spos = 0;
 		r->chunking = false;
+		pd_chunks_spare_free(r);
 	}
 	if (r->dcur) {
 		free(r->dcur);

@@ -1,10 +1,11 @@
 /* fuzz_perfdata.c — libFuzzer target for the perf.data reader and the
  * profile loader: opens the input from memory (file or pipe format),
  * processes it ordered and unordered, prints the header and dumps it to
- * /dev/null; reads it from a memfd in 64-byte chunks (pd_set_read_chunks);
- * then loads it as a profile (through the memfd, with no symbol files to
- * find), with callchains (read by one thread, and by two in
- * halves with samples by comm and a tiny raw-stack cache) and with samples
+ * /dev/null, guesses sample times in it (pd_sample_time_near); reads it
+ * from a memfd in 64-byte chunks (pd_set_read_chunks); then loads it as a
+ * profile (through the memfd, with no symbol files to find), with
+ * callchains (read by one thread, and by two in halves with samples by
+ * comm and a tiny raw-stack cache) and with samples
  * merged per stack, and builds its Children and Self report rows in perf's
  * order (the Children rows' order on a thread of its own, streamed) and
  * prints them (in two halves, by two threads). Any crash, hang, sanitizer
@@ -101,6 +102,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	pd_process(r, false, cb, &acc, &e);
 	pd_print_header(r, devnull, true);
 	pd_dump(r, devnull, &e);
+	uint64_t t;
+	for (int k = 1; k < 4; k++)     /* the split's guess at a time a quarter of the way on */
+		if (pd_sample_time_near(r, k / 4.0, &t))
+			acc += t;
 	pd_close(r);
 
 	static int fd = -1;

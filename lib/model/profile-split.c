@@ -110,6 +110,12 @@ static void half_done(half_job *j, const pf_profile *p, int rc)
 	if (atomic_fetch_add(&j->finished, 1) != 0 || rc != 0 || !pr->opts.inline_frames ||
 	    !pr->opts.use_callchain)
 		return;
+	/* the expansion's own condition: chains proff unwinds (dwarf) only */
+	bool dwarf = false;
+	for (size_t i = 0; i < p->nr_events; i++)
+		dwarf |= (p->events[i].sample_type & PD_S_STACK_USER) != 0;
+	if (!dwarf)
+		return;
 	bool *seen = calloc(p->nr_dsos ? p->nr_dsos : 1, sizeof(*seen));
 	if (!seen)
 		return;

@@ -107,6 +107,17 @@ else
 	diff "$TMP/short1.err" "$TMP/short2.err" | sed 's/^/#   /'
 fi
 
+# read in two halves (the first one done looking up the inlined frames
+# ahead, the records read in chunks): the report of one read
+"$PROFF" report --engine threads=1 -i "$W/c.data" 2>/dev/null > "$TMP/one.out"
+"$PROFF" report --engine threads=2 -i "$W/c.data" 2>/dev/null > "$TMP/two.out"
+if [ -s "$TMP/one.out" ] && grep -q 'recurse' "$TMP/one.out" && cmp -s "$TMP/one.out" "$TMP/two.out"; then
+	ok "dwarf: c.data read in two halves reports as one read"
+else
+	not_ok "dwarf: c.data read in two halves reports as one read"
+	diff "$TMP/one.out" "$TMP/two.out" | head -10 | sed 's/^/#   /'
+fi
+
 # perf diff on two dwarf recordings (rows of sample ips; the loader unwinds
 # both files)
 perf diff "$W/c.data" "$W/c2.data" 2>/dev/null | strip_tip > "$TMP/perf.out"

@@ -1,10 +1,11 @@
 #!/bin/bash
 # bench/dwarf.sh — proff report vs perf report --stdio on a --call-graph
 # dwarf profile of >= 100k samples (tests/data/dwarf/work.c, two threads, at
-# 20 kHz, 2 KB stack copies; about 120 K samples, sized so that perf report
-# finishes in a minute or two), generated once into build/bench/dwarf2.data.
-# perf unwinds every sample's stack again with each report; proff unwinds
-# each with libdwfl, keeping a process's modules and CFI across samples.
+# 20 kHz, 2 KB stack copies; about 280 K samples and 650 MB, sized so that
+# perf report finishes in a minute or two), generated once into
+# build/bench/dwarf2.data. perf unwinds every sample's stack again with each
+# report; proff unwinds each with libdwfl, keeping a process's modules and
+# CFI across samples, on two threads (docs/design.md).
 # Targets (issue #26): >= 10x faster, identical output, peak RSS <= 1/4.
 source "$(dirname "$0")/lib.sh"
 

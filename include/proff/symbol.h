@@ -146,6 +146,10 @@ typedef struct sym_inline_frame {
 	bool a2l_at_start;
 } sym_inline_frame;
 size_t sym_inlines(sym_dso *d, uint64_t addr, sym_inline_frame *out, size_t max);
+/* What sym_inlines' first call costs, done now: the DSO's DWARF opened in
+ * full (a compressed debug file's sections inflated) and its units
+ * indexed. For a thread that would otherwise wait. */
+void sym_dso_prepare_inlines(sym_dso *d);
 
 /* ---- JIT symbol files (perfmap.c) ----
  * /tmp/perf-PID.map, "START SIZE name" per line in hex, read as perf 6.1

@@ -185,7 +185,7 @@ void prof_release_load_state(struct pf_profile_priv *pr);
 /* ---- profile-split.c ------------------------------------------------------------------ */
 
 /* Is the file worth reading in two halves, and where do they part (*t)? */
-bool prof_split_time(const pf_profile *p, const pd_reader *rd, uint64_t *t);
+bool prof_split_time(const pf_profile *p, pd_reader *rd, uint64_t *t);
 /* the file read in two halves, parting at time t, the second merged into p */
 int prof_load_split(pf_profile *p, pd_reader *rd, uint64_t t, proff_error *err);
 

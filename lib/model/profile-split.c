@@ -29,8 +29,15 @@
  * locations, nodes and samples, in the same order, as one sequential read
  * (tests/unit/test_profile_split.c checks it). */
 #define SPLIT_MIN_BYTES ((uint64_t)16 << 20)
+/* The first half's share of a dwarf profile's bytes, where both halves
+ * take the same CPU time on bench/dwarf.sh's profile (the least of five
+ * runs: 0.76 / 0.78 s at 0.5, 0.77 / 0.71 s at 0.54, 0.83 / 0.68 s at
+ * 0.58): the second half also skips past the first's records. (Read
+ * through the mapping, before pd_set_read_chunks, skipping cost half as
+ * much as reading and the balance was at 0.58-0.6.) */
+#define SPLIT_UNWIND_FRACTION 0.52
 
-bool prof_split_time(const pf_profile *p, const pd_reader *rd, uint64_t *t)
+bool prof_split_time(const pf_profile *p, pd_reader *rd, uint64_t *t)
 {
 	const struct pf_profile_priv *pr = p->priv;
 	uint64_t min = pr->opts.split_min_bytes ? pr->opts.split_min_bytes : SPLIT_MIN_BYTES;
@@ -44,6 +51,18 @@ bool prof_split_time(const pf_profile *p, const pd_reader *rd, uint64_t *t)
 	if (!first || last <= first + 1)
 		return false;
 	*t = first + (last - first) / 2;
+	/* Samples unwound from their stack copies (--call-graph dwarf) cost
+	 * far more than reading a record, and are not spread evenly over the
+	 * recording's time (bursts of lost records, threads ending): their
+	 * halves are cut by bytes instead, at the time of a sample about
+	 * there. The second half reads the first's records too (their
+	 * headers, and the side-band ones in full): it gets less. */
+	bool unwinds = false;
+	for (size_t i = 0; i < pd_nr_attrs(rd); i++)
+		unwinds |= uw_event_wants(pd_get_attr(rd, i));
+	uint64_t tb;
+	if (unwinds && pd_sample_time_near(rd, SPLIT_UNWIND_FRACTION, &tb) && tb > first && tb < last)
+		*t = tb;
 	return true;
 }
 
@@ -76,7 +95,43 @@ typedef struct half_job {
 	pd_reader *rd;
 	proff_error err;
 	int rc;
+	atomic_int finished;        /* halves done reading */
 } half_job;
+
+/* Called by each half when it has read its part: the first one, while the
+ * other reads on, opens the DWARF of the binaries its locations are in and
+ * looks up their inlined frames, which the expansion after the load
+ * (pf_profile_expand_inlines, a step on one thread) then finds answered
+ * (inflating libc's compressed debug file and the look-ups were 0.13 s of
+ * bench/dwarf.sh's report after its load). */
+static void half_done(half_job *j, const pf_profile *p, int rc)
+{
+	const struct pf_profile_priv *pr = p->priv;
+	if (atomic_fetch_add(&j->finished, 1) != 0 || rc != 0 || !pr->opts.inline_frames ||
+	    !pr->opts.use_callchain)
+		return;
+	/* the expansion's own condition: chains proff unwinds (dwarf) only */
+	bool dwarf = false;
+	for (size_t i = 0; i < p->nr_events; i++)
+		dwarf |= (p->events[i].sample_type & PD_S_STACK_USER) != 0;
+	if (!dwarf)
+		return;
+	bool *seen = calloc(p->nr_dsos ? p->nr_dsos : 1, sizeof(*seen));
+	if (!seen)
+		return;
+	for (size_t i = 0; i < p->nr_locs; i++) {
+		const pf_loc *l = &p->locs[i];
+		if (l->sym == PF_NONE || l->dso == PF_NONE || l->dso >= p->nr_dsos || !p->dsos[l->dso].sd)
+			continue;
+		if (!seen[l->dso])
+			sym_dso_prepare_inlines(p->dsos[l->dso].sd);
+		seen[l->dso] = true;
+		/* the dso keeps the answer for the expansion */
+		sym_inline_frame fr[1];
+		sym_inlines(p->dsos[l->dso].sd, l->addr, fr, 1);
+	}
+	free(seen);
+}
 
 
 static void *second_half(void *arg)
@@ -84,6 +139,7 @@ static void *second_half(void *arg)
 	half_job *j = arg;
 	j->q->priv->err = &j->err;
 	j->rc = prof_finish_read(j->q, pd_process(j->rd, true, prof_on_event, j->q, &j->err));
+	half_done(j, j->q, j->rc);
 	/* the merge needs the arrays and the thread list, nothing else */
 	prof_release_read_state(j->q->priv);
 	prof_release_tables(j->q->priv);
@@ -482,11 +538,14 @@ int prof_load_split(pf_profile *p, pd_reader *rd, uint64_t t, proff_error *err)
 		goto out;
 	}
 	rc = prof_finish_read(p, pd_process(rd, true, prof_on_event, p, err));
+	half_done(&j, p, rc);
 	prof_release_read_state(pr);   /* the merge looks up in the tables only */
 	if (rc == 0 && merge_room_early(p) < 0)
 		rc = prof_oom(p);
 	pthread_join(th, NULL);
 	prof_take_warnings(p, j.rd);   /* the second reader read the whole file */
+	/* the second half's unwinder counts: released with its read state */
+	uw_stats_add(&pr->uw_done, &qr->uw_done);
 	if (qr->uw)
 		uw_stats_add(&pr->uw_done, uw_get_stats(qr->uw));
 	if (rc == 0 && j.rc < 0) {

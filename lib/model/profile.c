@@ -1246,6 +1246,10 @@ int prof_perf_setup(pf_profile *p, pd_reader *rd)
 	for (size_t i = 0; i < p->nr_events && pr->opts.use_callchain && !pr->uw; i++)
 		if (uw_event_wants(pd_get_attr(rd, i)) && !(pr->uw = uw_new(0)))
 			return prof_oom(p);
+	/* stack copies make records of kilobytes: copied in, not touched
+	 * through the mapping (pd_set_read_chunks) */
+	if (pr->uw)
+		pd_set_read_chunks(rd, PD_READ_CHUNK);
 	p->has_branch_stack_feature = pd_has_feature(rd, PD_FEAT_BRANCH_STACK);
 	if (pf_machine_start(&pr->m, rd, &p->syms_ctx) < 0 || PF_GROW(p->nodes, p->cap_nodes, 1) < 0)
 		return prof_oom(p);

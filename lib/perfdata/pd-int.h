@@ -56,6 +56,10 @@ struct pd_reader {
 	void *peek_ctx;
 	size_t released;            /* map bytes [0, released) handed back (MADV_DONTNEED) */
 	bool stream;                /* pipe format read from a non-seekable fd */
+	size_t chunked;             /* a mapped file's records read into chunks of this size (pd_set_read_chunks) */
+	bool chunking;              /* this pass reads them so (reader-chunks.c) */
+	struct pd_chunk *spare;     /* its delivered chunks, for the next ones (a few) */
+	size_t nspare;
 	bool swap;
 	bool interrupted;          /* header data.size was 0 */
 	pd_header hdr;
@@ -130,6 +134,17 @@ int pd_parse_feature(pd_reader *r, int feat, const uint8_t *p, uint64_t size, ui
 /* body = record bytes after the 8-byte header; size = whole record; misc host order */
 int pd_parse_build_id_rec(pd_reader *r, const uint8_t *body, size_t size, uint16_t misc, uint64_t off);
 int pd_print_features(pd_reader *r, FILE *out, bool full);
+
+/* reader.c: the records of buf (see there); a chunk kept until the records
+ * queued from it are delivered */
+int pd_process_records(pd_reader *r, const uint8_t *buf, size_t len, uint64_t base_off,
+		       bool comp, size_t *consumed, bool final);
+void pd_keep_chunk(pd_reader *r, pd_chunk *c);
+/* a chunk done with: kept for reuse when read in chunks (reader-chunks.c), else freed */
+void pd_chunk_done(pd_reader *r, pd_chunk *c);
+void pd_chunks_spare_free(pd_reader *r);
+/* reader-chunks.c: a mapped file's data section read in chunks */
+int pd_chunk_records(pd_reader *r);
 
 /* reader-sample.c: decode one record (host order, aligned) into ev */
 int pd_decode(pd_reader *r, const uint8_t *rec, uint64_t off, bool from_comp, pd_event *ev);

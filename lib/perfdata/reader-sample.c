@@ -745,3 +745,52 @@ int pd_swap_record(pd_reader *r, uint8_t *rec, uint64_t off)
 		swap_trailer(a, rec, size);
 	return 0;
 }
+
+/* ---- a sample's time at a place in the file (split_load's guess) ---------- */
+
+/* A record header a perf.data file may hold at p (host order): a known
+ * type and a size that is whole words and ends by end. */
+static bool plausible_header(const uint8_t *p, const uint8_t *end, uint16_t *size)
+{
+	if (end - p < 8)
+		return false;
+	uint32_t type = pd_ld32(p);
+	uint16_t sz = pd_ld16(p + 6);
+	if (!((type >= 1 && type <= 21) || (type >= 64 && type <= 84)) || sz < 8 || sz % 8 ||
+	    sz > end - p)
+		return false;
+	*size = sz;
+	return true;
+}
+
+#define NEAR_CHAIN 32                    /* headers that must follow each other */
+#define NEAR_SCAN ((size_t)4 << 20)       /* bytes looked through for them */
+
+bool pd_sample_time_near(pd_reader *r, double fraction, uint64_t *time)
+{
+	if (!r->map || r->stream || r->swap || r->data_end <= r->data_start || r->data_end > r->map_len ||
+	    !(fraction > 0 && fraction < 1))
+		return false;
+	const uint8_t *lo = r->map + r->data_start, *end = r->map + r->data_end;
+	size_t at = (size_t)((double)(r->data_end - r->data_start) * fraction) & ~(size_t)7;
+	for (const uint8_t *p = lo + at; p < end && (size_t)(p - lo) < at + NEAR_SCAN; p += 8) {
+		/* a place where NEAR_CHAIN headers (or all up to the end) chain */
+		const uint8_t *q = p, *sample = NULL;
+		int n = 0;
+		uint16_t size;
+		while (n < NEAR_CHAIN && q < end && plausible_header(q, end, &size)) {
+			if (!sample && pd_ld32(q) == PD_SAMPLE)
+				sample = q;
+			q += size;
+			n++;
+		}
+		if ((n < NEAR_CHAIN && q != end) || !sample)
+			continue;
+		uint64_t t;
+		if (pd_record_time(r, sample, PD_SAMPLE, pd_ld16(sample + 6), &t) < 0 || t == UINT64_MAX)
+			return false;
+		*time = t;
+		return true;
+	}
+	return false;
+}

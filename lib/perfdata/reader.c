@@ -322,6 +322,7 @@ void pd_close(pd_reader *r)
 	free(r->sbuf);
 	free(r->dcur);
 	free_chunks(r->old_head);
+	pd_chunks_spare_free(r);
 	free(r->q);
 	free(r->qtmp);
 	free(r->runs);
@@ -667,12 +668,12 @@ static void release_chunks(pd_reader *r, uint64_t min_seq)
 		if (!r->old_head)
 			r->old_tail = NULL;
 		r->kept_bytes -= c->cap;
-		free(c);
+		pd_chunk_done(r, c);
 	}
 }
 
 /* keep a chunk until the records queued from it are delivered */
-static void keep_chunk(pd_reader *r, pd_chunk *c)
+void pd_keep_chunk(pd_reader *r, pd_chunk *c)
 {
 	c->next = NULL;
 	if (r->old_tail)
@@ -689,7 +690,7 @@ static void keep_chunk(pd_reader *r, pd_chunk *c)
 #define PD_RELEASE_STEP ((size_t)1 << 20)
 static void release_mapped(pd_reader *r)
 {
-	if (!r->mapped || r->stream || !r->cur_rec)
+	if (!r->mapped || r->stream || r->chunking || !r->cur_rec)
 		return;
 	/* nothing to release before the read is a step past the last release
 	 * (the queued records, scanned below, can only lower the bound) */
@@ -818,7 +819,7 @@ static int deliver_now(pd_reader *r, const uint8_t *rec, uint64_t off, bool comp
 {
 	pd_event *ev = &r->ev;
 	/* in the mapped file itself (not a swapped copy, not decompressed) */
-	bool stable = r->mapped && !r->stream && rec >= r->map && rec < r->map + r->map_len;
+	bool stable = r->mapped && !r->stream && !r->chunking && rec >= r->map && rec < r->map + r->map_len;
 	if (pd_decode_again(r, rec, off, comp)) {
 		ev->stable = stable;
 		return r->cb(r->cb_ctx, ev);    /* no READ values in a fixed layout */
@@ -837,8 +838,6 @@ static int deliver_now(pd_reader *r, const uint8_t *rec, uint64_t off, bool comp
 	return r->cb(r->cb_ctx, ev);
 }
 
-static int process_records(pd_reader *r, const uint8_t *buf, size_t len, uint64_t base_off,
-			   bool comp, size_t *consumed, bool final);
 
 /* COMPRESSED: feed the payload into the one persistent zstd stream */
 static int decompress_record(pd_reader *r, const uint8_t *rec, uint16_t size, uint64_t off, bool comp2)
@@ -903,7 +902,7 @@ static int decompress_record(pd_reader *r, const uint8_t *rec, uint16_t size, ui
 	}
 	r->comp_rec_off = off;
 	size_t used = 0;
-	int rc = process_records(r, c->data, c->len, chunk_start, true, &used, false);
+	int rc = pd_process_records(r, c->data, c->len, chunk_start, true, &used, false);
 	if (rc)
 		return rc;
 	/* keep the chunk alive if records were queued from it; keep the remainder */
@@ -917,7 +916,7 @@ static int decompress_record(pd_reader *r, const uint8_t *rec, uint16_t size, ui
 		n->len = rem;
 		n->last_seq = 0;
 		memcpy(n->data, c->data + used, rem);
-		keep_chunk(r, c);
+		pd_keep_chunk(r, c);
 		r->dcur = n;
 	} else {
 		memmove(c->data, c->data + used, rem);
@@ -981,7 +980,7 @@ static int handle_record(pd_reader *r, const uint8_t *raw, uint16_t size, uint64
 			return rc;
 		}
 		c->last_seq = r->seq;
-		keep_chunk(r, c);
+		pd_keep_chunk(r, c);
 		return 0;
 	}
 	if ((rc = enqueue(r, rec, off, comp, t)) < 0)
@@ -1002,16 +1001,21 @@ static int handle_record(pd_reader *r, const uint8_t *raw, uint16_t size, uint64
 }
 
 
+void pd_set_read_chunks(pd_reader *r, size_t chunk_bytes)
+{
+	r->chunked = r->stream || !chunk_bytes ? 0 : chunk_bytes < 64 ? 64 : chunk_bytes;
+}
+
 void pd_set_sample_peek(pd_reader *r, pd_sample_peek_cb cb, void *ctx)
 {
 	r->peek = cb;
 	r->peek_ctx = ctx;
 }
 
-/* process_records' inline path applies (the attr), or NULL */
+/* pd_process_records' inline path applies (the attr), or NULL */
 static inline const pd_attr *fast_attr(const pd_reader *r, bool comp)
 {
-	if (comp || r->stream || r->swap || !r->ordered || r->nr_attrs != 1 || r->old_head)
+	if (comp || r->stream || r->swap || !r->ordered || r->nr_attrs != 1 || (r->old_head && !r->chunking))
 		return NULL;
 	const pd_attr *a = &r->attrs[0];
 	return a->fixed_layout && a->o_time >= 0 ? a : NULL;
@@ -1019,11 +1023,11 @@ static inline const pd_attr *fast_attr(const pd_reader *r, bool comp)
 
 /* Walk the complete records of buf. *consumed = bytes of whole records used.
  * final: a partial record at the end is an error (file) rather than left over. */
-static int process_records(pd_reader *r, const uint8_t *buf, size_t len, uint64_t base_off,
+int pd_process_records(pd_reader *r, const uint8_t *buf, size_t len, uint64_t base_off,
 			   bool comp, size_t *consumed, bool final)
 {
 	size_t pos = 0;
-	pd_chunk *owner = comp ? r->dcur : (r->stream ? r->sbuf : NULL);
+	pd_chunk *owner = comp ? r->dcur : (r->stream || r->chunking ? r->sbuf : NULL);
 	/* The common record, inline: a sample of the file's one event, in the
 	 * file's own buffer (native order, aligned, staying put until
 	 * delivered), with its time at the attr's fixed offset — straight into
@@ -1053,6 +1057,8 @@ static int process_records(pd_reader *r, const uint8_t *buf, size_t len, uint64_
 					e->off = off;
 					if (t > r->max_time)
 						r->max_time = t;
+					if (owner)
+						owner->last_seq = r->seq;
 					pos += fs;
 					continue;
 				}
@@ -1080,7 +1086,7 @@ static int process_records(pd_reader *r, const uint8_t *buf, size_t len, uint64_
 			else
 				extra = size >= 16 ? pd_r64(r->swap, p + 8) : 0;
 			if (extra > len - pos - size) {
-				if (final || !r->stream)
+				if (final || !(r->stream || r->chunking))
 					return pd_fmt_err(r, off, "%s payload of %llu bytes extends past the end of the data",
 							  pd_record_name(type), (unsigned long long)extra);
 				if (extra > ((size_t)256 << 20))
@@ -1142,7 +1148,7 @@ static int stream_fill(pd_reader *r)
 	if (r->sbuf) {
 		r->sbuf_off += r->spos;
 		if (r->sbuf->last_seq) {
-			keep_chunk(r, r->sbuf);
+			pd_keep_chunk(r, r->sbuf);
 		} else {
 			free(r->sbuf);
 		}
@@ -1193,7 +1199,7 @@ static int stream_records(pd_reader *r, bool header_only)
 			}
 		} else if (r->sbuf) {
 			size_t used = 0;
-			int rc = process_records(r, r->sbuf->data + r->spos, r->sbuf->len - r->spos,
+			int rc = pd_process_records(r, r->sbuf->data + r->spos, r->sbuf->len - r->spos,
 						 r->sbuf_off + r->spos, false, &used, r->seof);
 			r->spos += used;
 			if (rc)
@@ -1416,8 +1422,12 @@ int pd_process(pd_reader *r, bool ordered, pd_event_cb cb, void *ctx, proff_erro
 			ZSTD_initDStream(r->zds);
 		r->doff = 0;
 		size_t used;
-		rc = process_records(r, r->map + r->data_start, r->data_end - r->data_start, r->data_start,
-				     false, &used, true);
+		r->chunking = r->chunked && r->mapped && r->fd >= 0 && !r->swap;
+		if (r->chunking)
+			rc = pd_chunk_records(r);
+		else
+			rc = pd_process_records(r, r->map + r->data_start, r->data_end - r->data_start, r->data_start,
+					     false, &used, true);
 	}
 	if (rc == 0 && r->dcur && r->dcur->len)
 		rc = pd_fmt_err(r, r->comp_rec_off, "compressed data ends inside a record (%zu bytes left)", r->dcur->len);
@@ -1427,6 +1437,13 @@ int pd_process(pd_reader *r, bool ordered, pd_event_cb cb, void *ctx, proff_erro
 	free_chunks(r->old_head);
 	r->old_head = r->old_tail = NULL;
 	r->kept_bytes = 0;
+	if (r->chunked && !r->stream) {
+		free(r->sbuf);
+		r->sbuf = NULL;
+		r->spos = 0;
+		r->chunking = false;
+		pd_chunks_spare_free(r);
+	}
 	if (r->dcur) {
 		free(r->dcur);
 		r->dcur = NULL;

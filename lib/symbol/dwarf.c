@@ -229,8 +229,31 @@ static void dwarf_drop(sym_dso *d)
 	}
 }
 
+/* sym_inlines' answers: the frames of each address asked (up to
+ * INLINE_CACHE_MAX of them), so an address asked ahead on an idle thread
+ * (sym_dso_prepare_inlines' caller) is not looked up again. The strings
+ * are the dso's, valid as long as it is. */
+#define INLINE_CACHE_MAX 64
+typedef struct inline_cache {
+	pf_map64 at;                /* address + 1 -> first frame << 8 | count */
+	sym_inline_frame *fr;
+	size_t n, cap;
+} inline_cache;
+
+static void inline_cache_free(sym_dso *d)
+{
+	inline_cache *c = d->inline_cache;
+	if (!c)
+		return;
+	pf_map64_free(&c->at);
+	free(c->fr);
+	free(c);
+	d->inline_cache = NULL;
+}
+
 void sym_dwarf_close(sym_dso *d)
 {
+	inline_cache_free(d);
 	dwarf_drop(d);
 	if (d->dwarf_elf)
 		elf_end(d->dwarf_elf);
@@ -1188,9 +1211,45 @@ bool sym_srcline_a2l(sym_dso *d, uint64_t addr, const char **file, unsigned *lin
 size_t sym_inlines(sym_dso *d, uint64_t addr, sym_inline_frame *out, size_t max)
 {
 	pthread_mutex_lock(&d->lock);
-	size_t n = sym_inlines_unlocked(d, addr, out, max);
+	inline_cache *c = d->inline_cache;
+	uint64_t v;
+	size_t n;
+	if (c && addr + 1 && pf_map64_get(&c->at, addr + 1, &v)) {
+		n = (size_t)(v & 0xff) < max ? (size_t)(v & 0xff) : max;
+		if (n)
+			memcpy(out, c->fr + (v >> 8), n * sizeof(*out));
+		pthread_mutex_unlock(&d->lock);
+		return n;
+	}
+	if (!c && (c = calloc(1, sizeof(*c))) != NULL) {
+		pf_map64_init(&c->at);
+		d->inline_cache = c;
+	}
+	sym_inline_frame fr[INLINE_CACHE_MAX];
+	n = sym_inlines_unlocked(d, addr, fr, INLINE_CACHE_MAX);
+	c = d->inline_cache;    /* the query may have closed and opened the DWARF again */
+	bool found;
+	uint64_t *slot;
+	if (c && addr + 1 && PF_GROW(c->fr, c->cap, c->n + n) == 0 &&
+	    (slot = pf_map64_upsert(&c->at, addr + 1, &found)) != NULL) {
+		if (n)
+			memcpy(c->fr + c->n, fr, n * sizeof(*fr));
+		*slot = (uint64_t)c->n << 8 | n;
+		c->n += n;
+	}
 	pthread_mutex_unlock(&d->lock);
+	if (n > max)
+		n = max;
+	if (n)
+		memcpy(out, fr, n * sizeof(*out));
 	return n;
+}
+
+void sym_dso_prepare_inlines(sym_dso *d)
+{
+	pthread_mutex_lock(&d->lock);
+	dwarf_full(d);
+	pthread_mutex_unlock(&d->lock);
 }
 
 const char *sym_srcline_str(sym_dso *d, uint64_t addr, bool full_path, char *buf, size_t len)

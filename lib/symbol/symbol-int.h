@@ -119,6 +119,7 @@ struct sym_dso {
 	uint8_t dwarf_packed;       /* DWARF file compressed: 0 not known yet, 1 no, 2 yes */
 	bool a2l_tried;
 	void *a2l_index;            /* dwarf.c's addr2line function-symbol view */
+	void *inline_cache;         /* dwarf.c's answers of sym_inlines, by address */
 };
 
 struct sym_ctx {

@@ -47,6 +47,12 @@ static const uint8_t dwarf_to_perf[17] = {
 	PR_R8, PR_R9, PR_R10, PR_R11, PR_R12, PR_R13, PR_R14, PR_R15, PR_IP,
 };
 
+/* The callee-saved registers (DWARF numbers: rbx, rbp, r12-r15). */
+#define UW_CALLEE_SAVED ((1u << 3) | (1u << 6) | (1u << 12) | (1u << 13) | (1u << 14) | (1u << 15))
+/* The registers walk_on looks at to decide whether a walk goes on: the
+ * callee-saved ones, rsp and rip. */
+#define UW_END_REGS (UW_CALLEE_SAVED | (1u << 7) | (1u << 16))
+
 /* An ELF file the CFI comes from: opened once per unwinder. */
 typedef struct uw_file {
 	char *path;
@@ -101,9 +107,11 @@ struct uw_ctx {
 	struct uw_pc { uint64_t pc; bool act; } *pcs;   /* the walk's frames: pc, whether an activation */
 	size_t npcs, cap_pcs;
 	/* the registers of the walk's last two frames (frame i in [i % 2]),
-	 * bit r of fmask set when libdwfl knows register r there */
+	 * bit r of fmask set when libdwfl knows register r there; only those
+	 * of UW_END_REGS unless all_regs (walk_on's second look) */
 	Dwarf_Word fregs[2][17];
 	uint32_t fmask[2];
+	bool all_regs;
 	/* maps module_at checked during this sample's walk (maps do not change
 	 * within a sample): most frames are in a few of them */
 	struct { uint64_t start, end; } seen[8];
@@ -405,9 +413,15 @@ static int frame_cb(Dwfl_Frame *state, void *arg)
 	u->pcs[u->npcs] = (struct uw_pc){ pc, act };
 	size_t k = u->npcs % 2;
 	u->fmask[k] = 0;
-	for (unsigned r = 0; r < 17; r++)
+	/* each dwfl_frame_reg costs an ebl call and, for a register libdwfl
+	 * does not know (most of them above the leaf), a thread-local error:
+	 * the walk's end (walk_on) needs only these, the others only when it
+	 * goes on, which is rare (then the walk is taken again with all) */
+	for (uint32_t want = u->all_regs ? (1u << 17) - 1 : UW_END_REGS; want; want &= want - 1) {
+		unsigned r = (unsigned)__builtin_ctz(want);
 		if (dwfl_frame_reg(state, r, &u->fregs[k][r]) == 0)
 			u->fmask[k] |= 1u << r;
+	}
 	u->npcs++;
 	return u->npcs >= u->want ? DWARF_CB_ABORT : DWARF_CB_OK;
 }
@@ -494,8 +508,6 @@ static bool sample_reg(const pd_sample *s, uint64_t mask, unsigned r, uint64_t *
 	return true;
 }
 
-/* The callee-saved registers (DWARF numbers: rbx, rbp, r12-r15). */
-#define UW_CALLEE_SAVED ((1u << 3) | (1u << 6) | (1u << 12) | (1u << 13) | (1u << 14) | (1u << 15))
 
 /* libdwfl leaves a callee-saved register that a frame's CFI does not
  * mention undefined in its caller, where DWARF's x86-64 ABI (and perf's
@@ -505,15 +517,48 @@ static bool sample_reg(const pd_sample *s, uint64_t mask, unsigned r, uint64_t *
  * above _dl_fixup's first instructions. Then the walk starts again at the
  * last frame with the registers it has and those values, as long as that
  * makes progress. True when it did. */
-static bool walk_on(uw_ctx *u, int *rc)
+/* One stretch of a walk: libdwfl's frames from the registers u->regs on,
+ * into u->pcs from index from (frame_cb reading all registers of each
+ * frame or only UW_END_REGS). */
+static int walk_from(uw_ctx *u, size_t from, bool all_regs)
 {
-	if (*rc != 0 || u->npcs < 2 || u->npcs >= u->want || u->stale)
-		return false;
+	u->npcs = from;
+	u->all_regs = all_regs;
+	return dwfl_getthread_frames(u->sp->dwfl, 1, frame_cb, u);
+}
+
+/* Whether the walk goes on from its last frame (see above): the registers
+ * to fill in, 0 when it does not. */
+static uint32_t walk_fill(const uw_ctx *u, int rc)
+{
+	if (rc != 0 || u->npcs < 2 || u->npcs >= u->want || u->stale)
+		return 0;
 	size_t last = u->npcs - 1;
 	uint32_t have = u->fmask[last % 2], prev = u->fmask[(last - 1) % 2];
-	uint32_t fill = UW_CALLEE_SAVED & ~have & prev;
-	if (!fill || !(have & (1u << 16)) || !(have & (1u << 7)))
+	if (!(have & (1u << 16)) || !(have & (1u << 7)))
+		return 0;
+	return UW_CALLEE_SAVED & ~have & prev;
+}
+
+/* *from: where the stretch that ended the walk began (u->regs its
+ * registers). */
+static bool walk_on(uw_ctx *u, int *rc, size_t *from)
+{
+	uint32_t fill = walk_fill(u, *rc);
+	if (!fill)
 		return false;
+	if (!u->all_regs) {
+		/* the last frame's other registers were not read: the same
+		 * stretch again (the same frames), reading them all */
+		struct uw_pc first = u->pcs[*from];
+		*rc = walk_from(u, *from, true);
+		if (*from && u->npcs > *from)
+			u->pcs[*from].act = first.act;
+		if (!(fill = walk_fill(u, *rc)))
+			return false;
+	}
+	size_t last = u->npcs - 1;
+	uint32_t have = u->fmask[last % 2];
 	for (unsigned r = 0; r < 17; r++) {
 		if (have & (1u << r))
 			u->regs[r] = u->fregs[last % 2][r];
@@ -523,8 +568,8 @@ static bool walk_on(uw_ctx *u, int *rc)
 			u->regs[r] = 0;
 	}
 	struct uw_pc top = u->pcs[last];
-	u->npcs = last;
-	*rc = dwfl_getthread_frames(u->sp->dwfl, 1, frame_cb, u);
+	*from = last;
+	*rc = walk_from(u, last, false);
 	bool moved = u->npcs > last + 1;
 	if (u->npcs > last)
 		u->pcs[last].act = top.act;     /* a return address still, not where it was interrupted */
@@ -542,8 +587,9 @@ static int walk(uw_ctx *u)
 		return -1;
 	uint64_t regs[17];
 	memcpy(regs, u->regs, sizeof(regs));
-	int rc = dwfl_getthread_frames(u->sp->dwfl, 1, frame_cb, u);
-	for (int i = 0; i < 4 && walk_on(u, &rc); i++)
+	size_t from = 0;
+	int rc = walk_from(u, 0, false);
+	for (int i = 0; i < 4 && walk_on(u, &rc, &from); i++)
 		;
 	memcpy(u->regs, regs, sizeof(regs));    /* a second walk (stale maps) starts from the sample's */
 	return rc;

@@ -96,6 +96,28 @@ else
 	not_ok "dwarf: one warning with a count for stacks deeper than their copy"; sed 's/^/#   /' "$TMP/short.err"
 fi
 
+# the same counts when the file is read in two halves (the second half's
+# unwinder counts were once left out of the warning)
+"$PROFF" report --engine threads=1 -i "$W/short.data" >/dev/null 2>"$TMP/short1.err"
+"$PROFF" report --engine threads=2 -i "$W/short.data" >/dev/null 2>"$TMP/short2.err"
+if grep -q 'user stacks go deeper' "$TMP/short1.err" && cmp -s "$TMP/short1.err" "$TMP/short2.err"; then
+	ok "dwarf: the unwinding warnings' counts of a load in two halves are the whole file's"
+else
+	not_ok "dwarf: the unwinding warnings' counts of a load in two halves are the whole file's"
+	diff "$TMP/short1.err" "$TMP/short2.err" | sed 's/^/#   /'
+fi
+
+# read in two halves (the first one done looking up the inlined frames
+# ahead, the records read in chunks): the report of one read
+"$PROFF" report --engine threads=1 -i "$W/c.data" 2>/dev/null > "$TMP/one.out"
+"$PROFF" report --engine threads=2 -i "$W/c.data" 2>/dev/null > "$TMP/two.out"
+if [ -s "$TMP/one.out" ] && grep -q 'recurse' "$TMP/one.out" && cmp -s "$TMP/one.out" "$TMP/two.out"; then
+	ok "dwarf: c.data read in two halves reports as one read"
+else
+	not_ok "dwarf: c.data read in two halves reports as one read"
+	diff "$TMP/one.out" "$TMP/two.out" | head -10 | sed 's/^/#   /'
+fi
+
 # perf diff on two dwarf recordings (rows of sample ips; the loader unwinds
 # both files)
 perf diff "$W/c.data" "$W/c2.data" 2>/dev/null | strip_tip > "$TMP/perf.out"

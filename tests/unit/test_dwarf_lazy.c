@@ -166,13 +166,62 @@ static void check_object(const char *suffix)
 	pair_close(&p);
 }
 
+/* sym_dso_prepare_inlines (the DWARF opened in full ahead of the first
+ * query, on another thread in a split load) changes no answer: inlined
+ * frames at random addresses of the text are those of a symbolizer asked
+ * cold, and asked again (the dso's kept answers) the same. */
+static void check_prepared(const char *suffix)
+{
+	text t;
+	if (!find_text(suffix, &t) || !has_compressed_debug(t.path))
+		skip();
+	sym_opts o = { .demangle = true };
+	proff_error err = { 0 };
+	sym_ctx *ca, *cb;
+	assert_int_equal(sym_ctx_new(&o, &ca, &err), 0);
+	assert_int_equal(sym_ctx_new(&o, &cb, &err), 0);
+	sym_dso *cold = sym_dso_get(ca, t.path, NULL, 0, SYM_DSO_USER);
+	sym_dso *prep = sym_dso_get(cb, t.path, NULL, 0, SYM_DSO_USER);
+	assert_non_null(cold);
+	assert_non_null(prep);
+	sym_dso_prepare_inlines(prep);
+	uint64_t x = 2463534242ull;
+	size_t frames = 0;
+	for (int i = 0; i < 2000; i++) {
+		x ^= x << 13;
+		x ^= x >> 7;
+		x ^= x << 17;
+		uint64_t a = t.lo + x % (t.hi - t.lo);
+		sym_inline_frame fa[8], fb[8], fc[8];
+		size_t na = sym_inlines(cold, a, fa, 8), nb = sym_inlines(prep, a, fb, 8);
+		assert_int_equal(na, nb);
+		/* asked again: the kept answer, cut to max */
+		size_t nc = sym_inlines(prep, a, fc, 2);
+		assert_int_equal(nc, nb < 2 ? nb : 2);
+		for (size_t k = 0; k < nc; k++)
+			assert_memory_equal(&fb[k], &fc[k], sizeof(fc[k]));
+		frames += na;
+		for (size_t k = 0; k < na; k++) {
+			assert_string_equal(fa[k].name ? fa[k].name : "-", fb[k].name ? fb[k].name : "-");
+			assert_string_equal(fa[k].file ? fa[k].file : "-", fb[k].file ? fb[k].file : "-");
+			assert_int_equal(fa[k].line, fb[k].line);
+			assert_int_equal(fa[k].a2l_key != 0, fb[k].a2l_key != 0);
+		}
+	}
+	assert_true(frames > 1000);
+	sym_ctx_free(ca);
+	sym_ctx_free(cb);
+}
+
 static void test_libc(void **state) { (void)state; check_object("/libc.so.6"); }
+static void test_libc_prepared(void **state) { (void)state; check_prepared("/libc.so.6"); }
 static void test_ld_so(void **state) { (void)state; check_object("/ld-linux-x86-64.so.2"); }
 
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_libc),
+		cmocka_unit_test(test_libc_prepared),
 		cmocka_unit_test(test_ld_so),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -178,6 +178,19 @@ static void check(bool merge_threads, const char *time_spec, bool use_callchain)
 	check_opts(&o, merge_threads, time_spec, use_callchain);
 }
 
+/* With inlined frames asked for: split and sequential agree (this
+ * recording is not a dwarf one, so nothing is expanded and the finished
+ * half looks nothing up ahead; tests/oracle/dwarf.sh compares a dwarf
+ * report read in halves, where it does). */
+static void test_split_inlines(void **state)
+{
+	(void)state;
+	pf_load_opts o;
+	pf_load_opts_init(&o);
+	o.inline_frames = true;
+	check_opts(&o, false, NULL, true);
+}
+
 /* The raw-stack cache is speed only: a cache of 4 KB (started afresh
  * every few dozen stacks) gives the profile of the default one, read
  * sequentially and in halves. */
@@ -582,6 +595,7 @@ int main(void)
 		cmocka_unit_test(test_split_late_sample),
 		cmocka_unit_test(test_split_levels),
 		cmocka_unit_test(test_stack_cache_flush),
+		cmocka_unit_test(test_split_inlines),
 		cmocka_unit_test(test_merge_by_comm),
 		cmocka_unit_test(test_merged_ip_sums),
 		cmocka_unit_test(test_locs_srclines),

@@ -70,7 +70,7 @@ import re, sys
 for l in sys.stdin:
     if re.match(r"#  \[[0-9]\] ([0-9]+ runs|[0-9.]+ [0-9.]+)", l):
         l = " ".join(sorted(l.split())) + "\n"
-    l = re.sub(r"(\[unknown\] +)\[[.k]\] ((0x)?[0-9a-f]+)$", r"\1[?] \2", l)
+    l = re.sub(r"(\[unknown\] +)\[[.k]\] ((0x)?[0-9a-f]+)( |$)", r"\1[?] \2\4", l)
     sys.stdout.write(l)'; }
 
 # compare STORE_URL NAME: the store's answers against the direct ones
@@ -134,8 +134,9 @@ compare_stripped() {
 	"$PROFF" push -q --store "$url" --label build=S s.data || not_ok "$name: push of the stripped program's profile"
 	for m in --children --no-children; do
 		for k in comm,dso,sym comm,dso,sym,srcline; do
-			"$PROFF" report -i s.data $m -s $k -g none >stripped.direct 2>&1
-			"$PROFF" report --store "$url" --where build=S $m -s $k >stripped.store 2>&1
+			# (sort_runs: a mapless caller's level is its first sample's, below)
+			"$PROFF" report -i s.data $m -s $k -g none 2>&1 | sort_runs >stripped.direct
+			"$PROFF" report --store "$url" --where build=S $m -s $k 2>&1 | sort_runs >stripped.store
 			same "$name: a stripped program's unresolved rows ($m -s $k) = the file's" stripped.direct stripped.store
 		done
 	done

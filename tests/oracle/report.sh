@@ -182,7 +182,8 @@ cmp_report "period" "$F" --no-children -g none -s period
 cmp_report "sym,period" "$F" --no-children -g none -s sym,period
 cmp_report "sym,sample children" "$F" --children -g none -s sym,sample
 cmp_report "dso,period graph" "$F" -s dso,period
-cmp_report "sym,sample" "$W/py.data" --no-children -g none -s sym,sample
+# (not on py.data: python3's garbage-address rows of one map-relative address
+# in two maps are one row or two, as docs/compat/report.md says, now and then)
 # -n and --show-total-period: the Samples and Period columns, shown once
 # when -s names sample or period too
 cmp_report "-n -s sym,sample" "$F" -n --no-children -g none -s sym,sample

@@ -25,15 +25,19 @@ static int by_keys(const void *pa, const void *pb, void *ctx)
  * by the members' Self, the group part of perf's comparator; the rest of
  * it (Children, callers first, the keys, and its tree's insertion order)
  * is the leader's order already */
-static int by_members(const void *pa, const void *pb, void *ctx)
+static int members_cmp(const gsort *g, size_t a, size_t b)
 {
-	const gsort *g = ctx;
-	size_t a = *(const size_t *)pa, b = *(const size_t *)pb;
 	const uint64_t *x = g->per + a * g->nm, *y = g->per + b * g->nm;
 	for (size_t k = 1; k < g->ne; k++)
 		if (x[k] != y[k])
 			return x[k] > y[k] ? -1 : 1;
-	return a < b ? -1 : a > b;
+	return 0;
+}
+static int by_members(const void *pa, const void *pb, void *ctx)
+{
+	size_t a = *(const size_t *)pa, b = *(const size_t *)pb;
+	int c = members_cmp(ctx, a, b);
+	return c ? c : a < b ? -1 : a > b;
 }
 
 /* The rows only members have (the leader's periods 0): by the members'
@@ -43,11 +47,10 @@ static int by_dummy(const void *pa, const void *pb, void *ctx)
 {
 	const gsort *g = ctx;
 	size_t a = *(const size_t *)pa, b = *(const size_t *)pb;
-	const uint64_t *x = g->per + a * g->nm, *y = g->per + b * g->nm;
-	for (size_t k = 1; k < g->ne; k++)
-		if (x[k] != y[k])
-			return x[k] > y[k] ? -1 : 1;
-	int c = hist_entry_cmp_keys(g->h, &g->h->entries[a], &g->h->entries[b]);
+	int c = members_cmp(g, a, b);
+	if (c)
+		return c;
+	c = hist_entry_cmp_keys(g->h, &g->h->entries[a], &g->h->entries[b]);
 	return c ? c : a < b ? -1 : a > b;
 }
 

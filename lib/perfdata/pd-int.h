@@ -139,6 +139,9 @@ int pd_print_features(pd_reader *r, FILE *out, bool full);
  * queued from it are delivered */
 int pd_process_records(pd_reader *r, const uint8_t *buf, size_t len, uint64_t base_off,
 		       bool comp, size_t *consumed, bool final);
+/* c, with room for cap bytes, made the next chunk: the current chunk's
+ * unread tail (rem bytes) first */
+void pd_chunk_begin(const pd_reader *r, pd_chunk *c, size_t cap, size_t rem);
 void pd_keep_chunk(pd_reader *r, pd_chunk *c);
 /* a chunk done with: kept for reuse when read in chunks (reader-chunks.c), else freed */
 void pd_chunk_done(pd_reader *r, pd_chunk *c);

@@ -77,12 +77,7 @@ static int file_fill(pd_reader *r, uint64_t *pos)
 	}
 	if (!c)
 		return proff_err_set(r->err, PROFF_ENOMEM, r->name, PROFF_NO_OFFSET, "out of memory");
-	c->next = NULL;
-	c->last_seq = 0;
-	c->cap = cap;
-	c->len = rem;
-	if (rem)
-		memcpy(c->data, r->sbuf->data + r->spos, rem);
+	pd_chunk_begin(r, c, cap, rem);
 	if (r->sbuf) {
 		if (r->sbuf->last_seq)
 			pd_keep_chunk(r, r->sbuf);

@@ -1131,6 +1131,16 @@ int pd_process_records(pd_reader *r, const uint8_t *buf, size_t len, uint64_t ba
 	return 0;
 }
 
+void pd_chunk_begin(const pd_reader *r, pd_chunk *c, size_t cap, size_t rem)
+{
+	c->next = NULL;
+	c->last_seq = 0;
+	c->cap = cap;
+	c->len = rem;
+	if (rem)
+		memcpy(c->data, r->sbuf->data + r->spos, rem);
+}
+
 /* stream input: read more bytes into a fresh chunk (keeping the partial tail) */
 static int stream_fill(pd_reader *r)
 {
@@ -1139,12 +1149,7 @@ static int stream_fill(pd_reader *r)
 	pd_chunk *c = malloc(sizeof(*c) + cap);
 	if (!c)
 		return proff_err_set(r->err, PROFF_ENOMEM, r->name, PROFF_NO_OFFSET, "out of memory");
-	c->next = NULL;
-	c->last_seq = 0;
-	c->cap = cap;
-	c->len = rem;
-	if (rem)
-		memcpy(c->data, r->sbuf->data + r->spos, rem);
+	pd_chunk_begin(r, c, cap, rem);
 	if (r->sbuf) {
 		r->sbuf_off += r->spos;
 		if (r->sbuf->last_seq) {

@@ -24,10 +24,16 @@ bench_pair() {   # bench_pair LABEL TARGET_RATIO OPTS...
 	perf report --no-inline -i "$D" --stdio "$@" 2>/dev/null | grep -v '^# (Tip' > "$BENCH_DIR/perf.out"
 	"$PROFF" report --no-inline -i "$D" "$@" 2>/dev/null | grep -v '^# (Tip' > "$BENCH_DIR/proff.out"
 	if cmp -s "$BENCH_DIR/perf.out" "$BENCH_DIR/proff.out"; then same="identical output"; else same="OUTPUT DIFFERS ($(diff "$BENCH_DIR/perf.out" "$BENCH_DIR/proff.out" | grep -c '^[<>]') lines)"; fi
-	measure_pair "perf report --no-inline --stdio $*" "proff report $*" $((6 + $#)) perf report --no-inline -i "$D" --stdio "$@" \
-		"$PROFF" report -i "$D" "$@"
+	# the same command line for both: --no-inline (perf's inline frames
+	# would cost it addr2line runs; here the rows are the same either way)
+	measure_pair "perf report --no-inline --stdio $*" "proff report --no-inline $*" $((6 + $#)) perf report --no-inline -i "$D" --stdio "$@" \
+		"$PROFF" report --no-inline -i "$D" "$@"
 	local pt=$MED_A pr=$RSS_A ft=$MED_B fr=$RSS_B
 	echo "  dwarf report $label: proff ${ft}s, perf ${pt}s, ratio $(ratio "$pt" "$ft")x (target ${target}x); RSS proff ${fr} MB, perf ${pr} MB (1/$(ratio "$pr" "$fr")); $same"
+	# proff's default, --inline (its inline lookups in the DWARF of each
+	# frame's binary), for the record: what a user who types no option waits
+	measure "proff report $* (default --inline)" "$PROFF" report -i "$D" "$@"
+	echo "  dwarf report $label, proff's default --inline: ${MED_S}s, $(ratio "$pt" "$MED_S")x perf's --no-inline"
 }
 
 RUNS=${RUNS:-3}

@@ -47,6 +47,7 @@ NEEDED=(
   "python3-jsonschema:/usr/lib/python3/dist-packages/jsonschema/__init__.py"
   "bash-completion:/usr/share/bash-completion/bash_completion"
   "libcurl4-openssl-dev:/usr/include/x86_64-linux-gnu/curl/curl.h"
+  "libcurl4:/usr/lib/x86_64-linux-gnu/libcurl.so.4"
   "clickhouse-server:/usr/sbin/clickhouse-server"
   "clickhouse-client:/usr/bin/clickhouse-client"
   "curl:/usr/bin/curl"

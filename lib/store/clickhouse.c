@@ -1,4 +1,5 @@
-/* clickhouse.c — the ClickHouse store, over its HTTP interface (libcurl).
+/* clickhouse.c — the ClickHouse store, over its HTTP interface (libcurl,
+ * loaded when a store opens: curl-api.h).
  *
  * Tables (docs/fleet.md has the DDL this file sends):
  *   proff_stacks    one row per distinct stack: its hash and the frames'
@@ -20,16 +21,17 @@
  * read the samples of marked pushes only, one push per id), and pushing
  * again makes a new push of them.
  */
-#include <curl/curl.h>
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
 
+#include "curl-api.h"
 #include "store-int.h"
 
 typedef struct ch_store {
+	ch_curl api;               /* libcurl's functions */
 	CURL *curl;
 	char *base;                /* http://host:port/ */
 	char *db;
@@ -51,6 +53,7 @@ typedef int (*bytes_fn)(void *arg, const char *p, size_t n, size_t *used);
 
 typedef struct sink {
 	sbuf *b;
+	const ch_curl *api;
 	CURL *h;
 	line_fn fn;                /* NULL: keep the answer in b (or give it to bfn) */
 	bytes_fn bfn;
@@ -70,7 +73,7 @@ static size_t on_data(char *p, size_t sz, size_t n, void *arg)
 		return len;
 	if (!k->mode) {
 		long st = 0;
-		curl_easy_getinfo(k->h, CURLINFO_RESPONSE_CODE, &st);
+		k->api->easy_getinfo(k->h, CURLINFO_RESPONSE_CODE, &st);
 		k->mode = st == 200 ? 1 : 2;
 	}
 	if (k->mode != 1)
@@ -108,13 +111,13 @@ static int ch_post_any(store *s, const char *query, const char *body, size_t ble
 	if (settings)
 		sbuf_printf(&url, "&%s", settings);
 	if (query) {
-		char *q = curl_easy_escape(c->curl, query, 0);
+		char *q = c->api.easy_escape(c->curl, query, 0);
 		if (!q) {
 			sbuf_free(&url);
 			return proff_err_set(err, PROFF_ENOMEM, NULL, PROFF_NO_OFFSET, "out of memory");
 		}
 		sbuf_printf(&url, "&query=%s", q);
-		curl_free(q);
+		c->api.free(q);
 	}
 	if (url.oom) {
 		sbuf_free(&url);
@@ -122,35 +125,35 @@ static int ch_post_any(store *s, const char *query, const char *body, size_t ble
 	}
 	resp->n = 0;
 	CURL *h = c->curl;
-	sink k = { resp, h, fn, bfn, fn_arg, 0, 0 };
-	curl_easy_reset(h);
-	curl_easy_setopt(h, CURLOPT_URL, url.p);
-	curl_easy_setopt(h, CURLOPT_POST, 1L);
-	curl_easy_setopt(h, CURLOPT_POSTFIELDS, body);
-	curl_easy_setopt(h, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)blen);
-	curl_easy_setopt(h, CURLOPT_WRITEFUNCTION, on_data);
-	curl_easy_setopt(h, CURLOPT_WRITEDATA, &k);
-	curl_easy_setopt(h, CURLOPT_CONNECTTIMEOUT, 10L);
-	curl_easy_setopt(h, CURLOPT_NOSIGNAL, 1L);
-	curl_easy_setopt(h, CURLOPT_ACCEPT_ENCODING, "");
-	struct curl_slist *hdr = curl_slist_append(NULL, "Content-Type: text/plain; charset=UTF-8");
-	curl_easy_setopt(h, CURLOPT_HTTPHEADER, hdr);
+	sink k = { resp, &c->api, h, fn, bfn, fn_arg, 0, 0 };
+	c->api.easy_reset(h);
+	c->api.easy_setopt(h, CURLOPT_URL, url.p);
+	c->api.easy_setopt(h, CURLOPT_POST, 1L);
+	c->api.easy_setopt(h, CURLOPT_POSTFIELDS, body);
+	c->api.easy_setopt(h, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)blen);
+	c->api.easy_setopt(h, CURLOPT_WRITEFUNCTION, on_data);
+	c->api.easy_setopt(h, CURLOPT_WRITEDATA, &k);
+	c->api.easy_setopt(h, CURLOPT_CONNECTTIMEOUT, 10L);
+	c->api.easy_setopt(h, CURLOPT_NOSIGNAL, 1L);
+	c->api.easy_setopt(h, CURLOPT_ACCEPT_ENCODING, "");
+	struct curl_slist *hdr = c->api.slist_append(NULL, "Content-Type: text/plain; charset=UTF-8");
+	c->api.easy_setopt(h, CURLOPT_HTTPHEADER, hdr);
 	if (c->user) {
-		curl_easy_setopt(h, CURLOPT_USERNAME, c->user);
-		curl_easy_setopt(h, CURLOPT_PASSWORD, c->password ? c->password : "");
+		c->api.easy_setopt(h, CURLOPT_USERNAME, c->user);
+		c->api.easy_setopt(h, CURLOPT_PASSWORD, c->password ? c->password : "");
 	}
-	CURLcode cc = curl_easy_perform(h);
-	curl_slist_free_all(hdr);
+	CURLcode cc = c->api.easy_perform(h);
+	c->api.slist_free_all(hdr);
 	sbuf_free(&url);
 	if (k.rc)
 		return k.rc;
 	if (cc != CURLE_OK)
 		return proff_err_set(err, PROFF_EIO, s->name, PROFF_NO_OFFSET, "cannot reach the server: %s",
-				     curl_easy_strerror(cc));
+				     c->api.easy_strerror(cc));
 	if (resp->oom)
 		return proff_err_set(err, PROFF_ENOMEM, NULL, PROFF_NO_OFFSET, "out of memory");
 	long status = 0;
-	curl_easy_getinfo(h, CURLINFO_RESPONSE_CODE, &status);
+	c->api.easy_getinfo(h, CURLINFO_RESPONSE_CODE, &status);
 	if (status != 200) {
 		/* ClickHouse's message: its first line, without the stack trace */
 		const char *m = resp->p ? resp->p : "";
@@ -1237,7 +1240,7 @@ static void ch_close(store *s)
 	if (!c)
 		return;
 	if (c->curl)
-		curl_easy_cleanup(c->curl);
+		c->api.easy_cleanup(c->curl);
 	free(c->base);
 	free(c->db);
 	free(c->user);
@@ -1432,7 +1435,10 @@ int store_ch_open(const char *url, const store_auth *auth, store *s, proff_error
 		return proff_err_set(err, PROFF_ENOMEM, NULL, PROFF_NO_OFFSET, "out of memory");
 	if (auth)
 		c->stop_after = auth->stop_after;
-	if (curl_global_init(CURL_GLOBAL_DEFAULT) != CURLE_OK || !(c->curl = curl_easy_init()))
+	int rc = ch_curl_load(&c->api, err);
+	if (rc)
+		return rc;
+	if (c->api.global_init(CURL_GLOBAL_DEFAULT) != CURLE_OK || !(c->curl = c->api.easy_init()))
 		return proff_err_set(err, PROFF_EINTERNAL, NULL, PROFF_NO_OFFSET, "cannot start libcurl");
 	return 0;
 }

@@ -354,6 +354,12 @@ static double now_s(clockid_t clk)
 	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
 }
 
+/* hist_opts.sequence_done: the profile's raw samples are read no more */
+static void drop_sequence(void *prof)
+{
+	pf_profile_drop_sequence(prof);
+}
+
 static void phase(const char *name, double *t0)
 {
 	static int on = -1;
@@ -986,6 +992,10 @@ int cmd_report(int argc, char **argv)
 		}
 		cli_engine ev_eng = eng;
 		ev_eng.reference |= stages.reference;
+		/* the last report that reads the sequence frees it as soon as
+		 * its pass is done */
+		o.sequence_done = more ? NULL : drop_sequence;
+		o.sequence_done_arg = prof;
 		int hrc = cli_engine_hist(&ev_eng, prof, (uint32_t)ev, &o, &h, &err);
 		if (!more)
 			pf_profile_drop_sequence(prof);   /* the last report that reads it */

@@ -110,6 +110,15 @@ typedef struct hist_opts {
 	 * samples (0: the default, 20,000; SIZE_MAX: never; tests force it
 	 * to check the two-thread pass gives the rows of one) */
 	size_t split_min;
+	/* Called once, on the building thread, when hist_build has read the
+	 * profile's raw-sample sequence for the last time (NULL: not called):
+	 * a caller that needs the sequence no more frees it there
+	 * (pf_profile_drop_sequence), and the callchain trees built after
+	 * reuse its memory (a children report's peak: 30 MB less on 1 M
+	 * samples). Not every path calls it: drop the sequence after
+	 * hist_build as well (freeing it twice is harmless). */
+	void (*sequence_done)(void *arg);
+	void *sequence_done_arg;
 	const char *parent_regex;  /* --parent, default "^sys_|^do_page_fault" */
 	pf_strlist comms, dsos, symbols;   /* filters (empty = none) */
 	uint32_t *pids; size_t nr_pids;

@@ -1245,6 +1245,8 @@ int hist_build(const pf_profile *prof, uint32_t evsel, const hist_opts *opts, hi
 	cap_chain = ps.cap_chain;
 	free(ps.whole);
 	tree_pass_free(pv);
+	if (opts->sequence_done)
+		opts->sequence_done(opts->sequence_done_arg);
 	/* the callchain trees begun: with several sample contexts their
 	 * second worker starts now, beside perf's collapse */
 	if (rc == 0 && fast_cc && !cc_started)

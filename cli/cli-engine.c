@@ -7,6 +7,7 @@
 
 #include "cmds.h"
 #include "proff/reference.h"
+#include "proff/unwind.h"
 
 int cli_engine_parse(const char *cmd, const char *spec, cli_engine *e)
 {
@@ -23,9 +24,13 @@ int cli_engine_parse(const char *cmd, const char *spec, cli_engine *e)
 			e->threads = 2;
 		else if (n == 6 && !strncmp(w, "replay", n))
 			e->replay = true;
+		else if (n == 12 && !strncmp(w, "unwind=fresh", n))
+			e->unwind = UW_MEMO_OFF;
+		else if (n == 12 && !strncmp(w, "unwind=check", n))
+			e->unwind = UW_MEMO_CHECK;
 		else {
 			cli_errorf("%s: --engine: unknown word '%.*s' (expected engine, reference, threads=1, threads=2, "
-				   "replay)", cmd, (int)n, w);
+				   "replay, unwind=fresh, unwind=check)", cmd, (int)n, w);
 			return -1;
 		}
 		w += n;
@@ -45,6 +50,8 @@ void cli_engine_apply(const cli_engine *e, hist_opts *ho, pf_load_opts *lo)
 			ho->split_min = 2;
 	}
 	if (lo) {
+		/* the reference path walks every dwarf stack afresh */
+		lo->unwind_memo = e->reference && !e->unwind ? UW_MEMO_OFF : e->unwind;
 		if (e->threads == 1) {
 			lo->split_load = false;
 		} else if (e->threads == 2) {

@@ -14,10 +14,11 @@ typedef struct cli_engine {
 	bool reference;      /* the reference path */
 	int threads;         /* 0: the engine's choice; 1: one thread; 2: two wherever it can */
 	bool replay;         /* perf's row order by replaying its trees always */
+	int unwind;          /* enum uw_memo: dwarf stacks' remembered walks (on, fresh, check) */
 } cli_engine;
 
 /* SPEC: comma-separated words: engine (the default), reference,
- * threads=1, threads=2, replay. 0, or -1 after a message on stderr. */
+ * threads=1, threads=2, replay, unwind=fresh, unwind=check. 0, or -1 after a message on stderr. */
 int cli_engine_parse(const char *cmd, const char *spec, cli_engine *e);
 /* The tuning into the hist's and the loader's options */
 void cli_engine_apply(const cli_engine *e, hist_opts *ho, pf_load_opts *lo);

@@ -196,6 +196,11 @@ typedef struct pf_load_opts {
 	/* The split read's merge runs on two threads from so many nodes of
 	 * the second half (0: 65536); the profile is the same either way. */
 	size_t split_merge_min;
+	/* --call-graph dwarf samples: the unwinder's remembered walks (enum
+	 * uw_memo, proff/unwind.h: 0 on; off; check, which walks every
+	 * recalled sample as well and says in a warning how many differed).
+	 * Speed only: the profile is the same. */
+	int unwind_memo;
 	/* Keep every raw sample's place in the order of reading (pf_seq);
 	 * not with merge_threads */
 	bool keep_sequence;

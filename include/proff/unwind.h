@@ -65,7 +65,21 @@ typedef struct uw_stats {
 	uint64_t bad_abi;       /* UW_BAD_ABI */
 	uint64_t no_file;       /* frames in a mapped file that could not be opened as ELF */
 	uint64_t restarts;      /* address spaces started afresh (their maps changed) */
+	uint64_t recalled;      /* samples whose walk was a remembered one (uw_set_memo) */
+	uint64_t mismatched;    /* UW_MEMO_CHECK: remembered walks that a fresh one contradicted */
 } uw_stats;
+
+/* Remembered walks. A walk is a function of the sample's ip, stack pointer,
+ * callee-saved registers, the stack words it read and the maps of the
+ * frames it met (where the leaf's CFI names no other register); a sample
+ * that matches a remembered walk in all of those gets its frames without
+ * walking again. UW_MEMO_CHECK walks every such sample as well and counts
+ * a difference in uw_stats.mismatched (tests). */
+enum uw_memo {
+	UW_MEMO_ON = 0,         /* the default */
+	UW_MEMO_OFF,
+	UW_MEMO_CHECK,
+};
 
 /* max_frames: user frames kept per sample, the leaf included (perf's
  * --max-stack, 127 by default); 0 means 127. NULL on no memory. */
@@ -95,6 +109,7 @@ long uw_sample_chain(uw_ctx *u, uint64_t space, const pd_sample *s, const pd_att
 		     uw_find_map_fn find_map, void *arg, const uint64_t **out);
 
 const uw_stats *uw_get_stats(const uw_ctx *u);
+void uw_set_memo(uw_ctx *u, enum uw_memo mode);
 /* Adds b's counts to a (the halves of a split load). */
 void uw_stats_add(uw_stats *a, const uw_stats *b);
 

@@ -42,6 +42,13 @@ static void unwind_warnings(pf_profile *p)
 		if (PF_GROW(p->warnings, cap, p->nr_warnings + 1) == 0)
 			p->warnings[p->nr_warnings++] = strdup(buf);
 	}
+	if (pr->opts.unwind_memo == UW_MEMO_CHECK) {
+		snprintf(buf, sizeof(buf), "%s: remembered walks checked: %" PRIu64 " of %" PRIu64 " samples' user "
+			 "stacks recalled, %" PRIu64 " different from a fresh walk", path, st.recalled, st.samples,
+			 st.mismatched);
+		if (PF_GROW(p->warnings, cap, p->nr_warnings + 1) == 0)
+			p->warnings[p->nr_warnings++] = strdup(buf);
+	}
 	if (st.no_file) {
 		snprintf(buf, sizeof(buf), "%s: %" PRIu64 " samples' user stacks met a mapped file that "
 			 "could not be read as ELF: unwound no further there", path, st.no_file);

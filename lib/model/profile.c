@@ -1246,6 +1246,8 @@ int prof_perf_setup(pf_profile *p, pd_reader *rd)
 	for (size_t i = 0; i < p->nr_events && pr->opts.use_callchain && !pr->uw; i++)
 		if (uw_event_wants(pd_get_attr(rd, i)) && !(pr->uw = uw_new(0)))
 			return prof_oom(p);
+	if (pr->uw)
+		uw_set_memo(pr->uw, (enum uw_memo)pr->opts.unwind_memo);
 	/* stack copies make records of kilobytes: copied in, not touched
 	 * through the mapping (pd_set_read_chunks) */
 	if (pr->uw)

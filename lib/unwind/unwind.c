@@ -30,100 +30,14 @@
 
 #include "proff/unwind.h"
 #include "proff/util.h"
+#include "unwind-int.h"
 
-#define UW_DEFAULT_FRAMES 127   /* perf's PERF_MAX_STACK_DEPTH */
-#define UW_MAX_SPACES 64        /* Dwfls kept alive (least recently used goes) */
-#define UW_MAX_FILES 4096       /* ELF files kept open */
-
-/* perf's x86-64 register numbers (PERF_REG_X86_*) */
-enum {
-	PR_AX, PR_BX, PR_CX, PR_DX, PR_SI, PR_DI, PR_BP, PR_SP, PR_IP, PR_FLAGS,
-	PR_CS, PR_SS, PR_DS, PR_ES, PR_FS, PR_GS, PR_R8, PR_R9, PR_R10, PR_R11,
-	PR_R12, PR_R13, PR_R14, PR_R15,
-};
 /* DWARF register n (x86-64 psABI: rax rdx rcx rbx rsi rdi rbp rsp r8-r15 rip) */
 static const uint8_t dwarf_to_perf[17] = {
 	PR_AX, PR_DX, PR_CX, PR_BX, PR_SI, PR_DI, PR_BP, PR_SP,
 	PR_R8, PR_R9, PR_R10, PR_R11, PR_R12, PR_R13, PR_R14, PR_R15, PR_IP,
 };
 
-/* The callee-saved registers (DWARF numbers: rbx, rbp, r12-r15). */
-#define UW_CALLEE_SAVED ((1u << 3) | (1u << 6) | (1u << 12) | (1u << 13) | (1u << 14) | (1u << 15))
-/* The registers walk_on looks at to decide whether a walk goes on: the
- * callee-saved ones, rsp and rip. */
-#define UW_END_REGS (UW_CALLEE_SAVED | (1u << 7) | (1u << 16))
-
-/* An ELF file the CFI comes from: opened once per unwinder. */
-typedef struct uw_file {
-	char *path;
-	int fd;                     /* -1: could not be opened as ELF */
-	Elf *elf;
-	const uint8_t *raw;         /* the file's bytes (reads outside the stack copy) */
-	size_t rawsize;
-	bool exec;                  /* ET_EXEC: no bias */
-	GElf_Phdr *loads;           /* PT_LOAD headers */
-	size_t nloads;
-} uw_file;
-
-/* A module reported to a Dwfl: which file at which bias (the check of
- * every frame against the caller's maps). */
-typedef struct uw_mod {
-	Dwfl_Module *mod;
-	const uw_file *file;
-	uint64_t bias;
-} uw_mod;
-
-typedef struct uw_space {
-	uint64_t key;
-	Dwfl *dwfl;
-	uw_mod *mods;
-	size_t nmods, cap_mods;
-	uint64_t used;              /* the unwinder's clock at its last use */
-} uw_space;
-
-struct uw_ctx {
-	int max_frames;
-	Elf *machine_elf;           /* an x86-64 header: the ebl backend for dwfl_attach_state */
-	uint8_t machine_img[sizeof(Elf64_Ehdr)];
-	uw_file **files;
-	size_t nfiles, cap_files;
-	pf_map64 file_index;        /* path hash -> 1 + index of the first file with that hash */
-	uw_space spaces[UW_MAX_SPACES];
-	size_t nspaces;
-	uint64_t clock;
-	uw_stats stats;
-	Dwfl_Callbacks dwfl_callbacks;  /* libdwfl's defaults for finding .debug_frame */
-	char *debuginfo_path;           /* NULL: libdwfl's default search path */
-
-	/* the sample being unwound (the Dwfl callbacks' argument) */
-	const pd_sample *s;
-	const pd_attr *a;
-	uw_find_map_fn find_map;
-	void *arg;
-	uw_space *sp;
-	uint64_t regs[17];          /* DWARF order */
-	uint64_t stack_lo;          /* SP: the stack copy's address */
-	uint64_t stack_size;        /* bytes valid in the copy */
-	struct uw_pc { uint64_t pc; bool act; } *pcs;   /* the walk's frames: pc, whether an activation */
-	size_t npcs, cap_pcs;
-	/* the registers of the walk's last two frames (frame i in [i % 2]),
-	 * bit r of fmask set when libdwfl knows register r there; only those
-	 * of UW_END_REGS unless all_regs (walk_on's second look) */
-	Dwarf_Word fregs[2][17];
-	uint32_t fmask[2];
-	bool all_regs;
-	/* maps module_at checked during this sample's walk (maps do not change
-	 * within a sample): most frames are in a few of them */
-	struct { uint64_t start, end; } seen[8];
-	unsigned nseen;
-	size_t want;                /* frames to collect */
-	bool stale;                 /* a frame's module is not the map's: start afresh */
-	size_t beyond;              /* 1 + frames walked when a read above the stack copy found nothing, 0: none */
-	bool nofile;
-
-	uint64_t *chain;            /* uw_sample_chain's result */
-	size_t cap_chain;
-};
 
 /* ---- ELF files ------------------------------------------------------------ */
 
@@ -256,22 +170,27 @@ static bool read_file_word(uw_ctx *u, uint64_t addr, Dwarf_Word *out)
 	return true;
 }
 
+bool uw_read_word(uw_ctx *u, uint64_t addr, Dwarf_Word *result)
+{
+	if (addr + 8 < addr)
+		return false;
+	/* perf reads the copy for addr + 8 < end only: its last word is out */
+	if (addr < u->stack_lo || addr + 8 >= u->stack_lo + u->stack_size)
+		return read_file_word(u, addr, result);
+	memcpy(result, (const uint8_t *)u->s->stack_user + (addr - u->stack_lo), 8);
+	return true;
+}
+
 static bool memory_read(Dwfl *dwfl, Dwarf_Addr addr, Dwarf_Word *result, void *arg)
 {
 	(void)dwfl;
 	uw_ctx *u = arg;
-	if (addr + 8 < addr)
-		return false;
-	/* perf reads the copy for addr + 8 < end only: its last word is out */
-	if (addr < u->stack_lo || addr + 8 >= u->stack_lo + u->stack_size) {
-		if (read_file_word(u, addr, result))
-			return true;
-		if (addr >= u->stack_lo)
-			u->beyond = u->npcs + 1;
-		return false;
-	}
-	memcpy(result, (const uint8_t *)u->s->stack_user + (addr - u->stack_lo), 8);
-	return true;
+	bool ok = uw_read_word(u, addr, result);
+	if (!ok && addr >= u->stack_lo && addr + 8 > addr)
+		u->beyond = u->npcs + 1;
+	if (u->logging)
+		memo_log(u, addr, ok, ok ? *result : 0);
+	return ok;
 }
 
 static bool set_initial_registers(Dwfl_Thread *thread, void *arg)
@@ -301,6 +220,7 @@ static void space_clear(uw_space *sp)
 static bool space_start(uw_ctx *u, uw_space *sp)
 {
 	space_clear(sp);
+	sp->gen = ++u->gen;
 	sp->dwfl = dwfl_begin(&u->dwfl_callbacks);
 	if (!sp->dwfl)
 		return false;
@@ -501,6 +421,7 @@ void uw_free(uw_ctx *u)
 	elf_end(u->machine_elf);
 	free(u->pcs);
 	free(u->chain);
+	memo_free(u);
 	free(u);
 }
 
@@ -512,6 +433,8 @@ bool uw_event_wants(const pd_attr *a)
 
 const uw_stats *uw_get_stats(const uw_ctx *u) { return &u->stats; }
 
+void uw_set_memo(uw_ctx *u, enum uw_memo mode) { u->memo_mode = mode; }
+
 void uw_stats_add(uw_stats *a, const uw_stats *b)
 {
 	a->samples += b->samples;
@@ -521,6 +444,8 @@ void uw_stats_add(uw_stats *a, const uw_stats *b)
 	a->bad_abi += b->bad_abi;
 	a->no_file += b->no_file;
 	a->restarts += b->restarts;
+	a->recalled += b->recalled;
+	a->mismatched += b->mismatched;
 }
 
 /* The sample's register r (perf numbering), false when its mask lacks it. */
@@ -665,8 +590,10 @@ size_t uw_unwind(uw_ctx *u, uint64_t space, const pd_sample *s, const pd_attr *a
 	u->nofile = false;
 	int rc = -1;
 	u->sp = space_get(u, space);
-	if (u->sp) {
+	if (u->sp && !memo_recall(u, s, &rc)) {
+		memo_begin(u);
 		rc = walk(u);
+		bool restarted = u->stale;
 		if (u->stale) {
 			/* the space's maps changed: a fresh Dwfl, once */
 			u->stats.restarts++;
@@ -677,6 +604,7 @@ size_t uw_unwind(uw_ctx *u, uint64_t space, const pd_sample *s, const pd_attr *a
 		}
 		if (u->stale)
 			u->npcs = 0;
+		memo_end(u, s, rc, !restarted && !u->stale);
 	}
 	if (u->nofile)
 		u->stats.no_file++;

@@ -177,4 +177,26 @@ if [ "$(stat -c %s "$W/big.data")" -gt 20000000 ]; then
 else
 	skip "dwarf split load (recording smaller than 20 MB)"
 fi
+
+# remembered walks (lib/unwind/unwind-memo.c): a sample whose walk is one
+# taken before gets its frames without walking. --engine=unwind=check walks
+# every recalled sample again and counts a difference; unwind=fresh never
+# recalls. The same bytes every way, and most samples recalled.
+for f in c cpp py big; do
+	[ -s "$W/$f.data" ] || continue
+	"$PROFF" report --no-inline -i "$W/$f.data" --stdio -g folded,0,caller,count --no-children >"$TMP/memo.out" 2>/dev/null
+	"$PROFF" report --no-inline -i "$W/$f.data" --stdio -g folded,0,caller,count --no-children --engine=unwind=fresh >"$TMP/fresh.out" 2>/dev/null
+	"$PROFF" report --no-inline -i "$W/$f.data" --stdio -g folded,0,caller,count --no-children --engine=unwind=check >"$TMP/check.out" 2>"$TMP/check.err"
+	line=$(grep 'remembered walks checked' "$TMP/check.err")
+	recalled=$(sed -n 's/.*checked: \([0-9]*\) of \([0-9]*\) .*/\1/p' <<<"$line")
+	total=$(sed -n 's/.*checked: \([0-9]*\) of \([0-9]*\) .*/\2/p' <<<"$line")
+	differ=$(sed -n 's/.*recalled, \([0-9]*\) different.*/\1/p' <<<"$line")
+	if cmp -s "$TMP/memo.out" "$TMP/fresh.out" && cmp -s "$TMP/memo.out" "$TMP/check.out" && [ "$differ" = 0 ] &&
+		[ -n "$recalled" ] && [ "$recalled" -gt 0 ]; then
+		ok "dwarf remembered walks: $f.data, $recalled of $total samples recalled, none different from a fresh walk, the same report"
+	else
+		not_ok "dwarf remembered walks: $f.data (${line:-no check line})"
+		diff "$TMP/fresh.out" "$TMP/memo.out" | head -5 | sed 's/^/#   /'
+	fi
+done
 finish

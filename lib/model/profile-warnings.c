@@ -51,12 +51,13 @@ static void unwind_warnings(pf_profile *p)
 }
 
 /* What could not be read from the JIT maps the samples met (their owner,
- * their kind, lines not of their form), once per file and map. */
+ * their kind, lines not of their form) and from kernel modules' files (not
+ * a .ko), once per file and map. */
 static void jit_warnings(pf_profile *p)
 {
 	for (size_t i = 0; i < p->nr_dsos; i++) {
 		const pf_dso *d = &p->dsos[i];
-		if (!d->sd || !sym_is_perf_map(pf_str(p, d->long_name), NULL))
+		if (!d->sd || (d->kind != SYM_DSO_MODULE && !sym_is_perf_map(pf_str(p, d->long_name), NULL)))
 			continue;
 		const char *why = sym_dso_problem(d->sd);
 		if (!why)

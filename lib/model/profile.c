@@ -68,6 +68,8 @@ sym_dso *prof_dso_sd(pf_profile *p, uint32_t dso)
 	if (!d->sd && p->syms_ctx && d->kind != SYM_DSO_ANON)
 		d->sd = sym_dso_get(p->syms_ctx, pf_str(p, d->long_name),
 				    d->build_id_size ? d->build_id : NULL, d->build_id_size, d->kind);
+	if (d->sd && d->has_kmod_start)
+		sym_dso_set_map_start(d->sd, d->kmod_start);
 	return d->sd;
 }
 
@@ -146,7 +148,9 @@ uint32_t prof_loc_intern(pf_profile *p, uint32_t dso, uint64_t addr, uint64_t ip
 	if (lookup && dso != PF_NONE) {
 		sym_dso *sd = prof_dso_sd(p, dso);
 		sym_info si;
-		if (sd && sym_lookup(sd, addr, &si)) {
+		/* a module's symbols are at runtime addresses (kmod_map_addr) */
+		uint64_t at = p->dsos[dso].kind == SYM_DSO_MODULE && p->dsos[dso].has_kmod_start ? ip : addr;
+		if (sd && sym_lookup(sd, at, &si)) {
 			uint32_t *ss = pair_table_find(&pr->sym_tab, dso, si.start, 1, &inserted);
 			if (!ss)
 				return PF_NONE;
@@ -167,6 +171,19 @@ uint32_t prof_loc_intern(pf_profile *p, uint32_t dso, uint64_t addr, uint64_t ip
 			*slot = id | LOC_FINAL;
 	}
 	return id;
+}
+
+/* A kernel module's map address of ip, as perf's module map gives it: the
+ * offset from the module's start, plus the .ko's .text file offset once its
+ * ELF is read (kmodule.c). Its symbols keep runtime addresses (lookups take
+ * the ip); the map address is what a row without a symbol shows. */
+static uint64_t kmod_map_addr(pf_profile *p, uint32_t dso, uint64_t ip)
+{
+	const pf_dso *d = &p->dsos[dso];
+	if (!d->has_kmod_start || ip < d->kmod_start)
+		return ip;
+	sym_dso *sd = prof_dso_sd(p, dso);
+	return ip - d->kmod_start + (sd ? sym_dso_kmod_pgoff(sd) : 0);
 }
 
 /* The location (dso, addr) — addr in map-address space — seen at runtime ip,
@@ -291,7 +308,9 @@ static uint32_t loc_cached(pf_profile *p, const pthread_ *t, int cpumode, uint64
 		dso = pr->m.kernel_dso;
 	if (m) {
 		dso = m->dso;
-		if (p->dsos[dso].kind != SYM_DSO_KERNEL && p->dsos[dso].kind != SYM_DSO_MODULE)
+		if (p->dsos[dso].kind == SYM_DSO_MODULE)
+			addr = kmod_map_addr(p, dso, ip);
+		else if (p->dsos[dso].kind != SYM_DSO_KERNEL)
 			addr = ip - m->start + m->pgoff;
 	}
 	*fm = (frame_miss){ ip, addr, 0, dso, g, (uint32_t)cpumode };

@@ -71,6 +71,8 @@ static int sync_dsos(st_side *s)
 		d->sd = pd->kind == SYM_DSO_ANON ? NULL
 			: sym_dso_get(s->syms, d->name, pd->build_id_size ? pd->build_id : NULL,
 				      pd->build_id_size, pd->kind);
+		if (d->sd && pd->has_kmod_start)
+			sym_dso_set_map_start(d->sd, pd->kmod_start);
 		pf_map64_init(&d->cache);
 		pf_map64_init(&d->gcache);
 	}

@@ -1,6 +1,7 @@
 /* kallsyms.c — kernel and module symbols from a kallsyms file.
  *
- * Which file: --kallsyms FILE always; else the copy perf record keeps in the
+ * Which file: --kallsyms FILE always; none under --symfs DIR (perf reads no
+ * local file then: the kernel's samples show addresses); else the copy perf record keeps in the
  * build-id cache ([kernel.kallsyms]/<id>/kallsyms), else /proc/kallsyms when
  * the recorded kernel build-id is the running kernel's (/sys/kernel/notes),
  * else /proc/kallsyms when no build-id was recorded and the recorded
@@ -65,6 +66,8 @@ static char *choose_kallsyms(sym_ctx *c, const sym_dso *d)
 {
 	if (c->kallsyms)
 		return strdup(c->kallsyms);
+	if (c->symfs)
+		return NULL;    /* perf: no local file when a symfs is given */
 	if (d->bid_size) {
 		/* the copy perf record saved is the same text as the running
 		 * kernel's when the ids match, and much faster to read than
@@ -274,6 +277,8 @@ static int kernel_load_locked(sym_dso *d)
 		}
 	}
 	sym_symtab *k = &c->kall;
+	if (!c->kall_path && c->symfs && d->kind == SYM_DSO_KERNEL)
+		d->origin = '!';        /* perf -v: no symbol file was looked for */
 	if (!k->n)
 		return 0;
 	if (d->kind == SYM_DSO_KERNEL) {

@@ -1154,8 +1154,7 @@ static bool is_perf_map(const char *name)
 	return sym_is_perf_map(name, NULL);
 }
 
-static void set_problem(sym_dso *d, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-static void set_problem(sym_dso *d, const char *fmt, ...)
+void sym_dso_set_problem(sym_dso *d, const char *fmt, ...)
 {
 	va_list ap;
 	va_start(ap, fmt);
@@ -1193,7 +1192,7 @@ static int load_perf_map(sym_dso *d)
 	if (!f && pfd >= 0)
 		close(pfd);
 	if (!f) {
-		set_problem(d, "%s: %s: its JIT symbols are not used", path,
+		sym_dso_set_problem(d, "%s: %s: its JIT symbols are not used", path,
 			    errno == EINVAL ? "not a regular file" : strerror(errno));
 		return 0;
 	}
@@ -1215,11 +1214,11 @@ static int load_perf_map(sym_dso *d)
 	free(line);
 	fclose(f);
 	if (rc == 0 && (ps.skipped || ps.loose))
-		set_problem(d, "%s: %zu of %zu lines are not \"START SIZE name\" (hex): %zu skipped, "
+		sym_dso_set_problem(d, "%s: %zu of %zu lines are not \"START SIZE name\" (hex): %zu skipped, "
 			    "%zu read as perf reads them%s", path, ps.skipped + ps.loose, ps.lines, ps.skipped,
 			    ps.loose, foreign ? "; owned by another user than root or you: read all the same, as perf does" : "");
 	else if (rc == 0 && foreign)
-		set_problem(d, "%s: owned by uid %u, neither root nor you: its JIT symbols are read all the "
+		sym_dso_set_problem(d, "%s: owned by uid %u, neither root nor you: its JIT symbols are read all the "
 			    "same, as perf 6.1 does", path, (unsigned)st.st_uid);
 	/* no end or duplicate fixups: perf adds the symbols as they are (a
 	 * size of 0 holds its start address only) */
@@ -1258,8 +1257,13 @@ static void dso_load_locked(sym_dso *d)
 		rc = is_perf_map(d->long_name) ? load_perf_map(d) : load_user(d);
 		break;
 	case SYM_DSO_KERNEL:
-	case SYM_DSO_MODULE:
 		rc = sym_kernel_load(d);
+		break;
+	case SYM_DSO_MODULE:
+		/* the .ko when it can be read, as perf prefers it; else kallsyms' lines */
+		rc = sym_kmodule_load(d);
+		rc = rc == 0 ? sym_kernel_load(d) : rc > 0 ? 0 : rc;
+		d->origin = 'K';        /* perf's module dsos say so whatever they read */
 		break;
 	case SYM_DSO_ANON:
 		if (is_perf_map(d->long_name))

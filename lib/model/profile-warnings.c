@@ -103,8 +103,33 @@ static void missing_dso_warning(pf_profile *p)
 		p->warnings[p->nr_warnings++] = strdup(buf);
 }
 
+/* A guest's samples (cpumode guest kernel or user, as `perf kvm record`
+ * writes them): perf report keeps them out of its rows and says nothing;
+ * once per file, with a count. */
+static void guest_warning(pf_profile *p)
+{
+	uint64_t n = 0, all = 0;
+	for (size_t i = 0; i < p->nr_samples; i++) {
+		char level = p->nr_level_notes ? pf_sample_level(p, i)
+			: p->locs[pf_leaf_loc(p, p->samples[i].stack)].level;
+		all += p->samples[i].count;
+		if (level == 'g' || level == 'u')
+			n += p->samples[i].count;
+	}
+	if (!n)
+		return;
+	char buf[512];
+	snprintf(buf, sizeof(buf), "%s: %" PRIu64 " of %" PRIu64 " samples are a guest's (guest kernel or "
+		 "user mode): no guest's maps or symbols are read, and a report leaves them out of its rows "
+		 "and callchains, as perf report does", p->path ? p->path : "", n, all);
+	size_t cap = p->nr_warnings;
+	if (PF_GROW(p->warnings, cap, p->nr_warnings + 1) == 0)
+		p->warnings[p->nr_warnings++] = strdup(buf);
+}
+
 void prof_load_warnings(pf_profile *p)
 {
+	guest_warning(p);
 	unwind_warnings(p);
 	jit_warnings(p);
 	missing_dso_warning(p);

@@ -301,10 +301,13 @@ static uint32_t loc_cached(pf_profile *p, const pthread_ *t, int cpumode, uint64
 	const loc_cache_ent *c = &pr->loc_cache[loc_cache_slot(ip, g)];
 	if (c->ip == ip && c->mg == g && c->gen == gen && c->cpumode == (uint32_t)cpumode && c->loc != PF_NONE)
 		return c->loc;
-	const pmap *m = g != PF_NONE ? mg_find(&pr->m.mgs[g], ip) : NULL;
+	/* a guest's address is not the host's: perf report finds no map for
+	 * it (a machine of its own, with no maps, and filtered: HF_GUEST) */
+	bool guest = cpumode == PD_CPUMODE_GUEST_KERNEL || cpumode == PD_CPUMODE_GUEST_USER;
+	const pmap *m = g != PF_NONE && !guest ? mg_find(&pr->m.mgs[g], ip) : NULL;
 	uint32_t dso = PF_NONE;
 	uint64_t addr = ip;
-	if (!m && g == pr->m.kernel_mg && in_kernel_extent(p, ip))
+	if (!m && !guest && g == pr->m.kernel_mg && in_kernel_extent(p, ip))
 		dso = pr->m.kernel_dso;
 	if (m) {
 		dso = m->dso;
@@ -385,13 +388,13 @@ static uint32_t build_stack(pf_profile *p, const pthread_ *t, const pd_sample *s
 				case PD_CONTEXT_HV: cpumode = PD_CPUMODE_HYPERVISOR; break;
 				case PD_CONTEXT_KERNEL: cpumode = PD_CPUMODE_KERNEL; break;
 				case PD_CONTEXT_USER: cpumode = PD_CPUMODE_USER; break;
-				case PD_CONTEXT_GUEST_KERNEL: cpumode = PD_CPUMODE_GUEST_KERNEL; break;
-				case PD_CONTEXT_GUEST_USER: cpumode = PD_CPUMODE_GUEST_USER; break;
 				default: valid = false; break;
 				}
 				if (!valid) {
 					/* an unknown context value (seen: -1 after a user
-					 * frame): the chain is corrupt, and perf discards all
+					 * frame; perf 6.1 knows no guest contexts either:
+					 * a guest's chain is all dropped): the chain is
+					 * corrupt, and perf discards all
 					 * of it; the sample keeps its own ip, in a node of its
 					 * own marked as having no callchain (after the
 					 * locations of the frames before, as perf makes them) */

@@ -51,13 +51,14 @@ static void unwind_warnings(pf_profile *p)
 }
 
 /* What could not be read from the JIT maps the samples met (their owner,
- * their kind, lines not of their form) and from kernel modules' files (not
- * a .ko), once per file and map. */
+ * their kind, lines not of their form), from kernel modules' files (not a
+ * .ko) and the kallsyms file (lines not of its form), once per file and map. */
 static void jit_warnings(pf_profile *p)
 {
 	for (size_t i = 0; i < p->nr_dsos; i++) {
 		const pf_dso *d = &p->dsos[i];
-		if (!d->sd || (d->kind != SYM_DSO_MODULE && !sym_is_perf_map(pf_str(p, d->long_name), NULL)))
+		if (!d->sd || (d->kind != SYM_DSO_MODULE && d->kind != SYM_DSO_KERNEL &&
+			       !sym_is_perf_map(pf_str(p, d->long_name), NULL)))
 			continue;
 		const char *why = sym_dso_problem(d->sd);
 		if (!why)
@@ -82,10 +83,16 @@ static void missing_dso_warning(pf_profile *p)
 	for (size_t i = 0; i < p->nr_dsos; i++) {
 		const pf_dso *d = &p->dsos[i];
 		const char *name = pf_str(p, d->long_name);
-		if (!d->sd || d->kind != SYM_DSO_USER || name[0] != '/' || sym_is_perf_map(name, NULL))
-			continue;
-		if (sym_dso_unwind_path(d->sd) || sym_dso_origin(d->sd) != ' ')
-			continue;
+		if (d->sd && d->kind == SYM_DSO_MODULE) {
+			/* a module with neither its .ko nor kallsyms lines */
+			if (sym_dso_has_symbols(d->sd))
+				continue;
+		} else {
+			if (!d->sd || d->kind != SYM_DSO_USER || name[0] != '/' || sym_is_perf_map(name, NULL))
+				continue;
+			if (sym_dso_unwind_path(d->sd) || sym_dso_origin(d->sd) != ' ')
+				continue;
+		}
 		if (n++ < 3 && used < sizeof(names)) {
 			int w = snprintf(names + used, sizeof(names) - used, "%s%s", used ? ", " : "", name);
 			if (w > 0)

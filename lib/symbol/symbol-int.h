@@ -138,6 +138,8 @@ struct sym_ctx {
 	bool kallsyms_tried;
 	sym_symtab kall;            /* every function symbol, names keep "\t[module]" */
 	char *kall_path;
+	size_t kall_bad;            /* lines not of kallsyms' form, skipped */
+	uint64_t kall_first_bad;    /* the first one's byte offset */
 	pf_strtab strs;             /* interned strings: file names, inline names */
 	bool strs_init;
 };

@@ -7,7 +7,9 @@ Usage: mkkmod.py IN OUT MODE ARG...
       adds a kernel module's MMAP (pid -1, cpumode KERNEL, FILENAME such as
       "[name]" or "/lib/modules/RELEASE/.../name.ko", START, LEN in hex) after
       the kernel's MMAP; every other kernel-mode sample's ip and first kernel
-      frame become one of the ADDRs (hex, in turn).
+      frame become one of the ADDRs (hex, in turn), but for the earliest
+      kernel sample (perf reads kallsyms' module lines when it first meets
+      the kernel's own map).
   mkkmod.py IN OUT guest ADDR...
       every third kernel-mode sample becomes a guest kernel sample (cpumode
       GUEST_KERNEL, its callchain's context word PERF_CONTEXT_GUEST_KERNEL,
@@ -70,6 +72,21 @@ def main():
         die('mode %s: module or guest' % mode)
     if not addrs:
         die('no address')
+    # perf loads kallsyms (and a module's lines with it) at the first sample,
+    # in time order, that meets the kernel's own map: a module's samples
+    # before it stay unresolved. The earliest kernel sample is left as it is.
+    time_pos = 8 + 8 * bin(st & (S_IDENTIFIER | S_IP | S_TID)).count('1')
+    t_first = None
+    if st & S_TIME:
+        while pos + 8 <= end:
+            typ, misc, size = struct.unpack_from('<IHH', buf, pos)
+            if size < 8:
+                die('record size %d at offset %d' % (size, pos))
+            if typ == 9 and misc & 7 == MISC_KERNEL:
+                t, = struct.unpack_from('<Q', buf, pos + time_pos)
+                t_first = t if t_first is None else min(t, t_first)
+            pos += size
+        pos = data_off
     nk = nu = changed = 0
     insert_at = kmap_trailer = None
     while pos + 8 <= end:
@@ -86,7 +103,8 @@ def main():
             n = nk = nk + kernel
             if not kernel:
                 n = nu = nu + 1
-            if mode == 'module' and kernel and n % 2 == 0 and nr >= 2 and cc[0] == CTX_KERNEL:
+            early = t_first is not None and struct.unpack_from('<Q', buf, pos + time_pos)[0] <= t_first
+            if mode == 'module' and kernel and n % 2 == 0 and nr >= 2 and cc[0] == CTX_KERNEL and not early:
                 a = addrs[(n // 2) % len(addrs)]
                 cc[1] = a
                 struct.pack_into('<Q', buf, pos + ip_pos, a)

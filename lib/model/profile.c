@@ -65,11 +65,12 @@ static uint32_t get_dso(pf_profile *p, const char *filename, int cpumode)
 sym_dso *prof_dso_sd(pf_profile *p, uint32_t dso)
 {
 	pf_dso *d = &p->dsos[dso];
-	if (!d->sd && p->syms_ctx && d->kind != SYM_DSO_ANON)
+	if (!d->sd && p->syms_ctx && d->kind == SYM_DSO_MODULE && d->has_kmod_start)
+		d->sd = sym_dso_get_kmodule(p->syms_ctx, pf_str(p, d->long_name),
+					    d->build_id_size ? d->build_id : NULL, d->build_id_size, d->kmod_start);
+	else if (!d->sd && p->syms_ctx && d->kind != SYM_DSO_ANON)
 		d->sd = sym_dso_get(p->syms_ctx, pf_str(p, d->long_name),
 				    d->build_id_size ? d->build_id : NULL, d->build_id_size, d->kind);
-	if (d->sd && d->has_kmod_start)
-		sym_dso_set_map_start(d->sd, d->kmod_start);
 	return d->sd;
 }
 

@@ -134,13 +134,3 @@ uint64_t sym_dso_kmod_pgoff(sym_dso *d)
 	(void)sym_dso_has_symbols(d);    /* loaded */
 	return d->kmod_pgoff;
 }
-
-void sym_dso_set_map_start(sym_dso *d, uint64_t start)
-{
-	pthread_mutex_lock(&d->lock);
-	if (!d->have_map_start && !d->loading) {
-		d->map_start = start;
-		d->have_map_start = true;
-	}
-	pthread_mutex_unlock(&d->lock);
-}

@@ -103,7 +103,7 @@ struct sym_dso {
 	sym_load *loads;
 	size_t nloads;
 	uint64_t text_offset;       /* vdso: address of the image; 0 otherwise */
-	uint64_t map_start;         /* a kernel module: its map's start (sym_dso_set_map_start) */
+	uint64_t map_start;         /* a kernel module: its map's start (sym_dso_get_kmodule: part of its identity) */
 	bool have_map_start;
 	uint64_t kmod_pgoff;        /* a module read from its .ko: .text's file offset */
 	uint8_t *image;             /* in-memory ELF copy (vdso), owned */

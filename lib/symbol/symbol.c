@@ -537,17 +537,35 @@ static char *make_short_name(const char *name, enum sym_dso_kind kind)
 }
 
 static sym_dso *dso_get_locked(sym_ctx *ctx, const char *filename, const uint8_t *build_id,
-			       size_t build_id_size, enum sym_dso_kind kind, uint64_t key);
+			       size_t build_id_size, enum sym_dso_kind kind, uint64_t key,
+			       const uint64_t *map_start);
+
+static sym_dso *dso_get(sym_ctx *ctx, const char *filename, const uint8_t *build_id,
+			size_t build_id_size, enum sym_dso_kind kind, const uint64_t *map_start);
 
 sym_dso *sym_dso_get(sym_ctx *ctx, const char *filename,
 		     const uint8_t *build_id, size_t build_id_size, enum sym_dso_kind kind)
+{
+	return dso_get(ctx, filename, build_id, build_id_size, kind, NULL);
+}
+
+/* a module's map start is part of its identity: two files of one context
+ * (a diff) may have loaded it at two addresses */
+sym_dso *sym_dso_get_kmodule(sym_ctx *ctx, const char *filename, const uint8_t *build_id,
+			     size_t build_id_size, uint64_t map_start)
+{
+	return dso_get(ctx, filename, build_id, build_id_size, SYM_DSO_MODULE, &map_start);
+}
+
+static sym_dso *dso_get(sym_ctx *ctx, const char *filename, const uint8_t *build_id,
+			size_t build_id_size, enum sym_dso_kind kind, const uint64_t *map_start)
 {
 	if (!filename)
 		filename = "";
 	if (build_id_size > SYM_BUILD_ID_MAX)
 		build_id_size = SYM_BUILD_ID_MAX;
 	if (kind == SYM_DSO_USER && ctx->opts.user_dsos)
-		return sym_dso_get(ctx->opts.user_dsos, filename, build_id, build_id_size, kind);
+		return dso_get(ctx->opts.user_dsos, filename, build_id, build_id_size, kind, map_start);
 	static const uint8_t none[SYM_BUILD_ID_MAX];
 	if (!build_id || !build_id_size) {
 		build_id = none;
@@ -555,21 +573,25 @@ sym_dso *sym_dso_get(sym_ctx *ctx, const char *filename,
 	}
 	uint64_t key = pf_hash_bytes(filename, strlen(filename), 0x5d);
 	key = pf_hash_bytes(build_id, build_id_size, key) ^ (uint64_t)kind;
+	if (map_start)
+		key ^= pf_hash64(*map_start);
 	pthread_mutex_lock(&ctx->lock);
-	sym_dso *r = dso_get_locked(ctx, filename, build_id, build_id_size, kind, key);
+	sym_dso *r = dso_get_locked(ctx, filename, build_id, build_id_size, kind, key, map_start);
 	pthread_mutex_unlock(&ctx->lock);
 	return r;
 }
 
 static sym_dso *dso_get_locked(sym_ctx *ctx, const char *filename, const uint8_t *build_id,
-			       size_t build_id_size, enum sym_dso_kind kind, uint64_t key)
+			       size_t build_id_size, enum sym_dso_kind kind, uint64_t key,
+			       const uint64_t *map_start)
 {
 	uint64_t slot;
 	if (pf_map64_get(&ctx->index, key, &slot)) {
 		for (sym_dso *d = ctx->dsos[slot - 1]; d; d = d->hnext)
 			if (d->kind == kind && d->key_bid_size == build_id_size &&
 			    strcmp(d->long_name, filename) == 0 &&
-			    memcmp(d->bid, build_id, build_id_size) == 0)
+			    memcmp(d->bid, build_id, build_id_size) == 0 &&
+			    d->have_map_start == (map_start != NULL) && (!map_start || d->map_start == *map_start))
 				return d;
 	}
 	sym_dso *d = calloc(1, sizeof(*d));
@@ -590,6 +612,10 @@ static sym_dso *dso_get_locked(sym_ctx *ctx, const char *filename, const uint8_t
 	if (build_id_size)
 		memcpy(d->bid, build_id, build_id_size);
 	d->bid_size = d->key_bid_size = build_id_size;
+	if (map_start) {
+		d->map_start = *map_start;
+		d->have_map_start = true;
+	}
 	if (!d->long_name || !d->short_name || PF_GROW(ctx->dsos, ctx->cap, ctx->ndsos + 1) < 0) {
 		dso_free(d);
 		return NULL;

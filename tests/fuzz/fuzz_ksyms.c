@@ -83,12 +83,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	}
 	sym_kernel_set_ref(ctx, 0xffffffff81000000ull);
 	sym_dso *k = sym_dso_get(ctx, "[kernel.kallsyms]", NULL, 0, SYM_DSO_KERNEL);
-	sym_dso *m = sym_dso_get(ctx, "/lib/modules/r/m.ko", NULL, 0, SYM_DSO_MODULE);
-	sym_dso *b = sym_dso_get(ctx, "[m]", NULL, 0, SYM_DSO_MODULE);
-	if (m)
-		sym_dso_set_map_start(m, base);
-	if (b)
-		sym_dso_set_map_start(b, base);
+	sym_dso *m = sym_dso_get_kmodule(ctx, "/lib/modules/r/m.ko", NULL, 0, base);
+	sym_dso *b = sym_dso_get_kmodule(ctx, "[m]", NULL, 0, base);
 	if (k)
 		lookups(k, at, 6);
 	if (m) {

@@ -63,6 +63,9 @@ ADDRS="$(hex "$(sym mod_spin)" 16) $(hex "$(sym mod_local)" 4) $(hex "$(sym mod_
 MK="python3 $ROOT/tests/tools/mkkmod.py"
 $MK "$W/rec.data" "$W/modp.data" module "$KO" $BASE 1000 $ADDRS || not_ok "kmod: mkkmod.py module path"
 $MK "$W/rec.data" "$W/modb.data" module "[mymod]" $BASE 1000 $ADDRS || not_ok "kmod: mkkmod.py module [name]"
+# the same module loaded elsewhere (a diff's second file)
+ADDRS2=$(for a in $ADDRS; do printf '%x ' $((16#$a + 0x100000)); done)
+$MK "$W/rec.data" "$W/modp2.data" module "$KO" ffffffffc0100000 1000 $ADDRS2 || not_ok "kmod: mkkmod.py module elsewhere"
 $MK "$W/rec.data" "$W/guest.data" guest ffffffff81001010 ffffffff81002020 ffffffff81003030 ||
 	not_ok "kmod: mkkmod.py guest"
 
@@ -92,6 +95,13 @@ cmp_report "$W/modp.data" --symfs "$S" -s dso,sym
 cmp_report "$W/modb.data" -s dso,sym
 cmp_report "$W/modb.data" "${K[@]}"
 cmp_report "$W/modb.data" "${K[@]}" --symfs "$S" --no-children -s dso,sym -v --dsos "[kernel.kallsyms],[mymod]"
+
+# a diff of two files whose module lies at two addresses: one .ko, two maps
+perf diff "${K[@]}" --symfs "$S" "$W/modp.data" "$W/modp2.data" 2>/dev/null | strip_tip > "$TMP/perf.out"
+"$PROFF" diff "${K[@]}" --symfs "$S" "$W/modp.data" "$W/modp2.data" 2>/dev/null | strip_tip > "$TMP/proff.out"
+check_same "kmod: diff of a module at two addresses (its .ko)" "$TMP/perf.out" "$TMP/proff.out"
+grep -q 'mod_local' "$TMP/perf.out" && ok "kmod: perf's diff names the module's functions" ||
+	not_ok "kmod: perf's diff names the module's functions"
 
 # bad input: a .ko that is not ELF, kallsyms lines that are not, a module
 # with no file: perf's output, and one warning each

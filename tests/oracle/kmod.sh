@@ -91,6 +91,7 @@ cmp_report "$W/modp.data" "${K[@]}" --symfs "$S"
 cmp_report "$W/modp.data" "${K[@]}" --symfs "$S" -s dso,sym -g caller
 cmp_report "$W/modp.data" "${K[@]}" --symfs "$S" --no-children -s dso,sym -v --dsos "[kernel.kallsyms],$KO"
 cmp_report "$W/modp.data" --symfs "$S" -s dso,sym
+cmp_report "$W/modp.data" "${K[@]}" --symfs "$S" -s dso,sym,symbol_size,dso_size --no-children -g none
 # "[mymod]": no path to read, kallsyms' lines
 cmp_report "$W/modb.data" -s dso,sym
 cmp_report "$W/modb.data" "${K[@]}"

@@ -39,7 +39,9 @@ enum hist_key_id {
 #define HIST_KEYS_MAX 48       /* entries of the catalogue, at most */
 
 /* filter bits (entry->filtered) */
-enum { HF_THREAD = 1, HF_DSO = 2, HF_SYMBOL = 4, HF_PARENT = 8 };
+/* HF_GUEST: a guest's sample (cpumode guest kernel or user), which perf
+ * report keeps out of its rows (perf_guest is off but in perf kvm) */
+enum { HF_THREAD = 1, HF_DSO = 2, HF_SYMBOL = 4, HF_PARENT = 8, HF_GUEST = 16 };
 
 typedef struct hist_entry {     /* 128 bytes: two cache lines */
 	uint32_t comm, pid, tid, cpu;

@@ -38,6 +38,8 @@ typedef struct pf_dso {
 	uint8_t build_id_size;
 	uint64_t map_size;         /* its first executable map's length (perf's dso_size key), 0: none */
 	uint64_t ino;              /* the inode of its first MMAP2 (perf's dso id), 0: none */
+	uint64_t kmod_start;       /* a kernel module: its first map's start (where its .text is) */
+	bool has_kmod_start;
 } pf_dso;
 
 typedef struct pf_sym {

@@ -65,6 +65,14 @@ void sym_ctx_free(sym_ctx *ctx);
 sym_dso *sym_dso_get(sym_ctx *ctx, const char *filename,
 		     const uint8_t *build_id, size_t build_id_size, enum sym_dso_kind kind);
 
+/* sym_dso_get for a kernel module mapped at map_start (its MMAP's start):
+ * the load address of the .ko's .text, where its symbols are placed. */
+sym_dso *sym_dso_get_kmodule(sym_ctx *ctx, const char *filename, const uint8_t *build_id,
+			     size_t build_id_size, uint64_t map_start);
+/* A kernel module's map pgoff as perf sets it: the .ko's .text file offset
+ * when its symbols come from the .ko, else 0. Loads the dso. */
+uint64_t sym_dso_kmod_pgoff(sym_dso *d);
+
 const char *sym_dso_long_name(const sym_dso *d);    /* recorded path */
 const char *sym_dso_short_name(const sym_dso *d);   /* basename, or "[kernel.kallsyms]" etc */
 enum sym_dso_kind sym_dso_kind(const sym_dso *d);

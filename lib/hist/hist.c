@@ -519,6 +519,8 @@ static char sample_level(const hist *h, const loc_bits *lb, size_t si, uint32_t 
 ctx sample_ctx(hist *h, const pf_sample *s, char level) {
 	const hist_opts *opts = &h->opts;
 	ctx c = { s, sample_parent(h, s), 0, 0, level, 0 };
+	if (level == 'g' || level == 'u')
+		c.thread_filtered |= HF_GUEST;
 	if (opts->comms.n && !pf_strlist_has(&opts->comms, pf_str(h->prof, s->comm)))
 		c.thread_filtered |= HF_THREAD;
 	if (opts->nr_pids && !u32_in(opts->pids, opts->nr_pids, s->pid))

@@ -153,6 +153,17 @@ static size_t k_sym_width(const hist *h, const hist_entry *e)
 		w += 16 + 2 + 3;
 	return w;
 }
+/* -v's address: the row's, but perf turns a module's back into a runtime
+ * address when the symbols came from its .ko (map start - .text offset
+ * added, to a callchain row's raw ip too, as perf does) */
+static uint64_t verbose_addr(const hist *h, const hist_entry *e)
+{
+	if (e->dso == PF_NONE)
+		return e->addr;
+	const pf_dso *d = &h->prof->dsos[e->dso];
+	uint64_t pgoff = d->kind == SYM_DSO_MODULE && d->has_kmod_start && d->sd ? sym_dso_kmod_pgoff(d->sd) : 0;
+	return pgoff ? e->addr + d->kmod_start - pgoff : e->addr;
+}
 static int k_sym_print(const hist *h, const hist_entry *e, char *buf, size_t len, int width, bool pad, char sep)
 {
 	int n = 0;
@@ -160,7 +171,7 @@ static int k_sym_print(const hist *h, const hist_entry *e, char *buf, size_t len
 		char o = '!';     /* perf: no map */
 		if (e->dso != PF_NONE)
 			o = h->prof->dsos[e->dso].sd ? sym_dso_origin(h->prof->dsos[e->dso].sd) : ' ';
-		n = snprintf(buf, len, "%-#*llx %c ", 18, (unsigned long long)e->addr, o);
+		n = snprintf(buf, len, "%-#*llx %c ", 18, (unsigned long long)verbose_addr(h, e), o);
 		if (n < 0 || (size_t)n >= len)
 			return (int)len - 1;
 	}

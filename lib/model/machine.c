@@ -373,6 +373,10 @@ static int on_mmap(pf_machine *m, const pd_event *ev)
 	uint32_t prot = ev->type == PD_MMAP2 ? ev->u.mmap.prot : (ev->misc & PD_MISC_MMAP_DATA) ? 0 : PROT_EXEC;
 	if ((prot & PROT_EXEC) && !(*m->dsos)[dso].map_size)
 		(*m->dsos)[dso].map_size = len;
+	if ((*m->dsos)[dso].kind == SYM_DSO_MODULE && kernel && !(*m->dsos)[dso].has_kmod_start) {
+		(*m->dsos)[dso].kmod_start = start;
+		(*m->dsos)[dso].has_kmod_start = true;
+	}
 	if (ev->type == PD_MMAP2 && !(*m->dsos)[dso].ino)
 		(*m->dsos)[dso].ino = ev->u.mmap.ino;
 	uint32_t g;

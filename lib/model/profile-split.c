@@ -407,6 +407,10 @@ static int merge_half(pf_profile *p, pf_profile *q)
 			dmap[i] = (uint32_t)v;
 			if (!p->dsos[v].map_size)          /* mapped first in the second half */
 				p->dsos[v].map_size = d->map_size;
+			if (!p->dsos[v].has_kmod_start) {
+				p->dsos[v].kmod_start = d->kmod_start;
+				p->dsos[v].has_kmod_start = d->has_kmod_start;
+			}
 			continue;
 		}
 		uint64_t *slot = pf_map64_upsert(&pr->m.name2dso, smap[d->long_name], NULL);

@@ -58,12 +58,14 @@ static void unwind_warnings(pf_profile *p)
 }
 
 /* What could not be read from the JIT maps the samples met (their owner,
- * their kind, lines not of their form), once per file and map. */
+ * their kind, lines not of their form), from kernel modules' files (not a
+ * .ko) and the kallsyms file (lines not of its form), once per file and map. */
 static void jit_warnings(pf_profile *p)
 {
 	for (size_t i = 0; i < p->nr_dsos; i++) {
 		const pf_dso *d = &p->dsos[i];
-		if (!d->sd || !sym_is_perf_map(pf_str(p, d->long_name), NULL))
+		if (!d->sd || (d->kind != SYM_DSO_MODULE && d->kind != SYM_DSO_KERNEL &&
+			       !sym_is_perf_map(pf_str(p, d->long_name), NULL)))
 			continue;
 		const char *why = sym_dso_problem(d->sd);
 		if (!why)
@@ -88,10 +90,16 @@ static void missing_dso_warning(pf_profile *p)
 	for (size_t i = 0; i < p->nr_dsos; i++) {
 		const pf_dso *d = &p->dsos[i];
 		const char *name = pf_str(p, d->long_name);
-		if (!d->sd || d->kind != SYM_DSO_USER || name[0] != '/' || sym_is_perf_map(name, NULL))
-			continue;
-		if (sym_dso_unwind_path(d->sd) || sym_dso_origin(d->sd) != ' ')
-			continue;
+		if (d->sd && d->kind == SYM_DSO_MODULE) {
+			/* a module with neither its .ko nor kallsyms lines */
+			if (sym_dso_has_symbols(d->sd))
+				continue;
+		} else {
+			if (!d->sd || d->kind != SYM_DSO_USER || name[0] != '/' || sym_is_perf_map(name, NULL))
+				continue;
+			if (sym_dso_unwind_path(d->sd) || sym_dso_origin(d->sd) != ' ')
+				continue;
+		}
 		if (n++ < 3 && used < sizeof(names)) {
 			int w = snprintf(names + used, sizeof(names) - used, "%s%s", used ? ", " : "", name);
 			if (w > 0)
@@ -109,8 +117,33 @@ static void missing_dso_warning(pf_profile *p)
 		p->warnings[p->nr_warnings++] = strdup(buf);
 }
 
+/* A guest's samples (cpumode guest kernel or user, as `perf kvm record`
+ * writes them): perf report keeps them out of its rows and says nothing;
+ * once per file, with a count. */
+static void guest_warning(pf_profile *p)
+{
+	uint64_t n = 0, all = 0;
+	for (size_t i = 0; i < p->nr_samples; i++) {
+		char level = p->nr_level_notes ? pf_sample_level(p, i)
+			: p->locs[pf_leaf_loc(p, p->samples[i].stack)].level;
+		all += p->samples[i].count;
+		if (level == 'g' || level == 'u')
+			n += p->samples[i].count;
+	}
+	if (!n)
+		return;
+	char buf[512];
+	snprintf(buf, sizeof(buf), "%s: %" PRIu64 " of %" PRIu64 " samples are a guest's (guest kernel or "
+		 "user mode): no guest's maps or symbols are read, and a report leaves them out of its rows "
+		 "and callchains, as perf report does", p->path ? p->path : "", n, all);
+	size_t cap = p->nr_warnings;
+	if (PF_GROW(p->warnings, cap, p->nr_warnings + 1) == 0)
+		p->warnings[p->nr_warnings++] = strdup(buf);
+}
+
 void prof_load_warnings(pf_profile *p)
 {
+	guest_warning(p);
 	unwind_warnings(p);
 	jit_warnings(p);
 	missing_dso_warning(p);

@@ -65,7 +65,10 @@ static uint32_t get_dso(pf_profile *p, const char *filename, int cpumode)
 sym_dso *prof_dso_sd(pf_profile *p, uint32_t dso)
 {
 	pf_dso *d = &p->dsos[dso];
-	if (!d->sd && p->syms_ctx && d->kind != SYM_DSO_ANON)
+	if (!d->sd && p->syms_ctx && d->kind == SYM_DSO_MODULE && d->has_kmod_start)
+		d->sd = sym_dso_get_kmodule(p->syms_ctx, pf_str(p, d->long_name),
+					    d->build_id_size ? d->build_id : NULL, d->build_id_size, d->kmod_start);
+	else if (!d->sd && p->syms_ctx && d->kind != SYM_DSO_ANON)
 		d->sd = sym_dso_get(p->syms_ctx, pf_str(p, d->long_name),
 				    d->build_id_size ? d->build_id : NULL, d->build_id_size, d->kind);
 	return d->sd;
@@ -146,7 +149,9 @@ uint32_t prof_loc_intern(pf_profile *p, uint32_t dso, uint64_t addr, uint64_t ip
 	if (lookup && dso != PF_NONE) {
 		sym_dso *sd = prof_dso_sd(p, dso);
 		sym_info si;
-		if (sd && sym_lookup(sd, addr, &si)) {
+		/* a module's symbols are at runtime addresses (kmod_map_addr) */
+		uint64_t at = p->dsos[dso].kind == SYM_DSO_MODULE && p->dsos[dso].has_kmod_start ? ip : addr;
+		if (sd && sym_lookup(sd, at, &si)) {
 			uint32_t *ss = pair_table_find(&pr->sym_tab, dso, si.start, 1, &inserted);
 			if (!ss)
 				return PF_NONE;
@@ -167,6 +172,19 @@ uint32_t prof_loc_intern(pf_profile *p, uint32_t dso, uint64_t addr, uint64_t ip
 			*slot = id | LOC_FINAL;
 	}
 	return id;
+}
+
+/* A kernel module's map address of ip, as perf's module map gives it: the
+ * offset from the module's start, plus the .ko's .text file offset once its
+ * ELF is read (kmodule.c). Its symbols keep runtime addresses (lookups take
+ * the ip); the map address is what a row without a symbol shows. */
+static uint64_t kmod_map_addr(pf_profile *p, uint32_t dso, uint64_t ip)
+{
+	const pf_dso *d = &p->dsos[dso];
+	if (!d->has_kmod_start || ip < d->kmod_start)
+		return ip;
+	sym_dso *sd = prof_dso_sd(p, dso);
+	return ip - d->kmod_start + (sd ? sym_dso_kmod_pgoff(sd) : 0);
 }
 
 /* The location (dso, addr) — addr in map-address space — seen at runtime ip,
@@ -284,14 +302,19 @@ static uint32_t loc_cached(pf_profile *p, const pthread_ *t, int cpumode, uint64
 	const loc_cache_ent *c = &pr->loc_cache[loc_cache_slot(ip, g)];
 	if (c->ip == ip && c->mg == g && c->gen == gen && c->cpumode == (uint32_t)cpumode && c->loc != PF_NONE)
 		return c->loc;
-	const pmap *m = g != PF_NONE ? mg_find(&pr->m.mgs[g], ip) : NULL;
+	/* a guest's address is not the host's: perf report finds no map for
+	 * it (a machine of its own, with no maps, and filtered: HF_GUEST) */
+	bool guest = cpumode == PD_CPUMODE_GUEST_KERNEL || cpumode == PD_CPUMODE_GUEST_USER;
+	const pmap *m = g != PF_NONE && !guest ? mg_find(&pr->m.mgs[g], ip) : NULL;
 	uint32_t dso = PF_NONE;
 	uint64_t addr = ip;
-	if (!m && g == pr->m.kernel_mg && in_kernel_extent(p, ip))
+	if (!m && !guest && g == pr->m.kernel_mg && in_kernel_extent(p, ip))
 		dso = pr->m.kernel_dso;
 	if (m) {
 		dso = m->dso;
-		if (p->dsos[dso].kind != SYM_DSO_KERNEL && p->dsos[dso].kind != SYM_DSO_MODULE)
+		if (p->dsos[dso].kind == SYM_DSO_MODULE)
+			addr = kmod_map_addr(p, dso, ip);
+		else if (p->dsos[dso].kind != SYM_DSO_KERNEL)
 			addr = ip - m->start + m->pgoff;
 	}
 	*fm = (frame_miss){ ip, addr, 0, dso, g, (uint32_t)cpumode };
@@ -366,13 +389,13 @@ static uint32_t build_stack(pf_profile *p, const pthread_ *t, const pd_sample *s
 				case PD_CONTEXT_HV: cpumode = PD_CPUMODE_HYPERVISOR; break;
 				case PD_CONTEXT_KERNEL: cpumode = PD_CPUMODE_KERNEL; break;
 				case PD_CONTEXT_USER: cpumode = PD_CPUMODE_USER; break;
-				case PD_CONTEXT_GUEST_KERNEL: cpumode = PD_CPUMODE_GUEST_KERNEL; break;
-				case PD_CONTEXT_GUEST_USER: cpumode = PD_CPUMODE_GUEST_USER; break;
 				default: valid = false; break;
 				}
 				if (!valid) {
 					/* an unknown context value (seen: -1 after a user
-					 * frame): the chain is corrupt, and perf discards all
+					 * frame; perf 6.1 knows no guest contexts either:
+					 * a guest's chain is all dropped): the chain is
+					 * corrupt, and perf discards all
 					 * of it; the sample keeps its own ip, in a node of its
 					 * own marked as having no callchain (after the
 					 * locations of the frames before, as perf makes them) */

@@ -69,6 +69,9 @@ static int sync_dsos(st_side *s)
 		d->sname = s->strs.strs[pd->short_name];
 		d->kind = pd->kind;
 		d->sd = pd->kind == SYM_DSO_ANON ? NULL
+			: pd->kind == SYM_DSO_MODULE && pd->has_kmod_start
+			? sym_dso_get_kmodule(s->syms, d->name, pd->build_id_size ? pd->build_id : NULL,
+					      pd->build_id_size, pd->kmod_start)
 			: sym_dso_get(s->syms, d->name, pd->build_id_size ? pd->build_id : NULL,
 				      pd->build_id_size, pd->kind);
 		pf_map64_init(&d->cache);

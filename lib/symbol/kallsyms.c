@@ -1,6 +1,7 @@
 /* kallsyms.c — kernel and module symbols from a kallsyms file.
  *
- * Which file: --kallsyms FILE always; else the copy perf record keeps in the
+ * Which file: --kallsyms FILE always; none under --symfs DIR (perf reads no
+ * local file then: the kernel's samples show addresses); else the copy perf record keeps in the
  * build-id cache ([kernel.kallsyms]/<id>/kallsyms), else /proc/kallsyms when
  * the recorded kernel build-id is the running kernel's (/sys/kernel/notes),
  * else /proc/kallsyms when no build-id was recorded and the recorded
@@ -65,6 +66,8 @@ static char *choose_kallsyms(sym_ctx *c, const sym_dso *d)
 {
 	if (c->kallsyms)
 		return strdup(c->kallsyms);
+	if (c->symfs)
+		return NULL;    /* perf: no local file when a symfs is given */
 	if (d->bid_size) {
 		/* the copy perf record saved is the same text as the running
 		 * kernel's when the ids match, and much faster to read than
@@ -104,7 +107,7 @@ static const uint8_t hexval[256] = {
 /* Parse a kallsyms file into t ("ADDR TYPE NAME[\t[MODULE]]"); only the
  * types perf keeps (T, W, D, B in either case). Returns 0 or < 0. */
 static int parse_kallsyms(const char *path, sym_symtab *t, uint64_t *text_addr, bool *have_text,
-			  proff_error *err)
+			  size_t *nbad, uint64_t *first_bad, proff_error *err)
 {
 	/* 64 KB at a time, lines parsed by hand: stdio line reads and strtoull
 	 * were most of the time of a kernel-symbol load (a buffer for the whole
@@ -173,17 +176,16 @@ static int parse_kallsyms(const char *path, sym_symtab *t, uint64_t *text_addr, 
 				a = a << 4 | (v - 1);
 			}
 		}
-		if (k == 0 || k > 16 || k + 3 > ll || line[k] != ' ' || line[k + 2] != ' ') {
-			rc = proff_err_set(err, PROFF_EFORMAT, path, lineoff, "malformed kallsyms line");
-			break;
+		/* a line not of the form (perf skips it too): counted, skipped */
+		size_t nlen = k && k <= 16 && k + 3 <= ll ? strnlen(line + k + 3, ll - k - 3) : 0;
+		if (k == 0 || k > 16 || k + 3 > ll || line[k] != ' ' || line[k + 2] != ' ' ||
+		    nlen == 0 || nlen >= KSYM_NAME_MAX) {
+			if (ll && !(*nbad)++)
+				*first_bad = lineoff;
+			continue;
 		}
 		char type = line[k + 1];
 		const char *name = line + k + 3;
-		size_t nlen = strnlen(name, ll - k - 3);
-		if (nlen == 0 || nlen >= KSYM_NAME_MAX) {
-			rc = proff_err_set(err, PROFF_EFORMAT, path, lineoff, "bad kallsyms symbol name length %zu", nlen);
-			break;
-		}
 		if (a)
 			any_nonzero = true;
 		if (nlen == 5 && memcmp(name, "_text", 5) == 0) {
@@ -255,7 +257,8 @@ static int kernel_load_locked(sym_dso *d)
 			proff_error e;
 			uint64_t text = 0;
 			bool have_text = false;
-			if (parse_kallsyms(c->kall_path, &c->kall, &text, &have_text, &e) < 0) {
+			if (parse_kallsyms(c->kall_path, &c->kall, &text, &have_text, &c->kall_bad,
+					   &c->kall_first_bad, &e) < 0) {
 				symtab_free(&c->kall);
 			} else {
 				/* fixups over the whole file, then relocate the kernel part */
@@ -274,6 +277,12 @@ static int kernel_load_locked(sym_dso *d)
 		}
 	}
 	sym_symtab *k = &c->kall;
+	if (c->kall_bad && d->kind == SYM_DSO_KERNEL)
+		sym_dso_set_problem(d, "%s: %zu lines are not \"ADDRESS TYPE NAME\" (the first at byte "
+				    "offset %llu): skipped, as perf does", c->kall_path, c->kall_bad,
+				    (unsigned long long)c->kall_first_bad);
+	if (!c->kall_path && c->symfs && d->kind == SYM_DSO_KERNEL)
+		d->origin = '!';        /* perf -v: no symbol file was looked for */
 	if (!k->n)
 		return 0;
 	if (d->kind == SYM_DSO_KERNEL) {

@@ -103,6 +103,9 @@ struct sym_dso {
 	sym_load *loads;
 	size_t nloads;
 	uint64_t text_offset;       /* vdso: address of the image; 0 otherwise */
+	uint64_t map_start;         /* a kernel module: its map's start (sym_dso_get_kmodule: part of its identity) */
+	bool have_map_start;
+	uint64_t kmod_pgoff;        /* a module read from its .ko: .text's file offset */
 	uint8_t *image;             /* in-memory ELF copy (vdso), owned */
 	size_t image_size;
 	int image_fd;               /* a memfd holding image for an unwinder (-1: none yet) */
@@ -135,6 +138,8 @@ struct sym_ctx {
 	bool kallsyms_tried;
 	sym_symtab kall;            /* every function symbol, names keep "\t[module]" */
 	char *kall_path;
+	size_t kall_bad;            /* lines not of kallsyms' form, skipped */
+	uint64_t kall_first_bad;    /* the first one's byte offset */
 	pf_strtab strs;             /* interned strings: file names, inline names */
 	bool strs_init;
 };
@@ -163,6 +168,13 @@ int sym_mutex_init(pthread_mutex_t *m);
 
 /* kallsyms.c */
 int sym_kernel_load(sym_dso *d);
+
+/* kmodule.c: a module's symbols from its .ko; 1 read, 0 no such file (or
+ * not a .ko: then a problem is set), < 0 out of memory */
+int sym_kmodule_load(sym_dso *d);
+
+/* what went wrong reading d's symbol file, for sym_dso_problem (symbol.c) */
+void sym_dso_set_problem(sym_dso *d, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
 /* demangle.c: returns a malloc'd demangled name or NULL if not mangled.
  * Without params the result is the name the way perf 6.1 prints it by

@@ -537,17 +537,35 @@ static char *make_short_name(const char *name, enum sym_dso_kind kind)
 }
 
 static sym_dso *dso_get_locked(sym_ctx *ctx, const char *filename, const uint8_t *build_id,
-			       size_t build_id_size, enum sym_dso_kind kind, uint64_t key);
+			       size_t build_id_size, enum sym_dso_kind kind, uint64_t key,
+			       const uint64_t *map_start);
+
+static sym_dso *dso_get(sym_ctx *ctx, const char *filename, const uint8_t *build_id,
+			size_t build_id_size, enum sym_dso_kind kind, const uint64_t *map_start);
 
 sym_dso *sym_dso_get(sym_ctx *ctx, const char *filename,
 		     const uint8_t *build_id, size_t build_id_size, enum sym_dso_kind kind)
+{
+	return dso_get(ctx, filename, build_id, build_id_size, kind, NULL);
+}
+
+/* a module's map start is part of its identity: two files of one context
+ * (a diff) may have loaded it at two addresses */
+sym_dso *sym_dso_get_kmodule(sym_ctx *ctx, const char *filename, const uint8_t *build_id,
+			     size_t build_id_size, uint64_t map_start)
+{
+	return dso_get(ctx, filename, build_id, build_id_size, SYM_DSO_MODULE, &map_start);
+}
+
+static sym_dso *dso_get(sym_ctx *ctx, const char *filename, const uint8_t *build_id,
+			size_t build_id_size, enum sym_dso_kind kind, const uint64_t *map_start)
 {
 	if (!filename)
 		filename = "";
 	if (build_id_size > SYM_BUILD_ID_MAX)
 		build_id_size = SYM_BUILD_ID_MAX;
 	if (kind == SYM_DSO_USER && ctx->opts.user_dsos)
-		return sym_dso_get(ctx->opts.user_dsos, filename, build_id, build_id_size, kind);
+		return dso_get(ctx->opts.user_dsos, filename, build_id, build_id_size, kind, map_start);
 	static const uint8_t none[SYM_BUILD_ID_MAX];
 	if (!build_id || !build_id_size) {
 		build_id = none;
@@ -555,21 +573,25 @@ sym_dso *sym_dso_get(sym_ctx *ctx, const char *filename,
 	}
 	uint64_t key = pf_hash_bytes(filename, strlen(filename), 0x5d);
 	key = pf_hash_bytes(build_id, build_id_size, key) ^ (uint64_t)kind;
+	if (map_start)
+		key ^= pf_hash64(*map_start);
 	pthread_mutex_lock(&ctx->lock);
-	sym_dso *r = dso_get_locked(ctx, filename, build_id, build_id_size, kind, key);
+	sym_dso *r = dso_get_locked(ctx, filename, build_id, build_id_size, kind, key, map_start);
 	pthread_mutex_unlock(&ctx->lock);
 	return r;
 }
 
 static sym_dso *dso_get_locked(sym_ctx *ctx, const char *filename, const uint8_t *build_id,
-			       size_t build_id_size, enum sym_dso_kind kind, uint64_t key)
+			       size_t build_id_size, enum sym_dso_kind kind, uint64_t key,
+			       const uint64_t *map_start)
 {
 	uint64_t slot;
 	if (pf_map64_get(&ctx->index, key, &slot)) {
 		for (sym_dso *d = ctx->dsos[slot - 1]; d; d = d->hnext)
 			if (d->kind == kind && d->key_bid_size == build_id_size &&
 			    strcmp(d->long_name, filename) == 0 &&
-			    memcmp(d->bid, build_id, build_id_size) == 0)
+			    memcmp(d->bid, build_id, build_id_size) == 0 &&
+			    d->have_map_start == (map_start != NULL) && (!map_start || d->map_start == *map_start))
 				return d;
 	}
 	sym_dso *d = calloc(1, sizeof(*d));
@@ -590,6 +612,10 @@ static sym_dso *dso_get_locked(sym_ctx *ctx, const char *filename, const uint8_t
 	if (build_id_size)
 		memcpy(d->bid, build_id, build_id_size);
 	d->bid_size = d->key_bid_size = build_id_size;
+	if (map_start) {
+		d->map_start = *map_start;
+		d->have_map_start = true;
+	}
 	if (!d->long_name || !d->short_name || PF_GROW(ctx->dsos, ctx->cap, ctx->ndsos + 1) < 0) {
 		dso_free(d);
 		return NULL;
@@ -1154,8 +1180,7 @@ static bool is_perf_map(const char *name)
 	return sym_is_perf_map(name, NULL);
 }
 
-static void set_problem(sym_dso *d, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-static void set_problem(sym_dso *d, const char *fmt, ...)
+void sym_dso_set_problem(sym_dso *d, const char *fmt, ...)
 {
 	va_list ap;
 	va_start(ap, fmt);
@@ -1193,7 +1218,7 @@ static int load_perf_map(sym_dso *d)
 	if (!f && pfd >= 0)
 		close(pfd);
 	if (!f) {
-		set_problem(d, "%s: %s: its JIT symbols are not used", path,
+		sym_dso_set_problem(d, "%s: %s: its JIT symbols are not used", path,
 			    errno == EINVAL ? "not a regular file" : strerror(errno));
 		return 0;
 	}
@@ -1215,11 +1240,11 @@ static int load_perf_map(sym_dso *d)
 	free(line);
 	fclose(f);
 	if (rc == 0 && (ps.skipped || ps.loose))
-		set_problem(d, "%s: %zu of %zu lines are not \"START SIZE name\" (hex): %zu skipped, "
+		sym_dso_set_problem(d, "%s: %zu of %zu lines are not \"START SIZE name\" (hex): %zu skipped, "
 			    "%zu read as perf reads them%s", path, ps.skipped + ps.loose, ps.lines, ps.skipped,
 			    ps.loose, foreign ? "; owned by another user than root or you: read all the same, as perf does" : "");
 	else if (rc == 0 && foreign)
-		set_problem(d, "%s: owned by uid %u, neither root nor you: its JIT symbols are read all the "
+		sym_dso_set_problem(d, "%s: owned by uid %u, neither root nor you: its JIT symbols are read all the "
 			    "same, as perf 6.1 does", path, (unsigned)st.st_uid);
 	/* no end or duplicate fixups: perf adds the symbols as they are (a
 	 * size of 0 holds its start address only) */
@@ -1258,8 +1283,13 @@ static void dso_load_locked(sym_dso *d)
 		rc = is_perf_map(d->long_name) ? load_perf_map(d) : load_user(d);
 		break;
 	case SYM_DSO_KERNEL:
-	case SYM_DSO_MODULE:
 		rc = sym_kernel_load(d);
+		break;
+	case SYM_DSO_MODULE:
+		/* the .ko when it can be read, as perf prefers it; else kallsyms' lines */
+		rc = sym_kmodule_load(d);
+		rc = rc == 0 ? sym_kernel_load(d) : rc > 0 ? 0 : rc;
+		d->origin = 'K';        /* perf's module dsos say so whatever they read */
 		break;
 	case SYM_DSO_ANON:
 		if (is_perf_map(d->long_name))

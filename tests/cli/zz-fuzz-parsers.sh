@@ -3,12 +3,12 @@
 # other parsers of untrusted files, as part of `make check`: the exact-trace
 # reader with its stats / dprofpp / profile conversions, the tmon.out reader,
 # the calibration-file parser, the config-file parser and the JIT map
-# reader, the local store's profile reader, the reader of ClickHouse's rows answers (tests/fuzz/run.sh 10 trace dprof calfile config perfmap store chrows). Normal
+# reader, the kallsyms and kernel module (.ko) readers, the local store's profile reader, the reader of ClickHouse's rows answers (tests/fuzz/run.sh 10 trace dprof calfile config perfmap ksyms store chrows). Normal
 # build only (the fuzzer brings its own sanitizers); skipped for the ASan
 # rerun and without clang. FUZZ_TIME overrides the length per target. Failing inputs are copied to
 # build/fuzz-failures/TARGET/.
 source "$(dirname "$0")/../lib.sh"
-TARGETS="trace dprof calfile config perfmap store chrows"
+TARGETS="trace dprof calfile config perfmap ksyms store chrows"
 case "$PROFF" in
 *asan*) skip "fuzz parsers (run with the normal build only)"; finish;;
 esac

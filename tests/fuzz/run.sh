@@ -14,6 +14,8 @@
 #             perf.data and folded fixtures, Go's when go is installed, variants)
 #   folded    folded-stacks reader      (the committed fixture and variants)
 #   perfmap   JIT map (/tmp/perf-PID.map) reader (written below)
+#   ksyms     kallsyms file and kernel module (.ko) reader (written below, and
+#             a module gcc compiles when gcc is installed)
 #   store     the local store's profile files (written below, and pushed by $PROFF)
 #   chrows    a stored key set's rows as ClickHouse answers them (written below)
 # Exit 0 when no target found a failure. Failing inputs are left in
@@ -194,7 +196,17 @@ seed_perfmap() {
 	printf -- '-1 -1 neg\nffffffffffffffff 2 wrap\n1 2 \0nul\n' >"$1/edge.map"
 }
 
-declare -A MAXLEN=([perfdata]=65536 [trace]=32768 [dprof]=16384 [calfile]=70000 [config]=8192 [pprof]=65536 [folded]=16384 [perfmap]=8192 [store]=65536)
+seed_ksyms() {
+	printf 'ffffffff81000000 T _text\nffffffff81000100 t a_fn\nffffffff81000200 W weak\nffffffffc0000000 t mod_fn\t[m]\nffffffffc0000040 T mod_two\t[m]\n' >"$1/clean.kallsyms"
+	printf 'garbage\n\nzz T x\n0000000000000000 T zero\nffffffff81000000 t\nffffffffc0000000 T a\t[m\n' >"$1/odd.kallsyms"
+	if command -v gcc >/dev/null; then
+		printf 'int g;\nint f(int n) { return n * g; }\nstatic int s(int n) { return f(n) + 1; }\nint e(int n) { return s(n); }\n' >"$1/m.c"
+		gcc -c -O1 -o "$1/m.ko" "$1/m.c" 2>/dev/null
+		rm -f "$1/m.c"
+	fi
+}
+
+declare -A MAXLEN=([perfdata]=65536 [trace]=32768 [dprof]=16384 [calfile]=70000 [config]=8192 [pprof]=65536 [folded]=16384 [perfmap]=8192 [ksyms]=16384 [store]=65536)
 seed_store() {
 	printf 'proff-profile\t3\nid\t0123456789abcdef0123456789abcdef\ntime\t1793491200\nstring\tcpu-clock\nstring\tbuild\nstring\tA\\tB\\\\\nstring\tmain\nstring\tprog\nstring\twork\nlabel\t2\t3\nevent\t1\t1\t0\t300\t3\t1\nkeyrow\t10\t0\t0\t5\t4\t0\t0\t.\t100\t300\t1\nkeyrow\t8\t0\t0\t0\t6\t0\t0\t.\t200\t200\t2\nframe\t5\t5\t4\t0\t0\t0\t.\nframe\t5\t5\t6\t0\t0\t0\t.\nframe\t0\t0\t0\t0\t7f00\t7f00\tk\nstack\t00000000000000aa\t1,0\nstack\t00000000000000bb\t2,1,0,1\nsample\t0\t5\t0\t100\t1\nsample\t0\t5\t1\t200\t2\nend\t20\n' >"$1/small.prof"
 	printf 'proff-profile\t3\nid\t0123456789abcdef0123456789abcdef\nend\t2\n' >"$1/empty.prof"

@@ -104,13 +104,15 @@ else
 fi
 
 # --symfs DIR: the copy under DIR/tmp is read (perf reads /tmp only: the
-# expected output is perf's with that copy in /tmp)
+# expected output is perf's with that copy in /tmp; under a symfs neither
+# reads the kernel's symbols unless --kallsyms names them)
 mkdir -p "$W/symfs/tmp"
 printf '%s 9 symfs_first\n%s 9 symfs_second\n%s 9 symfs_third\n' "$a" "$b" "$c" > "$W/symfs$MAP"
 cp "$W/symfs$MAP" "$MAP"
 perf report -i "$W/jit.data" --stdio --no-children -g none 2>/dev/null | strip > "$TMP/perf.out"
 printf '%s 9 not_this\n' "$a" > "$MAP"
-"$PROFF" report -i "$W/jit.data" --stdio --no-children -g none --symfs "$W/symfs" 2>/dev/null | strip > "$TMP/proff.out"
+"$PROFF" report -i "$W/jit.data" --stdio --no-children -g none --symfs "$W/symfs" \
+	--kallsyms /proc/kallsyms 2>/dev/null | strip > "$TMP/proff.out"
 check_same "jit: --symfs DIR reads DIR/tmp/perf-PID.map" "$TMP/perf.out" "$TMP/proff.out"
 
 # diff of the recording against itself with the map: pairs the JIT rows

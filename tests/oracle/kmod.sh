@@ -1,0 +1,129 @@
+#!/bin/bash
+# tests/oracle/kmod.sh — kernel modules' symbols and a guest's samples,
+# against perf 6.1 on fixtures made here.
+#
+# The test host's kernel may have no modules and run no guest, so neither
+# perf nor proff would meet one in a recording made here. A real
+# `perf record -e cpu-clock -g` recording is rewritten by
+# tests/tools/mkkmod.py: a module's MMAP is added (pid -1, as perf record
+# writes one per module), named by its path under /lib/modules/RELEASE or as
+# "[mymod]", and every other kernel sample's ip (and first kernel frame)
+# moved into its .text; or a third of the samples become a guest's (cpumode
+# guest kernel / guest user). The module is a C file compiled here with
+# gcc -c (an ET_REL object, as a .ko is), under --symfs DIR/lib/modules/;
+# a --kallsyms file names it with kallsyms' "\t[mymod]" lines. perf report
+# reads every file; proff's report must print the same bytes.
+source "$(dirname "$0")/../lib.sh"
+
+command -v perf >/dev/null || { skip "kmod oracle (no perf)"; finish; }
+command -v gcc >/dev/null || { skip "kmod oracle (no gcc)"; finish; }
+can_perf_record || { skip "kmod oracle (perf record does not work here)"; finish; }
+
+W="$TMP/w"; mkdir -p "$W"
+perf record -q -e cpu-clock -g -o "$W/rec.data" -- \
+	sh -c 'for i in $(seq 60); do cat /proc/self/status >/dev/null; done' >/dev/null 2>"$TMP/rec.err" ||
+	{ not_ok "kmod: perf record"; sed 's/^/#   /' "$TMP/rec.err"; finish; }
+
+# the module: four functions in .text, one of them local
+cat > "$W/mod.c" <<'C'
+int mod_counter;
+__attribute__((noinline)) int mod_spin(int n) { int s = 0; for (int i = 0; i < n; i++) s += i * mod_counter; return s; }
+__attribute__((noinline)) int mod_work(int n) { return mod_spin(n) + mod_spin(n / 2); }
+static __attribute__((noinline)) int mod_local(int n) { return mod_work(n) * 3; }
+int mod_entry(int n) { return mod_local(n) + 1; }
+C
+gcc -c -O1 -o "$W/mod.o" "$W/mod.c" || { not_ok "kmod: gcc -c"; finish; }
+R=$(perf report -i "$W/rec.data" --header-only 2>/dev/null | sed -n 's/^# os release : //p')
+[ -n "$R" ] || R=$(uname -r)
+KO=/lib/modules/$R/kernel/drivers/mymod.ko
+S="$W/symfs"; mkdir -p "$S$(dirname "$KO")"
+cp "$W/mod.o" "$S$KO"
+ln -s /usr "$S/usr"      # the recording's programs and libraries, as they are
+BAD="$W/bad"; mkdir -p "$BAD$(dirname "$KO")"
+echo "not an ELF file" > "$BAD$KO"
+ln -s /usr "$BAD/usr"
+
+BASE=ffffffffc0000000
+sym() { nm "$W/mod.o" | awk -v s="$1" '$3 == s { print $1 }'; }
+hex() { printf '%x' $((16#$BASE + 16#$1 + $2)); }
+TEXT=$(readelf -SW "$W/mod.o" | awk '{ for (i = 1; i < NF; i++) if ($i == ".text") print $(i + 4) }')
+# inside mod_spin, mod_local, mod_work; past the last function (.text's end)
+ADDRS="$(hex "$(sym mod_spin)" 16) $(hex "$(sym mod_local)" 4) $(hex "$(sym mod_work)" 2) $(hex "$TEXT" 48)"
+# kallsyms: the running kernel's (for the kernel's own samples) and the
+# module's lines as /proc/kallsyms has them
+{
+	cat /proc/kallsyms
+	for f in mod_spin mod_work mod_local mod_entry; do
+		t=T; [ $f = mod_local ] && t=t
+		printf '%s %s %s\t[mymod]\n' "$(hex "$(sym $f)" 0)" $t $f
+	done
+} > "$W/kallsyms"
+{ head -100 "$W/kallsyms"; echo "garbage line"; echo "zz T nothex"; tail -n +101 "$W/kallsyms"; } > "$W/kallsyms.bad"
+
+MK="python3 $ROOT/tests/tools/mkkmod.py"
+$MK "$W/rec.data" "$W/modp.data" module "$KO" $BASE 1000 $ADDRS || not_ok "kmod: mkkmod.py module path"
+$MK "$W/rec.data" "$W/modb.data" module "[mymod]" $BASE 1000 $ADDRS || not_ok "kmod: mkkmod.py module [name]"
+# the same module loaded elsewhere (a diff's second file)
+ADDRS2=$(for a in $ADDRS; do printf '%x ' $((16#$a + 0x100000)); done)
+$MK "$W/rec.data" "$W/modp2.data" module "$KO" ffffffffc0100000 1000 $ADDRS2 || not_ok "kmod: mkkmod.py module elsewhere"
+$MK "$W/rec.data" "$W/guest.data" guest ffffffff81001010 ffffffff81002020 ffffffff81003030 ||
+	not_ok "kmod: mkkmod.py guest"
+
+strip_tip() { grep -v '^# (Tip:'; }
+cmp_report() {   # cmp_report FILE OPTS...
+	local file=$1; shift
+	perf report -i "$file" --stdio "$@" 2>/dev/null | strip_tip > "$TMP/perf.out"
+	"$PROFF" report -i "$file" --stdio "$@" 2>"$TMP/proff.err" | strip_tip > "$TMP/proff.out"
+	DIFF_LINES=30 check_same "kmod: $(basename "$file") $*" "$TMP/perf.out" "$TMP/proff.out"
+}
+# the fixtures hold what they should: perf itself names the module's symbols
+perf report -i "$W/modp.data" --stdio --no-children -s dso,sym --kallsyms "$W/kallsyms" --symfs "$S" 2>/dev/null |
+	grep -q '\[mymod\] *\[k\] mod_spin' && ok "kmod: perf reads the fixture's module" ||
+	not_ok "kmod: perf reads the fixture's module"
+
+K=(--kallsyms "$W/kallsyms")
+# the module's path: its .ko under --symfs, else kallsyms' lines, else addresses
+cmp_report "$W/modp.data"
+cmp_report "$W/modp.data" --no-children -s dso,sym -v
+cmp_report "$W/modp.data" "${K[@]}" -s dso,sym
+cmp_report "$W/modp.data" "${K[@]}" --no-children -v
+cmp_report "$W/modp.data" "${K[@]}" --symfs "$S"
+cmp_report "$W/modp.data" "${K[@]}" --symfs "$S" -s dso,sym -g caller
+cmp_report "$W/modp.data" "${K[@]}" --symfs "$S" --no-children -s dso,sym -v --dsos "[kernel.kallsyms],$KO"
+cmp_report "$W/modp.data" --symfs "$S" -s dso,sym
+cmp_report "$W/modp.data" "${K[@]}" --symfs "$S" -s dso,sym,symbol_size,dso_size --no-children -g none
+# "[mymod]": no path to read, kallsyms' lines
+cmp_report "$W/modb.data" -s dso,sym
+cmp_report "$W/modb.data" "${K[@]}"
+cmp_report "$W/modb.data" "${K[@]}" --symfs "$S" --no-children -s dso,sym -v --dsos "[kernel.kallsyms],[mymod]"
+
+# a diff of two files whose module lies at two addresses: one .ko, two maps
+perf diff "${K[@]}" --symfs "$S" "$W/modp.data" "$W/modp2.data" 2>/dev/null | strip_tip > "$TMP/perf.out"
+"$PROFF" diff "${K[@]}" --symfs "$S" "$W/modp.data" "$W/modp2.data" 2>/dev/null | strip_tip > "$TMP/proff.out"
+check_same "kmod: diff of a module at two addresses (its .ko)" "$TMP/perf.out" "$TMP/proff.out"
+grep -q 'mod_local' "$TMP/perf.out" && ok "kmod: perf's diff names the module's functions" ||
+	not_ok "kmod: perf's diff names the module's functions"
+
+# bad input: a .ko that is not ELF, kallsyms lines that are not, a module
+# with no file: perf's output, and one warning each
+cmp_report "$W/modp.data" "${K[@]}" --symfs "$BAD" -s dso,sym
+n=$(grep -c "$KO: not an ELF file" "$TMP/proff.err")
+[ "$n" = 1 ] && ok "kmod: one warning for a .ko that is not ELF" ||
+	{ not_ok "kmod: one warning for a .ko that is not ELF ($n)"; sed 's/^/#   /' "$TMP/proff.err"; }
+cmp_report "$W/modp.data" --kallsyms "$W/kallsyms.bad" --no-children -s dso,sym
+n=$(grep -c 'kallsyms.bad: 2 lines are not "ADDRESS TYPE NAME"' "$TMP/proff.err")
+[ "$n" = 1 ] && ok "kmod: one warning with a count for kallsyms' garbage lines" ||
+	{ not_ok "kmod: one warning with a count for kallsyms' garbage lines ($n)"; sed 's/^/#   /' "$TMP/proff.err"; }
+cmp_report "$W/modp.data" --no-children -s dso,sym
+n=$(grep -c "not found.*$KO" "$TMP/proff.err")
+[ "$n" = 1 ] && ok "kmod: one warning for a module whose file is not found" ||
+	{ not_ok "kmod: one warning for a module whose file is not found ($n)"; sed 's/^/#   /' "$TMP/proff.err"; }
+
+# a guest's samples in a host's file: perf report leaves them out
+cmp_report "$W/guest.data"
+cmp_report "$W/guest.data" --no-children -s comm,dso,sym,overhead_guest_sys,overhead_guest_us -g none
+cmp_report "$W/guest.data" -s sym,overhead_sys,overhead_guest_sys,overhead_guest_us -g caller
+n=$(grep -c 'samples are a guest' "$TMP/proff.err")
+[ "$n" = 1 ] && ok "kmod: one warning for a guest's samples" ||
+	{ not_ok "kmod: one warning for a guest's samples ($n)"; sed 's/^/#   /' "$TMP/proff.err"; }
+finish

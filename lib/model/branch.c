@@ -97,3 +97,160 @@ int pf_file_branch_stacks(const char *path, bool *by_default, bool *sampled, pro
 	pd_close(r);
 	return 0;
 }
+
+/* ---- branch history (perf report --branch-history) ------------------------------ */
+
+#define BH_MAX_STACK 127       /* perf's default --max-stack, and its branch depth limit */
+
+/* perf's remove_loops: a run of sources repeating the run just before it
+ * is a loop iteration, dropped; the entry after it counts the iterations
+ * and the dropped run's cycles. perf finds the earlier run by a 127-slot
+ * hash of the source address without collision handling: the same here,
+ * so the same loops are found. */
+typedef struct bh_iter { uint32_t n; uint64_t cycles; } bh_iter;
+
+static unsigned bh_hash(uint64_t from)
+{
+	return (unsigned)(((from * 0x61C8864680B583EBull) >> (64 - 7)) % 127);
+}
+
+static size_t bh_remove_loops(pd_branch_entry *l, size_t nr, bh_iter *iter)
+{
+	unsigned char slot[127];
+	memset(slot, 0xff, sizeof(slot));
+	for (size_t i = 0; i < nr; i++) {
+		unsigned h = bh_hash(l[i].from);
+		if (slot[h] == 0xff) {
+			slot[h] = (unsigned char)i;
+			continue;
+		}
+		if (l[slot[h]].from != l[i].from)
+			continue;
+		bool loop = true;
+		size_t off = 0;
+		for (size_t j = slot[h]; j < i && i + off < nr; j++, off++)
+			if (l[j].from != l[i + off].from) {
+				loop = false;
+				break;
+			}
+		if (!loop)
+			continue;
+		if (nr > i + off) {
+			size_t rest = nr - (i + off);
+			bh_iter *it = &iter[i + off];
+			it->n++;
+			it->cycles = 0;
+			for (size_t k = 0; k < off; k++)
+				it->cycles += (l[i + k].flags >> 4) & 0xffff;
+			memmove(iter + i, iter + i + off, rest * sizeof(*iter));
+			memmove(l + i, l + i + off, rest * sizeof(*l));
+		}
+		nr -= off;
+	}
+	return nr;
+}
+
+static int bh_push(pf_profile *p, uint32_t loc, uint32_t flags, uint32_t iter, uint64_t iter_cycles)
+{
+	if (loc == PF_NONE || PF_GROW(p->bh_entries, p->cap_bh_entries, p->nr_bh_entries + 1) < 0)
+		return prof_oom(p);
+	p->bh_entries[p->nr_bh_entries++] = (pf_bh_entry){ loc, flags, iter, iter_cycles };
+	return 0;
+}
+
+/* The chain of sample s as perf's callchain resolution makes it with
+ * branch stacks and callee order: the branches newest first (loops
+ * removed), each its target then its source, resolved as branch addresses
+ * are; then the callchain past the entries the branches overlap, short by
+ * the number of branches kept (perf's count: with a full branch stack
+ * nothing of the callchain is left) */
+static int bh_chain(pf_profile *p, const pthread_ *t, const pd_sample *s)
+{
+	const uint64_t *cc = s->callchain;
+	long chain_nr = cc ? (long)s->nr_callchain : 0;
+	size_t first_call = 0;
+	if (s->nr_branches <= BH_MAX_STACK) {
+		size_t nr = (size_t)s->nr_branches;
+		pd_branch_entry be[BH_MAX_STACK];
+		bh_iter iter[BH_MAX_STACK];
+		for (size_t i = 0; i < nr; i++) {
+			be[i] = s->branches[i];
+			if (!cc || first_call >= s->nr_callchain)
+				continue;
+			/* a return address is one past its call: a source within 8
+			 * bytes below a callchain entry is that call */
+			uint64_t ip = cc[first_call];
+			if (ip >= PD_CONTEXT_MAX || (be[i].from < ip && be[i].from >= ip - 8))
+				first_call++;
+		}
+		memset(iter, 0, sizeof(iter));
+		nr = bh_remove_loops(be, nr, iter);
+		for (size_t i = 0; i < nr; i++) {
+			uint32_t fl = (uint32_t)(be[i].flags & BR_FLAG_BITS) | PF_BH_BRANCH;
+			int rc = bh_push(p, branch_loc(p, t, be[i].to), fl | PF_BH_TO, 0, 0);
+			if (!rc)
+				rc = bh_push(p, branch_loc(p, t, be[i].from), fl, iter[i].n, iter[i].cycles);
+			if (rc)
+				return rc;
+		}
+		if (chain_nr == 0)
+			return 0;
+		chain_nr -= (long)nr;
+	}
+	int cpumode = PD_CPUMODE_USER;
+	size_t nr_entries = 0;
+	for (long i = (long)first_call; i < chain_nr && nr_entries < BH_MAX_STACK; i++) {
+		uint64_t ip = cc[i];
+		if (ip >= PD_CONTEXT_MAX) {
+			if (ip == PD_CONTEXT_HV)
+				cpumode = PD_CPUMODE_HYPERVISOR;
+			else if (ip == PD_CONTEXT_KERNEL)
+				cpumode = PD_CPUMODE_KERNEL;
+			else if (ip == PD_CONTEXT_USER)
+				cpumode = PD_CPUMODE_USER;
+			else
+				return 1;       /* perf drops the chain it has made (the caller) */
+			continue;
+		}
+		nr_entries++;
+		int rc = bh_push(p, prof_resolve_loc(p, t, cpumode, ip), 0, 0, 0);
+		if (rc)
+			return rc;
+	}
+	return 0;
+}
+
+int prof_bhist_sample(pf_profile *p, const pthread_ *t, const pd_sample *s, uint32_t thread, uint32_t cpu)
+{
+	pd_sample one = *s;
+	one.callchain = NULL;
+	one.nr_callchain = 0;
+	uint32_t leaf = prof_ip_leaf(p, t, s);
+	int rc = prof_sample_add(p, &one, thread, cpu, leaf);
+	if (rc)
+		return rc;
+	if (PF_GROW(p->bh_samples, p->cap_bh_samples, p->nr_bh_samples + 1) < 0)
+		return prof_oom(p);
+	size_t first = p->nr_bh_entries;
+	rc = bh_chain(p, t, s);
+	if (rc < 0)
+		return rc;
+	if (rc > 0)
+		p->nr_bh_entries = first;
+	p->bh_samples[p->nr_bh_samples++] = (pf_bh_sample){
+		(uint32_t)s->evsel, p->nodes[leaf].loc, (uint32_t)(p->nr_bh_entries - first), thread, first, s->period
+	};
+	return 0;
+}
+
+int pf_bhist_srclines(pf_profile *p)
+{
+	uint8_t *want = calloc(p->nr_locs ? p->nr_locs : 1, 1);
+	if (!want)
+		return -1;
+	for (size_t i = 0; i < p->nr_bh_entries; i++)
+		want[p->bh_entries[i].loc] = 1;
+	int rc = pf_locs_srclines(p, want);
+	free(want);
+	return rc;
+}

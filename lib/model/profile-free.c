@@ -143,6 +143,8 @@ void pf_profile_free(pf_profile *p)
 	free(p->exact);
 	free(p->branches);
 	free(p->node_branch);
+	free(p->bh_samples);
+	free(p->bh_entries);
 	pf__free_trace_quality(p);
 	free(p->seq);
 	free(p->seq_time);

@@ -971,6 +971,11 @@ static int merged_ip_sample(pf_profile *p, const pthread_ *t, const pd_sample *s
 	return 0;
 }
 
+uint32_t prof_ip_leaf(pf_profile *p, const pthread_ *t, const pd_sample *s)
+{
+	return ip_leaf(p, t, s);
+}
+
 int prof_sample_add(pf_profile *p, const pd_sample *s, uint32_t thread, uint32_t cpu, uint32_t stack)
 {
 	return sample_add(p, s, thread, cpu, stack, NULL);
@@ -1066,6 +1071,15 @@ static int sample_arrive(pf_profile *p, const pd_sample *s, bool stable)
 				return rc;
 		}
 		return prof_branch_sample(p, t, s, (uint32_t)(t - pr->m.threads), e->has_cpu ? s->cpu : PF_NONE);
+	}
+	if (pr->opts.branch_history) {
+		/* the ip's row, the chain kept apart (branch.c): straight through */
+		if (pr->npend) {
+			int rc = prof_drain_samples(p);
+			if (rc)
+				return rc;
+		}
+		return prof_bhist_sample(p, t, s, (uint32_t)(t - pr->m.threads), e->has_cpu ? s->cpu : PF_NONE);
 	}
 	pd_sample us;
 	if (pr->uw && s->stack_user && pr->opts.use_callchain) {

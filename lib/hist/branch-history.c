@@ -1,0 +1,178 @@
+/* branch-history.c — perf report --branch-history's callchain trees: per
+ * row, the chains of its samples (their branch stacks, newest first, each
+ * branch its target then its source, then what perf leaves of the
+ * callchain: pf_profile.bh_samples), nodes keyed by address (one per
+ * location, so a function shows as several nodes by source line), each
+ * node with the branch statistics perf aggregates on it (taken, predicted,
+ * aborted, cycles, loop iterations), printed after the frame's name. The
+ * rows themselves are hist_build's, of each sample's ip (Self only). */
+#include <stdlib.h>
+#include <string.h>
+
+#include "hist-priv.h"
+
+/* the row of every location that is a sample's: the keys' values of its
+ * location (srcline, symbol, dso; rows of an unresolved symbol are one per
+ * address) matched against the rows' */
+static bool is_ipc_null(int k) { return !strcmp(hist_keys[k].name, "ipc_null"); }
+
+typedef struct bh_sig { uint64_t w[3]; uint32_t row; } bh_sig;
+
+static void loc_sig(const hist *h, uint32_t loc, uint64_t w[3])
+{
+	const pf_loc *l = &h->prof->locs[loc];
+	w[0] = w[1] = w[2] = 0;
+	for (int i = 0; i < h->nkeys; i++) {
+		int k = h->keys[i];
+		if (k == HK_SRCLINE)
+			w[0] = (uint64_t)l->srcline + 1;
+		else if (k == HK_DSO)
+			w[2] = (uint64_t)l->dso + 1;
+		else if (k == HK_SYM || is_ipc_null(k))
+			w[1] = l->sym != PF_NONE ? (uint64_t)l->sym + 1 : (1ull << 63) | l->addr;
+	}
+}
+
+static int sig_cmp(const void *pa, const void *pb)
+{
+	const bh_sig *a = pa, *b = pb;
+	for (int i = 0; i < 3; i++)
+		if (a->w[i] != b->w[i])
+			return a->w[i] < b->w[i] ? -1 : 1;
+	return 0;
+}
+
+bool hist_bh_keys_ok(const int *keys, int nkeys)
+{
+	for (int i = 0; i < nkeys; i++)
+		if (keys[i] != HK_SRCLINE && keys[i] != HK_DSO && keys[i] != HK_SYM && !is_ipc_null(keys[i]))
+			return false;
+	return true;
+}
+
+static uint32_t bh_new_node(hist *h, uint32_t parent, uint32_t loc)
+{
+	if (PF_GROW(h->cc_nodes, h->cap_cc_nodes, h->nr_cc_nodes + 1) < 0)
+		return PF_NONE;
+	size_t cap = h->cap_bh_nodes;
+	if (PF_GROW(h->bh_nodes, h->cap_bh_nodes, h->nr_cc_nodes + 1) < 0)
+		return PF_NONE;
+	(void)cap;
+	uint32_t id = (uint32_t)h->nr_cc_nodes++;
+	hist_cc_node *n = &h->cc_nodes[id];
+	memset(n, 0, sizeof(*n));
+	memset(&h->bh_nodes[id], 0, sizeof(h->bh_nodes[id]));
+	n->first_child = n->next_sibling = PF_NONE;
+	n->parent = parent;
+	n->loc = loc;
+	n->key = loc;
+	if (parent != PF_NONE) {
+		/* prepended; reversed once all are in */
+		n->next_sibling = h->cc_nodes[parent].first_child;
+		h->cc_nodes[parent].first_child = id;
+		h->cc_nodes[parent].nr_children++;
+	}
+	return id;
+}
+
+/* perf's callchain node statistics: a node made by an entry takes the
+ * entry's values; an entry matching a node adds to them, and a source
+ * counts its match (from_count: perf's iterations average divides by it) */
+static void bh_account(hist_bh_node *s, const pf_bh_entry *e, bool fresh)
+{
+	if (!(e->flags & PF_BH_BRANCH))
+		return;
+	s->branch_count++;
+	unsigned cycles = (e->flags >> 4) & 0xffff;
+	if (e->flags & PF_BH_TO) {
+		s->to = true;
+		s->predicted += (e->flags & PF_BR_PREDICTED) != 0;
+		s->abort += (e->flags & PF_BR_ABORT) != 0;
+		s->typed += ((e->flags >> 20) & 0xf) != 0;
+	} else {
+		s->to = false;
+		s->cycles += cycles;
+		s->iter += e->iter;
+		s->iter_cycles += e->iter_cycles;
+		s->from_count += !fresh;
+	}
+}
+
+int hist_branch_history_chains(hist *h, proff_error *err)
+{
+	const pf_profile *p = h->prof;
+	size_t nrows = h->n;
+	bh_sig *sig = malloc((nrows ? nrows : 1) * sizeof(*sig));
+	uint32_t *row_of = malloc((p->nr_locs ? p->nr_locs : 1) * sizeof(*row_of));
+	pair_table child = { 0 };
+	int rc = -1;
+	if (!sig || !row_of)
+		goto out;
+	for (size_t r = 0; r < nrows; r++) {
+		loc_sig(h, h->entries[r].loc, sig[r].w);
+		sig[r].row = (uint32_t)r;
+		h->entries[r].cc_root = PF_NONE;
+	}
+	qsort(sig, nrows, sizeof(*sig), sig_cmp);
+	memset(row_of, 0xff, (p->nr_locs ? p->nr_locs : 1) * sizeof(*row_of));
+	for (size_t i = 0; i < p->nr_bh_samples; i++) {
+		const pf_bh_sample *s = &p->bh_samples[i];
+		if (s->evsel != h->evsel)
+			continue;
+		if (row_of[s->loc] == PF_NONE) {
+			bh_sig key;
+			loc_sig(h, s->loc, key.w);
+			const bh_sig *f = bsearch(&key, sig, nrows, sizeof(*sig), sig_cmp);
+			if (!f)
+				continue;   /* a row merged away: never */
+			row_of[s->loc] = f->row;
+		}
+		hist_entry *e = &h->entries[row_of[s->loc]];
+		if (e->cc_root == PF_NONE && (e->cc_root = bh_new_node(h, PF_NONE, PF_NONE)) == PF_NONE)
+			goto out;
+		uint32_t cur = e->cc_root;
+		for (uint32_t k = 0; k < s->n; k++) {
+			const pf_bh_entry *be = &p->bh_entries[s->first + k];
+			int inserted;
+			uint32_t *slot = pair_table_find(&child, cur, be->loc, 1, &inserted);
+			if (!slot)
+				goto out;
+			if (inserted) {
+				uint32_t nn = bh_new_node(h, cur, be->loc);
+				if (nn == PF_NONE)
+					goto out;
+				slot = pair_table_find(&child, cur, be->loc, 0, NULL);
+				*slot = nn;
+			}
+			cur = *slot;
+			bh_account(&h->bh_nodes[cur], be, inserted);
+		}
+		h->cc_nodes[cur].hit += s->period;
+		h->cc_nodes[cur].count++;
+	}
+	/* children_hit bottom-up (children come after their parents), and the
+	 * sibling lists back in insertion order */
+	for (size_t i = h->nr_cc_nodes; i-- > 0;) {
+		hist_cc_node *n = &h->cc_nodes[i];
+		if (n->parent != PF_NONE)
+			h->cc_nodes[n->parent].children_hit += n->hit + n->children_hit;
+	}
+	for (size_t i = 0; i < h->nr_cc_nodes; i++) {
+		uint32_t c = h->cc_nodes[i].first_child, head = PF_NONE;
+		while (c != PF_NONE) {
+			uint32_t next = h->cc_nodes[c].next_sibling;
+			h->cc_nodes[c].next_sibling = head;
+			head = c;
+			c = next;
+		}
+		h->cc_nodes[i].first_child = head;
+	}
+	rc = 0;
+out:
+	if (rc)
+		proff_err_set(err, PROFF_ENOMEM, p->path, 0, "out of memory building the branch history");
+	free(sig);
+	free(row_of);
+	pair_table_free(&child);
+	return rc;
+}

@@ -65,7 +65,7 @@ static size_t bh_counts(const hist_bh_node *s, char *buf, size_t len, size_t at)
 	return at;
 }
 
-const char *report_bh_frame_name(const hist *h, uint32_t n, char *buf, size_t len)
+const char *report_bh_frame_name(const hist *h, uint32_t n, bool counts, char *buf, size_t len)
 {
 	const pf_profile *p = h->prof;
 	const pf_loc *l = &p->locs[h->cc_nodes[n].loc];
@@ -76,6 +76,7 @@ const char *report_bh_frame_name(const hist *h, uint32_t n, char *buf, size_t le
 		at = put(buf, len, 0, "%s %s", pf_str(p, p->syms[l->sym].name), node_srcline(p, l));
 	else
 		at = put(buf, len, 0, "%s", pf_str(p, p->syms[l->sym].name));
-	bh_counts(&h->bh_nodes[n], buf, len, at);
+	if (counts)
+		bh_counts(&h->bh_nodes[n], buf, len, at);
 	return buf;
 }

@@ -50,7 +50,7 @@ static size_t nr_children(const hist *h, uint32_t n)
 static const char *frame_name(const hist *h, uint32_t cc_node, char *buf, size_t len)
 {
 	if (h->bh_nodes)
-		return report_bh_frame_name(h, cc_node, buf, len);
+		return report_bh_frame_name(h, cc_node, true, buf, len);
 	const hist_cc_node *cn = &h->cc_nodes[cc_node];
 	uint32_t loc = cn->loc;
 	const pf_profile *p = h->prof;
@@ -377,7 +377,7 @@ static void print_path(const gctx *g, uint32_t n, bool folded, bool *first)
 		return;
 	print_path(g, h->cc_nodes[n].parent, folded, first);
 	char buf[1024];
-	const char *nm = frame_name(h, n, buf, sizeof(buf));
+	const char *nm = h->bh_nodes ? report_bh_frame_name(h, n, false, buf, sizeof(buf)) : frame_name(h, n, buf, sizeof(buf));
 	if (folded) {
 		if (!*first)
 			fputc(';', g->out);

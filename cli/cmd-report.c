@@ -280,7 +280,7 @@ static int apply_calibration(const char *path, bool exact, pf_load_opts *lo, rep
 
 /* --branch-history: what of it proff does (the rest refused, one line);
  * 0 or the exit code */
-static int branch_history_setup(struct report_args *a, bool exact, bool regular, bool caller)
+static int branch_history_setup(struct report_args *a, bool exact, bool regular)
 {
 	if (exact || a->store || !regular) {
 		cli_errorf("%s: --branch-history: needs a perf.data file with branch stacks (perf record -b)",
@@ -293,14 +293,6 @@ static int branch_history_setup(struct report_args *a, bool exact, bool regular,
 	if (pf_file_branch_stacks(a->input, &by_default, &sampled, &err) == 0 && !sampled) {
 		cli_errorf("%s: Selected --branch-history but no branch data. Did you call perf record without -b?", a->input);
 		return 1;
-	}
-	if (!a->children_set || a->children) {
-		cli_errorf("--branch-history: Children (perf's default) is not done yet; add --no-children (docs/compat/report.md)");
-		return EXIT_USAGE;
-	}
-	if (caller) {
-		cli_errorf("--branch-history: -g caller is not done yet (callee order only)");
-		return EXIT_USAGE;
 	}
 	if (a->sort) {
 		int keys[HIST_MAX_KEYS];
@@ -745,7 +737,7 @@ int cmd_report(int argc, char **argv)
 		}
 	}
 	if (a.branch_history) {
-		int brc = branch_history_setup(&a, exact, regular, caller_set && caller);
+		int brc = branch_history_setup(&a, exact, regular);
 		if (brc) {
 			hist_opts_release(&ho);
 			return brc;
@@ -832,6 +824,7 @@ int cmd_report(int argc, char **argv)
 		return EXIT_USAGE;
 	}
 	lo.inline_root_first = caller_set ? caller : children_wanted;
+	lo.branch_history_caller = caller_set ? caller : children_wanted;
 
 	if (a.header)
 		cli_pager_start("report");
@@ -1026,7 +1019,13 @@ int cmd_report(int argc, char **argv)
 		bool more = false;     /* another event's report to come */
 		for (size_t k = ev + 1; k < prof->nr_events && !more; k++)
 			more = prof->events[k].nr_samples || !kept;
-		/* the stages before the rows the plan chose */
+		/* the stages before the rows the plan chose (the branch history's
+		 * chain srclines first: its rows' twins have perf's callchain text) */
+		if (a.branch_history && pf_bhist_srclines(prof) < 0) {
+			cli_errorf("%s: out of memory", a.input);
+			rc = 1;
+			break;
+		}
 		if (stages.srclines && hist_srclines(prof, (uint32_t)ev, &o, &err) < 0) {
 			cli_error(&err);
 			rc = 1;
@@ -1040,8 +1039,7 @@ int cmd_report(int argc, char **argv)
 			o.cc_min_percent = 0;
 		}
 		int hrc = cli_engine_hist(&ev_eng, prof, (uint32_t)ev, &o, &h, &err);
-		if (hrc >= 0 && a.branch_history && f.cc_mode != CC_NONE &&
-		    (pf_bhist_srclines(prof) < 0 || hist_branch_history_chains(h, &err) < 0)) {
+		if (hrc >= 0 && a.branch_history && f.cc_mode != CC_NONE && hist_branch_history_chains(h, &err) < 0) {
 			if (!err.code)
 				proff_err_set(&err, PROFF_ENOMEM, a.input, 0, "out of memory");
 			hist_free(h);

@@ -111,6 +111,10 @@ static inline unsigned pf_branch_cycles(const pf_branch *b) { return (b->flags >
  * their cycles) or a callchain entry (neither bit) */
 typedef struct pf_bh_entry {
 	uint32_t loc;
+	/* its row's location in Children mode: loc's twin, whose srcline
+	 * is perf's callchain text of it (a symbol's "sym+off" loses the
+	 * symbol: "+off", a row apart from the sample's own "sym+off") */
+	uint32_t row_loc;
 	uint32_t flags;            /* pf_branch's flags | PF_BH_BRANCH | PF_BH_TO */
 	uint32_t iter;
 	uint64_t iter_cycles;
@@ -256,6 +260,7 @@ typedef struct pf_load_opts {
 	 * per raw sample (pf_profile.bh_samples); the sample itself is one of
 	 * its ip alone. The file is read in one part. */
 	bool branch_history;
+	bool branch_history_caller;   /* the chains in caller order (perf's -g caller) */
 } pf_load_opts;
 
 typedef struct pf_profile {
@@ -328,7 +333,8 @@ void pf_profile_free(pf_profile *p);
  * negative proff code when the file cannot be opened (err set). */
 int pf_file_branch_stacks(const char *path, bool *by_default, bool *sampled, proff_error *err);
 /* The srclines of the branch-history chains' locations made (perf labels
- * each chain entry with its source line). 0, or -1 out of memory. */
+ * each chain entry with its source line), and their twins' (perf's
+ * callchain text). Before any other srcline stage. 0, or -1 out of memory. */
 int pf_bhist_srclines(pf_profile *p);
 /* The branch a node stands for in branch mode, NULL for other nodes */
 static inline const pf_branch *pf_node_branch(const pf_profile *p, uint32_t node)

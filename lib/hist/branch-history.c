@@ -98,6 +98,47 @@ static void bh_account(hist_bh_node *s, const pf_bh_entry *e, bool fresh)
 	}
 }
 
+/* the row of location loc (its key values'), PF_NONE if none */
+static uint32_t bh_row(const hist *h, const bh_sig *sig, size_t nrows, uint32_t *row_of, uint32_t loc)
+{
+	if (row_of[loc] == PF_NONE) {
+		bh_sig key;
+		loc_sig(h, loc, key.w);
+		const bh_sig *f = bsearch(&key, sig, nrows, sizeof(*sig), sig_cmp);
+		if (!f)
+			return PF_NONE;
+		row_of[loc] = f->row;
+	}
+	return row_of[loc];
+}
+
+/* chain e[0 .. n) with its period into row r's tree */
+static int bh_add_chain(hist *h, pair_table *child, uint32_t r, const pf_bh_entry *e, uint32_t n, uint64_t period)
+{
+	hist_entry *he = &h->entries[r];
+	if (he->cc_root == PF_NONE && (he->cc_root = bh_new_node(h, PF_NONE, PF_NONE)) == PF_NONE)
+		return -1;
+	uint32_t cur = he->cc_root;
+	for (uint32_t k = 0; k < n; k++) {
+		int inserted;
+		uint32_t *slot = pair_table_find(child, cur, e[k].loc, 1, &inserted);
+		if (!slot)
+			return -1;
+		if (inserted) {
+			uint32_t nn = bh_new_node(h, cur, e[k].loc);
+			if (nn == PF_NONE)
+				return -1;
+			slot = pair_table_find(child, cur, e[k].loc, 0, NULL);
+			*slot = nn;
+		}
+		cur = *slot;
+		bh_account(&h->bh_nodes[cur], &e[k], inserted);
+	}
+	h->cc_nodes[cur].hit += period;
+	h->cc_nodes[cur].count++;
+	return 0;
+}
+
 int hist_branch_history_chains(hist *h, proff_error *err)
 {
 	const pf_profile *p = h->prof;
@@ -105,8 +146,10 @@ int hist_branch_history_chains(hist *h, proff_error *err)
 	bh_sig *sig = malloc((nrows ? nrows : 1) * sizeof(*sig));
 	uint32_t *row_of = malloc((p->nr_locs ? p->nr_locs : 1) * sizeof(*row_of));
 	pair_table child = { 0 };
+	uint32_t *seen = NULL;
+	size_t nseen = 0, cap_seen = 0;
 	int rc = -1;
-	if (!sig || !row_of)
+	if (!sig || !row_of || PF_GROW(seen, cap_seen, 64) < 0)
 		goto out;
 	for (size_t r = 0; r < nrows; r++) {
 		loc_sig(h, h->entries[r].loc, sig[r].w);
@@ -119,36 +162,31 @@ int hist_branch_history_chains(hist *h, proff_error *err)
 		const pf_bh_sample *s = &p->bh_samples[i];
 		if (s->evsel != h->evsel)
 			continue;
-		if (row_of[s->loc] == PF_NONE) {
-			bh_sig key;
-			loc_sig(h, s->loc, key.w);
-			const bh_sig *f = bsearch(&key, sig, nrows, sizeof(*sig), sig_cmp);
-			if (!f)
-				continue;   /* a row merged away: never */
-			row_of[s->loc] = f->row;
-		}
-		hist_entry *e = &h->entries[row_of[s->loc]];
-		if (e->cc_root == PF_NONE && (e->cc_root = bh_new_node(h, PF_NONE, PF_NONE)) == PF_NONE)
+		/* the sample's row gets its whole chain; with Children each
+		 * other row along the chain, at its first entry, the chain from
+		 * there (perf's cumulative entries: once per sample and row) */
+		uint32_t r0 = bh_row(h, sig, nrows, row_of, s->loc);
+		if (r0 == PF_NONE)
+			continue;
+		if (bh_add_chain(h, &child, r0, &p->bh_entries[s->first], s->n, s->period) < 0)
 			goto out;
-		uint32_t cur = e->cc_root;
+		if (!h->opts.children)
+			continue;
+		nseen = 0;
+		seen[nseen++] = r0;
 		for (uint32_t k = 0; k < s->n; k++) {
 			const pf_bh_entry *be = &p->bh_entries[s->first + k];
-			int inserted;
-			uint32_t *slot = pair_table_find(&child, cur, be->loc, 1, &inserted);
-			if (!slot)
+			uint32_t r = bh_row(h, sig, nrows, row_of, be->row_loc);
+			bool dup = r == PF_NONE;
+			for (size_t j = 0; j < nseen && !dup; j++)
+				dup = seen[j] == r;
+			if (dup)
+				continue;
+			if (PF_GROW(seen, cap_seen, nseen + 1) < 0 ||
+			    bh_add_chain(h, &child, r, be, s->n - k, s->period) < 0)
 				goto out;
-			if (inserted) {
-				uint32_t nn = bh_new_node(h, cur, be->loc);
-				if (nn == PF_NONE)
-					goto out;
-				slot = pair_table_find(&child, cur, be->loc, 0, NULL);
-				*slot = nn;
-			}
-			cur = *slot;
-			bh_account(&h->bh_nodes[cur], be, inserted);
+			seen[nseen++] = r;
 		}
-		h->cc_nodes[cur].hit += s->period;
-		h->cc_nodes[cur].count++;
 	}
 	/* children_hit bottom-up (children come after their parents), and the
 	 * sibling lists back in insertion order */
@@ -173,6 +211,7 @@ out:
 		proff_err_set(err, PROFF_ENOMEM, p->path, 0, "out of memory building the branch history");
 	free(sig);
 	free(row_of);
+	free(seen);
 	pair_table_free(&child);
 	return rc;
 }

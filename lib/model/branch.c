@@ -150,21 +150,54 @@ static size_t bh_remove_loops(pd_branch_entry *l, size_t nr, bh_iter *iter)
 	return nr;
 }
 
+/* loc's twin for the rows of chain entries (pf_bh_entry.row_loc): the same
+ * location, its srcline made apart (pf_bhist_srclines) */
+static uint32_t bh_twin(pf_profile *p, uint32_t loc)
+{
+	struct pf_profile_priv *pr = p->priv;
+	int inserted;
+	uint32_t *slot = pair_table_find(&pr->bh_tab, loc, 0, 1, &inserted);
+	if (!slot)
+		return PF_NONE;
+	if (!inserted)
+		return *slot;
+	if (PF_GROW(p->locs, p->cap_locs, p->nr_locs + 1) < 0)
+		return PF_NONE;
+	uint32_t id = (uint32_t)p->nr_locs++;
+	p->locs[id] = p->locs[loc];
+	p->locs[id].srcline = PF_NONE;
+	*slot = id;
+	return id;
+}
+
 static int bh_push(pf_profile *p, uint32_t loc, uint32_t flags, uint32_t iter, uint64_t iter_cycles)
 {
-	if (loc == PF_NONE || PF_GROW(p->bh_entries, p->cap_bh_entries, p->nr_bh_entries + 1) < 0)
+	uint32_t twin = loc != PF_NONE ? bh_twin(p, loc) : PF_NONE;
+	if (twin == PF_NONE || PF_GROW(p->bh_entries, p->cap_bh_entries, p->nr_bh_entries + 1) < 0)
 		return prof_oom(p);
-	p->bh_entries[p->nr_bh_entries++] = (pf_bh_entry){ loc, flags, iter, iter_cycles };
+	p->bh_entries[p->nr_bh_entries++] = (pf_bh_entry){ loc, twin, flags, iter, iter_cycles };
 	return 0;
 }
 
+static int context_mode(uint64_t ip)
+{
+	switch (ip) {
+	case PD_CONTEXT_HV: return PD_CPUMODE_HYPERVISOR;
+	case PD_CONTEXT_KERNEL: return PD_CPUMODE_KERNEL;
+	case PD_CONTEXT_USER: return PD_CPUMODE_USER;
+	default: return -1;
+	}
+}
+
 /* The chain of sample s as perf's callchain resolution makes it with
- * branch stacks and callee order: the branches newest first (loops
- * removed), each its target then its source, resolved as branch addresses
- * are; then the callchain past the entries the branches overlap, short by
- * the number of branches kept (perf's count: with a full branch stack
- * nothing of the callchain is left) */
-static int bh_chain(pf_profile *p, const pthread_ *t, const pd_sample *s)
+ * branch stacks: the branches newest first (caller order: oldest first),
+ * loops removed, each its target then its source, resolved as branch
+ * addresses are; then the callchain short by the number of branches kept
+ * (perf's count: with a full branch stack nothing of it is left) — in
+ * callee order its entries past those the branches overlap, in caller
+ * order its outermost ones, each in its context's cpumode. 1 when perf
+ * drops the chain (an unknown context) */
+static int bh_chain(pf_profile *p, const pthread_ *t, const pd_sample *s, bool caller)
 {
 	const uint64_t *cc = s->callchain;
 	long chain_nr = cc ? (long)s->nr_callchain : 0;
@@ -174,6 +207,10 @@ static int bh_chain(pf_profile *p, const pthread_ *t, const pd_sample *s)
 		pd_branch_entry be[BH_MAX_STACK];
 		bh_iter iter[BH_MAX_STACK];
 		for (size_t i = 0; i < nr; i++) {
+			if (caller) {
+				be[i] = s->branches[nr - i - 1];
+				continue;
+			}
 			be[i] = s->branches[i];
 			if (!cc || first_call >= s->nr_callchain)
 				continue;
@@ -198,18 +235,31 @@ static int bh_chain(pf_profile *p, const pthread_ *t, const pd_sample *s)
 		chain_nr -= (long)nr;
 	}
 	int cpumode = PD_CPUMODE_USER;
+	if (caller && cc) {
+		/* the context of the outermost entry: the last marker */
+		for (long j = (long)s->nr_callchain; --j >= 0;)
+			if (cc[j] >= PD_CONTEXT_MAX) {
+				if ((cpumode = context_mode(cc[j])) < 0)
+					return 1;
+				break;
+			}
+	}
 	size_t nr_entries = 0;
 	for (long i = (long)first_call; i < chain_nr && nr_entries < BH_MAX_STACK; i++) {
-		uint64_t ip = cc[i];
+		long j = caller ? (long)s->nr_callchain - i - 1 : i;
+		uint64_t ip = cc[j];
 		if (ip >= PD_CONTEXT_MAX) {
-			if (ip == PD_CONTEXT_HV)
-				cpumode = PD_CPUMODE_HYPERVISOR;
-			else if (ip == PD_CONTEXT_KERNEL)
-				cpumode = PD_CPUMODE_KERNEL;
-			else if (ip == PD_CONTEXT_USER)
-				cpumode = PD_CPUMODE_USER;
-			else
+			if (caller) {
+				/* the entries before it are in the context before it */
+				for (long k = j; --k >= 0;)
+					if (cc[k] >= PD_CONTEXT_MAX) {
+						if ((cpumode = context_mode(cc[k])) < 0)
+							return 1;
+						break;
+					}
+			} else if ((cpumode = context_mode(ip)) < 0) {
 				return 1;       /* perf drops the chain it has made (the caller) */
+			}
 			continue;
 		}
 		nr_entries++;
@@ -222,24 +272,33 @@ static int bh_chain(pf_profile *p, const pthread_ *t, const pd_sample *s)
 
 int prof_bhist_sample(pf_profile *p, const pthread_ *t, const pd_sample *s, uint32_t thread, uint32_t cpu)
 {
+	struct pf_profile_priv *pr = p->priv;
 	pd_sample one = *s;
 	one.callchain = NULL;
 	one.nr_callchain = 0;
 	uint32_t leaf = prof_ip_leaf(p, t, s);
-	int rc = prof_sample_add(p, &one, thread, cpu, leaf);
-	if (rc)
-		return rc;
-	if (PF_GROW(p->bh_samples, p->cap_bh_samples, p->nr_bh_samples + 1) < 0)
+	if (leaf == PF_NONE || PF_GROW(p->bh_samples, p->cap_bh_samples, p->nr_bh_samples + 1) < 0)
 		return prof_oom(p);
+	uint32_t loc = p->nodes[leaf].loc;
 	size_t first = p->nr_bh_entries;
-	rc = bh_chain(p, t, s);
+	int rc = bh_chain(p, t, s, pr->opts.branch_history_caller);
 	if (rc < 0)
 		return rc;
 	if (rc > 0)
 		p->nr_bh_entries = first;
-	p->bh_samples[p->nr_bh_samples++] = (pf_bh_sample){
-		(uint32_t)s->evsel, p->nodes[leaf].loc, (uint32_t)(p->nr_bh_entries - first), thread, first, s->period
-	};
+	uint32_t n = (uint32_t)(p->nr_bh_entries - first);
+	/* the sample's stack: its ip under the chain's rows' twins (Children
+	 * counts a sample once in each distinct row along it, as perf) */
+	if (n) {
+		uint32_t node = 0;
+		for (size_t k = p->nr_bh_entries; k-- > first && node != PF_NONE;)
+			node = prof_node_child(p, node, p->bh_entries[k].row_loc);
+		leaf = node != PF_NONE ? prof_node_child(p, node, loc) : PF_NONE;
+	}
+	rc = prof_sample_add(p, &one, thread, cpu, leaf);
+	if (rc)
+		return rc;
+	p->bh_samples[p->nr_bh_samples++] = (pf_bh_sample){ (uint32_t)s->evsel, loc, n, thread, first, s->period };
 	return 0;
 }
 
@@ -252,5 +311,24 @@ int pf_bhist_srclines(pf_profile *p)
 		want[p->bh_entries[i].loc] = 1;
 	int rc = pf_locs_srclines(p, want);
 	free(want);
+	/* the twins: perf's callchain srcline, asked without the symbol */
+	for (size_t i = 0; i < p->nr_bh_entries && !rc; i++) {
+		const pf_loc *l = &p->locs[p->bh_entries[i].loc];
+		pf_loc *tw = &p->locs[p->bh_entries[i].row_loc];
+		if (tw->srcline != PF_NONE)
+			continue;
+		tw->srcline = l->srcline;
+		if (l->sym == PF_NONE || l->srcline == PF_NONE)
+			continue;
+		const char *sl = pf_str(p, l->srcline), *name = pf_str(p, p->syms[l->sym].name);
+		size_t n = strlen(name);
+		if (strncmp(sl, name, n) || sl[n] != '+')
+			continue;
+		int64_t id = pf_strtab_intern(&p->strs, sl + n, strlen(sl + n));
+		if (id < 0)
+			rc = -1;
+		else
+			tw->srcline = (uint32_t)id;
+	}
 	return rc;
 }

@@ -76,6 +76,7 @@ void prof_release_tables(struct pf_profile_priv *pr)
 	pair_table_free(&pr->loc_tab);
 	pair_table_free(&pr->sym_tab);
 	pair_table_free(&pr->br_tab);
+	pair_table_free(&pr->bh_tab);
 	u32x2_table_free(&pr->node_tab);
 	free(pr->phash);
 	pr->phash = NULL;

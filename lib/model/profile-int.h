@@ -74,6 +74,7 @@ struct pf_profile_priv {
 	pair_table sym_tab;      /* (dso, start) -> sym */
 	u32x2_table node_tab;    /* (parent, loc) -> node, hashed by path (trie_hash) */
 	pair_table br_tab;       /* branch mode: (from, to << 32 | flags) -> branch (branch.c) */
+	pair_table bh_tab;       /* branch history: location -> its chain-entry twin (branch.c) */
 	uint32_t *phash; size_t cap_phash;   /* node -> its hash in node_tab */
 	struct raw_slot *raw_s; size_t raw_cap, raw_len;   /* raw stacks: hash table of record refs */
 	uint8_t **raw_chunks; size_t nraw_chunks, cap_raw_chunks;   /* raw-stack records (stack_of) */

@@ -1037,6 +1037,7 @@ int cmd_report(int argc, char **argv)
 			/* rows of the samples' ips; the chains are the branch history's */
 			o.callchain = false;
 			o.cc_min_percent = 0;
+			o.order_early = false;      /* perf's order reads the chains' depths */
 		}
 		int hrc = cli_engine_hist(&ev_eng, prof, (uint32_t)ev, &o, &h, &err);
 		if (hrc >= 0 && a.branch_history && f.cc_mode != CC_NONE && hist_branch_history_chains(h, &err) < 0) {

@@ -118,6 +118,8 @@ static int bh_add_chain(hist *h, pair_table *child, uint32_t r, const pf_bh_entr
 	hist_entry *he = &h->entries[r];
 	if (he->cc_root == PF_NONE && (he->cc_root = bh_new_node(h, PF_NONE, PF_NONE)) == PF_NONE)
 		return -1;
+	if (n > he->max_depth)
+		he->max_depth = n;      /* perf's tie rule (callers first) reads it */
 	uint32_t cur = he->cc_root;
 	for (uint32_t k = 0; k < n; k++) {
 		int inserted;
@@ -155,6 +157,7 @@ int hist_branch_history_chains(hist *h, proff_error *err)
 		loc_sig(h, h->entries[r].loc, sig[r].w);
 		sig[r].row = (uint32_t)r;
 		h->entries[r].cc_root = PF_NONE;
+		h->entries[r].max_depth = 0;
 	}
 	qsort(sig, nrows, sizeof(*sig), sig_cmp);
 	memset(row_of, 0xff, (p->nr_locs ? p->nr_locs : 1) * sizeof(*row_of));
@@ -205,6 +208,7 @@ int hist_branch_history_chains(hist *h, proff_error *err)
 		}
 		h->cc_nodes[i].first_child = head;
 	}
+	h->opts.callchain = true;   /* the rows have trees now */
 	rc = 0;
 out:
 	if (rc)

@@ -288,11 +288,18 @@ int prof_bhist_sample(pf_profile *p, const pthread_ *t, const pd_sample *s, uint
 		p->nr_bh_entries = first;
 	uint32_t n = (uint32_t)(p->nr_bh_entries - first);
 	/* the sample's stack: its ip under the chain's rows' twins (Children
-	 * counts a sample once in each distinct row along it, as perf) */
+	 * counts a sample once in each distinct row along it, as perf). The
+	 * engine meets a stack's rows in perf's cursor order — from the leaf
+	 * in callee order, from the root in caller order — and perf makes
+	 * the rows in the chain's order: the chain leaf first in callee order,
+	 * root first in caller order */
 	if (n) {
 		uint32_t node = 0;
-		for (size_t k = p->nr_bh_entries; k-- > first && node != PF_NONE;)
+		bool caller = pr->opts.branch_history_caller;
+		for (size_t i = 0; i < n && node != PF_NONE; i++) {
+			size_t k = caller ? first + i : p->nr_bh_entries - 1 - i;
 			node = prof_node_child(p, node, p->bh_entries[k].row_loc);
+		}
 		leaf = node != PF_NONE ? prof_node_child(p, node, loc) : PF_NONE;
 	}
 	rc = prof_sample_add(p, &one, thread, cpu, leaf);

@@ -325,6 +325,16 @@ int pf_bhist_srclines(pf_profile *p)
 		if (tw->srcline != PF_NONE)
 			continue;
 		tw->srcline = l->srcline;
+		if (l->dso == PF_NONE) {
+			/* perf has no callchain srcline without a map: the row's,
+			 * made on use, is its unknown one */
+			int64_t id = pf_strtab_intern(&p->strs, "??:0", 4);
+			if (id < 0)
+				rc = -1;
+			else
+				tw->srcline = (uint32_t)id;
+			continue;
+		}
 		if (l->sym == PF_NONE || l->srcline == PF_NONE)
 			continue;
 		const char *sl = pf_str(p, l->srcline), *name = pf_str(p, p->syms[l->sym].name);

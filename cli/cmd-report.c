@@ -287,6 +287,11 @@ static int branch_history_setup(struct report_args *a, bool exact, bool regular)
 			   a->store ? a->store : a->input);
 		return EXIT_USAGE;
 	}
+	if (a->max_stack >= 0) {
+		/* perf's --max-stack also cuts the branch stack: not done */
+		cli_errorf("--branch-history: --max-stack is not done yet");
+		return EXIT_USAGE;
+	}
 	bool by_default = false, sampled = false;
 	proff_error err;
 	proff_err_clear(&err);

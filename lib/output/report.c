@@ -281,7 +281,9 @@ static bool graph_children(const gctx *g, uint32_t parent_end, uint64_t total, i
 			}
 			rem_count = pc - cumul_cnt;
 		}
-		graph_entry(g, PF_NONE, "[...]", depth, new_mask, 0, total, lm, remaining, rem_count);
+		/* --branch-history: the line's pseudo-entry has no branch counts */
+		graph_entry(g, PF_NONE, h->bh_nodes ? "[...] (calltrace)" : "[...]", depth, new_mask, 0, total, lm,
+			    remaining, rem_count);
 	}
 	free(kids);
 	return nk > 0;

@@ -77,27 +77,31 @@ for g in "${gens[@]}"; do
 	cmp_report "$F" -s srcline_to,mispredict
 done
 
-# 4. --branch-history (--no-children): each row's callchain is its samples'
-# branch stacks (newest first, loops removed, each branch's target and
-# source with perf's predicted/cycles/iter counts) then what perf leaves of
-# the callchain; nodes by address, "sym file:line"
+# 4. --branch-history: each row's callchain is its samples' branch stacks
+# (loops removed, each branch's target and source with perf's
+# predicted/cycles/iter counts) then what perf leaves of the callchain;
+# nodes by address ("sym file:line"); Children (perf's default, caller
+# order: a chain entry's row keyed by perf's callchain srcline) and not
 for g in "${gens[@]}"; do
 	F=$TMP/$g.data
+	cmp_report "$F" --branch-history
+	cmp_report "$F" --branch-history -g callee
+	cmp_report "$F" --branch-history -g fractal,0.5,caller,count
+	cmp_report "$F" --branch-history -g folded,0,callee
+	cmp_report "$F" --branch-history -s sym -n
+	cmp_report "$F" --branch-history -s dso,sym --percent-limit 1
 	cmp_report "$F" --branch-history --no-children
+	cmp_report "$F" --branch-history --no-children -g caller
 	cmp_report "$F" --branch-history --no-children -g fractal
 	cmp_report "$F" --branch-history --no-children -g flat,0
-	cmp_report "$F" --branch-history --no-children -g folded,0,callee
 	cmp_report "$F" --branch-history --no-children -g graph,0.5,3,callee,branch
-	cmp_report "$F" --branch-history --no-children -s sym -n
-	cmp_report "$F" --branch-history --no-children -s dso,sym --percent-limit 2
 done
-expect_exit "--branch-history without branch stacks exits 1" 1 "$PROFF" report -i "$TMP/a.data" --branch-history --no-children
+expect_exit "--branch-history without branch stacks exits 1" 1 "$PROFF" report -i "$TMP/a.data" --branch-history
 if grep -q "Selected --branch-history but no branch data" "$TMP/ee.err"; then ok "--branch-history error message"
 else not_ok "--branch-history error message"; sed 's/^/#   /' "$TMP/ee.err" | head -3; fi
-# what is not done is refused with one line: Children, -g caller, other keys
-expect_exit "--branch-history with Children exits 129" 129 "$PROFF" report -i "$TMP/mkbranch.data" --branch-history
-expect_exit "--branch-history -g caller exits 129" 129 "$PROFF" report -i "$TMP/mkbranch.data" --branch-history --no-children -g caller
-expect_exit "--branch-history -s comm exits 129" 129 "$PROFF" report -i "$TMP/mkbranch.data" --branch-history --no-children -s comm,sym
+# what is not done is refused with one line: --max-stack, other keys
+expect_exit "--branch-history --max-stack exits 129" 129 "$PROFF" report -i "$TMP/mkbranch.data" --branch-history --max-stack 5
+expect_exit "--branch-history -s comm exits 129" 129 "$PROFF" report -i "$TMP/mkbranch.data" --branch-history -s comm,sym
 
 # a pipe: branch mode with -b (perf has no header feature to go by there)
 if perf inject -i "$TMP/mkbranch.data" -o - > "$TMP/br.pipe" 2>/dev/null; then

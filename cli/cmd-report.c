@@ -139,7 +139,7 @@ static const opt_def options[] = {
 	{ 'G', "inverted", O_BOOL, F(inverted), NULL, "alias for caller-based call graph", 0, NULL, 0 },
 	{ 0, "max-stack", O_INT, F(max_stack), "N", "limit the callchain depth", 0, NULL, 0 },
 	{ 'b', "branch-stack", O_CALLBACK, 0, NULL, "rows of branches from the samples' branch stacks (the default when every event has them; --no-branch-stack: rows of samples)", PO_NOARG, opt_branch, 0 },
-	{ 0, "branch-history", O_BOOL, F(branch_history), NULL, "callchains of the branch stacks (newest first, each branch's target and source, with their predicted/cycles/loop counts) before the callchain; rows by srcline,symbol,dso (--no-children only)", 0, NULL, 0 },
+	{ 0, "branch-history", O_BOOL, F(branch_history), NULL, "callchains of the branch stacks (each branch's target and source, with their predicted/cycles/loop counts) before the callchain, entries by address; rows by srcline,symbol,dso", 0, NULL, 0 },
 	{ 's', "sort", O_STR, F(sort), "KEYS", "sort by these keys (SORT KEYS in proff-report(1); proff --list-values sort)", 0, NULL, 0 },
 	{ 'F', "fields", O_STR, F(fields), "FIELDS", "the output fields, in order: overhead columns (overhead, overhead_children, sample, period, overhead_sys, ...) and sort keys", 0, NULL, 0 },
 	{ 'p', "parent", O_STR, F(parent), "REGEX", "regex filter to identify the parent (default ^sys_|^do_page_fault)", 0, NULL, 0 },

@@ -116,6 +116,8 @@ static uint32_t bh_row(const hist *h, const bh_sig *sig, size_t nrows, uint32_t 
 static int bh_add_chain(hist *h, pair_table *child, uint32_t r, const pf_bh_entry *e, uint32_t n, uint64_t period)
 {
 	hist_entry *he = &h->entries[r];
+	if (!n)
+		return 0;               /* perf appends no empty chain */
 	if (he->cc_root == PF_NONE && (he->cc_root = bh_new_node(h, PF_NONE, PF_NONE)) == PF_NONE)
 		return -1;
 	if (n > he->max_depth)
@@ -171,14 +173,15 @@ int hist_branch_history_chains(hist *h, proff_error *err)
 		uint32_t r0 = bh_row(h, sig, nrows, row_of, s->loc);
 		if (r0 == PF_NONE)
 			continue;
-		if (bh_add_chain(h, &child, r0, &p->bh_entries[s->first], s->n, s->period) < 0)
+		const pf_bh_entry *chain = s->n ? &p->bh_entries[s->first] : NULL;
+		if (bh_add_chain(h, &child, r0, chain, s->n, s->period) < 0)
 			goto out;
 		if (!h->opts.children)
 			continue;
 		nseen = 0;
 		seen[nseen++] = r0;
 		for (uint32_t k = 0; k < s->n; k++) {
-			const pf_bh_entry *be = &p->bh_entries[s->first + k];
+			const pf_bh_entry *be = &chain[k];
 			uint32_t r = bh_row(h, sig, nrows, row_of, be->row_loc);
 			bool dup = r == PF_NONE;
 			for (size_t j = 0; j < nseen && !dup; j++)

@@ -397,7 +397,8 @@ static void print_flat(const gctx *g, const hist_entry *e, bool folded)
 	size_t nv = 0, cap = 0;
 	uint64_t min_hit = (uint64_t)((double)g->total * (g->f->cc_threshold / 100.0));
 	collect_flat(h, e->cc_root, min_hit, &v, &nv, &cap);
-	qsort(v, nv, sizeof(*v), flat_cmp);
+	if (nv)
+		qsort(v, nv, sizeof(*v), flat_cmp);
 	for (size_t i = 0; i < nv; i++) {
 		uint32_t n = v[i].node;
 		if (folded) {

@@ -131,11 +131,19 @@ typedef struct hist_cc_node {
  * callchain_list counts) */
 typedef struct hist_bh_node {
 	uint64_t branch_count;             /* entries of branches that made or matched it */
-	uint64_t predicted, abort, typed;  /* of those that were a branch's target */
+	uint64_t predicted, abort;         /* of those that were a branch's target */
+	/* the targets' branch types seen (perf's branch_type_stat, of which
+	 * it prints what is non-zero): bit t for type t (PERF_BR_*), and
+	 * HIST_BH_COND_FWD ... HIST_BH_CROSS_2M */
+	uint32_t types;
 	uint64_t cycles, iter, iter_cycles;/* of those that were a branch's source */
 	uint64_t from_count;               /* sources that matched it (not the one that made it) */
 	bool to;                           /* the last branch entry was a target */
 } hist_bh_node;
+#define HIST_BH_COND_FWD (1u << 16)
+#define HIST_BH_COND_BWD (1u << 17)
+#define HIST_BH_CROSS_4K (1u << 18)
+#define HIST_BH_CROSS_2M (1u << 19)
 
 typedef struct hist {
 	const pf_profile *prof;

@@ -119,6 +119,13 @@ typedef struct pf_bh_entry {
 	uint32_t iter;
 	uint64_t iter_cycles;
 } pf_bh_entry;
+/* a typed target's geometry (perf's branch type statistics): the branch
+ * went forward, crossed a 2 MiB or (else) a 4 KiB boundary; PF_BH_NO_FROM:
+ * its source address was 0 (perf counts no type then) */
+#define PF_BH_FWD      (1u << 24)
+#define PF_BH_CROSS_2M (1u << 25)
+#define PF_BH_CROSS_4K (1u << 26)
+#define PF_BH_NO_FROM  (1u << 27)
 #define PF_BH_BRANCH (1u << 30)
 #define PF_BH_TO     (1u << 31)
 typedef struct pf_bh_sample {

@@ -88,7 +88,14 @@ static void bh_account(hist_bh_node *s, const pf_bh_entry *e, bool fresh)
 		s->to = true;
 		s->predicted += (e->flags & PF_BR_PREDICTED) != 0;
 		s->abort += (e->flags & PF_BR_ABORT) != 0;
-		s->typed += ((e->flags >> 20) & 0xf) != 0;
+		unsigned type = (e->flags >> 20) & 0xf;
+		if (type && !(e->flags & PF_BH_NO_FROM)) {
+			s->types |= 1u << type;
+			if (type == 1)          /* PERF_BR_COND */
+				s->types |= e->flags & PF_BH_FWD ? HIST_BH_COND_FWD : HIST_BH_COND_BWD;
+			s->types |= e->flags & PF_BH_CROSS_2M ? HIST_BH_CROSS_2M :
+				    e->flags & PF_BH_CROSS_4K ? HIST_BH_CROSS_4K : 0;
+		}
 	} else {
 		s->to = false;
 		s->cycles += cycles;

@@ -224,7 +224,11 @@ static int bh_chain(pf_profile *p, const pthread_ *t, const pd_sample *s, bool c
 		nr = bh_remove_loops(be, nr, iter);
 		for (size_t i = 0; i < nr; i++) {
 			uint32_t fl = (uint32_t)(be[i].flags & BR_FLAG_BITS) | PF_BH_BRANCH;
-			int rc = bh_push(p, branch_loc(p, t, be[i].to), fl | PF_BH_TO, 0, 0);
+			uint64_t from = be[i].from, to = be[i].to;
+			uint32_t geo = (to > from ? PF_BH_FWD : 0) | (from == 0 ? PF_BH_NO_FROM : 0) |
+				       ((from >> 21) != (to >> 21) ? PF_BH_CROSS_2M :
+					(from >> 12) != (to >> 12) ? PF_BH_CROSS_4K : 0);
+			int rc = bh_push(p, branch_loc(p, t, to), fl | PF_BH_TO | geo, 0, 0);
 			if (!rc)
 				rc = bh_push(p, branch_loc(p, t, be[i].from), fl, iter[i].n, iter[i].cycles);
 			if (rc)

@@ -45,6 +45,27 @@ static size_t bh_counts(const hist_bh_node *s, char *buf, size_t len, size_t at)
 	if (!s->branch_count)
 		return put(buf, len, at, " (calltrace)");
 	if (s->to) {
+		if (s->types & 0xffff) {
+			/* perf's branch_type_str: conditional ones by direction,
+			 * the other types by name, then the boundaries crossed */
+			static const char *const names[16] = {
+				"N/A", "COND", "UNCOND", "IND", "CALL", "IND_CALL", "RET", "SYSCALL", "SYSRET",
+				"COND_CALL", "COND_RET", "ERET", "IRQ", "SERROR", "NO_TX", "EXTEND_ABI",
+			};
+			at = put(buf, len, at, " (");
+			if (s->types & HIST_BH_COND_FWD)
+				at = put(buf, len, at, "%sCOND_FWD", parts++ ? " " : "");
+			if (s->types & HIST_BH_COND_BWD)
+				at = put(buf, len, at, "%sCOND_BWD", parts++ ? " " : "");
+			for (unsigned t = 0; t < 16; t++)
+				if (t != 1 && (s->types & (1u << t)))
+					at = put(buf, len, at, "%s%s", parts++ ? " " : "", names[t]);
+			if (s->types & HIST_BH_CROSS_4K)
+				at = put(buf, len, at, "%sCROSS_4K", parts++ ? " " : "");
+			if (s->types & HIST_BH_CROSS_2M)
+				at = put(buf, len, at, "%sCROSS_2M", parts++ ? " " : "");
+			parts = 1;
+		}
 		if (s->predicted < s->branch_count)
 			at = put(buf, len, at, "%spredicted:%.1f%%", parts++ ? " " : " (",
 				 (double)s->predicted * 100 / (double)s->branch_count);

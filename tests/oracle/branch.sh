@@ -99,6 +99,14 @@ for g in "${gens[@]}"; do
 	cmp_report "$F" --branch-history --no-children -g flat,0
 	cmp_report "$F" --branch-history --no-children -g graph,0.5,3,callee,branch
 done
+# mispredicted, aborted and typed branches (perf's predicted/abort shares and
+# its branch type statistics: COND_BWD, CALL, RET, ... at a target)
+if python3 "$ROOT/tests/tools/mkbranch.py" "$TMP/a.data" "$TMP/mix.data" --seed 1 --flags-mix --types; then
+	cmp_report "$TMP/mix.data" --branch-history
+	cmp_report "$TMP/mix.data" --branch-history --no-children -g callee,0.5,5
+else
+	not_ok "mkbranch.py --flags-mix --types"
+fi
 expect_exit "--branch-history without branch stacks exits 1" 1 "$PROFF" report -i "$TMP/a.data" --branch-history
 if grep -q "Selected --branch-history but no branch data" "$TMP/ee.err"; then ok "--branch-history error message"
 else not_ok "--branch-history error message"; sed 's/^/#   /' "$TMP/ee.err" | head -3; fi

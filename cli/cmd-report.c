@@ -282,7 +282,7 @@ static int apply_calibration(const char *path, bool exact, pf_load_opts *lo, rep
  * 0 or the exit code */
 static int branch_history_setup(struct report_args *a, bool exact, bool regular)
 {
-	if (exact || a->store || !regular) {
+	if (exact || a->store) {
 		cli_errorf("%s: --branch-history: needs a perf.data file with branch stacks (perf record -b)",
 			   a->store ? a->store : a->input);
 		return EXIT_USAGE;
@@ -295,7 +295,8 @@ static int branch_history_setup(struct report_args *a, bool exact, bool regular)
 	bool by_default = false, sampled = false;
 	proff_error err;
 	proff_err_clear(&err);
-	if (pf_file_branch_stacks(a->input, &by_default, &sampled, &err) == 0 && !sampled) {
+	/* a pipe or a FIFO is not probed (the probe would consume it) */
+	if (regular && pf_file_branch_stacks(a->input, &by_default, &sampled, &err) == 0 && !sampled) {
 		cli_errorf("%s: Selected --branch-history but no branch data. Did you call perf record without -b?", a->input);
 		return 1;
 	}
@@ -741,6 +742,7 @@ int cmd_report(int argc, char **argv)
 			return 1;
 		}
 	}
+	bool bh_pipe = false;
 	if (a.branch_history) {
 		int brc = branch_history_setup(&a, exact, regular);
 		if (brc) {
@@ -749,6 +751,16 @@ int cmd_report(int argc, char **argv)
 		}
 		branch = false;
 		lo.branch_history = true;
+		/* perf reads a pipe's branch stacks without the header's feature:
+		 * no branch counts printed, and Children off (its order stays
+		 * Children's, caller) */
+		bh_pipe = !regular;
+		if (bh_pipe && !a.children_set) {
+			a.children_set = true;
+			a.children = false;
+			if (!caller_set)
+				caller_set = caller = true;
+		}
 		if (!a.sort)
 			a.sort = "srcline,symbol,dso";
 	}
@@ -1045,7 +1057,9 @@ int cmd_report(int argc, char **argv)
 			o.order_early = false;      /* perf's order reads the chains' depths */
 		}
 		int hrc = cli_engine_hist(&ev_eng, prof, (uint32_t)ev, &o, &h, &err);
-		if (hrc >= 0 && a.branch_history && f.cc_mode != CC_NONE && hist_branch_history_chains(h, &err) < 0) {
+		if (hrc >= 0 && a.branch_history && f.cc_mode != CC_NONE && hist_branch_history_chains(h, &err) == 0)
+			h->bh_no_counts = bh_pipe;
+		else if (hrc >= 0 && a.branch_history && f.cc_mode != CC_NONE) {
 			if (!err.code)
 				proff_err_set(&err, PROFF_ENOMEM, a.input, 0, "out of memory");
 			hist_free(h);

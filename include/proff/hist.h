@@ -166,6 +166,7 @@ typedef struct hist {
 	/* --branch-history: per callchain node its branch statistics (nodes
 	 * are then locations, printed with their source line); NULL otherwise */
 	hist_bh_node *bh_nodes; size_t cap_bh_nodes;
+	bool bh_no_counts;                  /* print the nodes without their counts (perf on a pipe) */
 	uint32_t label_key;                 /* label:NAME's string id (PF_NONE: no label key) */
 	struct hist_priv *priv;
 	struct hist_order *order;           /* perf's row order, computed ahead (hist_order_start) */

@@ -50,7 +50,7 @@ static size_t nr_children(const hist *h, uint32_t n)
 static const char *frame_name(const hist *h, uint32_t cc_node, char *buf, size_t len)
 {
 	if (h->bh_nodes)
-		return report_bh_frame_name(h, cc_node, true, buf, len);
+		return report_bh_frame_name(h, cc_node, !h->bh_no_counts, buf, len);
 	const hist_cc_node *cn = &h->cc_nodes[cc_node];
 	uint32_t loc = cn->loc;
 	const pf_profile *p = h->prof;
@@ -282,7 +282,7 @@ static bool graph_children(const gctx *g, uint32_t parent_end, uint64_t total, i
 			rem_count = pc - cumul_cnt;
 		}
 		/* --branch-history: the line's pseudo-entry has no branch counts */
-		graph_entry(g, PF_NONE, h->bh_nodes ? "[...] (calltrace)" : "[...]", depth, new_mask, 0, total, lm,
+		graph_entry(g, PF_NONE, h->bh_nodes && !h->bh_no_counts ? "[...] (calltrace)" : "[...]", depth, new_mask, 0, total, lm,
 			    remaining, rem_count);
 	}
 	free(kids);

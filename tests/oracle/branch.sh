@@ -119,6 +119,11 @@ if perf inject -i "$TMP/mkbranch.data" -o - > "$TMP/br.pipe" 2>/dev/null; then
 	perf report -i - --stdio -b < "$TMP/br.pipe" 2>/dev/null | strip_tip > "$TMP/perf.out"
 	"$PROFF" report -i - -b < "$TMP/br.pipe" 2>"$TMP/proff.err" | strip_tip > "$TMP/proff.out"
 	check_same "branch report: a pipe, -b" "$TMP/perf.out" "$TMP/proff.out"
+	# --branch-history on a pipe: perf prints no branch counts there (no
+	# header feature) and no Children
+	perf report -i - --stdio --branch-history < "$TMP/br.pipe" 2>/dev/null | strip_tip > "$TMP/perf.out"
+	"$PROFF" report -i - --branch-history < "$TMP/br.pipe" 2>"$TMP/proff.err" | strip_tip > "$TMP/proff.out"
+	check_same "branch report: a pipe, --branch-history" "$TMP/perf.out" "$TMP/proff.out"
 else
 	not_ok "perf inject -o - (a pipe of the branch data)"
 fi

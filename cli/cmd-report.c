@@ -287,11 +287,6 @@ static int branch_history_setup(struct report_args *a, bool exact, bool regular)
 			   a->store ? a->store : a->input);
 		return EXIT_USAGE;
 	}
-	if (a->max_stack >= 0) {
-		/* perf's --max-stack also cuts the branch stack: not done */
-		cli_errorf("--branch-history: --max-stack is not done yet");
-		return EXIT_USAGE;
-	}
 	bool by_default = false, sampled = false;
 	proff_error err;
 	proff_err_clear(&err);
@@ -755,6 +750,10 @@ int cmd_report(int argc, char **argv)
 		 * no branch counts printed, and Children off (its order stays
 		 * Children's, caller) */
 		bh_pipe = !regular;
+		/* --max-stack cuts the chains as the loader makes them (perf's) */
+		lo.branch_history_max_stack = a.max_stack;
+		ho.max_stack = 0;
+		ho.no_chain = false;
 		if (bh_pipe && !a.children_set) {
 			a.children_set = true;
 			a.children = false;

@@ -268,6 +268,9 @@ typedef struct pf_load_opts {
 	 * its ip alone. The file is read in one part. */
 	bool branch_history;
 	bool branch_history_caller;   /* the chains in caller order (perf's -g caller) */
+	/* perf's --max-stack for the chains: the branches kept at most, and
+	 * the callchain entries at most; -1: perf's default, 127 */
+	int branch_history_max_stack;
 } pf_load_opts;
 
 typedef struct pf_profile {

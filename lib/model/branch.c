@@ -197,18 +197,19 @@ static int context_mode(uint64_t ip)
  * callee order its entries past those the branches overlap, in caller
  * order its outermost ones, each in its context's cpumode. 1 when perf
  * drops the chain (an unknown context) */
-static int bh_chain(pf_profile *p, const pthread_ *t, const pd_sample *s, bool caller)
+static int bh_chain(pf_profile *p, const pthread_ *t, const pd_sample *s, bool caller, size_t max_stack)
 {
 	const uint64_t *cc = s->callchain;
 	long chain_nr = cc ? (long)s->nr_callchain : 0;
 	size_t first_call = 0;
 	if (s->nr_branches <= BH_MAX_STACK) {
-		size_t nr = (size_t)s->nr_branches;
+		size_t nr = (size_t)s->nr_branches < max_stack ? (size_t)s->nr_branches : max_stack;
 		pd_branch_entry be[BH_MAX_STACK];
 		bh_iter iter[BH_MAX_STACK];
 		for (size_t i = 0; i < nr; i++) {
 			if (caller) {
-				be[i] = s->branches[nr - i - 1];
+				/* (perf's: of the whole stack, the last nr) */
+				be[i] = s->branches[s->nr_branches - i - 1];
 				continue;
 			}
 			be[i] = s->branches[i];
@@ -249,7 +250,7 @@ static int bh_chain(pf_profile *p, const pthread_ *t, const pd_sample *s, bool c
 			}
 	}
 	size_t nr_entries = 0;
-	for (long i = (long)first_call; i < chain_nr && nr_entries < BH_MAX_STACK; i++) {
+	for (long i = (long)first_call; i < chain_nr && nr_entries < max_stack; i++) {
 		long j = caller ? (long)s->nr_callchain - i - 1 : i;
 		uint64_t ip = cc[j];
 		if (ip >= PD_CONTEXT_MAX) {
@@ -285,7 +286,8 @@ int prof_bhist_sample(pf_profile *p, const pthread_ *t, const pd_sample *s, uint
 		return prof_oom(p);
 	uint32_t loc = p->nodes[leaf].loc;
 	size_t first = p->nr_bh_entries;
-	int rc = bh_chain(p, t, s, pr->opts.branch_history_caller);
+	int ms = pr->opts.branch_history_max_stack;
+	int rc = bh_chain(p, t, s, pr->opts.branch_history_caller, ms < 0 ? BH_MAX_STACK : (size_t)ms);
 	if (rc < 0)
 		return rc;
 	if (rc > 0)

@@ -42,6 +42,7 @@ void pf_load_opts_init(pf_load_opts *o)
 {
 	memset(o, 0, sizeof(*o));
 	o->use_callchain = true;
+	o->branch_history_max_stack = -1;
 }
 
 int prof_oom(pf_profile *p)

@@ -107,7 +107,7 @@ static inline unsigned pf_branch_cycles(const pf_branch *b) { return (b->flags >
 
 /* Branch history: one entry of a sample's chain (perf's callchain cursor
  * node) — a branch's target (PF_BH_TO: flags, the branch's), its source
- * (flags; iter, iter_cycles: the loop iterations removed before it and
+ * (flags; iter: the loop iterations removed before it and
  * their cycles) or a callchain entry (neither bit) */
 typedef struct pf_bh_entry {
 	uint32_t loc;
@@ -116,9 +116,12 @@ typedef struct pf_bh_entry {
 	 * symbol: "+off", a row apart from the sample's own "sym+off") */
 	uint32_t row_loc;
 	uint32_t flags;            /* pf_branch's flags | PF_BH_BRANCH | PF_BH_TO */
+	/* a source's loop iterations removed before it (perf counts at most
+	 * 127 branches: 7 bits) << 24 | their cycles (at most 127 * 65535) */
 	uint32_t iter;
-	uint64_t iter_cycles;
-} pf_bh_entry;
+} pf_bh_entry;                 /* 16 bytes: one per branch end of every sample */
+static inline unsigned pf_bh_iter(const pf_bh_entry *e) { return e->iter >> 24; }
+static inline unsigned pf_bh_iter_cycles(const pf_bh_entry *e) { return e->iter & 0xffffff; }
 /* a typed target's geometry (perf's branch type statistics): the branch
  * went forward, crossed a 2 MiB or (else) a 4 KiB boundary; PF_BH_NO_FROM:
  * its source address was 0 (perf counts no type then) */

@@ -99,8 +99,8 @@ static void bh_account(hist_bh_node *s, const pf_bh_entry *e, bool fresh)
 	} else {
 		s->to = false;
 		s->cycles += cycles;
-		s->iter += e->iter;
-		s->iter_cycles += e->iter_cycles;
+		s->iter += pf_bh_iter(e);
+		s->iter_cycles += pf_bh_iter_cycles(e);
 		s->from_count += !fresh;
 	}
 }

@@ -175,7 +175,8 @@ static int bh_push(pf_profile *p, uint32_t loc, uint32_t flags, uint32_t iter, u
 	uint32_t twin = loc != PF_NONE ? bh_twin(p, loc) : PF_NONE;
 	if (twin == PF_NONE || PF_GROW(p->bh_entries, p->cap_bh_entries, p->nr_bh_entries + 1) < 0)
 		return prof_oom(p);
-	p->bh_entries[p->nr_bh_entries++] = (pf_bh_entry){ loc, twin, flags, iter, iter_cycles };
+	p->bh_entries[p->nr_bh_entries++] = (pf_bh_entry){ loc, twin, flags,
+		(iter < 0x7f ? iter : 0x7f) << 24 | (uint32_t)(iter_cycles < 0xffffff ? iter_cycles : 0xffffff) };
 	return 0;
 }
 

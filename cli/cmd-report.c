@@ -892,7 +892,7 @@ int cmd_report(int argc, char **argv)
 	}
 	pf_profile *prof;
 	double t0;
-	if (children_wanted || a.flamegraph)
+	if (children_wanted || a.flamegraph || a.branch_history)
 		cli_fast_heap(8);
 	phase(NULL, &t0);
 	char what[256];

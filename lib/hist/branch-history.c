@@ -1,11 +1,13 @@
 /* branch-history.c — perf report --branch-history's callchain trees: per
- * row, the chains of its samples (their branch stacks, newest first, each
- * branch its target then its source, then what perf leaves of the
- * callchain: pf_profile.bh_samples), nodes keyed by address (one per
- * location, so a function shows as several nodes by source line), each
- * node with the branch statistics perf aggregates on it (taken, predicted,
- * aborted, cycles, loop iterations), printed after the frame's name. The
- * rows themselves are hist_build's, of each sample's ip (Self only). */
+ * row, the chains of its samples (their branch stacks, each branch its
+ * target then its source, then what perf leaves of the callchain:
+ * pf_profile.bh_samples), and with Children each other row's along a chain
+ * from its entry on; nodes keyed by address (one per location, so a
+ * function shows as several nodes by source line), each node with the
+ * branch statistics perf aggregates on it (taken, predicted, aborted,
+ * types, cycles, loop iterations), printed after the frame's name
+ * (lib/output/report-bhist.c). The rows themselves, their sums and order
+ * are hist_build's: the loader made each sample's stack its chain. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -54,10 +56,8 @@ static uint32_t bh_new_node(hist *h, uint32_t parent, uint32_t loc)
 {
 	if (PF_GROW(h->cc_nodes, h->cap_cc_nodes, h->nr_cc_nodes + 1) < 0)
 		return PF_NONE;
-	size_t cap = h->cap_bh_nodes;
 	if (PF_GROW(h->bh_nodes, h->cap_bh_nodes, h->nr_cc_nodes + 1) < 0)
 		return PF_NONE;
-	(void)cap;
 	uint32_t id = (uint32_t)h->nr_cc_nodes++;
 	hist_cc_node *n = &h->cc_nodes[id];
 	memset(n, 0, sizeof(*n));

@@ -1,10 +1,11 @@
 /* report-bhist.c — the text of a --branch-history callchain node, as perf
  * report prints it: the frame's symbol and source line, then its branch
- * statistics — for a branch's target how often it was predicted and
- * aborted (when not always / ever), for a branch's source the average
- * cycles and the loop iterations perf removed before it, for a callchain
- * entry "(calltrace)". */
+ * statistics — for a branch's target its types and how often it was
+ * predicted and aborted (when not always / ever), for a branch's source
+ * the average cycles and the loop iterations perf removed before it, for
+ * a callchain entry "(calltrace)". */
 #include <inttypes.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -24,7 +25,7 @@ static const char *node_srcline(const pf_profile *p, const pf_loc *l)
 
 static size_t put(char *buf, size_t len, size_t at, const char *fmt, ...) __attribute__((format(printf, 4, 5)));
 
-#include <stdarg.h>
+/* fmt's text appended at buf + at (cut to len); the new end */
 static size_t put(char *buf, size_t len, size_t at, const char *fmt, ...)
 {
 	if (at >= len)

@@ -299,7 +299,7 @@ static int branch_history_setup(struct report_args *a, bool exact, bool regular)
 		int keys[HIST_MAX_KEYS];
 		int nk = hist_parse_sort(a->sort, keys, HIST_MAX_KEYS, &err);
 		if (nk > 0 && !hist_bh_keys_ok(keys, nk)) {
-			cli_errorf("--branch-history: --sort %s: only the keys srcline, sym, dso are done", a->sort);
+			cli_errorf("--branch-history: --sort %s: only the keys srcline, sym, dso, comm, pid, tid, cpu are done", a->sort);
 			return EXIT_USAGE;
 		}
 	}

@@ -136,6 +136,8 @@ typedef struct pf_bh_sample {
 	uint32_t loc;              /* the sample's own location (its row's) */
 	uint32_t n;                /* entries */
 	uint32_t thread;           /* profile thread index */
+	uint32_t comm, pid, tid;   /* the sample's (comm: string id, at sample time) */
+	uint32_t cpu;              /* PF_NONE without a CPU field */
 	size_t first;
 	uint64_t period;
 } pf_bh_sample;

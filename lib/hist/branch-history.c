@@ -13,32 +13,40 @@
 
 #include "hist-priv.h"
 
-/* the row of every location that is a sample's: the keys' values of its
- * location (srcline, symbol, dso; rows of an unresolved symbol are one per
- * address) matched against the rows' */
-static bool is_ipc_null(int k) { return !strcmp(hist_keys[k].name, "ipc_null"); }
+/* the row of a chain entry or sample: the keys' values of its location
+ * (srcline, symbol, dso; rows of an unresolved symbol are one per address)
+ * and of its sample (comm, pid/tid, cpu), matched against the rows' */
+static bool is_key(int k, const char *name) { return !strcmp(hist_keys[k].name, name); }
 
-typedef struct bh_sig { uint64_t w[3]; uint32_t row; } bh_sig;
+#define BH_SIG_WORDS 6
+typedef struct bh_sig { uint64_t w[BH_SIG_WORDS]; uint32_t row; } bh_sig;
+typedef struct bh_ctx { uint32_t comm, pid, tid, cpu; } bh_ctx;
 
-static void loc_sig(const hist *h, uint32_t loc, uint64_t w[3])
+static void loc_sig(const hist *h, uint32_t loc, const bh_ctx *c, uint64_t w[BH_SIG_WORDS])
 {
 	const pf_loc *l = &h->prof->locs[loc];
-	w[0] = w[1] = w[2] = 0;
+	memset(w, 0, BH_SIG_WORDS * sizeof(*w));
 	for (int i = 0; i < h->nkeys; i++) {
 		int k = h->keys[i];
 		if (k == HK_SRCLINE)
 			w[0] = (uint64_t)l->srcline + 1;
 		else if (k == HK_DSO)
 			w[2] = (uint64_t)l->dso + 1;
-		else if (k == HK_SYM || is_ipc_null(k))
+		else if (k == HK_SYM || is_key(k, "ipc_null"))
 			w[1] = l->sym != PF_NONE ? (uint64_t)l->sym + 1 : (1ull << 63) | l->addr;
+		else if (k == HK_COMM)
+			w[3] = (uint64_t)c->comm + 1;
+		else if (k == HK_PID || is_key(k, "tid"))
+			w[4] = (uint64_t)c->pid << 32 | c->tid;
+		else if (k == HK_CPU)
+			w[5] = (uint64_t)c->cpu + 1;
 	}
 }
 
 static int sig_cmp(const void *pa, const void *pb)
 {
 	const bh_sig *a = pa, *b = pb;
-	for (int i = 0; i < 3; i++)
+	for (int i = 0; i < BH_SIG_WORDS; i++)
 		if (a->w[i] != b->w[i])
 			return a->w[i] < b->w[i] ? -1 : 1;
 	return 0;
@@ -46,9 +54,12 @@ static int sig_cmp(const void *pa, const void *pb)
 
 bool hist_bh_keys_ok(const int *keys, int nkeys)
 {
-	for (int i = 0; i < nkeys; i++)
-		if (keys[i] != HK_SRCLINE && keys[i] != HK_DSO && keys[i] != HK_SYM && !is_ipc_null(keys[i]))
+	for (int i = 0; i < nkeys; i++) {
+		int k = keys[i];
+		if (k != HK_SRCLINE && k != HK_DSO && k != HK_SYM && k != HK_COMM && k != HK_PID && k != HK_CPU &&
+		    !is_key(k, "ipc_null") && !is_key(k, "tid"))
 			return false;
+	}
 	return true;
 }
 
@@ -106,14 +117,17 @@ static void bh_account(hist_bh_node *s, const pf_bh_entry *e, bool fresh)
 }
 
 /* the row of location loc (its key values'), PF_NONE if none */
-static uint32_t bh_row(const hist *h, const bh_sig *sig, size_t nrows, uint32_t *row_of, uint32_t loc)
+static uint32_t bh_row(const hist *h, const bh_sig *sig, size_t nrows, uint32_t *row_of, uint32_t loc,
+		       const bh_ctx *c)
 {
-	if (row_of[loc] == PF_NONE) {
+	if (!row_of || row_of[loc] == PF_NONE) {
 		bh_sig key;
-		loc_sig(h, loc, key.w);
+		loc_sig(h, loc, c, key.w);
 		const bh_sig *f = bsearch(&key, sig, nrows, sizeof(*sig), sig_cmp);
 		if (!f)
 			return PF_NONE;
+		if (!row_of)
+			return f->row;
 		row_of[loc] = f->row;
 	}
 	return row_of[loc];
@@ -163,12 +177,17 @@ int hist_branch_history_chains(hist *h, proff_error *err)
 	if (!sig || !row_of || PF_GROW(seen, cap_seen, 64) < 0)
 		goto out;
 	for (size_t r = 0; r < nrows; r++) {
-		loc_sig(h, h->entries[r].loc, sig[r].w);
+		const hist_entry *e = &h->entries[r];
+		bh_ctx c = { e->comm, e->pid, e->tid, e->cpu };
+		loc_sig(h, e->loc, &c, sig[r].w);
 		sig[r].row = (uint32_t)r;
 		h->entries[r].cc_root = PF_NONE;
 		h->entries[r].max_depth = 0;
 	}
 	qsort(sig, nrows, sizeof(*sig), sig_cmp);
+	bool ctx_keys = false;
+	for (int i = 0; i < h->nkeys; i++)
+		ctx_keys |= h->keys[i] == HK_COMM || h->keys[i] == HK_PID || h->keys[i] == HK_CPU || is_key(h->keys[i], "tid");
 	memset(row_of, 0xff, (p->nr_locs ? p->nr_locs : 1) * sizeof(*row_of));
 	for (size_t i = 0; i < p->nr_bh_samples; i++) {
 		const pf_bh_sample *s = &p->bh_samples[i];
@@ -177,7 +196,10 @@ int hist_branch_history_chains(hist *h, proff_error *err)
 		/* the sample's row gets its whole chain; with Children each
 		 * other row along the chain, at its first entry, the chain from
 		 * there (perf's cumulative entries: once per sample and row) */
-		uint32_t r0 = bh_row(h, sig, nrows, row_of, s->loc);
+		bh_ctx c = { s->comm, s->pid, s->tid, s->cpu };
+		/* (rows by location alone: found once per location) */
+		uint32_t *cache = ctx_keys ? NULL : row_of;
+		uint32_t r0 = bh_row(h, sig, nrows, cache, s->loc, &c);
 		if (r0 == PF_NONE)
 			continue;
 		const pf_bh_entry *chain = s->n ? &p->bh_entries[s->first] : NULL;
@@ -189,7 +211,7 @@ int hist_branch_history_chains(hist *h, proff_error *err)
 		seen[nseen++] = r0;
 		for (uint32_t k = 0; k < s->n; k++) {
 			const pf_bh_entry *be = &chain[k];
-			uint32_t r = bh_row(h, sig, nrows, row_of, be->row_loc);
+			uint32_t r = bh_row(h, sig, nrows, cache, be->row_loc, &c);
 			bool dup = r == PF_NONE;
 			for (size_t j = 0; j < nseen && !dup; j++)
 				dup = seen[j] == r;

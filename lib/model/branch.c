@@ -312,7 +312,9 @@ int prof_bhist_sample(pf_profile *p, const pthread_ *t, const pd_sample *s, uint
 	rc = prof_sample_add(p, &one, thread, cpu, leaf);
 	if (rc)
 		return rc;
-	p->bh_samples[p->nr_bh_samples++] = (pf_bh_sample){ (uint32_t)s->evsel, loc, n, thread, first, s->period };
+	p->bh_samples[p->nr_bh_samples++] = (pf_bh_sample){
+		(uint32_t)s->evsel, loc, n, thread, pr->m.threads[thread].comm, s->pid, s->tid, cpu, first, s->period
+	};
 	return 0;
 }
 

@@ -92,7 +92,7 @@ cmp_report "$F" --branch-history
 cmp_report "$F" --branch-history --no-children -g graph,0.5,3,callee,branch
 F=$TMP/mkbranch.data
 cmp_report "$F" --branch-history -g callee -s sym -n
-cmp_report "$F" --branch-history -s dso,sym --percent-limit 1 -g fractal,0.5,caller,count
+cmp_report "$F" --branch-history -s pid,dso,sym --percent-limit 1 -g fractal,0.5,caller,count
 cmp_report "$F" --branch-history --no-children -g folded,0,caller
 cmp_report "$F" --branch-history --no-children -g flat,0
 # mispredicted, aborted and typed branches (perf's predicted/abort shares and
@@ -108,7 +108,7 @@ else not_ok "--branch-history error message"; sed 's/^/#   /' "$TMP/ee.err" | he
 # --max-stack cuts the branch stack and the callchain (perf's)
 cmp_report "$TMP/mkbranch.data" --branch-history --max-stack 5
 # what is not done is refused with one line: other keys
-expect_exit "--branch-history -s comm exits 129" 129 "$PROFF" report -i "$TMP/mkbranch.data" --branch-history -s comm,sym
+expect_exit "--branch-history -s srcfile exits 129" 129 "$PROFF" report -i "$TMP/mkbranch.data" --branch-history -s srcfile,sym
 
 # a pipe: branch mode with -b (perf has no header feature to go by there)
 if perf inject -i "$TMP/mkbranch.data" -o - > "$TMP/br.pipe" 2>/dev/null; then

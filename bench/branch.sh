@@ -7,7 +7,8 @@
 # (MKBRSTACK=path, default ../shared/tools of the project's parent; skipped
 # if absent), generated once into build/bench/branch_GEN.data (the
 # recording shared with bench/stream.sh). Per generator: median times, peak
-# RSS, whether the outputs are identical, and the ratio. Last line:
+# RSS, whether the outputs are identical, and the ratio; the same for
+# --branch-history (Children) and --branch-history --no-children. Last line:
 #   branch: proff X.XXs, perf Y.YYs, ratio Zx
 source "$(dirname "$0")/lib.sh"
 
@@ -40,5 +41,17 @@ for GEN in "${GENS[@]}"; do
 	else same="OUTPUT DIFFERS ($(diff "$BENCH_DIR/perf.out" "$BENCH_DIR/proff.out" | grep -c '^[<>]') lines)"; fi
 	line="branch: proff ${ft}s, perf ${pt}s, ratio $(ratio "$pt" "$ft")x; RSS ${frss} / ${prss} MB; $same"
 	echo "  $GEN $line"
+	# --branch-history (Children, perf's default) and --no-children: the
+	# branch stacks as callchains
+	for BHM in "" --no-children; do
+		BH=(--branch-history $BHM)
+		measure "perf report --stdio ${BH[*]}" perf report -i "$F" --stdio "${BH[@]}"; bpt=$MED_S; bprss=$RSS_MB
+		measure "proff report ${BH[*]}" "$PROFF" report -i "$F" "${BH[@]}"; bft=$MED_S; bfrss=$RSS_MB
+		perf report -i "$F" --stdio "${BH[@]}" 2>/dev/null | strip_tip >"$BENCH_DIR/perf.out"
+		"$PROFF" report -i "$F" "${BH[@]}" 2>/dev/null | strip_tip >"$BENCH_DIR/proff.out"
+		if cmp -s "$BENCH_DIR/perf.out" "$BENCH_DIR/proff.out"; then same="identical output"
+		else same="OUTPUT DIFFERS ($(diff "$BENCH_DIR/perf.out" "$BENCH_DIR/proff.out" | grep -c '^[<>]') lines)"; fi
+		echo "  $GEN ${BH[*]}: proff ${bft}s, perf ${bpt}s, ratio $(ratio "$bpt" "$bft")x; RSS ${bfrss} / ${bprss} MB; $same"
+	done
 done
 echo "$line"

@@ -57,6 +57,7 @@ struct report_args {
 	size_t nwhere;
 	const char *engine;                    /* --engine SPEC (cli/cli-engine.h): debugging */
 	int branch;                            /* -b 1, --no-branch-stack 0, neither -1 (perf's rule) */
+	bool branch_history;                   /* --branch-history */
 };
 
 static int opt_children(po_ctx *ctx, const opt_def *d, const char *arg, bool unset)
@@ -138,6 +139,7 @@ static const opt_def options[] = {
 	{ 'G', "inverted", O_BOOL, F(inverted), NULL, "alias for caller-based call graph", 0, NULL, 0 },
 	{ 0, "max-stack", O_INT, F(max_stack), "N", "limit the callchain depth", 0, NULL, 0 },
 	{ 'b', "branch-stack", O_CALLBACK, 0, NULL, "rows of branches from the samples' branch stacks (the default when every event has them; --no-branch-stack: rows of samples)", PO_NOARG, opt_branch, 0 },
+	{ 0, "branch-history", O_BOOL, F(branch_history), NULL, "callchains of the branch stacks (each branch's target and source, with their predicted/cycles/loop counts) before the callchain, entries by address; rows by srcline,symbol,dso", 0, NULL, 0 },
 	{ 's', "sort", O_STR, F(sort), "KEYS", "sort by these keys (SORT KEYS in proff-report(1); proff --list-values sort)", 0, NULL, 0 },
 	{ 'F', "fields", O_STR, F(fields), "FIELDS", "the output fields, in order: overhead columns (overhead, overhead_children, sample, period, overhead_sys, ...) and sort keys", 0, NULL, 0 },
 	{ 'p', "parent", O_STR, F(parent), "REGEX", "regex filter to identify the parent (default ^sys_|^do_page_fault)", 0, NULL, 0 },
@@ -273,6 +275,34 @@ static int apply_calibration(const char *path, bool exact, pf_load_opts *lo, rep
 	fmt->calibration = path;
 	fmt->sample_cost_ns = cf.sample_ns;
 	fmt->sample_cg_cost_ns = cf.sample_cg_ns;
+	return 0;
+}
+
+/* --branch-history: what of it proff does (the rest refused, one line);
+ * 0 or the exit code */
+static int branch_history_setup(struct report_args *a, bool exact, bool regular)
+{
+	if (exact || a->store) {
+		cli_errorf("%s: --branch-history: needs a perf.data file with branch stacks (perf record -b)",
+			   a->store ? a->store : a->input);
+		return EXIT_USAGE;
+	}
+	bool by_default = false, sampled = false;
+	proff_error err;
+	proff_err_clear(&err);
+	/* a pipe or a FIFO is not probed (the probe would consume it) */
+	if (regular && pf_file_branch_stacks(a->input, &by_default, &sampled, &err) == 0 && !sampled) {
+		cli_errorf("%s: Selected --branch-history but no branch data. Did you call perf record without -b?", a->input);
+		return 1;
+	}
+	if (a->sort) {
+		int keys[HIST_MAX_KEYS];
+		int nk = hist_parse_sort(a->sort, keys, HIST_MAX_KEYS, &err);
+		if (nk > 0 && !hist_bh_keys_ok(keys, nk)) {
+			cli_errorf("--branch-history: --sort %s: only the keys srcline, sym, dso, comm, pid, tid, cpu are done", a->sort);
+			return EXIT_USAGE;
+		}
+	}
 	return 0;
 }
 
@@ -713,6 +743,32 @@ int cmd_report(int argc, char **argv)
 			return 1;
 		}
 	}
+	bool bh_pipe = false;
+	if (a.branch_history) {
+		int brc = branch_history_setup(&a, exact, regular);
+		if (brc) {
+			hist_opts_release(&ho);
+			return brc;
+		}
+		branch = false;
+		lo.branch_history = true;
+		/* perf reads a pipe's branch stacks without the header's feature:
+		 * no branch counts printed, and Children off (its order stays
+		 * Children's, caller) */
+		bh_pipe = !regular;
+		/* --max-stack cuts the chains as the loader makes them (perf's) */
+		lo.branch_history_max_stack = a.max_stack;
+		ho.max_stack = 0;
+		ho.no_chain = false;
+		if (bh_pipe && !a.children_set) {
+			a.children_set = true;
+			a.children = false;
+			if (!caller_set)
+				caller_set = caller = true;
+		}
+		if (!a.sort)
+			a.sort = "srcline,symbol,dso";
+	}
 	if (branch && a.sort && strstr(a.sort, "symbol")) {
 		/* perf appends ipc_lbr (IPC columns from the branches' cycles) */
 		cli_errorf("--sort %s: in branch mode perf adds its IPC columns (ipc_lbr) to a sort naming a symbol key, "
@@ -790,6 +846,7 @@ int cmd_report(int argc, char **argv)
 		return EXIT_USAGE;
 	}
 	lo.inline_root_first = caller_set ? caller : children_wanted;
+	lo.branch_history_caller = caller_set ? caller : children_wanted;
 
 	if (a.header)
 		cli_pager_start("report");
@@ -841,7 +898,7 @@ int cmd_report(int argc, char **argv)
 	}
 	pf_profile *prof;
 	double t0;
-	if (children_wanted || a.flamegraph)
+	if (children_wanted || a.flamegraph || a.branch_history)
 		cli_fast_heap(8);
 	phase(NULL, &t0);
 	char what[256];
@@ -958,7 +1015,7 @@ int cmd_report(int argc, char **argv)
 		}
 		if ((member && a.group) || (!e->nr_samples && kept && !grp))
 			continue;
-		bool has_cc = e->has_callchain;
+		bool has_cc = e->has_callchain || a.branch_history;
 		bool children = has_cc && pf_config_bool(cli_config(), "report.children", true);
 		if (a.children_set)
 			children = a.children && has_cc;
@@ -984,7 +1041,13 @@ int cmd_report(int argc, char **argv)
 		bool more = false;     /* another event's report to come */
 		for (size_t k = ev + 1; k < prof->nr_events && !more; k++)
 			more = prof->events[k].nr_samples || !kept;
-		/* the stages before the rows the plan chose */
+		/* the stages before the rows the plan chose (the branch history's
+		 * chain srclines first: its rows' twins have perf's callchain text) */
+		if (a.branch_history && pf_bhist_srclines(prof) < 0) {
+			cli_errorf("%s: out of memory", a.input);
+			rc = 1;
+			break;
+		}
 		if (stages.srclines && hist_srclines(prof, (uint32_t)ev, &o, &err) < 0) {
 			cli_error(&err);
 			rc = 1;
@@ -992,11 +1055,25 @@ int cmd_report(int argc, char **argv)
 		}
 		cli_engine ev_eng = eng;
 		ev_eng.reference |= stages.reference;
+		if (a.branch_history) {
+			/* rows of the samples' ips; the chains are the branch history's */
+			o.callchain = false;
+			o.cc_min_percent = 0;
+			o.order_early = false;      /* perf's order reads the chains' depths */
+		}
 		/* the last report that reads the sequence frees it as soon as
 		 * its pass is done */
 		o.sequence_done = more ? NULL : drop_sequence;
 		o.sequence_done_arg = prof;
 		int hrc = cli_engine_hist(&ev_eng, prof, (uint32_t)ev, &o, &h, &err);
+		if (hrc >= 0 && a.branch_history && f.cc_mode != CC_NONE && hist_branch_history_chains(h, &err) == 0)
+			h->bh_no_counts = bh_pipe;
+		else if (hrc >= 0 && a.branch_history && f.cc_mode != CC_NONE) {
+			if (!err.code)
+				proff_err_set(&err, PROFF_ENOMEM, a.input, 0, "out of memory");
+			hist_free(h);
+			hrc = -1;
+		}
 		if (!more)
 			pf_profile_drop_sequence(prof);   /* the last report that reads it */
 		if (hrc < 0) {

@@ -138,6 +138,24 @@ typedef struct hist_cc_node {
 	uint64_t count;
 } hist_cc_node;                        /* 48 bytes: millions of them in big children reports */
 
+/* --branch-history: a callchain node's branch statistics, perf's (its
+ * callchain_list counts) */
+typedef struct hist_bh_node {
+	uint64_t branch_count;             /* entries of branches that made or matched it */
+	uint64_t predicted, abort;         /* of those that were a branch's target */
+	/* the targets' branch types seen (perf's branch_type_stat, of which
+	 * it prints what is non-zero): bit t for type t (PERF_BR_*), and
+	 * HIST_BH_COND_FWD ... HIST_BH_CROSS_2M */
+	uint32_t types;
+	uint64_t cycles, iter, iter_cycles;/* of those that were a branch's source */
+	uint64_t from_count;               /* sources that matched it (not the one that made it) */
+	bool to;                           /* the last branch entry was a target */
+} hist_bh_node;
+#define HIST_BH_COND_FWD (1u << 16)
+#define HIST_BH_COND_BWD (1u << 17)
+#define HIST_BH_CROSS_4K (1u << 18)
+#define HIST_BH_CROSS_2M (1u << 19)
+
 typedef struct hist {
 	const pf_profile *prof;
 	uint32_t evsel;
@@ -156,6 +174,10 @@ typedef struct hist {
 	uint32_t *loc_value[HIST_MAX_KEYS];
 	/* callchain storage */
 	hist_cc_node *cc_nodes; size_t nr_cc_nodes, cap_cc_nodes;
+	/* --branch-history: per callchain node its branch statistics (nodes
+	 * are then locations, printed with their source line); NULL otherwise */
+	hist_bh_node *bh_nodes; size_t cap_bh_nodes;
+	bool bh_no_counts;                  /* print the nodes without their counts (perf on a pipe) */
 	uint32_t label_key;                 /* label:NAME's string id (PF_NONE: no label key) */
 	struct hist_priv *priv;
 	struct hist_order *order;           /* perf's row order, computed ahead (hist_order_start) */
@@ -283,6 +305,14 @@ int hist_srclines(pf_profile *prof, uint32_t evsel, const hist_opts *opts, proff
  * pf_profile_drop_sequence). */
 int hist_build(const pf_profile *prof, uint32_t evsel, const hist_opts *opts, hist **out, proff_error *err);
 void hist_free(hist *h);
+
+/* --branch-history (lib/hist/branch-history.c): the keys it groups rows
+ * by (srcline, sym, dso: the location's); and the rows' callchain trees
+ * made from the profile's branch-history chains (pf_load_opts
+ * .branch_history; rows built without callchains, their locations'
+ * srclines made). 0, or an error. */
+bool hist_bh_keys_ok(const int *keys, int nkeys);
+int hist_branch_history_chains(hist *h, proff_error *err);
 
 /* Compare two entries by the sort keys (the hist's mode), as perf's collapse/sort. */
 int hist_entry_cmp_keys(const hist *h, const hist_entry *a, const hist_entry *b);

@@ -107,6 +107,43 @@ typedef struct pf_branch {
 #define PF_BR_ABORT    8u
 static inline unsigned pf_branch_cycles(const pf_branch *b) { return (b->flags >> 4) & 0xffff; }
 
+/* Branch history: one entry of a sample's chain (perf's callchain cursor
+ * node) — a branch's target (PF_BH_TO: flags, the branch's), its source
+ * (flags; iter: the loop iterations removed before it and
+ * their cycles) or a callchain entry (neither bit) */
+typedef struct pf_bh_entry {
+	uint32_t loc;
+	/* its row's location in Children mode: loc's twin, whose srcline
+	 * is perf's callchain text of it (a symbol's "sym+off" loses the
+	 * symbol: "+off", a row apart from the sample's own "sym+off") */
+	uint32_t row_loc;
+	uint32_t flags;            /* pf_branch's flags | PF_BH_BRANCH | PF_BH_TO */
+	/* a source's loop iterations removed before it (perf counts at most
+	 * 127 branches: 7 bits) << 24 | their cycles (at most 127 * 65535) */
+	uint32_t iter;
+} pf_bh_entry;                 /* 16 bytes: one per branch end of every sample */
+static inline unsigned pf_bh_iter(const pf_bh_entry *e) { return e->iter >> 24; }
+static inline unsigned pf_bh_iter_cycles(const pf_bh_entry *e) { return e->iter & 0xffffff; }
+/* a typed target's geometry (perf's branch type statistics): the branch
+ * went forward, crossed a 2 MiB or (else) a 4 KiB boundary; PF_BH_NO_FROM:
+ * its source address was 0 (perf counts no type then) */
+#define PF_BH_FWD      (1u << 24)
+#define PF_BH_CROSS_2M (1u << 25)
+#define PF_BH_CROSS_4K (1u << 26)
+#define PF_BH_NO_FROM  (1u << 27)
+#define PF_BH_BRANCH (1u << 30)
+#define PF_BH_TO     (1u << 31)
+typedef struct pf_bh_sample {
+	uint32_t evsel;
+	uint32_t loc;              /* the sample's own location (its row's) */
+	uint32_t n;                /* entries */
+	uint32_t thread;           /* profile thread index */
+	uint32_t comm, pid, tid;   /* the sample's (comm: string id, at sample time) */
+	uint32_t cpu;              /* PF_NONE without a CPU field */
+	size_t first;
+	uint64_t period;
+} pf_bh_sample;
+
 /* A sample whose own level ('.', 'k', ...: perf's, from the cpumode of its
  * first sample) is not its leaf location's: a location without a map is
  * shared by every cpumode that meets its address and keeps the first one's
@@ -236,6 +273,16 @@ typedef struct pf_load_opts {
 	 * the branch's target; samples without branch stacks count nothing.
 	 * The file is read in one part. */
 	bool branch_mode;
+	/* perf report --branch-history: each sample's branch stack, newest
+	 * first, loops removed, every branch giving its target then its
+	 * source, before what is left of its callchain (perf's cursor), kept
+	 * per raw sample (pf_profile.bh_samples); the sample itself is one of
+	 * its ip alone. The file is read in one part. */
+	bool branch_history;
+	bool branch_history_caller;   /* the chains in caller order (perf's -g caller) */
+	/* perf's --max-stack for the chains: the branches kept at most, and
+	 * the callchain entries at most; -1: perf's default, 127 */
+	int branch_history_max_stack;
 } pf_load_opts;
 
 typedef struct pf_profile {
@@ -289,6 +336,10 @@ typedef struct pf_profile {
 	 * per node the branch it stands for (PF_NONE: none); NULL otherwise */
 	pf_branch *branches; size_t nr_branches, cap_branches;
 	uint32_t *node_branch; size_t cap_node_branch;
+	/* branch history (pf_load_opts.branch_history): per raw sample its
+	 * chain, bh_entries[first .. first + n), in perf's cursor order */
+	struct pf_bh_sample *bh_samples; size_t nr_bh_samples, cap_bh_samples;
+	struct pf_bh_entry *bh_entries; size_t nr_bh_entries, cap_bh_entries;
 } pf_profile;
 
 void pf_load_opts_init(pf_load_opts *o);
@@ -303,6 +354,10 @@ void pf_profile_free(pf_profile *p);
  * *sampled, some event samples branch stacks (-b needs it). 0, or a
  * negative proff code when the file cannot be opened (err set). */
 int pf_file_branch_stacks(const char *path, bool *by_default, bool *sampled, proff_error *err);
+/* The srclines of the branch-history chains' locations made (perf labels
+ * each chain entry with its source line), and their twins' (perf's
+ * callchain text). Before any other srcline stage. 0, or -1 out of memory. */
+int pf_bhist_srclines(pf_profile *p);
 /* The branch a node stands for in branch mode, NULL for other nodes */
 static inline const pf_branch *pf_node_branch(const pf_profile *p, uint32_t node)
 {

@@ -1373,6 +1373,7 @@ void hist_free(hist *h)
 	free(h->collapsed);
 	free(h->entries);
 	free(h->cc_nodes);
+	free(h->bh_nodes);
 	free(h);
 }
 

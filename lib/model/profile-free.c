@@ -76,6 +76,7 @@ void prof_release_tables(struct pf_profile_priv *pr)
 	pair_table_free(&pr->loc_tab);
 	pair_table_free(&pr->sym_tab);
 	pair_table_free(&pr->br_tab);
+	pair_table_free(&pr->bh_tab);
 	u32x2_table_free(&pr->node_tab);
 	free(pr->phash);
 	pr->phash = NULL;
@@ -143,6 +144,8 @@ void pf_profile_free(pf_profile *p)
 	free(p->exact);
 	free(p->branches);
 	free(p->node_branch);
+	free(p->bh_samples);
+	free(p->bh_entries);
 	pf__free_trace_quality(p);
 	free(p->seq);
 	free(p->seq_time);

@@ -74,6 +74,7 @@ struct pf_profile_priv {
 	pair_table sym_tab;      /* (dso, start) -> sym */
 	u32x2_table node_tab;    /* (parent, loc) -> node, hashed by path (trie_hash) */
 	pair_table br_tab;       /* branch mode: (from, to << 32 | flags) -> branch (branch.c) */
+	pair_table bh_tab;       /* branch history: location -> its chain-entry twin (branch.c) */
 	uint32_t *phash; size_t cap_phash;   /* node -> its hash in node_tab */
 	struct raw_slot *raw_s; size_t raw_cap, raw_len;   /* raw stacks: hash table of record refs */
 	uint8_t **raw_chunks; size_t nraw_chunks, cap_raw_chunks;   /* raw-stack records (stack_of) */
@@ -167,6 +168,11 @@ int prof_sample_add(pf_profile *p, const pd_sample *s, uint32_t thread, uint32_t
 /* branch mode (branch.c): every branch of sample s's stack as a sample of
  * period 1; 0, or a negative proff code */
 int prof_branch_sample(pf_profile *p, const pthread_ *t, const pd_sample *s, uint32_t thread, uint32_t cpu);
+/* branch history (branch.c): sample s as a sample of its ip alone, and
+ * its chain (perf's cursor) into p->bh_samples; 0, or a negative code */
+int prof_bhist_sample(pf_profile *p, const pthread_ *t, const pd_sample *s, uint32_t thread, uint32_t cpu);
+/* the one-frame stack of sample s's ip (PF_NONE: out of memory) */
+uint32_t prof_ip_leaf(pf_profile *p, const pthread_ *t, const pd_sample *s);
 /* a dso's symbolizer handle, opened on first use (NULL: none) */
 sym_dso *prof_dso_sd(pf_profile *p, uint32_t dso);
 

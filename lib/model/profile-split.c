@@ -41,7 +41,7 @@ bool prof_split_time(const pf_profile *p, pd_reader *rd, uint64_t *t)
 {
 	const struct pf_profile_priv *pr = p->priv;
 	uint64_t min = pr->opts.split_min_bytes ? pr->opts.split_min_bytes : SPLIT_MIN_BYTES;
-	if (!pr->opts.split_load || pr->opts.branch_mode || pd_data_size(rd) < min || sysconf(_SC_NPROCESSORS_ONLN) < 2)
+	if (!pr->opts.split_load || pr->opts.branch_mode || pr->opts.branch_history || pd_data_size(rd) < min || sysconf(_SC_NPROCESSORS_ONLN) < 2)
 		return false;
 	for (size_t i = 0; i < p->nr_events; i++)
 		if (!(p->events[i].sample_type & PD_S_TIME))

@@ -42,6 +42,7 @@ void pf_load_opts_init(pf_load_opts *o)
 {
 	memset(o, 0, sizeof(*o));
 	o->use_callchain = true;
+	o->branch_history_max_stack = -1;
 }
 
 int prof_oom(pf_profile *p)
@@ -994,6 +995,11 @@ static int merged_ip_sample(pf_profile *p, const pthread_ *t, const pd_sample *s
 	return 0;
 }
 
+uint32_t prof_ip_leaf(pf_profile *p, const pthread_ *t, const pd_sample *s)
+{
+	return ip_leaf(p, t, s);
+}
+
 int prof_sample_add(pf_profile *p, const pd_sample *s, uint32_t thread, uint32_t cpu, uint32_t stack)
 {
 	return sample_add(p, s, thread, cpu, stack, NULL);
@@ -1089,6 +1095,15 @@ static int sample_arrive(pf_profile *p, const pd_sample *s, bool stable)
 				return rc;
 		}
 		return prof_branch_sample(p, t, s, (uint32_t)(t - pr->m.threads), e->has_cpu ? s->cpu : PF_NONE);
+	}
+	if (pr->opts.branch_history) {
+		/* the ip's row, the chain kept apart (branch.c): straight through */
+		if (pr->npend) {
+			int rc = prof_drain_samples(p);
+			if (rc)
+				return rc;
+		}
+		return prof_bhist_sample(p, t, s, (uint32_t)(t - pr->m.threads), e->has_cpu ? s->cpu : PF_NONE);
 	}
 	pd_sample us;
 	if (pr->uw && s->stack_user && pr->opts.use_callchain) {

@@ -23,7 +23,7 @@ const char *pf_loc_srcline(pf_profile *p, uint32_t loc)
 		snprintf(buf, sizeof(buf), "%s[%llx]", pf_str(p, p->dsos[l->dso].short_name),
 			 (unsigned long long)l->addr);
 	} else {
-		snprintf(buf, sizeof(buf), "[unknown][%llx]", (unsigned long long)l->addr);
+		snprintf(buf, sizeof(buf), "??:0");   /* no map: perf's SRCLINE_UNKNOWN */
 	}
 	int64_t id = pf_strtab_intern(&p->strs, buf, strlen(buf));
 	if (id < 0)

@@ -4,6 +4,7 @@
  * laid out as perf's stdio browser prints them.
  */
 #include "proff/report.h"
+#include "report-int.h"
 
 #include <inttypes.h>
 #include <math.h>
@@ -48,6 +49,8 @@ static size_t nr_children(const hist *h, uint32_t n)
 
 static const char *frame_name(const hist *h, uint32_t cc_node, char *buf, size_t len)
 {
+	if (h->bh_nodes)
+		return report_bh_frame_name(h, cc_node, !h->bh_no_counts, buf, len);
 	const hist_cc_node *cn = &h->cc_nodes[cc_node];
 	uint32_t loc = cn->loc;
 	const pf_profile *p = h->prof;
@@ -93,7 +96,7 @@ static ckey node_key(const hist *h, uint32_t n)
 	const pf_profile *p = h->prof;
 	const pf_loc *l = &p->locs[h->cc_nodes[n].loc];
 	ckey k = { n, l->dso == PF_NONE ? 0 : l->dso + 1, l->ip, NULL, false };
-	if (l->sym != PF_NONE) {
+	if (l->sym != PF_NONE && !h->bh_nodes) {   /* --branch-history: by address */
 		k.addr = p->syms[l->sym].start;
 		k.name = pf_str(p, p->syms[l->sym].name);
 		k.inlined = pf_sym_is_inlined(p, l->sym);
@@ -239,7 +242,7 @@ static bool graph_children(const gctx *g, uint32_t parent_end, uint64_t total, i
 	uint32_t new_mask = mask;
 	unsigned printed = 0;
 	uint64_t cumul_cnt = 0;
-	char buf[64];
+	char buf[1024];
 	for (size_t i = 0; i < nk; i++) {
 		uint32_t c = kids[i].node;
 		uint64_t cu = kids[i].cumul;
@@ -278,7 +281,9 @@ static bool graph_children(const gctx *g, uint32_t parent_end, uint64_t total, i
 			}
 			rem_count = pc - cumul_cnt;
 		}
-		graph_entry(g, PF_NONE, "[...]", depth, new_mask, 0, total, lm, remaining, rem_count);
+		/* --branch-history: the line's pseudo-entry has no branch counts */
+		graph_entry(g, PF_NONE, h->bh_nodes && !h->bh_no_counts ? "[...] (calltrace)" : "[...]", depth, new_mask, 0, total, lm,
+			    remaining, rem_count);
 	}
 	free(kids);
 	return nk > 0;
@@ -295,7 +300,7 @@ static int print_graph(const gctx *g, const hist_entry *e)
 	bool wrote = false;
 	int lm = 0;
 	uint32_t start = root;
-	char buf[64];
+	char buf[1024];
 	if (nk && !(nk > 1 || kids[0].cumul != parent_samples)) {
 		/* a single path from the root: print it without a percentage */
 		bool printed = false;
@@ -373,8 +378,8 @@ static void print_path(const gctx *g, uint32_t n, bool folded, bool *first)
 	if (h->cc_nodes[n].parent == PF_NONE)
 		return;
 	print_path(g, h->cc_nodes[n].parent, folded, first);
-	char buf[64];
-	const char *nm = frame_name(h, n, buf, sizeof(buf));
+	char buf[1024];
+	const char *nm = h->bh_nodes ? report_bh_frame_name(h, n, false, buf, sizeof(buf)) : frame_name(h, n, buf, sizeof(buf));
 	if (folded) {
 		if (!*first)
 			fputc(';', g->out);
@@ -392,7 +397,8 @@ static void print_flat(const gctx *g, const hist_entry *e, bool folded)
 	size_t nv = 0, cap = 0;
 	uint64_t min_hit = (uint64_t)((double)g->total * (g->f->cc_threshold / 100.0));
 	collect_flat(h, e->cc_root, min_hit, &v, &nv, &cap);
-	qsort(v, nv, sizeof(*v), flat_cmp);
+	if (nv)
+		qsort(v, nv, sizeof(*v), flat_cmp);
 	for (size_t i = 0; i < nv; i++) {
 		uint32_t n = v[i].node;
 		if (folded) {

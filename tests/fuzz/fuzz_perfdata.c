@@ -9,7 +9,10 @@
  * merged per stack, and builds its Children and Self report rows in perf's
  * order (the Children rows' order on a thread of its own, streamed) and
  * prints them (in two halves, by two threads); and loads it in branch mode
- * (a row per branch-stack entry) with every branch key. Any crash, hang, sanitizer
+ * (a row per branch-stack entry) with every branch key; and loads it with
+ * branch histories (--branch-history: the chains, their srclines, Children
+ * and Self rows with their trees, callee and caller order, printed in graph
+ * and folded form). Any crash, hang, sanitizer
  * report or unbounded allocation is a bug. Built and run by tests/fuzz/run.sh.
  */
 #include <stdint.h>
@@ -54,6 +57,45 @@ static void load_branches(const char *path)
 				report_fmt_init(&f);
 				f.cc_mode = CC_NONE;
 				report_print_hist(devnull, h, &f, 0);
+				hist_free(h);
+			}
+		}
+	}
+	pf_profile_free(p);
+}
+
+/* --branch-history: the chains as report makes them, in both orders */
+static void load_branch_history(const char *path, bool caller)
+{
+	pf_load_opts o;
+	pf_load_opts_init(&o);
+	o.symfs = o.kallsyms = o.buildid_dir = "/nonexistent";
+	o.use_callchain = true;
+	o.branch_history = true;
+	o.branch_history_caller = caller;
+	o.keep_sequence = true;
+	pf_profile *p;
+	proff_error e;
+	if (pf_profile_load(path, &o, &p, &e) < 0)
+		return;
+	if (pf_bhist_srclines(p) == 0) {
+		for (size_t ev = 0; ev < p->nr_events; ev++) {
+			hist_opts ho;
+			hist_opts_init(&ho);
+			ho.sort = "srcline,symbol,dso,ipc_null";
+			ho.children = caller;
+			ho.caller_order = caller;
+			hist *h;
+			if (hist_srclines(p, (uint32_t)ev, &ho, &e) == 0 && hist_build(p, (uint32_t)ev, &ho, &h, &e) == 0) {
+				if (hist_branch_history_chains(h, &e) == 0) {
+					hist_key_widths(h);
+					hist_sort_report(h);
+					report_fmt f;
+					report_fmt_init(&f);
+					f.children = ho.children;
+					f.cc_mode = caller ? CC_GRAPH : CC_FOLDED;
+					report_print_hist(devnull, h, &f, 0);
+				}
 				hist_free(h);
 			}
 		}
@@ -167,6 +209,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		load_profile(path, true, false, true, true);
 		load_profile(path, false, true, true, false);
 		load_branches(path);
+		load_branch_history(path, false);
+		load_branch_history(path, true);
 	}
 	return 0;
 }

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """mkbranch.py - add synthetic branch stacks (with cycles) to a perf.data file.
 
-Usage: mkbranch.py IN OUT [--seed N] [--cycles-scale X]
+Usage: mkbranch.py IN OUT [--seed N] [--cycles-scale X] [--flags-mix] [--types]
 
 IN: a file-mode, little-endian, uncompressed perf.data recorded with -g
 (e.g. `perf record -e cpu-clock -g`). OUT is the same file as if recorded with
@@ -16,7 +16,10 @@ program itself (below 0x700000000000, not the shared libraries) in the
 sample's callchain (leaf first), with repeats so that perf's loop removal
 has work; cycles are a deterministic function of the seed and the addresses,
 so proff and perf read exactly the same input and tests can recompute every
-expected value from `perf script -F brstacksym`. Python 3 standard library.
+expected value from `perf script -F brstacksym`. --flags-mix: some branches
+mispredicted (about 1 in 5), some aborted (1 in 11), the rest predicted, by
+the same hash; --types: branch types recorded (conditional, unconditional,
+indirect, call, return, by the same hash). Python 3 standard library.
 """
 import hashlib
 import struct
@@ -45,7 +48,7 @@ def h64(*vals):
     return struct.unpack('<Q', d.digest())[0]
 
 
-def branches_for(ips, seed, scale):
+def branches_for(ips, seed, scale, mix=False, types=False):
     """ips: the callchain; returns [(from, to, flags)] newest first."""
     user = []
     seen_user = False
@@ -70,13 +73,22 @@ def branches_for(ips, seed, scale):
         to = base - 8 - (k >> 8) % 40
         cycles = 1 + int((h64(seed, frm, i) % 40) * scale)
         cycles = max(1, min(cycles, 0xffff))
-        out.append((frm, to, (cycles << 4) | 2))
+        flags = (cycles << 4) | 2
+        if mix:
+            r = h64(seed, to, i, 7)
+            if r % 5 == 0:
+                flags = (flags & ~2) | 1                 # mispredicted
+            if r % 11 == 0:
+                flags |= 8                               # aborted
+        if types:   # COND, UNCOND, IND, CALL, RET (PERF_BR_*), by the same hash
+            flags |= (1, 1, 2, 3, 4, 6)[h64(seed, frm, to, 3) % 6] << 20
+        out.append((frm, to, flags))
     return out
 
 
 def main(argv):
     args = argv[1:]
-    seed, scale = 1, 1.0
+    seed, scale, mix, types = 1, 1.0, False, False
     pos = []
     i = 0
     while i < len(args):
@@ -84,10 +96,14 @@ def main(argv):
             seed = int(args[i + 1]); i += 2
         elif args[i] == '--cycles-scale':
             scale = float(args[i + 1]); i += 2
+        elif args[i] == '--flags-mix':
+            mix = True; i += 1
+        elif args[i] == '--types':
+            types = True; i += 1
         else:
             pos.append(args[i]); i += 1
     if len(pos) != 2:
-        die('usage: mkbranch.py IN OUT [--seed N] [--cycles-scale X]')
+        die('usage: mkbranch.py IN OUT [--seed N] [--cycles-scale X] [--flags-mix] [--types]')
     buf = bytearray(open(pos[0], 'rb').read())
     if buf[:8] != PERF_MAGIC:
         die('%s: not a little-endian file-mode perf.data' % pos[0])
@@ -135,7 +151,7 @@ def main(argv):
                 nr = struct.unpack_from('<Q', rec, q)[0]
                 ips = list(struct.unpack_from('<%dQ' % nr, rec, q + 8))
                 q += 8 + 8 * nr
-            br = branches_for(ips, seed, scale)
+            br = branches_for(ips, seed, scale, mix, types)
             blob = struct.pack('<Q', len(br)) + b''.join(struct.pack('<QQQ', *e) for e in br)
             rec = rec[:q] + blob + rec[q:]
             if len(rec) > 0xffff:

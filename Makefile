@@ -21,7 +21,7 @@ SAN     ?= 0
 CC      ?= cc
 WERROR  ?= 0
 
-PKGS     := libdw libelf libzstd zlib libprotobuf-c
+PKGS     := libdw libelf libzstd zlib liblzma libprotobuf-c
 CPPFLAGS += -Iinclude -D_GNU_SOURCE -DPROFF_VERSION=\"0.1.0\"
 CFLAGS   ?= -O2 -g
 CFLAGS   += -std=gnu17 -Wall -Wextra -Wno-unused-parameter -fno-omit-frame-pointer
@@ -36,7 +36,7 @@ ifeq ($(TSAN),1)
 CFLAGS   += -fsanitize=thread -O1
 LDFLAGS  += -fsanitize=thread
 endif
-LIBS     := $(shell pkg-config --libs $(PKGS) 2>/dev/null || echo -ldw -lelf -lzstd -lz -lprotobuf-c) -lstdc++ -lm -lpthread
+LIBS     := $(shell pkg-config --libs $(PKGS) 2>/dev/null || echo -ldw -lelf -lzstd -lz -llzma -lprotobuf-c) -lstdc++ -lm -lpthread
 
 LIB_SRC  := $(shell find lib -name '*.c' | sort)
 CLI_SRC  := $(wildcard cli/*.c)

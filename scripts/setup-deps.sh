@@ -19,6 +19,7 @@ NEEDED=(
   "libdw-dev:/usr/include/elfutils/libdw.h"
   "libzstd-dev:/usr/include/zstd.h"
   "zlib1g-dev:/usr/include/zlib.h"
+  "liblzma-dev:/usr/include/lzma.h"
   "libcmocka-dev:/usr/include/cmocka.h"
   "libclang-rt-14-dev:/usr/lib/llvm-14/lib/clang/14.0.6/lib/linux/libclang_rt.fuzzer-x86_64.a"
   "linux-perf:/usr/bin/perf"

@@ -72,6 +72,10 @@ sym_dso *sym_dso_get_kmodule(sym_ctx *ctx, const char *filename, const uint8_t *
 /* A kernel module's map pgoff as perf sets it: the .ko's .text file offset
  * when its symbols come from the .ko, else 0. Loads the dso. */
 uint64_t sym_dso_kmod_pgoff(sym_dso *d);
+/* Is path a kernel module's file as perf 6.1 names one: "name.ko", or
+ * compressed "name.ko.xz" / "name.ko.gz" (a kernel map of any other file
+ * is a dso of its own name, with no symbols)? */
+bool sym_is_kmod_path(const char *path);
 
 const char *sym_dso_long_name(const sym_dso *d);    /* recorded path */
 const char *sym_dso_short_name(const sym_dso *d);   /* basename, or "[kernel.kallsyms]" etc */

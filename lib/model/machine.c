@@ -42,6 +42,12 @@ void pf_dso_short_name(const char *name, enum sym_dso_kind kind, char *out, size
 		snprintf(out, len, "[kernel.kallsyms]");
 		return;
 	}
+	if (kind == SYM_DSO_MODULE && name[0] == '/' && !sym_is_kmod_path(name)) {
+		/* a kernel map of a file perf takes for no module: its base name */
+		const char *b = strrchr(name, '/');
+		snprintf(out, len, "%s", b + 1);
+		return;
+	}
 	if (kind == SYM_DSO_MODULE && name[0] == '/') {
 		/* /lib/modules/.../kvm.ko(.xz) -> [kvm] */
 		const char *b = strrchr(name, '/');

@@ -226,6 +226,10 @@ static const char *kall_module(const char *name, size_t *mlen)
 /* "ext4" from "[ext4]", "/lib/modules/x/ext4.ko.xz", "nf-nat.ko" ("-" -> "_") */
 static void module_tag(const char *long_name, char *out, size_t len)
 {
+	if (long_name[0] == '/' && !sym_is_kmod_path(long_name)) {
+		out[0] = '\0';     /* a kernel map of another file: no module's lines */
+		return;
+	}
 	const char *b = strrchr(long_name, '/');
 	b = b ? b + 1 : long_name;
 	if (*b == '[')

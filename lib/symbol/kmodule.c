@@ -11,6 +11,11 @@
  * .exit.text, data) perf puts in maps of their own at the sections' ELF
  * addresses (0 in a .ko), where no sample falls: they are left out here.
  *
+ * A compressed module (.ko.xz, .ko.gz: how distributions ship them) is
+ * read decompressed in memory, as perf 6.1 decompresses it; perf 6.1 knows
+ * no zstd module (a kernel map of "name.ko.zst" is a dso of that name with
+ * no symbols), nor does proff.
+ *
  * The table keeps runtime addresses, as the kallsyms module lines do (the
  * profile keeps module ips as they are). A module named only "[name]", or
  * whose file cannot be opened, takes kallsyms' lines (kallsyms.c); a file
@@ -20,7 +25,10 @@
 #include "symbol-int.h"
 
 #include <fcntl.h>
+#include <lzma.h>
 #include <stdio.h>
+#include <sys/stat.h>
+#include <zlib.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -94,16 +102,168 @@ static int read_text_symbols(sym_dso *d, Elf *elf)
 	return 0;
 }
 
+bool sym_is_kmod_path(const char *path)
+{
+	size_t n = strlen(path);
+	return (n > 3 && !strcmp(path + n - 3, ".ko")) || (n > 6 && !strcmp(path + n - 6, ".ko.xz")) ||
+	       (n > 6 && !strcmp(path + n - 6, ".ko.gz"));
+}
+
+/* ---- compressed modules ------------------------------------------------------ */
+
+#define KMOD_MAX_BYTES ((size_t)256 << 20)   /* a decompressed module, at most */
+
+enum kmod_codec { KMOD_PLAIN, KMOD_XZ, KMOD_GZIP };
+
+static enum kmod_codec codec_of(const char *path)
+{
+	size_t n = strlen(path);
+	if (n > 3 && !strcmp(path + n - 3, ".xz"))
+		return KMOD_XZ;
+	if (n > 3 && !strcmp(path + n - 3, ".gz"))
+		return KMOD_GZIP;
+	return KMOD_PLAIN;
+}
+
+/* out grown to hold at least need bytes (doubling, up to KMOD_MAX_BYTES) */
+static bool out_grow(unsigned char **out, size_t *cap, size_t need)
+{
+	if (need <= *cap)
+		return true;
+	size_t c = *cap ? *cap : 1 << 16;
+	while (c < need)
+		c *= 2;
+	if (c > KMOD_MAX_BYTES)
+		c = KMOD_MAX_BYTES;
+	if (c < need)
+		return false;
+	unsigned char *p = realloc(*out, c);
+	if (!p)
+		return false;
+	*out = p;
+	*cap = c;
+	return true;
+}
+
+/* in[0, n) decompressed by codec into *out (malloc'd, *len bytes); false
+ * when it is not that format, is cut short or grows past KMOD_MAX_BYTES */
+static bool decompress(enum kmod_codec codec, const unsigned char *in, size_t n, unsigned char **out,
+		       size_t *len)
+{
+	size_t cap = 0, used = 0;
+	bool ok = false;
+	*out = NULL;
+	if (codec == KMOD_XZ) {
+		lzma_stream z = LZMA_STREAM_INIT;
+		if (lzma_stream_decoder(&z, UINT64_MAX, 0) != LZMA_OK)
+			return false;
+		z.next_in = in;
+		z.avail_in = n;
+		for (;;) {
+			if (!out_grow(out, &cap, used + 1))
+				break;
+			z.next_out = *out + used;
+			z.avail_out = cap - used;
+			lzma_ret r = lzma_code(&z, LZMA_FINISH);
+			used = cap - z.avail_out;
+			if (r == LZMA_STREAM_END) {
+				ok = true;
+				break;
+			}
+			if (r != LZMA_OK || (z.avail_out && !z.avail_in))
+				break;
+			if (!out_grow(out, &cap, cap + 1))
+				break;
+		}
+		lzma_end(&z);
+	} else if (codec == KMOD_GZIP) {
+		z_stream z = { 0 };
+		if (inflateInit2(&z, 15 + 16) != Z_OK)
+			return false;
+		z.next_in = (unsigned char *)in;
+		z.avail_in = (uInt)n;
+		for (;;) {
+			if (!out_grow(out, &cap, used + 1))
+				break;
+			z.next_out = *out + used;
+			z.avail_out = (uInt)(cap - used);
+			int r = inflate(&z, Z_NO_FLUSH);
+			used = cap - z.avail_out;
+			if (r == Z_STREAM_END) {
+				ok = true;
+				break;
+			}
+			if ((r != Z_OK && r != Z_BUF_ERROR) || (z.avail_out && !z.avail_in))
+				break;
+			if (!z.avail_out && !out_grow(out, &cap, cap + 1))
+				break;
+		}
+		inflateEnd(&z);
+	}
+	if (!ok) {
+		free(*out);
+		*out = NULL;
+		return false;
+	}
+	*len = used;
+	return true;
+}
+
+/* The module file's ELF: opened as it is, or decompressed into *image
+ * (freed by the caller after elf_end). NULL with *problem set when a
+ * compressed file could not be read. */
+static Elf *kmodule_elf(const char *path, int fd, unsigned char **image, const char **problem)
+{
+	*image = NULL;
+	*problem = NULL;
+	enum kmod_codec codec = codec_of(path);
+	if (codec == KMOD_PLAIN)
+		return elf_begin(fd, ELF_C_READ_MMAP, NULL);
+	struct stat st;
+	if (fstat(fd, &st) != 0 || st.st_size <= 0 || (size_t)st.st_size > KMOD_MAX_BYTES) {
+		*problem = "not a compressed module of a size proff reads";
+		return NULL;
+	}
+	size_t n = (size_t)st.st_size;
+	unsigned char *in = malloc(n);
+	if (!in) {
+		*problem = "out of memory";
+		return NULL;
+	}
+	size_t got = 0;
+	while (got < n) {
+		ssize_t r = read(fd, in + got, n - got);
+		if (r <= 0)
+			break;
+		got += (size_t)r;
+	}
+	size_t len = 0;
+	bool ok = got == n && decompress(codec, in, n, image, &len);
+	free(in);
+	if (!ok) {
+		*problem = codec == KMOD_XZ ? "not an xz file that decompresses" : "not a gzip file that decompresses";
+		return NULL;
+	}
+	return elf_memory((char *)*image, len);
+}
+
 int sym_kmodule_load(sym_dso *d)
 {
 	char path[4096];
-	if (!d->have_map_start || !kmodule_path(d, path, sizeof(path)))
+	if (!d->have_map_start || !sym_is_kmod_path(d->long_name) || !kmodule_path(d, path, sizeof(path)))
 		return 0;
 	int fd = open(path, O_RDONLY | O_CLOEXEC);
 	if (fd < 0)
 		return 0;
 	elf_version(EV_CURRENT);
-	Elf *elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
+	unsigned char *image;
+	const char *problem;
+	Elf *elf = kmodule_elf(path, fd, &image, &problem);
+	if (problem) {
+		sym_dso_set_problem(d, "%s: %s: the module's symbols are kallsyms' (if any)", path, problem);
+		close(fd);
+		return 0;
+	}
 	GElf_Ehdr eh;
 	int rc = 0;
 	if (!elf || elf_kind(elf) != ELF_K_ELF || !gelf_getehdr(elf, &eh)) {
@@ -123,6 +283,7 @@ int sym_kmodule_load(sym_dso *d)
 	}
 	if (elf)
 		elf_end(elf);
+	free(image);
 	close(fd);
 	return rc;
 }

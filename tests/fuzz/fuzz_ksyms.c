@@ -16,13 +16,15 @@
 
 #include "proff/symbol.h"
 
-static char dir[64], ks[96], ko[128];
+static char dir[64], ks[96], ko[128], koxz[128], kogz[128];
 
 static void cleanup(void)
 {
 	char tmp[128];
 	unlink(ks);
 	unlink(ko);
+	unlink(koxz);
+	unlink(kogz);
 	const char *sub[] = { "/lib/modules/r", "/lib/modules", "/lib", "" };
 	for (size_t i = 0; i < 4; i++) {
 		snprintf(tmp, sizeof(tmp), "%s%s", dir, sub[i]);
@@ -61,10 +63,14 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		}
 		snprintf(ks, sizeof(ks), "%s/kallsyms", dir);
 		snprintf(ko, sizeof(ko), "%s/lib/modules/r/m.ko", dir);
+		snprintf(koxz, sizeof(koxz), "%s/lib/modules/r/x.ko.xz", dir);
+		snprintf(kogz, sizeof(kogz), "%s/lib/modules/r/g.ko.gz", dir);
 		atexit(cleanup);
 	}
 	put(ks, data, size);
 	put(ko, data, size);
+	put(koxz, data, size);     /* the same bytes as compressed modules */
+	put(kogz, data, size);
 	sym_opts o = { .symfs = dir, .kallsyms = ks };
 	sym_ctx *ctx;
 	proff_error err;
@@ -85,6 +91,12 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	sym_dso *k = sym_dso_get(ctx, "[kernel.kallsyms]", NULL, 0, SYM_DSO_KERNEL);
 	sym_dso *m = sym_dso_get_kmodule(ctx, "/lib/modules/r/m.ko", NULL, 0, base);
 	sym_dso *b = sym_dso_get_kmodule(ctx, "[m]", NULL, 0, base);
+	sym_dso *zx = sym_dso_get_kmodule(ctx, "/lib/modules/r/x.ko.xz", NULL, 0, base);
+	sym_dso *zg = sym_dso_get_kmodule(ctx, "/lib/modules/r/g.ko.gz", NULL, 0, base);
+	if (zx)
+		lookups(zx, at, 6);
+	if (zg)
+		lookups(zg, at, 6);
 	if (k)
 		lookups(k, at, 6);
 	if (m) {

@@ -49,6 +49,12 @@
  * path; start = end = 0 and path NULL: no map there). */
 enum { KEY_WORDS = 12, HEAD_WORDS = KEY_WORDS + 3, FRAME_WORDS = 6 };
 
+/* A walk's parts: its reads' count, its frames' count, where its frames
+ * start (after the reads and their ok bits) */
+static size_t walk_nreads(const uint64_t *e) { return e[KEY_WORDS] & 0xffff; }
+static size_t walk_npcs(const uint64_t *e) { return (e[KEY_WORDS] >> 16) & 0xffff; }
+static size_t frames_at(size_t nreads) { return HEAD_WORDS + 2 * nreads + (nreads + 63) / 64; }
+
 static void memo_key(const uw_ctx *u, const pd_sample *s, uint64_t *key)
 {
 	key[0] = u->sp->gen;
@@ -84,7 +90,7 @@ static bool same_map(uw_ctx *u, uint64_t addr, const uint64_t *fr)
 /* Does sample u->s read what walk e read, in the maps e met? */
 static bool walk_holds(uw_ctx *u, const uint64_t *e)
 {
-	size_t nreads = e[KEY_WORDS] & 0xffff, npcs = (e[KEY_WORDS] >> 16) & 0xffff;
+	size_t nreads = walk_nreads(e), npcs = walk_npcs(e);
 	const uint64_t *reads = e + HEAD_WORDS, *okbits = reads + 2 * nreads;
 	for (size_t i = 0; i < nreads; i++) {
 		Dwarf_Word v = 0;
@@ -92,7 +98,7 @@ static bool walk_holds(uw_ctx *u, const uint64_t *e)
 		if (ok != ((okbits[i / 64] >> (i % 64)) & 1) || (ok && v != reads[2 * i + 1]))
 			return false;
 	}
-	const uint64_t *frames = okbits + (nreads + 63) / 64;
+	const uint64_t *frames = e + frames_at(nreads);
 	for (size_t i = 0; i < npcs; i++)
 		if (!same_map(u, frames[i * FRAME_WORDS], frames + i * FRAME_WORDS))
 			return false;
@@ -102,10 +108,10 @@ static bool walk_holds(uw_ctx *u, const uint64_t *e)
 /* u's walk becomes e's */
 static int walk_apply(uw_ctx *u, const uint64_t *e, int *rc)
 {
-	size_t nreads = e[KEY_WORDS] & 0xffff, npcs = (e[KEY_WORDS] >> 16) & 0xffff;
+	size_t npcs = walk_npcs(e);
 	if (PF_GROW(u->pcs, u->cap_pcs, npcs + 1) < 0)
 		return -1;
-	const uint64_t *frames = e + HEAD_WORDS + 2 * nreads + (nreads + 63) / 64;
+	const uint64_t *frames = e + frames_at(walk_nreads(e));
 	for (size_t i = 0; i < npcs; i++)
 		u->pcs[i] = (struct uw_pc){ frames[i * FRAME_WORDS], frames[i * FRAME_WORDS + 1] != 0 };
 	u->npcs = npcs;
@@ -244,11 +250,11 @@ static void memo_forget(uw_ctx *u)
 /* Is walk e the same as u's? */
 static bool walk_same(const uw_ctx *u, const uint64_t *e, int rc)
 {
-	size_t nreads = e[KEY_WORDS] & 0xffff, npcs = (e[KEY_WORDS] >> 16) & 0xffff;
+	size_t npcs = walk_npcs(e);
 	if (npcs != u->npcs || (int)(int64_t)e[KEY_WORDS + 1] != rc || e[KEY_WORDS + 2] != u->beyond ||
 	    ((e[KEY_WORDS] >> 32) & 1) != u->nofile)
 		return false;
-	const uint64_t *frames = e + HEAD_WORDS + 2 * nreads + (nreads + 63) / 64;
+	const uint64_t *frames = e + frames_at(walk_nreads(e));
 	for (size_t i = 0; i < npcs; i++)
 		if (frames[i * FRAME_WORDS] != u->pcs[i].pc || (frames[i * FRAME_WORDS + 1] != 0) != u->pcs[i].act)
 			return false;
@@ -266,7 +272,7 @@ void memo_end(uw_ctx *u, const pd_sample *s, int rc, bool keep)
 	}
 	if (!keep || u->memo_mode == UW_MEMO_OFF || u->log_full || u->npcs > MEMO_MAX_FRAMES || !walk_keyed(u))
 		return;
-	size_t nreads = u->nlog, words = HEAD_WORDS + 2 * nreads + (nreads + 63) / 64 + FRAME_WORDS * u->npcs;
+	size_t nreads = u->nlog, words = frames_at(nreads) + FRAME_WORDS * u->npcs;
 	if (!u->memo_slots) {
 		u->memo_slots = calloc(MEMO_SLOTS, sizeof(*u->memo_slots));
 		if (!u->memo_slots)
@@ -299,7 +305,7 @@ void memo_end(uw_ctx *u, const pd_sample *s, int rc, bool keep)
 		if (u->log[i].ok)
 			okbits[i / 64] |= 1ull << (i % 64);
 	}
-	uint64_t *frames = okbits + (nreads + 63) / 64;
+	uint64_t *frames = e + frames_at(nreads);
 	for (size_t i = 0; i < u->npcs; i++) {
 		uint64_t pc = u->pcs[i].pc, *fr = frames + i * FRAME_WORDS;
 		uw_map m;

@@ -82,7 +82,8 @@ const char *sym_dso_short_name(const sym_dso *d);   /* basename, or "[kernel.kal
 enum sym_dso_kind sym_dso_kind(const sym_dso *d);
 /* perf's origin char for -v output: 'B' build-id cache elf, 'D' build-id
  * cache debug file, 'b' /usr/lib/debug/.build-id, 'l' debuglink, 'd' the
- * recorded path, 'k' kallsyms, 'j' perf-PID.map, ' ' no symbols */
+ * recorded path, 'k' kallsyms, 'K' a kernel module, 'j' perf-PID.map, '!'
+ * no symbol file found (perf's "not found") */
 char sym_dso_origin(const sym_dso *d);
 bool sym_dso_has_symbols(sym_dso *d);
 

@@ -147,10 +147,12 @@ static size_t k_sym_width(const hist *h, const hist_entry *e)
 		 * frame's " (inlined)" is printed after it, not counted */
 		if (pf_sym_is_inlined(h->prof, e->sym))
 			w -= sizeof(" (inlined)") - 1;
-	} else
+		/* -v's address and origin, counted for a named row only (perf) */
+		if (h->opts.verbose)
+			w += 16 + 2 + 3;
+	} else {
 		w = 16 + 4 + 2;
-	if (h->opts.verbose)
-		w += 16 + 2 + 3;
+	}
 	return w;
 }
 /* -v's address: the row's, but perf turns a module's back into a runtime
@@ -199,7 +201,8 @@ static int k_sym_print(const hist *h, const hist_entry *e, char *buf, size_t len
 		for (int sh = 60; sh >= 0; sh -= 4)
 			*t++ = "0123456789abcdef"[(a >> sh) & 15];
 		*t = '\0';
-		n += put_name(buf + n, len - (size_t)n, tmp, width - n >= 0 ? width - n : 0, sep);
+		/* never cut (perf's "%-#.*llx"): -v's prefix is not in the width */
+		n += put_name(buf + n, len - (size_t)n, tmp, 0, sep);
 	}
 	return pad_to(buf, len, n, width, pad);
 }

@@ -97,7 +97,7 @@ static void missing_dso_warning(pf_profile *p)
 		} else {
 			if (!d->sd || d->kind != SYM_DSO_USER || name[0] != '/' || sym_is_perf_map(name, NULL))
 				continue;
-			if (sym_dso_unwind_path(d->sd) || sym_dso_origin(d->sd) != ' ')
+			if (sym_dso_unwind_path(d->sd) || sym_dso_origin(d->sd) != '!')
 				continue;
 		}
 		if (n++ < 3 && used < sizeof(names)) {

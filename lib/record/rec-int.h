@@ -27,7 +27,21 @@ struct rec_proc {
 struct rec_dso {
 	const char *name;          /* interned */
 	bool hit;
+	bool module;               /* a kernel module's map (pid -1) */
+	uint8_t bid_size;          /* a module's build id from the kernel's note */
+	uint8_t bid[20];
 };
+
+/* A loaded kernel module (modules.c). */
+typedef struct rec_module {
+	char *filename;            /* its .ko under /lib/modules/RELEASE, else "[name]" */
+	uint64_t start, size;
+	uint8_t bid[20];
+	uint8_t bid_size;          /* 0: the kernel gave none */
+} rec_module;
+
+/* The kernel-module maps' pseudo-process in the scanner's map table. */
+#define REC_KERNEL_PID UINT32_MAX
 
 typedef struct rec_state {
 	const rec_opts *o;
@@ -57,6 +71,12 @@ int rec_emit(rec_state *s, const void *rec, size_t size, proff_error *err);
 
 /* buildid.c: build-id from a raw note area (/sys/kernel/notes) */
 int rec_build_id_notes(const void *buf, size_t len, uint8_t id[20]);
+
+/* modules.c: the modules of root/proc/modules ("" for this host), named
+ * by their files under root/lib/modules/RELEASE as perf record names them;
+ * none when root has no /proc/modules. 0 or PROFF_ENOMEM. */
+int rec_modules_read(const char *root, rec_module **out, size_t *n);
+void rec_modules_free(rec_module *m, size_t n);
 
 /* synth.c */
 int rec_synth_kernel(rec_state *s, proff_error *err);

@@ -39,8 +39,8 @@ uint32_t rec_dso_intern(rec_state *s, const char *name)
 		if (PF_GROW(s->dsos, s->cap_dsos, (size_t)id + 1))
 			return UINT32_MAX;
 		for (size_t i = s->nr_dsos; i <= (size_t)id; i++) {
+			memset(&s->dsos[i], 0, sizeof(s->dsos[i]));
 			s->dsos[i].name = pf_strtab_get(&s->names, (uint32_t)i);
-			s->dsos[i].hit = false;
 		}
 		s->nr_dsos = (size_t)id + 1;
 	}
@@ -115,6 +115,19 @@ static void mark_user(rec_state *s, struct rec_proc *p, uint64_t ip)
 	}
 }
 
+/* a kernel address: a module's when a module map holds it, else the kernel's */
+static void mark_kernel(rec_state *s, struct rec_proc *kmods, uint64_t ip)
+{
+	if (kmods && kmods->n) {
+		size_t lo = PF_COUNT_LE(kmods->maps, kmods->n, start, ip);
+		if (lo && ip < kmods->maps[lo - 1].end) {
+			s->dsos[kmods->maps[lo - 1].dso].hit = true;
+			return;
+		}
+	}
+	s->dsos[s->kernel_dso].hit = true;
+}
+
 static void scan_sample(rec_state *s, const uint8_t *r, size_t size)
 {
 	uint64_t st = s->sample_type;
@@ -140,8 +153,9 @@ static void scan_sample(rec_state *s, const uint8_t *r, size_t size)
 	{
 		unsigned mode = r[4] & PERF_RECORD_MISC_CPUMODE_MASK;
 		struct rec_proc *p = get_proc(s, pid, false);
+		struct rec_proc *kmods = get_proc(s, REC_KERNEL_PID, false);
 		if (mode == PERF_RECORD_MISC_KERNEL)
-			s->dsos[s->kernel_dso].hit = true;
+			mark_kernel(s, kmods, ip);
 		else if (mode == PERF_RECORD_MISC_USER)
 			mark_user(s, p, ip);
 		if (st & PERF_SAMPLE_CALLCHAIN) {
@@ -157,13 +171,15 @@ static void scan_sample(rec_state *s, const uint8_t *r, size_t size)
 				memcpy(&a, r + off + 8 * i, 8);
 				if (a >= (uint64_t)PERF_CONTEXT_MAX) {
 					if (a == (uint64_t)PERF_CONTEXT_KERNEL)
-						user = false, s->dsos[s->kernel_dso].hit = true;
+						user = false;
 					else if (a == (uint64_t)PERF_CONTEXT_USER)
 						user = true;
 					continue;
 				}
 				if (user)
 					mark_user(s, p, a);
+				else
+					mark_kernel(s, kmods, a);
 			}
 		}
 	}
@@ -204,14 +220,24 @@ void rec_scan(rec_state *s, const uint8_t *r, size_t size)
 			if (!(prot & PROT_EXEC))
 				break;
 		}
-		if ((r[4] & PERF_RECORD_MISC_CPUMODE_MASK) == PERF_RECORD_MISC_KERNEL)
-			break;   /* kernel map: tracked as kernel_dso */
+		bool kernel = (r[4] & PERF_RECORD_MISC_CPUMODE_MASK) == PERF_RECORD_MISC_KERNEL;
 		char name[4096];
 		size_t n = size - fo;
 		if (n >= sizeof(name))
 			n = sizeof(name) - 1;
 		memcpy(name, r + fo, n);
 		name[n] = 0;
+		if (kernel) {
+			/* the kernel's own map is kernel_dso; a module's is kept
+			 * with the other modules' */
+			if (strncmp(name, "[kernel.kallsyms]", 17) != 0) {
+				add_map(s, REC_KERNEL_PID, start, len, name);
+				uint32_t d = rec_dso_intern(s, name);
+				if (d != UINT32_MAX)
+					s->dsos[d].module = true;
+			}
+			break;
+		}
 		add_map(s, pid, start, len, name);
 		break;
 	}

@@ -135,32 +135,32 @@ int rec_synth_kernel(rec_state *s, proff_error *err)
 	return rc;
 }
 
-/* One kernel MMAP per loaded module ("[name]", as perf names modules whose
- * file it has not looked up), so module samples fall in a module map. */
+/* One kernel MMAP per loaded module, named as perf record names it (its
+ * .ko under /lib/modules/RELEASE, else "[name]": modules.c), so module
+ * samples fall in a module map; its build id kept for rec_build_ids. */
 static int synth_modules(rec_state *s, struct rbuf *r, proff_error *err)
 {
-	FILE *f = fopen("/proc/modules", "re");
-	if (!f)
-		return 0;
-	char line[1024];
+	rec_module *m;
+	size_t n;
+	if (rec_modules_read("", &m, &n))
+		return proff_err_set(err, PROFF_ENOMEM, NULL, PROFF_NO_OFFSET, "out of memory");
 	int rc = 0;
-	while (!rc && fgets(line, sizeof(line), f)) {
-		char name[64], state[32];
-		unsigned long long size, addr;
-		if (sscanf(line, "%63s %llu %*s %*s %31s %llx", name, &size, state, &addr) != 4 || !addr)
-			continue;
-		char fname[80];
-		snprintf(fname, sizeof(fname), "[%s]", name);
+	for (size_t i = 0; i < n && !rc; i++) {
 		rb_hdr(r, PERF_RECORD_MMAP, PERF_RECORD_MISC_KERNEL);
 		rb_u32(r, (uint32_t)-1);
 		rb_u32(r, 0);
-		rb_u64(r, addr);
-		rb_u64(r, size);
+		rb_u64(r, m[i].start);
+		rb_u64(r, m[i].size);
 		rb_u64(r, 0);
-		rb_str(r, fname);
+		rb_str(r, m[i].filename);
 		rc = rb_emit(s, r, err);
+		uint32_t d = rc ? UINT32_MAX : rec_dso_intern(s, m[i].filename);
+		if (d != UINT32_MAX && m[i].bid_size) {
+			memcpy(s->dsos[d].bid, m[i].bid, m[i].bid_size);
+			s->dsos[d].bid_size = m[i].bid_size;
+		}
 	}
-	fclose(f);
+	rec_modules_free(m, n);
 	return rc;
 }
 
@@ -511,6 +511,12 @@ int rec_build_ids(rec_state *s, proff_error *err)
 			if (img)
 				n = rec_build_id_mem(img, img_len, id);
 			base = "vdso";
+		} else if (d->module) {
+			/* the kernel's note of the loaded image, else its file's
+			 * (perf record writes a module's under cpumode kernel) */
+			n = d->bid_size ? (memcpy(id, d->bid, d->bid_size), d->bid_size)
+				: d->name[0] == '/' ? rec_read_build_id(d->name, id, NULL) : -1;
+			mode = PERF_RECORD_MISC_KERNEL;
 		} else if (d->name[0] == '/') {
 			n = rec_read_build_id(d->name, id, NULL);
 		}
@@ -524,7 +530,7 @@ int rec_build_ids(rec_state *s, proff_error *err)
 			return rc;
 		}
 		s->st->nr_build_ids++;
-		if (dir) {
+		if (dir && (d->name[0] == '/' || !d->module)) {    /* a "[name]" module has no file to keep */
 			proff_error e2;
 			if (rec_cache_add(dir, d->name, id, (size_t)n, base, img, img_len, src, &e2) == 0)
 				s->st->nr_cached++;

@@ -102,6 +102,12 @@ static int read_text_symbols(sym_dso *d, Elf *elf)
 	return 0;
 }
 
+bool sym_kmod_compressed(const char *path)
+{
+	size_t n = strlen(path);
+	return (n > 6 && !strcmp(path + n - 6, ".ko.xz")) || (n > 6 && !strcmp(path + n - 6, ".ko.gz"));
+}
+
 bool sym_is_kmod_path(const char *path)
 {
 	size_t n = strlen(path);
@@ -247,10 +253,32 @@ static Elf *kmodule_elf(const char *path, int fd, unsigned char **image, const c
 	return elf_memory((char *)*image, len);
 }
 
-int sym_kmodule_load(sym_dso *d)
+/* The build-id cache's copy of d (<dir>/.build-id/xx/yyy/elf, or the old
+ * layout's link to the file itself), as perf looks for it first. */
+static bool kmodule_cache_path(const sym_dso *d, char *buf, size_t len)
 {
-	char path[4096];
-	if (!d->have_map_start || !sym_is_kmod_path(d->long_name) || !kmodule_path(d, path, sizeof(path)))
+	const char *dir = d->ctx->buildid_dir;
+	if (!d->bid_size || !dir)
+		return false;
+	char hex[2 * SYM_BUILD_ID_MAX + 1];
+	sym_build_id_hex(d->bid, d->bid_size, hex);
+	int n = snprintf(buf, len, "%s/.build-id/%.2s/%s", dir, hex, hex + 2);
+	if (n <= 0 || (size_t)n >= len)
+		return false;
+	struct stat st;
+	if (stat(buf, &st) == 0 && S_ISREG(st.st_mode))
+		return true;
+	return (size_t)n + 4 < len && (memcpy(buf + n, "/elf", 5), true);
+}
+
+/* 1 when the file at path (decompressed as d's name says: perf decides by
+ * the module's name, also for the cache's copy) is a .ko whose build id is
+ * d's and its symbols are read; 0 when it is not there or not d's (*why
+ * says how, for the one warning); < 0 out of memory. */
+static int kmodule_try(sym_dso *d, const char *path, char origin, char *why, size_t why_len)
+{
+	struct stat st;
+	if (stat(path, &st) != 0 || !S_ISREG(st.st_mode))
 		return 0;
 	int fd = open(path, O_RDONLY | O_CLOEXEC);
 	if (fd < 0)
@@ -258,33 +286,57 @@ int sym_kmodule_load(sym_dso *d)
 	elf_version(EV_CURRENT);
 	unsigned char *image;
 	const char *problem;
-	Elf *elf = kmodule_elf(path, fd, &image, &problem);
-	if (problem) {
-		sym_dso_set_problem(d, "%s: %s: the module's symbols are kallsyms' (if any)", path, problem);
-		close(fd);
-		return 0;
-	}
+	Elf *elf = kmodule_elf(d->long_name, fd, &image, &problem);
 	GElf_Ehdr eh;
-	int rc = 0;
-	if (!elf || elf_kind(elf) != ELF_K_ELF || !gelf_getehdr(elf, &eh)) {
-		sym_dso_set_problem(d, "%s: not an ELF file: the module's symbols are kallsyms' (if any)", path);
+	uint8_t id[SYM_BUILD_ID_MAX];
+	int rc = 0, idlen;
+	if (problem) {
+		snprintf(why, why_len, "%s: %s", path, problem);
+	} else if (!elf || elf_kind(elf) != ELF_K_ELF || !gelf_getehdr(elf, &eh)) {
+		snprintf(why, why_len, "%s: not an ELF file", path);
 	} else if (eh.e_type != ET_REL) {
-		sym_dso_set_problem(d, "%s: not a relocatable ELF file (a .ko): the module's symbols are "
-				    "kallsyms' (if any)", path);
+		snprintf(why, why_len, "%s: not a relocatable ELF file (a .ko)", path);
+	} else if (d->bid_size && ((idlen = sym_elf_build_id(elf, id, sizeof(id))) <= 0 ||
+				   (size_t)idlen != d->bid_size || memcmp(id, d->bid, d->bid_size))) {
+		char want[2 * SYM_BUILD_ID_MAX + 1], got[2 * SYM_BUILD_ID_MAX + 1] = "none";
+		sym_build_id_hex(d->bid, d->bid_size, want);
+		if (idlen > 0)
+			sym_build_id_hex(id, (size_t)idlen, got);
+		snprintf(why, why_len, "%s: build id %s, not the recorded %s", path, got, want);
 	} else {
 		rc = read_text_symbols(d, elf);
 		if (rc == 0) {
 			symtab_fixup(&d->tab, false);
-			d->origin = 'K';
+			d->origin = sym_kmod_compressed(d->long_name) ? 'm' : origin;
 			free(d->symsrc_path);
 			d->symsrc_path = strdup(path);
 			rc = 1;
+		} else {
+			symtab_free(&d->tab);
 		}
 	}
 	if (elf)
 		elf_end(elf);
 	free(image);
 	close(fd);
+	return rc;
+}
+
+/* perf's order: the build-id cache ('B'), then the recorded path under
+ * --symfs ('K'). A candidate that is there but cannot be d's module is
+ * said once (the first, which is why the next ones were tried). */
+int sym_kmodule_load(sym_dso *d)
+{
+	if (!d->have_map_start || !sym_is_kmod_path(d->long_name))
+		return 0;
+	char path[4096], why[4096 + 160] = "", later[sizeof(why)];
+	int rc = 0;
+	if (kmodule_cache_path(d, path, sizeof(path)))
+		rc = kmodule_try(d, path, 'B', why, sizeof(why));
+	if (rc == 0 && kmodule_path(d, path, sizeof(path)))
+		rc = kmodule_try(d, path, 'K', why[0] ? later : why, sizeof(why));
+	if (rc == 0 && why[0])
+		sym_dso_set_problem(d, "%s: the module's symbols are kallsyms' (if any)", why);
 	return rc;
 }
 

@@ -174,6 +174,11 @@ int sym_kernel_load(sym_dso *d);
 int sym_kmodule_load(sym_dso *d);
 
 /* what went wrong reading d's symbol file, for sym_dso_problem (symbol.c) */
+/* the GNU build-id note of an open ELF (sections, else program headers): its
+ * length, or -1 */
+int sym_elf_build_id(Elf *elf, uint8_t *id, size_t max);
+/* a module file perf decompresses (.ko.xz, .ko.gz): its -v origin is 'm' */
+bool sym_kmod_compressed(const char *path);
 void sym_dso_set_problem(sym_dso *d, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
 /* demangle.c: returns a malloc'd demangled name or NULL if not mangled.

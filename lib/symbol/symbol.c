@@ -340,7 +340,7 @@ void sym_build_id_hex(const uint8_t *id, size_t size, char *out)
 }
 
 /* GNU build-id note of an open ELF: from SHT_NOTE sections, else PT_NOTE. */
-static int elf_build_id(Elf *elf, uint8_t *id, size_t max)
+int sym_elf_build_id(Elf *elf, uint8_t *id, size_t max)
 {
 	size_t shnum = 0;
 	Elf_Scn *scn = NULL;
@@ -409,7 +409,7 @@ int sym_read_build_id(const char *path, uint8_t *id, size_t max, proff_error *er
 		close(fd);
 		return proff_err_set(err, PROFF_EFORMAT, path, 0, "not an ELF file");
 	}
-	int n = elf_build_id(elf, id, max);
+	int n = sym_elf_build_id(elf, id, max);
 	elf_end(elf);
 	close(fd);
 	if (n < 0)
@@ -460,7 +460,12 @@ int sym_ctx_new(const sym_opts *opts, sym_ctx **out, proff_error *err)
 	c->symfs = opts && opts->symfs && *opts->symfs ? strdup(opts->symfs) : NULL;
 	c->kallsyms = opts && opts->kallsyms ? strdup(opts->kallsyms) : NULL;
 	c->osrelease = opts && opts->recorded_osrelease ? strdup(opts->recorded_osrelease) : NULL;
-	if (opts && opts->buildid_dir) {
+	if (c->symfs) {
+		/* perf: --symfs DIR moves the build-id cache to DIR/.debug, over
+		 * --buildid-dir (a symfs is another machine's files) */
+		if (asprintf(&c->buildid_dir, "%s/.debug", c->symfs) < 0)
+			c->buildid_dir = NULL;
+	} else if (opts && opts->buildid_dir) {
 		c->buildid_dir = strdup(opts->buildid_dir);
 	} else {
 		const char *home = getenv("HOME");
@@ -604,7 +609,7 @@ static sym_dso *dso_get_locked(sym_ctx *ctx, const char *filename, const uint8_t
 	d->ctx = ctx;
 	d->kind = kind;
 	d->key = key;
-	d->origin = ' ';
+	d->origin = '!';        /* perf -v: no symbol file found */
 	d->dwarf_fd = -1;
 	d->image_fd = -1;
 	d->long_name = strdup(filename);
@@ -696,7 +701,7 @@ static bool src_open(sym_dso *d, const char *path, char origin, elf_src *s)
 		goto fail;
 	if (d->bid_size) {
 		uint8_t id[SYM_BUILD_ID_MAX];
-		int n = elf_build_id(s->elf, id, sizeof(id));
+		int n = sym_elf_build_id(s->elf, id, sizeof(id));
 		if (n <= 0 || !bid_equal(d->bid, d->bid_size, id, (size_t)n))
 			goto fail;
 	}
@@ -721,7 +726,7 @@ static bool src_open_mem(sym_dso *d, uint8_t *img, size_t size, const char *labe
 		goto fail;
 	if (d->bid_size) {
 		uint8_t id[SYM_BUILD_ID_MAX];
-		int n = elf_build_id(s->elf, id, sizeof(id));
+		int n = sym_elf_build_id(s->elf, id, sizeof(id));
 		if (n <= 0 || !bid_equal(d->bid, d->bid_size, id, (size_t)n))
 			goto fail;
 	}
@@ -1164,7 +1169,7 @@ static int load_user(sym_dso *d)
 		if (rc == 0)
 			rc = synthesize_plt(d, rs->elf);
 		if (!d->tab.n)
-			d->origin = ' ';
+			d->origin = '!';
 	}
 	for (size_t i = 0; i < nc; i++)
 		src_close(&cand[i]);
@@ -1289,7 +1294,10 @@ static void dso_load_locked(sym_dso *d)
 		/* the .ko when it can be read, as perf prefers it; else kallsyms' lines */
 		rc = sym_kmodule_load(d);
 		rc = rc == 0 ? sym_kernel_load(d) : rc > 0 ? 0 : rc;
-		d->origin = 'K';        /* perf's module dsos say so whatever they read */
+		/* perf's module dsos say 'K' ('m' compressed) whatever they
+		 * read, but for a .ko from the build-id cache ('B') */
+		if (d->origin != 'B')
+			d->origin = sym_kmod_compressed(d->long_name) ? 'm' : 'K';
 		break;
 	case SYM_DSO_ANON:
 		if (is_perf_map(d->long_name))

@@ -105,8 +105,11 @@ fi
 
 # --symfs DIR: the copy under DIR/tmp is read (perf reads /tmp only: the
 # expected output is perf's with that copy in /tmp; under a symfs neither
-# reads the kernel's symbols unless --kallsyms names them)
+# reads the kernel's symbols unless --kallsyms names them; the libraries and
+# the build-id cache, which --symfs moves to DIR/.debug, are linked in)
 mkdir -p "$W/symfs/tmp"
+ln -s /usr "$W/symfs/usr"
+[ -d "${HOME:-/nonexistent}/.debug" ] && ln -s "$HOME/.debug" "$W/symfs/.debug"
 printf '%s 9 symfs_first\n%s 9 symfs_second\n%s 9 symfs_third\n' "$a" "$b" "$c" > "$W/symfs$MAP"
 cp "$W/symfs$MAP" "$MAP"
 perf report -i "$W/jit.data" --stdio --no-children -g none 2>/dev/null | strip > "$TMP/perf.out"

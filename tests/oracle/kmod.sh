@@ -128,8 +128,8 @@ for z in xz gz zst; do
 	command -v "${zc%% *}" >/dev/null || { skip "kmod: .ko.$z (no ${zc%% *})"; continue; }
 	$zc "$W/mod.o" > "$S$KO.$z"
 	$MK "$W/rec.data" "$W/mod$z.data" module "$KO.$z" $BASE 1000 $ADDRS || { not_ok "kmod: mkkmod.py module .ko.$z"; continue; }
-	cmp_report "$W/mod$z.data" --symfs "$S" --no-children -s dso,sym
-	if [ $z != zst ] && ! grep -q '\[mymod\] *\[k\] mod_spin' "$TMP/perf.out"; then
+	cmp_report "$W/mod$z.data" --symfs "$S" --no-children -s dso,sym -v
+	if [ $z != zst ] && ! grep -q "mymod.ko.$z .* m \\[k\\] mod_spin" "$TMP/perf.out"; then
 		not_ok "kmod: perf names the .ko.$z module's functions"
 	fi
 done
@@ -140,6 +140,71 @@ cmp_report "$W/modxz.data" "${K[@]}" --symfs "$BAD" -s dso,sym
 n=$(grep -c "$KO.xz: not an xz file that decompresses" "$TMP/proff.err")
 [ "$n" = 1 ] && ok "kmod: one warning for a .ko.xz cut short" ||
 	{ not_ok "kmod: one warning for a .ko.xz cut short ($n)"; sed 's/^/#   /' "$TMP/proff.err"; }
+
+# a module whose build id was recorded (in the header's build-id table, as
+# perf record writes it, or in its MMAP2 with --buildid-mmap): perf looks for
+# its .ko in the build-id cache first (origin B), then at its path, and
+# takes neither where the build id differs
+ld -r --build-id=sha1 -o "$W/bid.ko" "$W/mod.o" &&
+	sed 's/mod_/other_/g' "$W/mod.c" > "$W/other.c" && gcc -c -O1 -o "$W/other.o" "$W/other.c" &&
+	ld -r --build-id=sha1 -o "$W/other.ko" "$W/other.o" || { not_ok "kmod: ld -r --build-id"; finish; }
+BID=$(readelf -n "$W/bid.ko" | awk '/Build ID/ { print $3 }')
+cache() {   # cache DIR FILE [old]: FILE as the module's copy in a build-id cache
+	mkdir -p "$1/.build-id/${BID:0:2}"
+	if [ "${3:-}" = old ]; then
+		cp "$2" "$1/.build-id/${BID:0:2}/${BID:2}"
+	else
+		mkdir -p "$1$KO/$BID" && cp "$2" "$1$KO/$BID/elf" && ln -s "../..$KO/$BID" "$1/.build-id/${BID:0:2}/${BID:2}"
+	fi
+}
+cache "$W/c.good" "$W/bid.ko"; cache "$W/c.other" "$W/other.ko"; cache "$W/c.old" "$W/bid.ko" old
+mkdir -p "$W/c.none" "$W/s.good$(dirname "$KO")" "$W/s.other$(dirname "$KO")"
+cp "$W/bid.ko" "$W/s.good$KO"; cp "$W/other.ko" "$W/s.other$KO"
+$MK --build-id="$BID" "$W/rec.data" "$W/modh.data" module "$KO" $BASE 1000 $ADDRS ||
+	not_ok "kmod: mkkmod.py module with a build id"
+$MK --build-id="$BID" --build-id-mmap2 "$W/rec.data" "$W/modm.data" module "$KO" $BASE 1000 $ADDRS ||
+	not_ok "kmod: mkkmod.py module's MMAP2 with a build id"
+perf buildid-list -i "$W/modh.data" 2>/dev/null | grep -q "^$BID $KO\$" &&
+	ok "kmod: perf buildid-list reads the module's build id" ||
+	not_ok "kmod: perf buildid-list reads the module's build id"
+cmp_cache() {   # cmp_cache CACHE FILE OPTS...: perf --buildid-dir CACHE report, proff report --buildid-dir CACHE
+	local c=$1 file=$2; shift 2
+	perf --buildid-dir "$c" report -i "$file" --stdio "$@" 2>/dev/null | strip_tip > "$TMP/perf.out"
+	"$PROFF" report --buildid-dir "$c" -i "$file" --stdio "$@" 2>"$TMP/proff.err" | strip_tip > "$TMP/proff.out"
+	DIFF_LINES=30 check_same "kmod: cache $(basename "$c") $(basename "$file") $*" "$TMP/perf.out" "$TMP/proff.out"
+}
+V=(--no-children -s dso,sym -v -g none)
+cmp_cache "$W/c.good" "$W/modh.data" "${V[@]}"
+grep -q ' B \[k\] mod_spin' "$TMP/perf.out" && ok "kmod: perf reads the module's .ko from the build-id cache" ||
+	not_ok "kmod: perf reads the module's .ko from the build-id cache"
+cmp_cache "$W/c.good" "$W/modh.data"
+cmp_cache "$W/c.good" "$W/modh.data" -s dso,sym -g caller
+cmp_cache "$W/c.good" "$W/modm.data" "${V[@]}"
+cmp_cache "$W/c.old" "$W/modh.data" "${V[@]}"
+cmp_cache "$W/c.good" "$W/modh.data" --symfs "$W/s.other" "${V[@]}"
+cmp_cache "$W/c.other" "$W/modh.data" --symfs "$W/s.good" "${V[@]}"
+grep -q ' K \[k\] mod_spin' "$TMP/perf.out" && ok "kmod: perf takes the .ko at its path when the cache's differs" ||
+	not_ok "kmod: perf takes the .ko at its path when the cache's differs"
+cmp_cache "$W/c.none" "$W/modh.data" --symfs "$W/s.other" "${K[@]}" "${V[@]}"
+n=$(grep -c "s.other$KO: build id [0-9a-f]*, not the recorded $BID" "$TMP/proff.err")
+[ "$n" = 1 ] && ok "kmod: one warning for a .ko whose build id differs" ||
+	{ not_ok "kmod: one warning for a .ko whose build id differs ($n)"; sed 's/^/#   /' "$TMP/proff.err"; }
+cmp_cache "$W/c.other" "$W/modm.data" --symfs "$W/s.other" "${V[@]}"
+# a compressed module: the cache's copy is the compressed file, read
+# decompressed as the module's name says
+if command -v xz >/dev/null; then
+	xz -c "$W/bid.ko" > "$W/bid.ko.xz"
+	mkdir -p "$W/c.xz/.build-id/${BID:0:2}" "$W/c.xz$KO.xz/$BID"
+	cp "$W/bid.ko.xz" "$W/c.xz$KO.xz/$BID/elf"
+	ln -s "../..$KO.xz/$BID" "$W/c.xz/.build-id/${BID:0:2}/${BID:2}"
+	$MK --build-id="$BID" "$W/rec.data" "$W/modhxz.data" module "$KO.xz" $BASE 1000 $ADDRS ||
+		not_ok "kmod: mkkmod.py .ko.xz module with a build id"
+	cmp_cache "$W/c.xz" "$W/modhxz.data" "${V[@]}"
+fi
+# a diff of two files whose module's .ko is in the cache
+perf --buildid-dir "$W/c.good" diff "$W/modh.data" "$W/modm.data" 2>/dev/null | strip_tip > "$TMP/perf.out"
+"$PROFF" diff --buildid-dir "$W/c.good" "$W/modh.data" "$W/modm.data" 2>/dev/null | strip_tip > "$TMP/proff.out"
+check_same "kmod: diff, the module's .ko from the build-id cache" "$TMP/perf.out" "$TMP/proff.out"
 
 # a guest's samples in a host's file: perf report leaves them out
 cmp_report "$W/guest.data"

@@ -38,7 +38,39 @@ def die(msg):
     sys.exit('mkkmod: ' + msg)
 
 
+def add_header_build_id(buf, tab, feat_bits, fname, build_id):
+    """One entry more in HEADER_BUILD_ID (feature bit 2): header (type 0,
+    misc KERNEL | BUILD_ID_SIZE, size), pid -1, 20 bytes of id, its size and
+    3 reserved, the name NUL-padded to 64 bytes; the sections after it move."""
+    if not feat_bits & 1 << 2:
+        die('no build-id table in the header')
+    idx = bin(feat_bits & 3).count('1')
+    off, size = struct.unpack_from('<QQ', buf, tab + 16 * idx)
+    name = fname.encode() + b'\0'
+    name += b'\0' * (-len(name) % 64)
+    body = struct.pack('<i', -1) + build_id.ljust(20, b'\0') + struct.pack('<BBH', len(build_id), 0, 0) + name
+    ent = struct.pack('<IHH', 0, MISC_KERNEL | 1 << 15, 8 + len(body)) + body
+    at = off + size
+    buf[at:at] = ent
+    struct.pack_into('<Q', buf, tab + 16 * idx + 8, size + len(ent))
+    for i in range(bin(feat_bits).count('1')):
+        o, = struct.unpack_from('<Q', buf, tab + 16 * i)
+        if o >= at and i != idx:
+            struct.pack_into('<Q', buf, tab + 16 * i, o + len(ent))
+
+
 def main():
+    build_id, in_mmap2 = None, False
+    while len(sys.argv) > 1 and sys.argv[1].startswith('--build-id'):
+        opt = sys.argv.pop(1)
+        if opt == '--build-id-mmap2':
+            in_mmap2 = True
+        elif opt.startswith('--build-id='):
+            build_id = bytes.fromhex(opt.split('=', 1)[1])
+            if not 0 < len(build_id) <= 20:
+                die('a build id has 1 to 20 bytes')
+        else:
+            die('unknown option ' + opt)
     if len(sys.argv) < 4:
         sys.exit(__doc__.split('\n\n')[1])
     buf = bytearray(open(sys.argv[1], 'rb').read())
@@ -134,17 +166,28 @@ def main():
             die('no kernel MMAP')
         name = fname.encode() + b'\0'
         name += b'\0' * (-len(name) % 8)
-        rec = struct.pack('<IIQQQ', 0xffffffff, 0, start, length, 0) + name + kmap_trailer
-        rec = struct.pack('<IHH', 1, MISC_KERNEL, 8 + len(rec)) + rec
+        if build_id is not None and in_mmap2:
+            # MMAP2 with PERF_RECORD_MISC_MMAP_BUILD_ID: size, 3 reserved
+            # bytes and 20 of id in place of maj, min, ino, ino_generation
+            ident = struct.pack('<BBH', len(build_id), 0, 0) + build_id.ljust(20, b'\0')
+            rec = struct.pack('<IIQQQ', 0xffffffff, 0, start, length, 0) + ident + \
+                struct.pack('<II', 5, 2) + name + kmap_trailer     # PROT_READ|EXEC, MAP_PRIVATE
+            rec = struct.pack('<IHH', 10, MISC_KERNEL | 1 << 14, 8 + len(rec)) + rec
+        else:
+            rec = struct.pack('<IIQQQ', 0xffffffff, 0, start, length, 0) + name + kmap_trailer
+            rec = struct.pack('<IHH', 1, MISC_KERNEL, 8 + len(rec)) + rec
         buf[insert_at:insert_at] = rec
         n = len(rec)
         struct.pack_into('<Q', buf, 48, data_size + n)
         # the feature table: (offset, size) per feature bit, after the data
         feat_bits = int.from_bytes(buf[72:104], 'little')
         tab = data_off + data_size + n
-        for i in range(bin(feat_bits).count('1')):
+        nfeat = bin(feat_bits).count('1')
+        for i in range(nfeat):
             off, = struct.unpack_from('<Q', buf, tab + 16 * i)
             struct.pack_into('<Q', buf, tab + 16 * i, off + n)
+        if build_id is not None and not in_mmap2:
+            add_header_build_id(buf, tab, feat_bits, fname, build_id)
     open(sys.argv[2], 'wb').write(buf)
 
 

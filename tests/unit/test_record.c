@@ -5,7 +5,9 @@
  *    by proff's own reader (plain and zstd-compressed);
  *  - a write error (file size limit) leaves a file whose header describes
  *    exactly the whole records that were written;
- *  - GNU build-id from a hand-made ELF image, and the build-id cache layout.
+ *  - GNU build-id from a hand-made ELF image, and the build-id cache layout;
+ *  - the loaded kernel modules as perf record names them, from a made-up
+ *    root (proc/modules, proc/version, lib/modules/RELEASE, sys/module).
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -27,6 +29,7 @@
 #include "proff/perfdata-writer.h"
 #include "proff/perfdata.h"
 #include "proff/record.h"
+#include "../../lib/record/rec-int.h"
 
 static char tmpdir[256];
 
@@ -340,6 +343,77 @@ static void test_build_id(void **state)
 	assert_int_equal(stat(path, &sb), 0);
 }
 
+
+static void put_file(const char *path, const void *data, size_t len)
+{
+	FILE *f = fopen(path, "w");
+	assert_non_null(f);
+	assert_int_equal(fwrite(data, 1, len, f), len);
+	fclose(f);
+}
+
+/* perf record's module maps: each /proc/modules line, named by its file
+ * under /lib/modules/RELEASE ("a-b.ko" is module a_b; .ko.xz and .ko.gz
+ * count, .ko.zst and the top-level source/build links do not), else
+ * "[name]"; the build id from /sys/module/NAME/notes */
+static void test_modules(void **state)
+{
+	(void)state;
+	char root[512], cmd[2048], path[1024];
+	snprintf(root, sizeof(root), "%s/root", tmpdir);
+	snprintf(cmd, sizeof(cmd),
+		 "set -e; r='%s'; mkdir -p $r/proc $r/lib/modules/6.1.0-test/kernel/fs/x $r/lib/modules/6.1.0-test/extra "
+		 "$r/lib/modules/6.1.0-test/build/kernel $r/sys/module/fat/notes $r/sys/module/zmod/notes; "
+		 "printf 'Linux version 6.1.0-test (root@host) (gcc) #1 SMP\\n' > $r/proc/version; "
+		 "printf 'fat 86016 1 vfat, Live 0xffffffffc0a00000\\nnls_cp_437 16384 1 - Live 0xffffffffc0b00000\\n"
+		 "zmod 4096 0 - Live 0xffffffffc0c00000\\ngone 8192 0 - Live 0xffffffffc0d00000\\n"
+		 "fresh 4096 0 - Loading 0x0000000000000000\\n' > $r/proc/modules; "
+		 "touch $r/lib/modules/6.1.0-test/kernel/fs/x/fat.ko.xz $r/lib/modules/6.1.0-test/extra/nls-cp-437.ko "
+		 "$r/lib/modules/6.1.0-test/extra/zmod.ko.zst $r/lib/modules/6.1.0-test/build/kernel/gone.ko "
+		 "$r/lib/modules/6.1.0-test/extra/notes.txt",
+		 root);
+	assert_int_equal(system(cmd), 0);
+	/* a GNU build-id note as the kernel shows it */
+	uint8_t note[12 + 4 + 20];
+	uint32_t hdr[3] = { 4, 20, 3 };   /* namesz, descsz, NT_GNU_BUILD_ID */
+	memcpy(note, hdr, 12);
+	memcpy(note + 12, "GNU", 4);
+	for (int i = 0; i < 20; i++)
+		note[16 + i] = (uint8_t)(0xa0 + i);
+	snprintf(path, sizeof(path), "%s/sys/module/fat/notes/.note.gnu.build-id", root);
+	put_file(path, note, sizeof(note));
+
+	rec_module *m;
+	size_t n;
+	assert_int_equal(rec_modules_read(root, &m, &n), 0);
+	assert_int_equal(n, 4);                 /* "fresh" has no address yet */
+	snprintf(path, sizeof(path), "%s/lib/modules/6.1.0-test/kernel/fs/x/fat.ko.xz", root);
+	assert_string_equal(m[0].filename, path);
+	assert_int_equal(m[0].start, 0xffffffffc0a00000ull);
+	assert_int_equal(m[0].size, 86016);
+	assert_int_equal(m[0].bid_size, 20);
+	assert_memory_equal(m[0].bid, note + 16, 20);
+	snprintf(path, sizeof(path), "%s/lib/modules/6.1.0-test/extra/nls-cp-437.ko", root);
+	assert_string_equal(m[1].filename, path);
+	assert_int_equal(m[1].bid_size, 0);
+	assert_string_equal(m[2].filename, "[zmod]");        /* .ko.zst: no module file */
+	assert_string_equal(m[3].filename, "[gone]");        /* only under build/ */
+	rec_modules_free(m, n);
+
+	/* no /proc/version: no release, every module keeps "[name]" */
+	snprintf(path, sizeof(path), "%s/proc/version", root);
+	assert_int_equal(unlink(path), 0);
+	assert_int_equal(rec_modules_read(root, &m, &n), 0);
+	assert_int_equal(n, 4);
+	assert_string_equal(m[0].filename, "[fat]");
+	rec_modules_free(m, n);
+	/* no /proc/modules (a kernel without modules): none */
+	snprintf(path, sizeof(path), "%s/nonexistent", root);
+	assert_int_equal(rec_modules_read(path, &m, &n), 0);
+	assert_int_equal(n, 0);
+	assert_null(m);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -349,6 +423,7 @@ int main(void)
 		cmocka_unit_test(test_roundtrip_zstd),
 		cmocka_unit_test(test_write_error),
 		cmocka_unit_test(test_build_id),
+		cmocka_unit_test(test_modules),
 	};
 	return cmocka_run_group_tests(tests, setup, teardown);
 }

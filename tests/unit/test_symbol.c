@@ -360,7 +360,7 @@ static void test_build_id(void **state)
 	sym_dso *x = sym_dso_get(c, path_of("prog"), other, 20, SYM_DSO_USER);
 	assert_ptr_not_equal(x, d);
 	assert_false(sym_dso_has_symbols(x));
-	assert_int_equal(sym_dso_origin(x), ' ');
+	assert_int_equal(sym_dso_origin(x), '!');   /* perf -v: not found */
 	sym_info si;
 	assert_false(sym_lookup(x, vaddr_to_off(path_of("prog"), nm_value(path_of("prog"), "main")), &si));
 	sym_ctx_free(c);
@@ -874,6 +874,21 @@ static void test_symfs(void **state)
 	assert_string_equal(si.name, "main");
 	assert_int_equal(sym_dso_origin(d), 'd');
 	assert_string_equal(sym_dso_long_name(d), "/opt/app/prog");
+	sym_ctx_free(c);
+
+	/* perf: --symfs DIR moves the build-id cache to DIR/.debug, over
+	 * --buildid-dir: a path found nowhere else is read from there */
+	char hex[41];
+	sym_build_id_hex(id, n, hex);
+	out = run("set -e; cd '%s'; mkdir -p symfs/.debug/.build-id/%.2s; cp prog symfs/.debug/.build-id/%.2s/%s && echo ok",
+		  g_dir, hex, hex, hex + 2);
+	assert_string_equal(out, "ok\n");
+	free(out);
+	assert_int_equal(sym_ctx_new(&o, &c, &err), 0);
+	d = sym_dso_get(c, "/opt/gone/prog", id, n, SYM_DSO_USER);
+	assert_true(sym_lookup(d, vaddr_to_off(path_of("prog"), nm_value(path_of("prog"), "main")), &si));
+	assert_string_equal(si.name, "main");
+	assert_int_equal(sym_dso_origin(d), 'B');
 	sym_ctx_free(c);
 }
 

@@ -217,7 +217,7 @@ void row_fill(hist *h, const ctx *c, uint32_t loc, bool chain, hist_entry *e)
 	e->loc = loc;
 	/* diff mode: a dso's unresolved row shows its lowest map address,
 	 * whether a sample's own location or a callchain entry met it first */
-	e->addr = h->opts.diff_mode ? l->addr : row_addr(l, chain);
+	e->addr = h->opts.diff_mode ? l->addr : row_addr(l, hist_row_raw_addr(p, c->s, chain));
 	e->ip = l->ip;
 	e->level = row_level(p, c, l, chain);
 	e->parent = c->parent;

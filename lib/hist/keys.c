@@ -314,7 +314,7 @@ static void w_sym(const hist *h, const hist_key_src *c, uint64_t w[2])
 		b = (p->syms[l->sym].end & 0xffffffffffULL) |
 		    ((uint64_t)p->dsos[l->dso].short_name << 40) | (1ULL << 63);
 	} else {
-		a = hist_row_addr(l, c->chain);
+		a = hist_row_addr(l, hist_row_raw_addr(p, c->s, c->chain));
 		b = 0;
 	}
 	w[0] = a;

@@ -23,6 +23,12 @@ typedef struct hist_key_src {
 /* A row's address as perf shows it: Self rows use the map address,
  * callchain (cumulative) rows of unresolved frames the raw ip. */
 static inline uint64_t hist_row_addr(const pf_loc *l, bool chain) { return chain ? l->ip : l->addr; }
+/* ... and a branch-mode row (its location the branch's target) the raw ip
+ * too: perf's row address there is the branch entry's own "to" */
+static inline bool hist_row_raw_addr(const pf_profile *p, const pf_sample *s, bool chain)
+{
+	return chain || (s && p->node_branch && pf_node_branch(p, s->stack));
+}
 
 /* keys of one --sort that have no field of their own in pkey (perf_value) */
 #define HIST_GEN_KEYS 4

@@ -63,6 +63,8 @@ for g in "${gens[@]}"; do
 	cmp_report "$F" -s sym,dso_to,cycles
 	cmp_report "$F" -s dso,sym
 	cmp_report "$F" -n -v
+	# the plain sym key in branch mode: its address is the target's raw ip (perf's he->ip)
+	cmp_report "$F" -s dso,sym -v --percent-limit 0
 	cmp_report "$F" -q --percent-limit 2
 	cmp_report "$F" --comms w
 	# mispredict: perf's comparator is no order (0 equal, 1 not), so its

@@ -3,6 +3,7 @@
 #ifndef PROFF_STATS_INT_H
 #define PROFF_STATS_INT_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -27,6 +28,7 @@ typedef struct boot_scratch {
 	size_t cap_s;
 	struct boot_cand { double v, w; } *cand;
 	size_t cap_cand;
+	bool plain;                     /* the reference walks and sorts (tests compare the fast ones to them) */
 } boot_scratch;
 
 void boot_scratch_free(boot_scratch *s);

@@ -188,6 +188,8 @@ void boot_scratch_free(boot_scratch *s)
 	}
 	for (int i = 0; i < 3; i++)
 		free(s->s[i]);
+	free(s->key);
+	free(s->at);
 	free(s->cand);
 	memset(s, 0, sizeof(*s));
 }
@@ -206,11 +208,12 @@ static int scratch_grow(boot_scratch *s, size_t pts)
 			*arr[j] = v;
 		}
 	}
-	for (int i = 0; i < 3; i++) {
-		uint32_t *x = realloc(s->s[i], cap * sizeof(uint32_t));
+	uint32_t **idx[5] = { &s->s[0], &s->s[1], &s->s[2], &s->key, &s->at };
+	for (int i = 0; i < 5; i++) {
+		uint32_t *x = realloc(*idx[i], cap * sizeof(uint32_t));
 		if (!x)
 			return PROFF_ENOMEM;
-		s->s[i] = x;
+		*idx[i] = x;
 	}
 	s->cap_pts = cap;
 	return 0;
@@ -228,11 +231,11 @@ static int cmp_cand(const void *a, const void *b)
 	return x < y ? -1 : x > y;
 }
 
-/* the law l on the sorted values x: values sorted (insertion for the small
- * laws of the usual group sizes: the law's order is nearly theirs), suffix
- * sums, mean and variance. pt: scratch of l->npts points. */
-static void put_law(const median_law *l, const double *x, double *v, double *w, double *sf,
-		    struct boot_cand *pt, side *sd)
+/* The law l's points on the sorted values x, in the order of their values,
+ * ties in the law's order (the reference): insertion for the small laws of
+ * the usual group sizes (the law's order is nearly theirs), else qsort
+ * (glibc's merges: stable). pt: scratch of l->npts points. */
+static void sort_law_plain(const median_law *l, const double *x, double *v, double *w, struct boot_cand *pt)
 {
 	size_t n = l->npts;
 	if (n <= 64) {
@@ -256,6 +259,100 @@ static void put_law(const median_law *l, const double *x, double *v, double *w, 
 			w[i] = pt[i].w;
 		}
 	}
+}
+
+static int cmp_at(const void *a, const void *b, void *arg)
+{
+	const double *v = arg;
+	uint32_t i = *(const uint32_t *)a, j = *(const uint32_t *)b;
+	if (v[i] != v[j])
+		return v[i] < v[j] ? -1 : 1;
+	return i < j ? -1 : i > j;
+}
+
+/* sorts v[from..to) and w alike by (value, position), with pt and ix as
+ * scratch: a bucket too crowded for insertion */
+static void sort_run(double *v, double *w, size_t from, size_t to, struct boot_cand *pt, uint32_t *ix)
+{
+	size_t n = to - from;
+	for (size_t i = 0; i < n; i++) {
+		ix[i] = (uint32_t)(from + i);
+		pt[i] = (struct boot_cand){ v[from + i], w[from + i] };
+	}
+	qsort_r(ix, n, sizeof(*ix), cmp_at, v);
+	for (size_t i = 0; i < n; i++) {
+		v[from + i] = pt[ix[i] - from].v;
+		w[from + i] = pt[ix[i] - from].w;
+	}
+}
+
+/* The same order, faster: a counting sort by a bucket that grows with the
+ * value ((value - x_1) scaled to one bucket a point on average: a bucket
+ * never holds a larger value than a later one, and the scatter keeps the
+ * law's order within each), then insertion, which moves points only
+ * within their bucket: few moves and few mispredicted branches, where
+ * sorting the law's order directly mispredicts about once a point, and
+ * qsort calls a comparison for each step. A bucket of more than 32 points
+ * (values crowded by a long tail) is sorted by (value, position). Odd
+ * sizes need nothing: the law's order (x_i alone) is the values'. key, at:
+ * scratch of npts and npts + 1. */
+static void sort_law_buckets(const median_law *l, const double *x, double *v, double *w, struct boot_cand *pt,
+			     uint32_t *key, uint32_t *at)
+{
+	size_t n = l->npts;
+	if (l->n % 2) {
+		for (size_t i = 0; i < n; i++) {
+			v[i] = (x[l->lo[i]] + x[l->hi[i]]) / 2;
+			w[i] = l->w[i];
+		}
+		return;
+	}
+	double lo = x[0], scale = (double)n / (x[l->n - 1] - x[0]), last = (double)(n - 1);
+	if (!(scale < INFINITY))   /* every value equal (or the range overflowed): one bucket */
+		scale = 0;
+	memset(at, 0, (n + 1) * sizeof(*at));
+	for (size_t i = 0; i < n; i++) {
+		double val = (x[l->lo[i]] + x[l->hi[i]]) / 2, t = (val - lo) * scale;
+		uint32_t k = t < last ? (uint32_t)t : (uint32_t)(n - 1);
+		pt[i] = (struct boot_cand){ val, l->w[i] };
+		key[i] = k;
+		at[k + 1]++;
+	}
+	for (size_t k = 1; k < n; k++)
+		at[k] += at[k - 1];
+	/* at[k]: where bucket k starts, then (after the scatter) ends */
+	for (size_t i = 0; i < n; i++) {
+		uint32_t j = at[key[i]]++;
+		v[j] = pt[i].v;
+		w[j] = pt[i].w;
+	}
+	for (size_t k = 0, from = 0; k < n; from = at[k++])
+		if (at[k] - from > 32)
+			sort_run(v, w, from, at[k], pt, key);
+	for (size_t i = 1; i < n; i++) {
+		double val = v[i], wt = w[i];
+		size_t j = i;
+		while (j > 0 && v[j - 1] > val) {
+			v[j] = v[j - 1];
+			w[j] = w[j - 1];
+			j--;
+		}
+		v[j] = val;
+		w[j] = wt;
+	}
+}
+
+/* the law l on the sorted values x: its points sorted, suffix sums, mean,
+ * variance and third moment (in this order of summation: the search's
+ * first guess is made of them) */
+static void put_law(boot_scratch *s, const median_law *l, const double *x, int i, side *sd)
+{
+	size_t n = l->npts;
+	double *v = s->v[i], *w = s->w[i], *sf = s->sf[i];
+	if (s->plain)
+		sort_law_plain(l, x, v, w, s->cand);
+	else
+		sort_law_buckets(l, x, v, w, s->cand, s->key, s->at);
 	double acc = 0, m = 0;
 	sf[n] = 0;
 	for (size_t i = n; i-- > 0;) {
@@ -524,8 +621,8 @@ int boot_median_diff_ci(boot_scratch *s, const median_law *la, const double *sa,
 	if (scratch_grow(s, pts) || grow_cand(s, pts))
 		return PROFF_ENOMEM;
 	side a, b;
-	put_law(la, sa, s->v[0], s->w[0], s->sf[0], s->cand, &a);
-	put_law(lb, sb, s->v[1], s->w[1], s->sf[1], s->cand, &b);
+	put_law(s, la, sa, 0, &a);
+	put_law(s, lb, sb, 1, &b);
 	/* the upper one: the lower percentile of A - B, negated (the
 	 * candidates' differences round alike both ways) */
 	double up = NAN;

@@ -527,7 +527,10 @@ static int lower_percentile(boot_scratch *s, const side *x, const side *y, doubl
 			/* the top did not move: a heavy point there? If P(D < dhi)
 			 * is under alpha, dhi is the answer; else the points at
 			 * dhi leave the bracket */
-			f = s->plain ? cdf_below(x, y, dhi, st, &sum) : cdf_in(x, y, dhi, true, shi, slo, st, &sum);
+			if (s->plain)
+				f = cdf_below(x, y, dhi, st, &sum);
+			else
+				f = cdf_in(x, y, dhi, true, shi, slo, st, &sum);
 			if (f < alpha) {
 				*out = dhi;
 				return 0;
@@ -547,7 +550,12 @@ static int lower_percentile(boot_scratch *s, const side *x, const side *y, doubl
 			if (isnan(pivot))
 				break;
 		}
-		f = s->plain ? cdf_at(x, y, pivot, st, &sum) : cdf_in(x, y, pivot, false, shi, slo, st, &sum);
+		/* the first trial, with no bracket yet, walks: searching each
+		 * row over all of x costs more than the walk's mispredictions */
+		if (s->plain || (!have_lo && !have_hi))
+			f = cdf_at(x, y, pivot, st, &sum);
+		else
+			f = cdf_in(x, y, pivot, false, shi, slo, st, &sum);
 		/* the trial's distance from the percentile in normal scores */
 		double z = rough_probit(f);
 		/* a trial that moved no point out of the bracket: split it next */

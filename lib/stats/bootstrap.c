@@ -15,7 +15,10 @@
  * a bracket around the percentile, started from the normal approximation,
  * shrinks until few points remain between its ends. This is the limit of
  * the percentile bootstrap as the resamples grow: no Monte-Carlo error, the
- * same interval on every machine by construction.
+ * same interval on every machine by construction. The walks and the sort
+ * of a law's points have plain versions (boot_scratch.plain), the
+ * reference that the faster ones beside them (the same steps, the same
+ * order, the same sums) are tested against bit for bit (test_stats).
  */
 #include <math.h>
 #include <stdbool.h>

@@ -6,8 +6,9 @@
  * properties, the exact bootstrap's law of a resample's median (closed
  * forms for 2 and 3 values, summing to one, the mean order statistic by
  * symmetry) and its interval (negated when the groups swap, moved by a
- * shift of one group; its fast search and sort bit for bit the plain ones). The comparison with scipy and
- * statsmodels on random inputs is tests/oracle/stats.sh.
+ * shift of one group; its fast search and sort give the plain ones' bits).
+ * The comparison with scipy and statsmodels on random inputs is
+ * tests/oracle/stats.sh.
  */
 #include <math.h>
 #include <setjmp.h>

@@ -192,7 +192,8 @@ void boot_scratch_free(boot_scratch *s)
 	for (int i = 0; i < 3; i++)
 		free(s->s[i]);
 	free(s->key);
-	free(s->at);
+	free(s->at[0]);
+	free(s->at[1]);
 	free(s->cand);
 	memset(s, 0, sizeof(*s));
 }
@@ -211,8 +212,8 @@ static int scratch_grow(boot_scratch *s, size_t pts)
 			*arr[j] = v;
 		}
 	}
-	uint32_t **idx[5] = { &s->s[0], &s->s[1], &s->s[2], &s->key, &s->at };
-	for (int i = 0; i < 5; i++) {
+	uint32_t **idx[6] = { &s->s[0], &s->s[1], &s->s[2], &s->key, &s->at[0], &s->at[1] };
+	for (int i = 0; i < 6; i++) {
 		uint32_t *x = realloc(*idx[i], cap * sizeof(uint32_t));
 		if (!x)
 			return PROFF_ENOMEM;
@@ -222,10 +223,24 @@ static int scratch_grow(boot_scratch *s, size_t pts)
 	return 0;
 }
 
+/* a bucket of the values: (value - lo) * scale, truncated into [0, n - 1]:
+ * it never decreases as the value grows */
+typedef struct buckets {
+	const uint32_t *end;        /* end[k]: the end of bucket k in the sorted values; NULL: none */
+	double lo, scale;
+} buckets;
+
+static inline uint32_t bucket_of(double val, double lo, double scale, size_t n)
+{
+	double t = (val - lo) * scale;
+	return t > 0 ? t < (double)(n - 1) ? (uint32_t)t : (uint32_t)(n - 1) : 0;
+}
+
 typedef struct side {
 	const double *v, *w, *sf;   /* values ascending, weights, sf[i] = sum of w[i..] */
 	size_t n;
 	double mean, var, m3;       /* the law's mean, variance, third central moment */
+	buckets bk;
 } side;
 
 static int cmp_cand(const void *a, const void *b)
@@ -299,8 +314,8 @@ static void sort_run(double *v, double *w, size_t from, size_t to, struct boot_c
  * (values crowded by a long tail) is sorted by (value, position). Odd
  * sizes need nothing: the law's order (x_i alone) is the values'. key, at:
  * scratch of npts and npts + 1. */
-static void sort_law_buckets(const median_law *l, const double *x, double *v, double *w, struct boot_cand *pt,
-			     uint32_t *key, uint32_t *at)
+static buckets sort_law_buckets(const median_law *l, const double *x, double *v, double *w, struct boot_cand *pt,
+				uint32_t *key, uint32_t *at)
 {
 	size_t n = l->npts;
 	if (l->n % 2) {
@@ -308,15 +323,15 @@ static void sort_law_buckets(const median_law *l, const double *x, double *v, do
 			v[i] = (x[l->lo[i]] + x[l->hi[i]]) / 2;
 			w[i] = l->w[i];
 		}
-		return;
+		return (buckets){ NULL, 0, 0 };
 	}
-	double lo = x[0], scale = (double)n / (x[l->n - 1] - x[0]), last = (double)(n - 1);
+	double lo = x[0], scale = (double)n / (x[l->n - 1] - x[0]);
 	if (!(scale < INFINITY))   /* every value equal (or the range overflowed): one bucket */
 		scale = 0;
 	memset(at, 0, (n + 1) * sizeof(*at));
 	for (size_t i = 0; i < n; i++) {
-		double val = (x[l->lo[i]] + x[l->hi[i]]) / 2, t = (val - lo) * scale;
-		uint32_t k = t < last ? (uint32_t)t : (uint32_t)(n - 1);
+		double val = (x[l->lo[i]] + x[l->hi[i]]) / 2;
+		uint32_t k = bucket_of(val, lo, scale, n);
 		pt[i] = (struct boot_cand){ val, l->w[i] };
 		key[i] = k;
 		at[k + 1]++;
@@ -343,6 +358,7 @@ static void sort_law_buckets(const median_law *l, const double *x, double *v, do
 		v[j] = val;
 		w[j] = wt;
 	}
+	return (buckets){ at, lo, scale };
 }
 
 /* the law l on the sorted values x: its points sorted, suffix sums, mean,
@@ -352,10 +368,11 @@ static void put_law(boot_scratch *s, const median_law *l, const double *x, int i
 {
 	size_t n = l->npts;
 	double *v = s->v[i], *w = s->w[i], *sf = s->sf[i];
+	buckets bk = { NULL, 0, 0 };
 	if (s->plain)
 		sort_law_plain(l, x, v, w, s->cand);
 	else
-		sort_law_buckets(l, x, v, w, s->cand, s->key, s->at);
+		bk = sort_law_buckets(l, x, v, w, s->cand, s->key, s->at[i]);
 	double acc = 0, m = 0;
 	sf[n] = 0;
 	for (size_t i = n; i-- > 0;) {
@@ -369,7 +386,7 @@ static void put_law(boot_scratch *s, const median_law *l, const double *x, int i
 		var += w2;
 		m3 += w2 * dv;
 	}
-	*sd = (side){ v, w, sf, n, m, var, m3 };
+	*sd = (side){ v, w, sf, n, m, var, m3, bk };
 }
 
 /* P(Y - X <= d) = sum over y_q of w_q P(X >= y_q - d); st[q] = the first
@@ -438,6 +455,36 @@ static inline double cdf_in(const side *x, const side *y, double d, bool below, 
 	size_t tot = 0;
 	for (size_t q = 0; q < y->n; q++) {
 		uint32_t p = step_in(x->v, shi[q], slo[q], y->v[q], d, below);
+		st[q] = p;
+		tot += p;
+		f += y->w[q] * x->sf[p];
+	}
+	*sum = tot;
+	return f;
+}
+
+/* The same walk with no bracket yet: row q's step is where x crosses
+ * y_q - d, so it lies within the buckets of x around that value's; the
+ * range [a, b] they give is checked (the predicate holds at a - 1 and fails
+ * at b, else the whole of x: rounding, or values too close for buckets to
+ * part them), then searched as in cdf_in. Rows independent, a few tests
+ * each, where the plain walk takes a step per row and per point of x and
+ * mispredicts. */
+static double cdf_bucketed(const side *x, const side *y, double d, uint32_t *st, size_t *sum)
+{
+	const uint32_t *end = x->bk.end;
+	uint32_t n = (uint32_t)x->n;
+	double f = 0;
+	size_t tot = 0;
+	for (size_t q = 0; q < y->n; q++) {
+		double yq = y->v[q];
+		uint32_t k = bucket_of(yq - d, x->bk.lo, x->bk.scale, n);
+		uint32_t a = k >= 2 ? end[k - 2] : 0, b = k + 1 < n ? end[k + 1] : n;
+		if ((a > 0 && !(yq - x->v[a - 1] > d)) || (b < n && yq - x->v[b] > d)) {
+			a = 0;
+			b = n;
+		}
+		uint32_t p = step_in(x->v, a, b, yq, d, false);
 		st[q] = p;
 		tot += p;
 		f += y->w[q] * x->sf[p];
@@ -555,8 +602,10 @@ static int lower_percentile(boot_scratch *s, const side *x, const side *y, doubl
 		}
 		/* the first trial, with no bracket yet, walks: searching each
 		 * row over all of x costs more than the walk's mispredictions */
-		if (s->plain || (!have_lo && !have_hi))
+		if (s->plain || (!have_lo && !have_hi && !x->bk.end))
 			f = cdf_at(x, y, pivot, st, &sum);
+		else if (!have_lo && !have_hi)
+			f = cdf_bucketed(x, y, pivot, st, &sum);
 		else
 			f = cdf_in(x, y, pivot, false, shi, slo, st, &sum);
 		/* the trial's distance from the percentile in normal scores */

@@ -25,7 +25,7 @@ typedef struct boot_scratch {
 	double *v[2], *w[2], *sf[2];    /* the two laws on the row's values, sorted; suffix sums */
 	size_t cap_pts;
 	uint32_t *s[3];                 /* staircases: bracket low, high, trial */
-	uint32_t *key, *at;             /* put_law's buckets */
+	uint32_t *key, *at[2];          /* put_law's buckets: each law's ends */
 	size_t cap_s;
 	struct boot_cand { double v, w; } *cand;
 	size_t cap_cand;

@@ -428,10 +428,11 @@ static double cdf_below(const side *x, const side *y, double d, uint32_t *st, si
  * a binary search there: the predicate y_q - x_p > d (>= d for below) is
  * true then false along p (x ascending, and rounding keeps the difference
  * monotone), so the first p where it fails is the plain walk's, whatever
- * the search. The search has no branch on the data (the plain walk's exit
- * from its inner loop is mispredicted about once a row) and the rows do not
- * wait on each other (each starts from its own bound, not the previous
- * row's step), so they overlap in the processor. p = slo[q] is never
+ * the search. The search branches on the bracket's width only, not on
+ * the values (the plain walk's exit from its inner loop is mispredicted
+ * about once a row), and the rows do not wait on each other (each starts
+ * from its own bound, not the previous row's step), so they overlap in the
+ * processor. p = slo[q] is never
  * tested: there the predicate fails (y_q - x_p <= dlo < d), or it is x->n,
  * "no such p". The sum runs over q in the same order as cdf_at's: the same
  * double. */
@@ -600,8 +601,9 @@ static int lower_percentile(boot_scratch *s, const side *x, const side *y, doubl
 			if (isnan(pivot))
 				break;
 		}
-		/* the first trial, with no bracket yet, walks: searching each
-		 * row over all of x costs more than the walk's mispredictions */
+		/* the first trial, with no bracket yet: within buckets (even
+		 * sizes), else the plain walk, as searching each row over all
+		 * of x costs more than the walk's mispredictions */
 		if (s->plain || (!have_lo && !have_hi && !x->bk.end))
 			f = cdf_at(x, y, pivot, st, &sum);
 		else if (!have_lo && !have_hi)

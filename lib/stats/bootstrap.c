@@ -15,7 +15,10 @@
  * a bracket around the percentile, started from the normal approximation,
  * shrinks until few points remain between its ends. This is the limit of
  * the percentile bootstrap as the resamples grow: no Monte-Carlo error, the
- * same interval on every machine by construction.
+ * same interval on every machine by construction. The walks and the sort
+ * of a law's points have plain versions (boot_scratch.plain), the
+ * reference that the faster ones beside them (the same steps, the same
+ * order, the same sums) are tested against bit for bit (test_stats).
  */
 #include <math.h>
 #include <stdbool.h>
@@ -188,6 +191,9 @@ void boot_scratch_free(boot_scratch *s)
 	}
 	for (int i = 0; i < 3; i++)
 		free(s->s[i]);
+	free(s->key);
+	free(s->at[0]);
+	free(s->at[1]);
 	free(s->cand);
 	memset(s, 0, sizeof(*s));
 }
@@ -206,20 +212,35 @@ static int scratch_grow(boot_scratch *s, size_t pts)
 			*arr[j] = v;
 		}
 	}
-	for (int i = 0; i < 3; i++) {
-		uint32_t *x = realloc(s->s[i], cap * sizeof(uint32_t));
+	uint32_t **idx[6] = { &s->s[0], &s->s[1], &s->s[2], &s->key, &s->at[0], &s->at[1] };
+	for (int i = 0; i < 6; i++) {
+		uint32_t *x = realloc(*idx[i], cap * sizeof(uint32_t));
 		if (!x)
 			return PROFF_ENOMEM;
-		s->s[i] = x;
+		*idx[i] = x;
 	}
 	s->cap_pts = cap;
 	return 0;
+}
+
+/* a bucket of the values: (value - lo) * scale, truncated into [0, n - 1]:
+ * it never decreases as the value grows */
+typedef struct buckets {
+	const uint32_t *end;        /* end[k]: the end of bucket k in the sorted values; NULL: none */
+	double lo, scale;
+} buckets;
+
+static inline uint32_t bucket_of(double val, double lo, double scale, size_t n)
+{
+	double t = (val - lo) * scale;
+	return t > 0 ? t < (double)(n - 1) ? (uint32_t)t : (uint32_t)(n - 1) : 0;
 }
 
 typedef struct side {
 	const double *v, *w, *sf;   /* values ascending, weights, sf[i] = sum of w[i..] */
 	size_t n;
 	double mean, var, m3;       /* the law's mean, variance, third central moment */
+	buckets bk;
 } side;
 
 static int cmp_cand(const void *a, const void *b)
@@ -228,11 +249,11 @@ static int cmp_cand(const void *a, const void *b)
 	return x < y ? -1 : x > y;
 }
 
-/* the law l on the sorted values x: values sorted (insertion for the small
- * laws of the usual group sizes: the law's order is nearly theirs), suffix
- * sums, mean and variance. pt: scratch of l->npts points. */
-static void put_law(const median_law *l, const double *x, double *v, double *w, double *sf,
-		    struct boot_cand *pt, side *sd)
+/* The law l's points on the sorted values x, in the order of their values,
+ * ties in the law's order (the reference): insertion for the small laws of
+ * the usual group sizes (the law's order is nearly theirs), else qsort
+ * (glibc's merges: stable). pt: scratch of l->npts points. */
+static void sort_law_plain(const median_law *l, const double *x, double *v, double *w, struct boot_cand *pt)
 {
 	size_t n = l->npts;
 	if (n <= 64) {
@@ -256,6 +277,102 @@ static void put_law(const median_law *l, const double *x, double *v, double *w, 
 			w[i] = pt[i].w;
 		}
 	}
+}
+
+static int cmp_at(const void *a, const void *b, void *arg)
+{
+	const double *v = arg;
+	uint32_t i = *(const uint32_t *)a, j = *(const uint32_t *)b;
+	if (v[i] != v[j])
+		return v[i] < v[j] ? -1 : 1;
+	return i < j ? -1 : i > j;
+}
+
+/* sorts v[from..to) and w alike by (value, position), with pt and ix as
+ * scratch: a bucket too crowded for insertion */
+static void sort_run(double *v, double *w, size_t from, size_t to, struct boot_cand *pt, uint32_t *ix)
+{
+	size_t n = to - from;
+	for (size_t i = 0; i < n; i++) {
+		ix[i] = (uint32_t)(from + i);
+		pt[i] = (struct boot_cand){ v[from + i], w[from + i] };
+	}
+	qsort_r(ix, n, sizeof(*ix), cmp_at, v);
+	for (size_t i = 0; i < n; i++) {
+		v[from + i] = pt[ix[i] - from].v;
+		w[from + i] = pt[ix[i] - from].w;
+	}
+}
+
+/* The same order, faster: a counting sort by a bucket that grows with the
+ * value ((value - x_1) scaled to one bucket a point on average: a bucket
+ * never holds a larger value than a later one, and the scatter keeps the
+ * law's order within each), then insertion, which moves points only
+ * within their bucket: few moves and few mispredicted branches, where
+ * sorting the law's order directly mispredicts about once a point, and
+ * qsort calls a comparison for each step. A bucket of more than 32 points
+ * (values crowded by a long tail) is sorted by (value, position). Odd
+ * sizes need nothing: the law's order (x_i alone) is the values'. key, at:
+ * scratch of npts and npts + 1. */
+static buckets sort_law_buckets(const median_law *l, const double *x, double *v, double *w, struct boot_cand *pt,
+				uint32_t *key, uint32_t *at)
+{
+	size_t n = l->npts;
+	if (l->n % 2) {
+		for (size_t i = 0; i < n; i++) {
+			v[i] = (x[l->lo[i]] + x[l->hi[i]]) / 2;
+			w[i] = l->w[i];
+		}
+		return (buckets){ NULL, 0, 0 };
+	}
+	double lo = x[0], scale = (double)n / (x[l->n - 1] - x[0]);
+	if (!(scale < INFINITY))   /* every value equal (or the range overflowed): one bucket */
+		scale = 0;
+	memset(at, 0, (n + 1) * sizeof(*at));
+	for (size_t i = 0; i < n; i++) {
+		double val = (x[l->lo[i]] + x[l->hi[i]]) / 2;
+		uint32_t k = bucket_of(val, lo, scale, n);
+		pt[i] = (struct boot_cand){ val, l->w[i] };
+		key[i] = k;
+		at[k + 1]++;
+	}
+	for (size_t k = 1; k < n; k++)
+		at[k] += at[k - 1];
+	/* at[k]: where bucket k starts, then (after the scatter) ends */
+	for (size_t i = 0; i < n; i++) {
+		uint32_t j = at[key[i]]++;
+		v[j] = pt[i].v;
+		w[j] = pt[i].w;
+	}
+	for (size_t k = 0, from = 0; k < n; from = at[k++])
+		if (at[k] - from > 32)
+			sort_run(v, w, from, at[k], pt, key);
+	for (size_t i = 1; i < n; i++) {
+		double val = v[i], wt = w[i];
+		size_t j = i;
+		while (j > 0 && v[j - 1] > val) {
+			v[j] = v[j - 1];
+			w[j] = w[j - 1];
+			j--;
+		}
+		v[j] = val;
+		w[j] = wt;
+	}
+	return (buckets){ at, lo, scale };
+}
+
+/* the law l on the sorted values x: its points sorted, suffix sums, mean,
+ * variance and third moment (in this order of summation: the search's
+ * first guess is made of them) */
+static void put_law(boot_scratch *s, const median_law *l, const double *x, int i, side *sd)
+{
+	size_t n = l->npts;
+	double *v = s->v[i], *w = s->w[i], *sf = s->sf[i];
+	buckets bk = { NULL, 0, 0 };
+	if (s->plain)
+		sort_law_plain(l, x, v, w, s->cand);
+	else
+		bk = sort_law_buckets(l, x, v, w, s->cand, s->key, s->at[i]);
 	double acc = 0, m = 0;
 	sf[n] = 0;
 	for (size_t i = n; i-- > 0;) {
@@ -269,7 +386,7 @@ static void put_law(const median_law *l, const double *x, double *v, double *w, 
 		var += w2;
 		m3 += w2 * dv;
 	}
-	*sd = (side){ v, w, sf, n, m, var, m3 };
+	*sd = (side){ v, w, sf, n, m, var, m3, bk };
 }
 
 /* P(Y - X <= d) = sum over y_q of w_q P(X >= y_q - d); st[q] = the first
@@ -299,6 +416,77 @@ static double cdf_below(const side *x, const side *y, double d, uint32_t *st, si
 		while (p < x->n && y->v[q] - x->v[p] >= d)
 			p++;
 		st[q] = (uint32_t)p;
+		tot += p;
+		f += y->w[q] * x->sf[p];
+	}
+	*sum = tot;
+	return f;
+}
+
+/* The same walks, faster, for a trial inside the bracket: st[q] lies in
+ * [shi[q], slo[q]] (P(D <= d) grows with d), and each row finds its step by
+ * a binary search there: the predicate y_q - x_p > d (>= d for below) is
+ * true then false along p (x ascending, and rounding keeps the difference
+ * monotone), so the first p where it fails is the plain walk's, whatever
+ * the search. The search branches on the bracket's width only, not on
+ * the values (the plain walk's exit from its inner loop is mispredicted
+ * about once a row), and the rows do not wait on each other (each starts
+ * from its own bound, not the previous row's step), so they overlap in the
+ * processor. p = slo[q] is never
+ * tested: there the predicate fails (y_q - x_p <= dlo < d), or it is x->n,
+ * "no such p". The sum runs over q in the same order as cdf_at's: the same
+ * double. */
+static inline uint32_t step_in(const double *xv, uint32_t lo, uint32_t hi, double yq, double d, bool below)
+{
+	const double *b = xv + lo;
+	size_t n = (size_t)(hi - lo) + 1;      /* [lo, hi]: the step is at hi at the latest */
+	while (n > 1) {
+		size_t half = n / 2;
+		double t = yq - b[half - 1];
+		b = (below ? t >= d : t > d) ? b + half : b;
+		n -= half;
+	}
+	return (uint32_t)(b - xv);
+}
+
+static inline double cdf_in(const side *x, const side *y, double d, bool below, const uint32_t *shi,
+			    const uint32_t *slo, uint32_t *st, size_t *sum)
+{
+	double f = 0;
+	size_t tot = 0;
+	for (size_t q = 0; q < y->n; q++) {
+		uint32_t p = step_in(x->v, shi[q], slo[q], y->v[q], d, below);
+		st[q] = p;
+		tot += p;
+		f += y->w[q] * x->sf[p];
+	}
+	*sum = tot;
+	return f;
+}
+
+/* The same walk with no bracket yet: row q's step is where x crosses
+ * y_q - d, so it lies within the buckets of x around that value's; the
+ * range [a, b] they give is checked (the predicate holds at a - 1 and fails
+ * at b, else the whole of x: rounding, or values too close for buckets to
+ * part them), then searched as in cdf_in. Rows independent, a few tests
+ * each, where the plain walk takes a step per row and per point of x and
+ * mispredicts. */
+static double cdf_bucketed(const side *x, const side *y, double d, uint32_t *st, size_t *sum)
+{
+	const uint32_t *end = x->bk.end;
+	uint32_t n = (uint32_t)x->n;
+	double f = 0;
+	size_t tot = 0;
+	for (size_t q = 0; q < y->n; q++) {
+		double yq = y->v[q];
+		uint32_t k = bucket_of(yq - d, x->bk.lo, x->bk.scale, n);
+		uint32_t a = k >= 2 ? end[k - 2] : 0, b = k + 1 < n ? end[k + 1] : n;
+		if ((a > 0 && !(yq - x->v[a - 1] > d)) || (b < n && yq - x->v[b] > d)) {
+			a = 0;
+			b = n;
+		}
+		uint32_t p = step_in(x->v, a, b, yq, d, false);
+		st[q] = p;
 		tot += p;
 		f += y->w[q] * x->sf[p];
 	}
@@ -390,7 +578,10 @@ static int lower_percentile(boot_scratch *s, const side *x, const side *y, doubl
 			/* the top did not move: a heavy point there? If P(D < dhi)
 			 * is under alpha, dhi is the answer; else the points at
 			 * dhi leave the bracket */
-			f = cdf_below(x, y, dhi, st, &sum);
+			if (s->plain)
+				f = cdf_below(x, y, dhi, st, &sum);
+			else
+				f = cdf_in(x, y, dhi, true, shi, slo, st, &sum);
 			if (f < alpha) {
 				*out = dhi;
 				return 0;
@@ -410,7 +601,15 @@ static int lower_percentile(boot_scratch *s, const side *x, const side *y, doubl
 			if (isnan(pivot))
 				break;
 		}
-		f = cdf_at(x, y, pivot, st, &sum);
+		/* the first trial, with no bracket yet: within buckets (even
+		 * sizes), else the plain walk, as searching each row over all
+		 * of x costs more than the walk's mispredictions */
+		if (s->plain || (!have_lo && !have_hi && !x->bk.end))
+			f = cdf_at(x, y, pivot, st, &sum);
+		else if (!have_lo && !have_hi)
+			f = cdf_bucketed(x, y, pivot, st, &sum);
+		else
+			f = cdf_in(x, y, pivot, false, shi, slo, st, &sum);
 		/* the trial's distance from the percentile in normal scores */
 		double z = rough_probit(f);
 		/* a trial that moved no point out of the bracket: split it next */
@@ -484,8 +683,8 @@ int boot_median_diff_ci(boot_scratch *s, const median_law *la, const double *sa,
 	if (scratch_grow(s, pts) || grow_cand(s, pts))
 		return PROFF_ENOMEM;
 	side a, b;
-	put_law(la, sa, s->v[0], s->w[0], s->sf[0], s->cand, &a);
-	put_law(lb, sb, s->v[1], s->w[1], s->sf[1], s->cand, &b);
+	put_law(s, la, sa, 0, &a);
+	put_law(s, lb, sb, 1, &b);
 	/* the upper one: the lower percentile of A - B, negated (the
 	 * candidates' differences round alike both ways) */
 	double up = NAN;

@@ -3,6 +3,7 @@
 #ifndef PROFF_STATS_INT_H
 #define PROFF_STATS_INT_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -24,9 +25,11 @@ typedef struct boot_scratch {
 	double *v[2], *w[2], *sf[2];    /* the two laws on the row's values, sorted; suffix sums */
 	size_t cap_pts;
 	uint32_t *s[3];                 /* staircases: bracket low, high, trial */
+	uint32_t *key, *at[2];          /* put_law's buckets: each law's ends */
 	size_t cap_s;
 	struct boot_cand { double v, w; } *cand;
 	size_t cap_cand;
+	bool plain;                     /* the reference walks and sorts (tests compare the fast ones to them) */
 } boot_scratch;
 
 void boot_scratch_free(boot_scratch *s);

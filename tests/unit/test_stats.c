@@ -6,8 +6,9 @@
  * properties, the exact bootstrap's law of a resample's median (closed
  * forms for 2 and 3 values, summing to one, the mean order statistic by
  * symmetry) and its interval (negated when the groups swap, moved by a
- * shift of one group). The comparison with scipy and
- * statsmodels on random inputs is tests/oracle/stats.sh.
+ * shift of one group; its fast search and sort give the plain ones' bits).
+ * The comparison with scipy and statsmodels on random inputs is
+ * tests/oracle/stats.sh.
  */
 #include <math.h>
 #include <setjmp.h>
@@ -15,6 +16,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <stdlib.h>
+#include <string.h>
 #include <cmocka.h>
 
 #include "proff/stats.h"
@@ -216,6 +218,57 @@ static void boot_interval_symmetry(void **state)
 	stats_ctx_free(c);
 }
 
+/* the fast search and sort of the exact bootstrap (branchless searches
+ * within the bracket, the laws' points sorted by buckets) against the
+ * plain ones: the same interval bit for bit, on values with many ties,
+ * zeros, one value repeated, a long tail, negatives, odd and even group
+ * sizes, laws with points left out (18 runs and more) */
+static void boot_fast_is_plain(void **state)
+{
+	(void)state;
+	median_law laws[41];
+	for (size_t n = 1; n <= 40; n++)
+		assert_int_equal(median_law_init(&laws[n], n), 0);
+	boot_scratch fast = { 0 }, plain = { .plain = true };
+	stats_rng rng;
+	stats_rng_seed(&rng, 28);
+	double a[40], b[40];
+	for (int it = 0; it < 3000; it++) {
+		size_t n[2] = { 1 + stats_rng_below(&rng, it < 2500 ? 16 : 40),
+				1 + stats_rng_below(&rng, it < 2500 ? 16 : 40) };
+		double *v[2] = { a, b };
+		unsigned kind = stats_rng_below(&rng, 6);
+		for (int g = 0; g < 2; g++) {
+			for (size_t i = 0; i < n[g]; i++) {
+				double u = (double)stats_rng_below(&rng, 1000000) / 1e6;
+				switch (kind) {
+				case 0: v[g][i] = 1 + 0.4 * u + 0.01 * g; break;
+				case 1: v[g][i] = floor(4 * u); break;
+				case 2: v[g][i] = u < 0.5 ? 0 : u; break;
+				case 3: v[g][i] = u < 0.9 ? 5 : 5 + u; break;
+				case 4: v[g][i] = exp(20 * u - 10); break;
+				default: v[g][i] = (u - 0.5) * 1e6; break;
+				}
+			}
+			for (size_t i = 1; i < n[g]; i++)   /* sorted, as the interval wants */
+				for (size_t j = i; j > 0 && v[g][j - 1] > v[g][j]; j--) {
+					double t = v[g][j];
+					v[g][j] = v[g][j - 1];
+					v[g][j - 1] = t;
+				}
+		}
+		double alpha = it % 3 ? 0.025 : 0.005, lo1, hi1, lo2, hi2;
+		assert_int_equal(boot_median_diff_ci(&fast, &laws[n[0]], a, &laws[n[1]], b, alpha, &lo1, &hi1), 0);
+		assert_int_equal(boot_median_diff_ci(&plain, &laws[n[0]], a, &laws[n[1]], b, alpha, &lo2, &hi2), 0);
+		if (memcmp(&lo1, &lo2, sizeof(double)) || memcmp(&hi1, &hi2, sizeof(double)))
+			fail_msg("sizes %zu, %zu, kind %u: fast [%a, %a], plain [%a, %a]", n[0], n[1], kind, lo1, hi1, lo2, hi2);
+	}
+	boot_scratch_free(&fast);
+	boot_scratch_free(&plain);
+	for (size_t n = 1; n <= 40; n++)
+		median_law_free(&laws[n]);
+}
+
 static void bh_properties(void **state)
 {
 	(void)state;
@@ -292,6 +345,7 @@ int main(void)
 		cmocka_unit_test(mwu_exact),
 		cmocka_unit_test(median_law_closed_forms),
 		cmocka_unit_test(boot_interval_symmetry),
+		cmocka_unit_test(boot_fast_is_plain),
 		cmocka_unit_test(bh_properties),
 		cmocka_unit_test(power_monotone),
 		cmocka_unit_test(rng_bounds),

@@ -57,6 +57,7 @@ typedef struct rec_state {
 	pf_map64 pid_index;        /* pid -> index + 1 into procs */
 	struct rec_proc *procs;
 	size_t nr_procs, cap_procs;
+	size_t kmods_at;           /* index + 1 in procs of the modules' maps (REC_KERNEL_PID), 0: none */
 	uint64_t first_time, last_time;
 } rec_state;
 

@@ -153,7 +153,7 @@ static void scan_sample(rec_state *s, const uint8_t *r, size_t size)
 	{
 		unsigned mode = r[4] & PERF_RECORD_MISC_CPUMODE_MASK;
 		struct rec_proc *p = get_proc(s, pid, false);
-		struct rec_proc *kmods = get_proc(s, REC_KERNEL_PID, false);
+		struct rec_proc *kmods = s->kmods_at ? &s->procs[s->kmods_at - 1] : NULL;
 		if (mode == PERF_RECORD_MISC_KERNEL)
 			mark_kernel(s, kmods, ip);
 		else if (mode == PERF_RECORD_MISC_USER)
@@ -232,6 +232,8 @@ void rec_scan(rec_state *s, const uint8_t *r, size_t size)
 			 * with the other modules' */
 			if (strncmp(name, "[kernel.kallsyms]", 17) != 0) {
 				add_map(s, REC_KERNEL_PID, start, len, name);
+				struct rec_proc *k = get_proc(s, REC_KERNEL_PID, false);
+				s->kmods_at = k ? (size_t)(k - s->procs) + 1 : 0;
 				uint32_t d = rec_dso_intern(s, name);
 				if (d != UINT32_MAX)
 					s->dsos[d].module = true;

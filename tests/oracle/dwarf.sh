@@ -181,7 +181,10 @@ fi
 # remembered walks (lib/unwind/unwind-memo.c): a sample whose walk is one
 # taken before gets its frames without walking. --engine=unwind=check walks
 # every recalled sample again and counts a difference; unwind=fresh never
-# recalls. The same bytes every way, and most samples recalled.
+# recalls. The same bytes every way on each file, and samples recalled: how
+# many in one file is chance (a key is the registers and the stack's words:
+# a C++ loop's may never repeat), so the count is checked over all files.
+all_recalled=0; all_total=0
 for f in c cpp py big; do
 	[ -s "$W/$f.data" ] || continue
 	"$PROFF" report --no-inline -i "$W/$f.data" --stdio -g folded,0,caller,count --no-children >"$TMP/memo.out" 2>/dev/null
@@ -192,11 +195,16 @@ for f in c cpp py big; do
 	total=$(sed -n 's/.*checked: \([0-9]*\) of \([0-9]*\) .*/\2/p' <<<"$line")
 	differ=$(sed -n 's/.*recalled, \([0-9]*\) different.*/\1/p' <<<"$line")
 	if cmp -s "$TMP/memo.out" "$TMP/fresh.out" && cmp -s "$TMP/memo.out" "$TMP/check.out" && [ "$differ" = 0 ] &&
-		[ -n "$recalled" ] && [ "$recalled" -gt 0 ]; then
+		[ -n "$recalled" ]; then
 		ok "dwarf remembered walks: $f.data, $recalled of $total samples recalled, none different from a fresh walk, the same report"
+		all_recalled=$((all_recalled + recalled)); all_total=$((all_total + total))
 	else
 		not_ok "dwarf remembered walks: $f.data (${line:-no check line})"
 		diff "$TMP/fresh.out" "$TMP/memo.out" | head -5 | sed 's/^/#   /'
 	fi
 done
+# a tenth at least: the bench's profile recalls 82 %, these files a third or more
+[ "$all_recalled" -gt 0 ] && [ $((all_recalled * 10)) -ge "$all_total" ] &&
+	ok "dwarf remembered walks: $all_recalled of $all_total samples recalled in all" ||
+	not_ok "dwarf remembered walks: $all_recalled of $all_total samples recalled in all (under a tenth)"
 finish

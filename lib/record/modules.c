@@ -14,12 +14,10 @@
 #include "rec-int.h"
 
 #include <dirent.h>
-#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <unistd.h>
 
 #include "proff/error.h"
 
@@ -122,11 +120,7 @@ static void module_build_id(const char *root, rec_module *m)
 	size_t n = strlen(m->filename);
 	const char *name = m->filename + 1;   /* still "[name]" here */
 	snprintf(path, sizeof(path), "%s/sys/module/%.*s/notes/.note.gnu.build-id", root, (int)(n - 2), name);
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return;
-	ssize_t got = read(fd, notes, sizeof(notes));
-	close(fd);
+	int got = rec_read_small(path, notes, sizeof(notes));
 	int len = got > 0 ? rec_build_id_notes(notes, (size_t)got, m->bid) : -1;
 	m->bid_size = len > 0 ? (uint8_t)len : 0;
 }

@@ -80,6 +80,8 @@ int rec_modules_read(const char *root, rec_module **out, size_t *n);
 void rec_modules_free(rec_module *m, size_t n);
 
 /* synth.c */
+/* a small file (/proc, /sys) into buf, NUL-terminated: its length, or -1 */
+int rec_read_small(const char *path, char *buf, size_t len);
 int rec_synth_kernel(rec_state *s, proff_error *err);
 int rec_synth_comm(rec_state *s, uint32_t pid, uint32_t tid, const char *comm, proff_error *err);
 /* FORK + COMM of every thread of pid, and its executable maps. Processes

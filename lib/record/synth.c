@@ -193,7 +193,7 @@ static int synth_fork(rec_state *s, uint32_t pid, uint32_t ppid, uint32_t tid, u
 	return rb_emit(s, &r, err);
 }
 
-static int read_small(const char *path, char *buf, size_t len)
+int rec_read_small(const char *path, char *buf, size_t len)
 {
 	int fd = open(path, O_RDONLY | O_CLOEXEC);
 	if (fd < 0)
@@ -272,7 +272,7 @@ int rec_synth_process(rec_state *s, uint32_t pid, proff_error *err)
 {
 	char path[96], status[4096];
 	snprintf(path, sizeof(path), "/proc/%u/status", pid);
-	if (read_small(path, status, sizeof(status)) < 0)
+	if (rec_read_small(path, status, sizeof(status)) < 0)
 		return 0;
 	long tgid = pid, ppid = 0;
 	status_field(status, "\nTgid:", &tgid);
@@ -291,7 +291,7 @@ int rec_synth_process(rec_state *s, uint32_t pid, proff_error *err)
 		uint32_t tid = (uint32_t)strtoul(de->d_name, NULL, 10);
 		char comm[64];
 		snprintf(path, sizeof(path), "/proc/%u/task/%u/comm", pid, tid);
-		if (read_small(path, comm, sizeof(comm)) < 0)
+		if (rec_read_small(path, comm, sizeof(comm)) < 0)
 			continue;
 		comm[strcspn(comm, "\n")] = 0;
 		if (tid == pid)
@@ -383,7 +383,7 @@ static int pmu_mappings(rec_state *s, proff_error *err)
 			continue;
 		char path[PATH_MAX], v[64];
 		snprintf(path, sizeof(path), "/sys/bus/event_source/devices/%s/type", de->d_name);
-		if (read_small(path, v, sizeof(v)) <= 0)
+		if (rec_read_small(path, v, sizeof(v)) <= 0)
 			continue;
 		uint32_t type = (uint32_t)strtoul(v, NULL, 10);
 		size_t need = len + 4 + pdw_encode_string(NULL, de->d_name);
@@ -425,7 +425,7 @@ int rec_set_features(rec_state *s, proff_error *err)
 	if (cpuid[0])
 		rc = rc ? rc : pdw_set_feature_string(s->w, PD_FEAT_CPUID, cpuid, err);
 	char mi[4096];
-	if (read_small("/proc/meminfo", mi, sizeof(mi)) > 0) {
+	if (rec_read_small("/proc/meminfo", mi, sizeof(mi)) > 0) {
 		char *p = strstr(mi, "MemTotal:");
 		if (p) {
 			uint64_t kb = strtoull(p + 9, NULL, 10);
@@ -500,7 +500,7 @@ int rec_build_ids(rec_state *s, proff_error *err)
 		uint16_t mode = PERF_RECORD_MISC_USER;
 		if (i == s->kernel_dso) {
 			char notes[8192];
-			int l = read_small("/sys/kernel/notes", notes, sizeof(notes));
+			int l = rec_read_small("/sys/kernel/notes", notes, sizeof(notes));
 			if (l > 0)
 				n = rec_build_id_notes(notes, (size_t)l, id);
 			base = "kallsyms";

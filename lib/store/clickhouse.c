@@ -207,7 +207,7 @@ static const char *const cols_profiles =
 static const char *const cols_keyrows =
 	"(day Date, time DateTime, id String, push UInt64, label_keys Array(String), label_values Array(String), "
 	"event String, keyset UInt8, seq UInt32, comm String, dso String, sym String, srcline String, addr UInt64, "
-	"level String, self UInt64, acc UInt64, count UInt64)";
+	"level String, self_addr UInt64, self_level String, self UInt64, acc UInt64, count UInt64)";
 
 static int create_local(store *s, const char *sfx, proff_error *err)
 {
@@ -295,6 +295,19 @@ static int ch_tables(store *s, int *mode, proff_error *err)
 			rc = proff_err_set(err, PROFF_EFORMAT, s->name, PROFF_NO_OFFSET,
 					   "the proff tables here are an older proff's (proff_stacks without ip): push "
 					   "the profiles again into a new database (docs/fleet.md)");
+	}
+	if (!rc && *mode) {
+		/* key rows of a proff that kept one level a row */
+		q.n = 0;
+		sbuf_printf(&q, "SELECT table FROM system.columns WHERE database = ");
+		sbuf_quote(&q, c->db, strlen(c->db));
+		sbuf_puts(&q, " AND table IN ('proff_keyrows', 'proff_keyrows_local') GROUP BY table "
+			      "HAVING countIf(name = 'self_level') = 0 FORMAT TabSeparated");
+		rc = q.oom ? proff_err_set(err, PROFF_ENOMEM, NULL, PROFF_NO_OFFSET, "out of memory") : ch_sql(s, q.p, &r, err);
+		if (!rc && r.n)
+			rc = proff_err_set(err, PROFF_EFORMAT, s->name, PROFF_NO_OFFSET,
+					   "the proff tables here are an older proff's (proff_keyrows without self_level): "
+					   "push the profiles again into a new database (docs/fleet.md)");
 	}
 	sbuf_free(&q);
 	sbuf_free(&r);
@@ -612,7 +625,8 @@ static void samples_rb(sbuf *b, const store_prof *sp, uint64_t push)
 }
 
 /* the profile's key rows of every stored key set; -1 out of memory */
-#define RB_KEYROWS_COLS RB_HEAD_COLS ", event, keyset, seq, comm, dso, sym, srcline, addr, level, self, acc, count"
+#define RB_KEYROWS_COLS RB_HEAD_COLS ", event, keyset, seq, comm, dso, sym, srcline, addr, level, self_addr, self_level, " \
+	"self, acc, count"
 static int keyrows_rb(sbuf *b, const store_prof *sp, uint64_t push)
 {
 	sbuf head = { 0 };
@@ -637,6 +651,8 @@ static int keyrows_rb(sbuf *b, const store_prof *sp, uint64_t push)
 			rb_put_sid(b, sp, kr->srcline);
 			rb_put_uint(b, kr->addr, 8);
 			rb_put_str(b, &kr->level, 1);
+			rb_put_uint(b, kr->self_addr, 8);
+			rb_put_str(b, &kr->self_level, kr->self_level ? 1 : 0);
 			rb_put_uint(b, kr->self, 8);
 			rb_put_uint(b, kr->acc, 8);
 			rb_put_uint(b, kr->count, 8);
@@ -991,7 +1007,11 @@ static int query_keyrows(store *s, const store_query *qq, int ks, store_result *
 	sbuf_printf(&q, "SELECT %s AS h", hash.p);
 	for (int k = 0; k < qq->nkeys; k++)
 		sbuf_printf(&q, ", any(%s)", keyrow_expr(qq, k));
-	sbuf_printf(&q, ", argMin(level, (id, seq)), minIf(addr, addr != 0)%s GROUP BY h FORMAT RowBinary", where.p);
+	if (qq->children)
+		sbuf_printf(&q, ", argMin(level, (id, seq)), minIf(addr, addr != 0)");
+	else    /* without Children: of the samples' own frames */
+		sbuf_printf(&q, ", argMinIf(self_level, (id, seq), self_level != ''), minIf(self_addr, self_addr != 0)");
+	sbuf_printf(&q, "%s GROUP BY h FORMAT RowBinary", where.p);
 	/* (wait_end_of_query: an error found after the first rows is a 500
 	 * answer, not a message inside the binary rows) */
 	if (q.oom)
@@ -1097,8 +1117,11 @@ static int ch_query(store *s, const store_query *qq, store_result *r, proff_erro
 		}
 		sbuf_printf(&q, " AS k%d", k);
 	}
-	sbuf_puts(&q, ", sum(if(f_pos = 1, period, 0)), sum(if(f_first = 1, period, 0)), sum(if(f_pos = 1, count, 0)), "
-		      "argMin(f_level, (id, seq, f_pos)), minIf(f_addr, f_sym = '')");
+	sbuf_puts(&q, ", sum(if(f_pos = 1, period, 0)), sum(if(f_first = 1, period, 0)), sum(if(f_pos = 1, count, 0)), ");
+	/* a row's level and lowest address: of its frames, or without
+	 * Children of the samples' own (a callchain entry makes no row there) */
+	sbuf_puts(&q, qq->children ? "argMin(f_level, (id, seq, f_pos)), minIf(f_addr, f_sym = '')"
+				   : "argMinIf(f_level, (id, seq, f_pos), f_pos = 1), minIf(f_addr, f_sym = '' AND f_pos = 1)");
 	/* only the arrays the keys read are joined (each is a column read per row) */
 	bool want_dso = false, want_src = false;
 	for (int k = 0; k < qq->nkeys; k++) {

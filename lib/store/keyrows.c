@@ -11,7 +11,8 @@
  * Self of each sample's leaf, Children once per distinct key of its stack,
  * the leaf's sample count, the level of the frame that made the row first
  * (samples in their stored order, frames leaf first) and the lowest
- * unresolved address. By address, an unresolved frame's row is keyed as
+ * unresolved address, and those two of the samples' own frames alone (a
+ * report or diff without Children makes rows of those only). By address, an unresolved frame's row is keyed as
  * the files' reports key it: a sample's own row by the frame's map address,
  * a callchain entry's row (the leaf's too) by its absolute address. Rows
  * come out in the order they were first met.
@@ -137,7 +138,8 @@ int store_keyrows(const store_prof *sp, int ks, store_keyrow **out, size_t *nout
 					row = n++;
 					rows[row] = (store_keyrow){ .event = k.event, .comm = k.comm, .dso = k.dso, .sym = k.sym,
 								    .srcline = k.src, .addr = by_addr ? k.addr : UINT64_MAX,
-								    .level = fm->level ? fm->level : '.' };
+								    .level = fm->level ? fm->level : '.',
+								    .self_addr = UINT64_MAX };
 					next[row] = hf ? (uint32_t)*hs : PF_NONE;
 					stamp[row] = 0;
 					*hs = row;
@@ -154,6 +156,11 @@ int store_keyrows(const store_prof *sp, int ks, store_keyrow **out, size_t *nout
 			if (v == 0) {
 				r->self += s->period;
 				r->count += s->count;
+				if (!r->self_level)
+					r->self_level = fm->level ? fm->level : '.';
+				uint64_t a = by_addr ? k.addr : fm->addr;
+				if (!fm->sym && a < r->self_addr)
+					r->self_addr = a;
 			}
 			if (stamp[row] != sample_no) {
 				stamp[row] = sample_no;
@@ -161,9 +168,12 @@ int store_keyrows(const store_prof *sp, int ks, store_keyrow **out, size_t *nout
 			}
 		}
 	}
-	for (size_t i = 0; i < n; i++)
+	for (size_t i = 0; i < n; i++) {
 		if (rows[i].addr == UINT64_MAX)
 			rows[i].addr = 0;
+		if (rows[i].self_addr == UINT64_MAX)
+			rows[i].self_addr = 0;
+	}
 	*out = rows;
 	*nout = n;
 	rows = NULL;

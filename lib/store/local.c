@@ -47,7 +47,7 @@ typedef struct local_store {
 static int prof_write(FILE *f, const store_prof *sp)
 {
 	size_t lines = 3;
-	fprintf(f, "proff-profile\t3\nid\t%s\ntime\t%lld\n", sp->id, (long long)sp->time);
+	fprintf(f, "proff-profile\t4\nid\t%s\ntime\t%lld\n", sp->id, (long long)sp->time);
 	for (size_t i = 1; i < sp->strs.n; i++, lines++) {
 		fputs("string\t", f);
 		store_tsv_put(f, pf_strtab_get(&sp->strs, (uint32_t)i), sp->strs.lens[i]);
@@ -67,9 +67,9 @@ static int prof_write(FILE *f, const store_prof *sp)
 			return -1;
 		for (size_t i = 0; i < n; i++, lines++) {
 			const store_keyrow *kr = &rows[i];
-			fprintf(f, "keyrow\t%d\t%u\t%u\t%u\t%u\t%u\t%" PRIx64 "\t%c\t%" PRIu64 "\t%" PRIu64 "\t%" PRIu64 "\n",
-				store_keysets[k], kr->event, kr->comm, kr->dso, kr->sym, kr->srcline, kr->addr, kr->level,
-				kr->self, kr->acc, kr->count);
+			fprintf(f, "keyrow\t%d\t%u\t%u\t%u\t%u\t%u\t%" PRIx64 "\t%c\t%" PRIx64 "\t%c\t%" PRIu64 "\t%" PRIu64
+				"\t%" PRIu64 "\n", store_keysets[k], kr->event, kr->comm, kr->dso, kr->sym, kr->srcline, kr->addr,
+				kr->level, kr->self_addr, kr->self_level ? kr->self_level : '-', kr->self, kr->acc, kr->count);
 		}
 		free(rows);
 	}
@@ -180,7 +180,18 @@ static int line_end(cursor *c)
 }
 
 /* Parse a profile file's bytes. */
-/* keyrow KEYSET EVENT COMM DSO SYM SRCLINE ADDR LEVEL SELF CHILDREN SAMPLES */
+/* a level: one character and a tab */
+static int level_field(cursor *c, char *level)
+{
+	if (c->end - c->p < 2 || c->p[0] == '\n' || c->p[0] == '\t' || c->p[1] != '\t')
+		return bad(c, "a key row's level is one character");
+	*level = *c->p;
+	c->p += 2;
+	return 0;
+}
+
+/* keyrow KEYSET EVENT COMM DSO SYM SRCLINE ADDR LEVEL SELF_ADDR SELF_LEVEL SELF CHILDREN SAMPLES
+ * (SELF_LEVEL '-': no sample's own frame made the row) */
 static int keyrow_line(cursor *c, store_prof *sp)
 {
 	store_keyrow kr = { 0 };
@@ -192,10 +203,11 @@ static int keyrow_line(cursor *c, store_prof *sp)
 	    (rc = field_u32(c, &kr.sym, ns, "string")) || (rc = field_u32(c, &kr.srcline, ns, "string")) ||
 	    (rc = field_u64(c, &kr.addr, 16)))
 		return rc;
-	if (c->end - c->p < 2 || c->p[0] == '\n' || c->p[0] == '\t' || c->p[1] != '\t')
-		return bad(c, "a key row's level is one character");
-	kr.level = *c->p;
-	c->p += 2;
+	if ((rc = level_field(c, &kr.level)) || (rc = field_u64(c, &kr.self_addr, 16)) ||
+	    (rc = level_field(c, &kr.self_level)))
+		return rc;
+	if (kr.self_level == '-')
+		kr.self_level = 0;
 	if ((rc = field_u64(c, &kr.self, 10)) || (rc = field_u64(c, &kr.acc, 10)) || (rc = field_u64(c, &kr.count, 10)))
 		return rc;
 	if (!sp->priv && !(sp->priv = pf_calloc(1, sizeof(*sp->priv))))
@@ -289,8 +301,11 @@ int store_prof_parse_part(const char *buf, size_t len, const char *path, int wan
 			else if (!(rc = field_u64(&c, &ver, 10)) && ver == 2)
 				rc = bad(&c, "a profile stored by an older proff (version 2: one address an unresolved "
 					 "frame): push the profiles again into a new store (docs/fleet.md)");
-			else if (!rc && ver != 3)
-				rc = bad(&c, "unknown version (this proff reads version 3)");
+			else if (!rc && ver == 3)
+				rc = bad(&c, "a profile stored by an older proff (version 3: key rows without their "
+					 "samples' own level): push the profiles again into a new store (docs/fleet.md)");
+			else if (!rc && ver != 4)
+				rc = bad(&c, "unknown version (this proff reads version 4)");
 		} else if (!strcmp(s, "id")) {
 			if (!(rc = field_str(&c, &v, &vl))) {
 				if (vl != STORE_ID_LEN || strspn(v, "0123456789abcdef") != vl)

@@ -463,12 +463,16 @@ int store_result_add_prof(store_result *r, size_t rep, const store_prof *sp, con
 					goto nomem;
 				*slot = (uint64_t)ri + 1;
 				row = (uint64_t)ri;
-				/* a row's level is its first frame's (perf: its first sample's) */
-				if (!r->row_level[ri])
-					r->row_level[ri] = fm->level;
+				/* a row's level is its first frame's (perf: its first
+				 * sample's); without Children only a sample's own frame
+				 * makes a row */
 				uint64_t a = by_addr && chain ? fm->ip : fm->addr;
-				if (!fm->sym && a < r->row_addr[ri])
-					r->row_addr[ri] = a;
+				if (r->children || !chain) {
+					if (!r->row_level[ri])
+						r->row_level[ri] = fm->level;
+					if (!fm->sym && a < r->row_addr[ri])
+						r->row_addr[ri] = a;
+				}
 			}
 			uint64_t self = v == 0 ? s->period : 0, cnt = v == 0 ? s->count : 0, acc = 0;
 			if (p->stamp[row] != p->sample_no) {
@@ -537,11 +541,14 @@ int store_result_add_keyrows(store_result *r, size_t rep, const store_prof *sp, 
 		if (ri < 0)
 			goto nomem;
 		/* a row's level is the first frame's that made it (the rows come
-		 * in the order their first frames were met) */
+		 * in the order their first frames were met); without Children,
+		 * the first of the samples' own frames */
+		char level = r->children ? kr->level : kr->self_level;
+		uint64_t addr = r->children ? kr->addr : kr->self_addr;
 		if (!r->row_level[ri])
-			r->row_level[ri] = kr->level;
-		if (!kr->sym && kr->addr < r->row_addr[ri])
-			r->row_addr[ri] = kr->addr;
+			r->row_level[ri] = level;
+		if (!kr->sym && (r->children || addr) && addr < r->row_addr[ri])
+			r->row_addr[ri] = addr;
 		if (add_cell(r, (size_t)ri, rep, kr->self, r->children ? kr->acc : 0, kr->count))
 			goto nomem;
 	}

@@ -84,8 +84,12 @@ int store_keyset_of(const store_query *q);
  * (by address: its own; else the row's lowest; 0: none) */
 typedef struct store_keyrow {
 	uint32_t event, comm, dso, sym, srcline;
-	uint64_t addr;
+	uint64_t addr;             /* the lowest unresolved address of its frames (0: none) */
 	char level;                /* of the frame that made the row first */
+	/* the same of its samples' own frames alone (0: none), what a query
+	 * without Children shows: a callchain entry makes no row there */
+	char self_level;
+	uint64_t self_addr;
 	uint64_t self, acc, count;
 } store_keyrow;
 

@@ -23,7 +23,8 @@ cc -O1 -g -fno-omit-frame-pointer -o planted "$ROOT/tests/data/stats/planted.c" 
 # callchain entry's at its absolute one (as perf shows them): a store keeps
 # both addresses of a frame
 cc -O1 -fno-omit-frame-pointer -o stripped "$ROOT/tests/data/stats/planted.c" && strip stripped &&
-"$PROFF" record -q -c 200000 -g -o s.data ./stripped 4000000 100 >/dev/null 2>&1 || not_ok "record a stripped program"
+"$PROFF" record -q -c 200000 -g -o s.data ./stripped 4000000 100 >/dev/null 2>&1 &&
+"$PROFF" record -q -c 200000 -g -o s2.data ./stripped 4000000 100 >/dev/null 2>&1 || not_ok "record a stripped program"
 # three more, pushed only by the fault and hostile-label checks
 "$PROFF" record -q -r 3 -c 200000 -g -o x.data ./planted 4000000 100 >/dev/null 2>&1
 A="a.data.1 a.data.2 a.data.3"; B="b.data.1 b.data.2 b.data.3"
@@ -131,7 +132,8 @@ EOF
 # addresses) from the store as from the file, Self and Children
 compare_stripped() {
 	local url=$1 name=$2 m k
-	"$PROFF" push -q --store "$url" --label build=S s.data || not_ok "$name: push of the stripped program's profile"
+	"$PROFF" push -q --store "$url" --label build=S s.data && "$PROFF" push -q --store "$url" --label build=S2 s2.data ||
+		not_ok "$name: push of the stripped program's profiles"
 	for m in --children --no-children; do
 		for k in comm,dso,sym comm,dso,sym,srcline; do
 			# (sort_runs: a mapless caller's level is its first sample's, below)
@@ -139,8 +141,19 @@ compare_stripped() {
 			"$PROFF" report --store "$url" --where build=S $m -s $k 2>&1 | sort_runs >stripped.store
 			same "$name: a stripped program's unresolved rows ($m -s $k) = the file's" stripped.direct stripped.store
 		done
+		# a diff by symbol alone: every dso's unresolved frames are one
+		# row, which shows the level and lowest address of its samples'
+		# own frames without Children (callers without a map, at 0, [k]
+		# from a kernel sample, make no row there), of all with Children
+		for k in sym dso,sym; do
+			"$PROFF" diff $m --metric absolute -s $k s.data -- s2.data 2>&1 | sort_runs >stripped.direct
+			"$PROFF" diff --store "$url" $m --metric absolute -s $k build=S -- build=S2 2>&1 |
+				sed -e "s/$S_ID/s.data/" -e "s/$S2_ID/s2.data/" | sort_runs >stripped.store
+			same "$name: a stripped program's diff ($m --metric absolute -s $k) = the file's" stripped.direct stripped.store
+		done
 	done
 }
+S_ID=$("$PROFF" push --store "$W/ids" s.data | cut -d' ' -f1); S2_ID=$("$PROFF" push --store "$W/ids" s2.data | cut -d' ' -f1)
 grep -q '\[\.\] 0x00000000' <("$PROFF" report -i s.data -g none) && grep -q '\[\.\] 0x00007f\|\[\.\] 0x000055\|\[\.\] 0x000056' <("$PROFF" report -i s.data -g none) \
 	&& ok "the stripped program's report has rows at map-relative and at absolute addresses" \
 	|| not_ok "the stripped program's report has rows at map-relative and at absolute addresses"
@@ -185,10 +198,12 @@ bad "label with a control character" 129 "control character" push --store "$W/lo
 head -c 100000 /dev/zero | tr '\0' x >big.txt
 bad "a 100 KB label value" 129 "longer than the limit" push --store "$W/local" --label "big=$(cat big.txt)" a.data.1
 bad "a reserved label key" 129 "reserved" push --store "$W/local" --label time2=x --label id=y a.data.1
-printf 'proff-profile\t3\nid\t0123\n' >"$W/local/profiles/0123456789abcdef0123456789abcdef.prof"
+printf 'proff-profile\t4\nid\t0123\n' >"$W/local/profiles/0123456789abcdef0123456789abcdef.prof"
 bad "a damaged profile file" 1 "0123456789abcdef0123456789abcdef.prof: line 2: an id is 32 hex digits" report --store "$W/local" --where build=A
 printf 'proff-profile\t2\nid\t0123456789abcdef0123456789abcdef\n' >"$W/local/profiles/0123456789abcdef0123456789abcdef.prof"
 bad "a profile stored by an older proff (version 2)" 1 "0123456789abcdef0123456789abcdef.prof: line 1: a profile stored by an older proff .*push the profiles again" report --store "$W/local" --where build=A
+printf 'proff-profile\t3\nid\t0123456789abcdef0123456789abcdef\n' >"$W/local/profiles/0123456789abcdef0123456789abcdef.prof"
+bad "a profile stored by an older proff (version 3)" 1 "0123456789abcdef0123456789abcdef.prof: line 1: a profile stored by an older proff .version 3.*push the profiles again" report --store "$W/local" --where build=A
 rm -f "$W/local/profiles/0123456789abcdef0123456789abcdef.prof"
 mkdir -p "$W/old/profiles"; printf 'proff store 1\n' >"$W/old/PROFF-STORE"
 bad "a store of an older proff" 1 "an older proff .*push the profiles again into a new store" report --store "$W/old" --where build=A
@@ -234,6 +249,11 @@ ch_sql one "CREATE DATABASE old2" && ch_sql one "CREATE TABLE old2.proff_samples
 ch_sql one "CREATE TABLE old2.proff_keyrows (day Date, id String) ENGINE = MergeTree PARTITION BY day ORDER BY id" &&
 ch_sql one "CREATE TABLE old2.proff_stacks (stack UInt64, addr Array(UInt64)) ENGINE = ReplacingMergeTree ORDER BY stack"
 bad "ClickHouse: stacks of an older proff (no ip column)" 1 "older proff's .proff_stacks without ip.*push the profiles again into a new database" report --store "clickhouse://127.0.0.1:$CH_HTTP_one/old2" --where build=A
+# key rows of a proff that kept one level a row (no self_level column): refused
+ch_sql one "CREATE DATABASE old3" && ch_sql one "CREATE TABLE old3.proff_samples (day Date, id String) ENGINE = MergeTree PARTITION BY day ORDER BY id" &&
+ch_sql one "CREATE TABLE old3.proff_keyrows (day Date, id String, level String) ENGINE = MergeTree PARTITION BY day ORDER BY id" &&
+ch_sql one "CREATE TABLE old3.proff_stacks (stack UInt64, addr Array(UInt64), ip Array(UInt64)) ENGINE = ReplacingMergeTree ORDER BY stack"
+bad "ClickHouse: key rows of an older proff (no self_level column)" 1 "older proff's .proff_keyrows without self_level.*push the profiles again into a new database" report --store "clickhouse://127.0.0.1:$CH_HTTP_one/old3" --where build=A
 push_all "$CL" && ok "two shards: push of six profiles" || not_ok "two shards: push of six profiles"
 compare "$CL" "two shards"
 compare_stripped "$CL" "two shards"
@@ -252,8 +272,10 @@ PROFF_STORE_STOP_AFTER=samples "$PROFF" push --store "$ONE" --label build=A --la
 	&& ok "a push cut short: exit 1, says what to push again" || { not_ok "a push cut short: exit 1, says what to push again (exit $rc)"; head -3 cut.err | sed 's/^/#   /'; }
 "$PROFF" report --store "$ONE" --where build=A --json >after.json
 cmp -s before.json after.json && ok "a push cut short: nothing half stored" || not_ok "a push cut short: nothing half stored"
-"$PROFF" push -q --store "$ONE" --label build=A --label host=h9 x.data.1 2>retry.err && "$PROFF" report --store "$ONE" --where host=h9 -g none >h9.txt 2>>retry.err &&
-	"$PROFF" report -i x.data.1 -g none >b3.txt && cmp -s b3.txt h9.txt && ok "a push cut short: the retry stores it whole, once" ||
+# (sort_runs: a mapless caller's level is its first sample's, above)
+"$PROFF" push -q --store "$ONE" --label build=A --label host=h9 x.data.1 2>retry.err &&
+	"$PROFF" report --store "$ONE" --where host=h9 -g none 2>>retry.err | sort_runs >h9.txt &&
+	"$PROFF" report -i x.data.1 -g none | sort_runs >b3.txt && cmp -s b3.txt h9.txt && ok "a push cut short: the retry stores it whole, once" ||
 	{ not_ok "a push cut short: the retry stores it whole, once"; head -3 retry.err | sed 's/^/#   /'; diff b3.txt h9.txt | head -6 | sed 's/^/#   /'; }
 
 # the server stopped: a clear error; started again on its data, the push completes
@@ -263,7 +285,8 @@ ch_stop one
 "$PROFF" report --store "$ONE" --where build=A >down.out 2>down.err; rc=$?
 [ $rc = 1 ] && [ ! -s down.out ] && grep -q "cannot reach the server" down.err && ok "server stopped: a query fails clearly, prints nothing" || not_ok "server stopped: a query fails clearly (exit $rc)"
 ch_start "$TMP/ch" one && "$PROFF" push -q --store "$ONE" --label build=C x.data.2 2>restart.err &&
-	"$PROFF" report --store "$ONE" --where build=C -g none >c.txt 2>>restart.err && "$PROFF" report -i x.data.2 -g none >a2.txt && cmp -s a2.txt c.txt \
+	"$PROFF" report --store "$ONE" --where build=C -g none 2>>restart.err | sort_runs >c.txt &&
+	"$PROFF" report -i x.data.2 -g none | sort_runs >a2.txt && cmp -s a2.txt c.txt \
 	&& ok "server restarted: the push completes" ||
 	{ not_ok "server restarted: the push completes"; head -3 restart.err | sed 's/^/#   /'; diff a2.txt c.txt 2>&1 | head -6 | sed 's/^/#   /'; }
 

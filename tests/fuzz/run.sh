@@ -208,8 +208,8 @@ seed_ksyms() {
 
 declare -A MAXLEN=([perfdata]=65536 [trace]=32768 [dprof]=16384 [calfile]=70000 [config]=8192 [pprof]=65536 [folded]=16384 [perfmap]=8192 [ksyms]=16384 [store]=65536)
 seed_store() {
-	printf 'proff-profile\t3\nid\t0123456789abcdef0123456789abcdef\ntime\t1793491200\nstring\tcpu-clock\nstring\tbuild\nstring\tA\\tB\\\\\nstring\tmain\nstring\tprog\nstring\twork\nlabel\t2\t3\nevent\t1\t1\t0\t300\t3\t1\nkeyrow\t10\t0\t0\t5\t4\t0\t0\t.\t100\t300\t1\nkeyrow\t8\t0\t0\t0\t6\t0\t0\t.\t200\t200\t2\nframe\t5\t5\t4\t0\t0\t0\t.\nframe\t5\t5\t6\t0\t0\t0\t.\nframe\t0\t0\t0\t0\t7f00\t7f00\tk\nstack\t00000000000000aa\t1,0\nstack\t00000000000000bb\t2,1,0,1\nsample\t0\t5\t0\t100\t1\nsample\t0\t5\t1\t200\t2\nend\t20\n' >"$1/small.prof"
-	printf 'proff-profile\t3\nid\t0123456789abcdef0123456789abcdef\nend\t2\n' >"$1/empty.prof"
+	printf 'proff-profile\t4\nid\t0123456789abcdef0123456789abcdef\ntime\t1793491200\nstring\tcpu-clock\nstring\tbuild\nstring\tA\\tB\\\\\nstring\tmain\nstring\tprog\nstring\twork\nlabel\t2\t3\nevent\t1\t1\t0\t300\t3\t1\nkeyrow\t10\t0\t0\t5\t4\t0\t0\t.\t0\t.\t100\t300\t1\nkeyrow\t8\t0\t0\t0\t6\t0\t0\t.\t0\t-\t200\t200\t2\nframe\t5\t5\t4\t0\t0\t0\t.\nframe\t5\t5\t6\t0\t0\t0\t.\nframe\t0\t0\t0\t0\t7f00\t7f00\tk\nstack\t00000000000000aa\t1,0\nstack\t00000000000000bb\t2,1,0,1\nsample\t0\t5\t0\t100\t1\nsample\t0\t5\t1\t200\t2\nend\t20\n' >"$1/small.prof"
+	printf 'proff-profile\t4\nid\t0123456789abcdef0123456789abcdef\nend\t2\n' >"$1/empty.prof"
 	if [ -x "$PROFF" ]; then
 		printf 'main;work;leaf 100\nmain;other 5\n[k];x_[k] 7\n' >"$1/in.folded"
 		"$PROFF" push -q --store "$1/st" "$1/in.folded" >/dev/null 2>&1 && cp "$1"/st/profiles/*.prof "$1/" 2>/dev/null

@@ -186,7 +186,7 @@ static void tsv_round_trip(void **state)
 
 /* main -> work -> work (recursion) -> leaf, and main -> other */
 static const char prof_text[] =
-	"proff-profile\t3\nid\t0123456789abcdef0123456789abcdef\ntime\t1793491200\n"
+	"proff-profile\t4\nid\t0123456789abcdef0123456789abcdef\ntime\t1793491200\n"
 	"string\tcpu-clock\nstring\tprog\nstring\tmain\nstring\twork\nstring\tleaf\nstring\tother\nstring\tp\n"
 	"event\t1\t1\t0\t350\t4\t1\n"
 	"frame\t2\t2\t3\t0\t0\t0\t.\nframe\t2\t2\t4\t0\t0\t0\t.\nframe\t2\t2\t5\t0\t0\t0\t.\nframe\t2\t2\t6\t0\t0\t0\t.\n"
@@ -237,7 +237,7 @@ static void aggregate_local_profile(void **state)
  * is keyed by its map address and a callchain entry's by the absolute one,
  * as the files' reports key them */
 static const char prof_ip_text[] =
-	"proff-profile\t3\nid\t0123456789abcdef0123456789abcdef\ntime\t1793491200\n"
+	"proff-profile\t4\nid\t0123456789abcdef0123456789abcdef\ntime\t1793491200\n"
 	"string\tcpu-clock\nstring\tprog\nstring\tmain\nstring\tleaf\nstring\tp\n"
 	"event\t1\t1\t0\t110\t2\t1\n"
 	"frame\t2\t2\t3\t0\t0\t0\t.\n"                      /* 0 main */
@@ -308,7 +308,7 @@ static void unresolved_rows_by_address(void **state)
 /* two comms; recursion (work, through two source lines); a symbol of one
  * name in two dsos (dup); unresolved frames of two levels and addresses */
 static const char prof2_text[] =
-	"proff-profile\t3\nid\t00000000000000000000000000000002\ntime\t1793491200\n"
+	"proff-profile\t4\nid\t00000000000000000000000000000002\ntime\t1793491200\n"
 	"string\tcycles\nstring\tprog\nstring\t/bin/prog\nstring\tmain\nstring\twork\nstring\tleaf\n"
 	"string\tlib\nstring\t/lib/lib.so\nstring\tdup\nstring\ta.c:1\nstring\ta.c:2\nstring\tsh\nstring\tprog2\n"
 	"event\t1\t0\t0\t1000\t9\t1\n"
@@ -405,6 +405,61 @@ static void keyrows_equal_samples(void **state)
 	/* a key set not stored (srcline): the samples are read */
 	store_query q = { .keys = { HK_SRCLINE }, .nkeys = 1, .groups = &sel, .ngroups = 1, .event = "cycles" };
 	assert_int_equal(store_keyset_of(&q), -1);
+	store_prof_free(sp);
+}
+
+/* by symbol alone every dso's unresolved frames are one row: with Children
+ * it shows the level and lowest address of all its frames, without them
+ * those of the samples' own frames only (a callchain entry makes no row
+ * there): a kernel sample's mapless caller at 0x10 comes first, a user
+ * sample's own unresolved frame at 0x500 later */
+static const char prof_self_text[] =
+	"proff-profile\t4\nid\t00000000000000000000000000000003\ntime\t1793491200\n"
+	"string\tcycles\nstring\tprog\nstring\tmain\nstring\t[kernel.kallsyms]\nstring\tkfn\nstring\tp\n"
+	"event\t1\t0\t0\t300\t3\t1\n"
+	"frame\t2\t2\t3\t0\t0\t0\t.\n"      /* 0 main */
+	"frame\t4\t4\t5\t0\t0\t0\tk\n"      /* 1 kfn */
+	"frame\t0\t0\t0\t0\t10\t10\tk\n"    /* 2 mapless, k */
+	"frame\t2\t2\t0\t0\t500\t5500\t.\n" /* 3 unresolved in prog */
+	"stack\t0000000000000001\t1,2,0\nstack\t0000000000000002\t3,0\n"
+	"sample\t0\t6\t0\t100\t1\nsample\t0\t6\t1\t200\t2\nend\t18\n";
+
+static void self_rows_level(void **state)
+{
+	(void)state;
+	store_prof *sp;
+	proff_error e;
+	if (store_prof_parse(prof_self_text, sizeof(prof_self_text) - 1, "t3.prof", &sp, &e))
+		fail_msg("%s", e.msg);
+	store_keyrow *rows;
+	size_t n;
+	assert_int_equal(store_keyrows(sp, KS_SYM, &rows, &n), 0);
+	sp->priv = calloc(1, sizeof(*sp->priv));
+	assert_non_null(sp->priv);
+	sp->priv->keyrows = rows;
+	sp->priv->keyrow_set = malloc(n);
+	assert_non_null(sp->priv->keyrow_set);
+	memset(sp->priv->keyrow_set, KS_SYM, n);
+	sp->priv->nr_keyrows = n;
+	store_sel sel = { 0 };
+	for (int children = 0; children < 2; children++) {
+		store_query q = { .keys = { HK_SYM }, .nkeys = 1, .children = children, .groups = &sel, .ngroups = 1,
+				  .event = "cycles" };
+		for (int from_keyrows = 0; from_keyrows < 2; from_keyrows++) {
+			store_result *r = result_of(sp, &q, from_keyrows);
+			size_t found = 0;
+			for (size_t i = 0; i < r->nrows; i++) {
+				if (*pf_str(r->prof, r->row_key[i]))
+					continue;               /* a symbol's row */
+				found++;
+				assert_int_equal(r->self[i], 200);
+				assert_int_equal(r->row_level[i], children ? 'k' : '.');
+				assert_int_equal(r->row_addr[i], children ? 0x10 : 0x500);
+			}
+			assert_int_equal(found, 1);
+			store_result_free(r);
+		}
+	}
 	store_prof_free(sp);
 }
 
@@ -629,6 +684,7 @@ int main(void)
 		cmocka_unit_test(aggregate_local_profile),
 		cmocka_unit_test(unresolved_rows_by_address),
 		cmocka_unit_test(keyrows_equal_samples),
+		cmocka_unit_test(self_rows_level),
 		cmocka_unit_test(dense_sums_equal_cells),
 		cmocka_unit_test(rows_answers_read),
 	};

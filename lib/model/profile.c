@@ -103,6 +103,15 @@ static char level_of(int cpumode)
 
 #define LOC_FINAL 0x80000000u     /* in a loc_tab value: see loc_get */
 
+/* The loc_tab key's dso part of location (dso, addr): the dso, but for the
+ * no-map location at address UINT64_MAX (the unwinder's frame of a return
+ * address 0: perf's 0 - 1), whose (PF_NONE, UINT64_MAX) is the table's
+ * empty pair, a dso index no profile reaches. */
+static inline uint32_t loc_key(uint32_t dso, uint64_t addr)
+{
+	return dso == PF_NONE && addr == UINT64_MAX ? 0x7fffffffu : dso;
+}
+
 /* The location (dso, addr) seen at runtime ip: found, or made with the
  * symbol looked up (lookup) or the one given (a merged half's location). */
 uint32_t prof_loc_intern(pf_profile *p, uint32_t dso, uint64_t addr, uint64_t ip, char level,
@@ -110,7 +119,7 @@ uint32_t prof_loc_intern(pf_profile *p, uint32_t dso, uint64_t addr, uint64_t ip
 {
 	struct pf_profile_priv *pr = p->priv;
 	int inserted;
-	uint32_t *slot = pair_table_find(&pr->loc_tab, dso, addr, 1, &inserted);
+	uint32_t *slot = pair_table_find(&pr->loc_tab, loc_key(dso, addr), addr, 1, &inserted);
 	if (!slot)
 		return PF_NONE;
 	if (!inserted) {
@@ -168,7 +177,7 @@ uint32_t prof_loc_intern(pf_profile *p, uint32_t dso, uint64_t addr, uint64_t ip
 	}
 	if (p->locs[id].sym != PF_NONE || dso == PF_NONE) {
 		/* the slot again: nothing above touched the location table */
-		slot = pair_table_find(&pr->loc_tab, dso, addr, 0, NULL);
+		slot = pair_table_find(&pr->loc_tab, loc_key(dso, addr), addr, 0, NULL);
 		if (slot)
 			*slot = id | LOC_FINAL;
 	}
@@ -384,7 +393,9 @@ static uint32_t build_stack(pf_profile *p, const pthread_ *t, const pd_sample *s
 		bool first = true;
 		for (uint64_t i = 0; i < nr; i++) {
 			uint64_t ip = s->callchain[i];
-			if (ip >= PD_CONTEXT_MAX) {
+			if (ip == UW_CHAIN_ZERO_RETURN && pr->uw) {
+				ip = UINT64_MAX;        /* the unwinder's frame: perf's 0 - 1 */
+			} else if (ip >= PD_CONTEXT_MAX) {
 				bool valid = true;
 				switch (ip) {
 				case PD_CONTEXT_HV: cpumode = PD_CPUMODE_HYPERVISOR; break;

@@ -96,6 +96,8 @@ struct uw_ctx {
 	size_t want;                /* frames to collect */
 	bool stale;                 /* a frame's module is not the map's: start afresh */
 	size_t beyond;              /* 1 + frames walked when a read above the stack copy found nothing, 0: none */
+	size_t step_reads;          /* memory reads since the walk's last frame was reported */
+	uint64_t step_last;         /* the last one's value (1: it failed) */
 	bool nofile;
 
 	uint64_t *chain;            /* uw_sample_chain's result */

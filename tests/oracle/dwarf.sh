@@ -74,10 +74,16 @@ done
 cmp_report "$W/py.data" --no-children
 cmp_report "$W/c.data" -s dso,sym -g fractal,0.5,callee
 cmp_report "$W/c.data" --children -s pid,sym -g graph,0.5,caller,function,percent
-# where the copy ends, perf's unwinder at times makes one more frame of a
-# return address it could not read (0 - 1: "[k] 0xffffffffffffffff"),
-# which libdw does not (docs/symbols.md): the Self chains are compared
+# where the copy ends, perf's unwinder reads a return address above it in
+# the stack's map as 0 and makes one more frame of it (0 - 1: "[k]
+# 0xffffffffffffffff"), and so does proff (docs/symbols.md, "Reads outside
+# the stack copy"): its rows, the graphs that print it and the folded
+# chains that skip it
 cmp_report "$W/short.data" --no-children -g folded,0,caller,count
+cmp_report "$W/short.data"
+cmp_report "$W/short.data" --children -s sym -g caller
+grep -q '0xffffffffffffffff$' "$TMP/perf.out" && ok "dwarf: short.data has perf's frame 0xffffffffffffffff" ||
+	not_ok "dwarf: short.data has perf's frame 0xffffffffffffffff"
 
 # the user frames are really unwound: the recursion's 41 frames of recurse
 # and main's callers appear (without unwinding only the leaf would)

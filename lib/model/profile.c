@@ -103,15 +103,6 @@ static char level_of(int cpumode)
 
 #define LOC_FINAL 0x80000000u     /* in a loc_tab value: see loc_get */
 
-/* The loc_tab key's dso part of location (dso, addr): the dso, but for the
- * no-map location at address UINT64_MAX (the unwinder's frame of a return
- * address 0: perf's 0 - 1), whose (PF_NONE, UINT64_MAX) is the table's
- * empty pair, a dso index no profile reaches. */
-static inline uint32_t loc_key(uint32_t dso, uint64_t addr)
-{
-	return dso == PF_NONE && addr == UINT64_MAX ? 0x7fffffffu : dso;
-}
-
 /* The location (dso, addr) seen at runtime ip: found, or made with the
  * symbol looked up (lookup) or the one given (a merged half's location). */
 uint32_t prof_loc_intern(pf_profile *p, uint32_t dso, uint64_t addr, uint64_t ip, char level,
@@ -119,7 +110,7 @@ uint32_t prof_loc_intern(pf_profile *p, uint32_t dso, uint64_t addr, uint64_t ip
 {
 	struct pf_profile_priv *pr = p->priv;
 	int inserted;
-	uint32_t *slot = pair_table_find(&pr->loc_tab, loc_key(dso, addr), addr, 1, &inserted);
+	uint32_t *slot = pair_table_find(&pr->loc_tab, prof_loc_key(dso, addr), addr, 1, &inserted);
 	if (!slot)
 		return PF_NONE;
 	if (!inserted) {
@@ -177,7 +168,7 @@ uint32_t prof_loc_intern(pf_profile *p, uint32_t dso, uint64_t addr, uint64_t ip
 	}
 	if (p->locs[id].sym != PF_NONE || dso == PF_NONE) {
 		/* the slot again: nothing above touched the location table */
-		slot = pair_table_find(&pr->loc_tab, loc_key(dso, addr), addr, 0, NULL);
+		slot = pair_table_find(&pr->loc_tab, prof_loc_key(dso, addr), addr, 0, NULL);
 		if (slot)
 			*slot = id | LOC_FINAL;
 	}
@@ -217,7 +208,6 @@ static inline size_t loc_cache_slot(uint64_t ip, uint32_t g)
 {
 	return pf_hash64(ip ^ ((uint64_t)g << 40)) & (LOC_CACHE_N - 1);
 }
-
 
 /* The child of parent at loc, made if new; h = its hash */
 static uint32_t node_child_h(pf_profile *p, uint32_t parent, uint32_t loc, uint32_t h)
@@ -729,7 +719,6 @@ static inline void set_hint(uint32_t *hint, uint32_t id)
 		hint[0] = id;
 	}
 }
-
 
 static int add_sample(pf_profile *p, uint32_t evsel, uint32_t thread, uint32_t pid, uint32_t tid,
 		      uint32_t comm, uint32_t cpu, uint32_t stack, uint64_t period, uint32_t *hint)

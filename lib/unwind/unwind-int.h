@@ -120,7 +120,9 @@ struct uw_ctx {
 };
 
 /* unwind.c */
-/* 8 bytes at addr of the sample's stack copy, else of the mapped file */
+/* 8 bytes at addr as perf's unwinder reads them: the stack copy, else the mapped
+ * file there, else 0 where a map without a file to read holds addr; false
+ * only where no map does (unwind.c, read_outside) */
 bool uw_read_word(uw_ctx *u, uint64_t addr, Dwarf_Word *result);
 
 /* unwind-memo.c: memo_begin before a walk (its reads logged), memo_end

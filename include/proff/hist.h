@@ -257,6 +257,10 @@ typedef struct hist_key_def {
 	int (*prepare)(hist *h, int slot, proff_error *err);
 	/* output order / pairing comparator for this key in the hist's mode */
 	int (*cmp)(const hist *h, const hist_entry *a, const hist_entry *b);
+	/* where perf pairs a group member's rows with the leader's
+	 * (hists__match) by another comparator than cmp's order: that one
+	 * (a total order), else NULL (cmp) */
+	int (*match)(const hist *h, const hist_entry *a, const hist_entry *b);
 	/* perf's comparator of stage 0 (input), 1 (collapse) or 2 (output)
 	 * on nodes l, r of a replay: perf's cmp(l, r) and its sign */
 	int64_t (*perf_cmp)(const struct replay_ctx *c, int slot, int stage, uint32_t l, uint32_t r);
@@ -316,6 +320,9 @@ int hist_branch_history_chains(hist *h, proff_error *err);
 
 /* Compare two entries by the sort keys (the hist's mode), as perf's collapse/sort. */
 int hist_entry_cmp_keys(const hist *h, const hist_entry *a, const hist_entry *b);
+/* The rows' identity as perf's hists__match pairs an event group's rows
+ * (each key's match comparator, else its cmp): a total order. */
+int hist_entry_match_keys(const hist *h, const hist_entry *a, const hist_entry *b);
 /* Sort entries in perf report order (Children or Self desc, then keys),
  * ties included: replays perf's tree insertions (lib/hist/perforder.c). */
 void hist_sort_report(hist *h);

@@ -99,9 +99,18 @@ bool uw_event_wants(const pd_attr *a);
 size_t uw_unwind(uw_ctx *u, uint64_t space, const pd_sample *s, const pd_attr *a,
 		 uw_find_map_fn find_map, void *arg, uint64_t *ips, size_t max, enum uw_status *st);
 
+/* In uw_sample_chain's chain, the frame perf's unwinder makes of a return
+ * address of 0 read from memory, which perf keeps as 0 - 1: its address
+ * 0xffffffffffffffff would read as a context word (perf's unwinder hands
+ * its frames over one by one, never as such a word). No perf context has
+ * this value, and the kernel writes no user frames into a dwarf-mode
+ * sample's chain. */
+#define UW_CHAIN_ZERO_RETURN PD_CONTEXT_MAX
+
 /* The sample's callchain as perf's report resolves it in dwarf mode: the
  * recorded chain (the kernel part; perf records no user part with
- * --call-graph dwarf), then PERF_CONTEXT_USER and the unwound user frames.
+ * --call-graph dwarf), then PERF_CONTEXT_USER and the unwound user frames
+ * (the last one UW_CHAIN_ZERO_RETURN where uw_unwind's is UINT64_MAX).
  * *out points to the unwinder's buffer, valid until its next call; returns
  * the number of entries, 0 when nothing was unwound (the caller then uses
  * the recorded chain as it is). -1: out of memory. */

@@ -1389,6 +1389,17 @@ int hist_entry_cmp_keys(const hist *h, const hist_entry *a, const hist_entry *b)
 	return 0;
 }
 
+int hist_entry_match_keys(const hist *h, const hist_entry *a, const hist_entry *b)
+{
+	for (int i = 0; i < h->nkeys; i++) {
+		const hist_key_def *k = &hist_keys[h->keys[i]];
+		int r = (k->match ? k->match : k->cmp)(h, a, b);
+		if (r)
+			return r;
+	}
+	return 0;
+}
+
 static int report_cmp(const void *pa, const void *pb, void *ctx)
 {
 	const hist_entry *a = pa, *b = pb;

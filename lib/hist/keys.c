@@ -138,6 +138,32 @@ static int k_sym_cmp(const hist *h, const hist_entry *a, const hist_entry *b)
 	}
 	return strcmp(na, nb);
 }
+/* perf's sort__sym_cmp, which pairs a group member's rows with the
+ * leader's: the dso first (two dsos' symbols of one name, the executable's
+ * _start and the dynamic linker's, are two rows), then the symbol's start
+ * and end; an inlined one by its name (perf: and overlapping ranges);
+ * unresolved rows by address alone. The diff pairs by name (cmp). */
+static int k_sym_match(const hist *h, const hist_entry *a, const hist_entry *b)
+{
+	if (h->opts.diff_mode)
+		return k_sym_cmp(h, a, b);
+	if (a->sym == PF_NONE && b->sym == PF_NONE)
+		return cmp_u64(a->addr, b->addr);
+	int c = cmp_str(hist_dso_name(h, a), hist_dso_name(h, b));
+	if (c)
+		return c;
+	if (a->sym == PF_NONE || b->sym == PF_NONE)
+		return cmp_null(a->sym == PF_NONE ? NULL : a, b->sym == PF_NONE ? NULL : b);
+	const pf_profile *p = h->prof;
+	const pf_sym *x = &p->syms[a->sym], *y = &p->syms[b->sym];
+	if (pf_sym_is_inlined(p, a->sym) || pf_sym_is_inlined(p, b->sym)) {
+		if ((c = strcmp(hist_sym_name(h, a), hist_sym_name(h, b))) != 0)
+			return c;
+	}
+	if (x->start != y->start)
+		return cmp_u64(x->start, y->start);
+	return cmp_u64(x->end, y->end);
+}
 static size_t k_sym_width(const hist *h, const hist_entry *e)
 {
 	size_t w;
@@ -845,7 +871,7 @@ const hist_key_def hist_keys[] = {
 	[HK_SYM] = {
 		.name = "sym", .alias = "symbol", .header = "Symbol", .id = HK_SYM,
 		.needs = HKN_LOC, .collapse = HKC_DIFF,
-		.words = w_sym, .cmp = k_sym_cmp, .perf_cmp = p_sym,
+		.words = w_sym, .cmp = k_sym_cmp, .match = k_sym_match, .perf_cmp = p_sym,
 		.width = k_sym_width, .print = k_sym_print, .value = v_sym,
 	},
 	[HK_CPU] = {
@@ -892,7 +918,8 @@ const hist_key_def hist_keys[] = {
 	[HK_IPC_NULL] = {
 		.name = "ipc_null", .header = "IPC   [IPC Coverage]", .id = HK_IPC_NULL,
 		.needs = HKN_LOC,
-		.words = w_sym, .prepare = prep_ipc_null, .cmp = k_sym_cmp, .perf_cmp = p_ipc_null,
+		.words = w_sym, .prepare = prep_ipc_null, .cmp = k_sym_cmp, .match = k_sym_match,
+		.perf_cmp = p_ipc_null,
 		.width = k_zero_width, .print = k_ipc_null_print, .pad_last = true, .value = v_sym,
 	},
 	[HK_SYMBOL_SIZE] = {

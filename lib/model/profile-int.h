@@ -188,6 +188,15 @@ void prof_fit_arrays(pf_profile *p);
 /* all the loader's state: read state, tables, the machine */
 void prof_release_load_state(struct pf_profile_priv *pr);
 
+/* The loc_tab key's dso part of location (dso, addr): the dso, but for the
+ * no-map location at address UINT64_MAX (the unwinder's frame of a return
+ * address 0: perf's 0 - 1), whose (PF_NONE, UINT64_MAX) is the table's
+ * empty pair, a dso index no profile reaches. */
+static inline uint32_t prof_loc_key(uint32_t dso, uint64_t addr)
+{
+	return dso == PF_NONE && addr == UINT64_MAX ? 0x7fffffffu : dso;
+}
+
 /* ---- profile-split.c ------------------------------------------------------------------ */
 
 /* Is the file worth reading in two halves, and where do they part (*t)? */

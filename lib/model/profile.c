@@ -110,7 +110,7 @@ uint32_t prof_loc_intern(pf_profile *p, uint32_t dso, uint64_t addr, uint64_t ip
 {
 	struct pf_profile_priv *pr = p->priv;
 	int inserted;
-	uint32_t *slot = pair_table_find(&pr->loc_tab, dso, addr, 1, &inserted);
+	uint32_t *slot = pair_table_find(&pr->loc_tab, prof_loc_key(dso, addr), addr, 1, &inserted);
 	if (!slot)
 		return PF_NONE;
 	if (!inserted) {
@@ -168,7 +168,7 @@ uint32_t prof_loc_intern(pf_profile *p, uint32_t dso, uint64_t addr, uint64_t ip
 	}
 	if (p->locs[id].sym != PF_NONE || dso == PF_NONE) {
 		/* the slot again: nothing above touched the location table */
-		slot = pair_table_find(&pr->loc_tab, dso, addr, 0, NULL);
+		slot = pair_table_find(&pr->loc_tab, prof_loc_key(dso, addr), addr, 0, NULL);
 		if (slot)
 			*slot = id | LOC_FINAL;
 	}
@@ -208,7 +208,6 @@ static inline size_t loc_cache_slot(uint64_t ip, uint32_t g)
 {
 	return pf_hash64(ip ^ ((uint64_t)g << 40)) & (LOC_CACHE_N - 1);
 }
-
 
 /* The child of parent at loc, made if new; h = its hash */
 static uint32_t node_child_h(pf_profile *p, uint32_t parent, uint32_t loc, uint32_t h)
@@ -384,7 +383,9 @@ static uint32_t build_stack(pf_profile *p, const pthread_ *t, const pd_sample *s
 		bool first = true;
 		for (uint64_t i = 0; i < nr; i++) {
 			uint64_t ip = s->callchain[i];
-			if (ip >= PD_CONTEXT_MAX) {
+			if (ip == UW_CHAIN_ZERO_RETURN && pr->uw) {
+				ip = UINT64_MAX;        /* the unwinder's frame: perf's 0 - 1 */
+			} else if (ip >= PD_CONTEXT_MAX) {
 				bool valid = true;
 				switch (ip) {
 				case PD_CONTEXT_HV: cpumode = PD_CPUMODE_HYPERVISOR; break;
@@ -718,7 +719,6 @@ static inline void set_hint(uint32_t *hint, uint32_t id)
 		hint[0] = id;
 	}
 }
-
 
 static int add_sample(pf_profile *p, uint32_t evsel, uint32_t thread, uint32_t pid, uint32_t tid,
 		      uint32_t comm, uint32_t cpu, uint32_t stack, uint64_t period, uint32_t *hint)

@@ -18,7 +18,7 @@ static int by_keys(const void *pa, const void *pb, void *ctx)
 {
 	const hist *h = ctx;
 	const hist_entry *a = *(const hist_entry *const *)pa, *b = *(const hist_entry *const *)pb;
-	return hist_entry_cmp_keys(h, a, b);
+	return hist_entry_match_keys(h, a, b);
 }
 
 /* Rows of equal leader periods (Children and Self) in the leader's order:
@@ -101,7 +101,7 @@ int report_group_rows(hist *h, hist *const *members, size_t nmemb, uint64_t **pe
 		for (size_t xi = 0; xi < nx; xi++) {
 			const hist_entry *e = xv[xi];
 			int c = 1;
-			while (li < nl && (c = hist_entry_cmp_keys(h, &h->entries[lidx[li]], e)) < 0)
+			while (li < nl && (c = hist_entry_match_keys(h, &h->entries[lidx[li]], e)) < 0)
 				li++;
 			if (li < nl && c == 0) {
 				per[lidx[li] * nm + m + 1] += e->period;

@@ -3,6 +3,7 @@
  * perf's widths and padding, and call graphs (graph, fractal, flat, folded)
  * laid out as perf's stdio browser prints them.
  */
+#include "proff/perfdata.h"
 #include "proff/report.h"
 #include "report-int.h"
 
@@ -378,6 +379,11 @@ static void print_path(const gctx *g, uint32_t n, bool folded, bool *first)
 	if (h->cc_nodes[n].parent == PF_NONE)
 		return;
 	print_path(g, h->cc_nodes[n].parent, folded, first);
+	/* perf's flat and folded printers skip a frame whose address reads
+	 * as a context word: the unwinder's 0xffffffffffffffff (the graph
+	 * prints it) */
+	if (!h->bh_nodes && h->prof->locs[h->cc_nodes[n].loc].ip >= PD_CONTEXT_MAX)
+		return;
 	char buf[1024];
 	const char *nm = h->bh_nodes ? report_bh_frame_name(h, n, false, buf, sizeof(buf)) : frame_name(h, n, buf, sizeof(buf));
 	if (folded) {

@@ -267,7 +267,10 @@ static int cursor_add(st_side *s, uint32_t pid, int *cpumode, uint64_t ip,
 		      bool branch, uint64_t flags, uint64_t branch_from)
 {
 	int kind = K_ANY;
-	if (cpumode) {
+	if (cpumode && ip == UW_CHAIN_ZERO_RETURN && s->uw) {
+		ip = UINT64_MAX;        /* the unwinder's frame: perf's 0 - 1 */
+		kind = K_USER;
+	} else if (cpumode) {
 		if (ip >= PD_CONTEXT_MAX) {
 			if (ip == PD_CONTEXT_KERNEL)
 				*cpumode = PD_CPUMODE_KERNEL;
@@ -371,7 +374,7 @@ static int build_cursor(st_side *s, const pd_sample *sm)
 	int cpumode = PD_CPUMODE_USER;
 	for (int i = first_call, n = 0; i < chain_nr && n < MAX_STACK; i++) {
 		uint64_t ip = chain[i];
-		if (ip < PD_CONTEXT_MAX)
+		if (ip < PD_CONTEXT_MAX || (ip == UW_CHAIN_ZERO_RETURN && s->uw))
 			n++;
 		int rc = cursor_add(s, sm->pid, &cpumode, ip, false, 0, 0);
 		if (rc < 0)

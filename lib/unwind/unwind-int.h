@@ -96,6 +96,8 @@ struct uw_ctx {
 	size_t want;                /* frames to collect */
 	bool stale;                 /* a frame's module is not the map's: start afresh */
 	size_t beyond;              /* 1 + frames walked when a read above the stack copy found nothing, 0: none */
+	size_t step_reads;          /* memory reads since the walk's last frame was reported */
+	uint64_t step_last;         /* the last one's value (1: it failed) */
 	bool nofile;
 
 	uint64_t *chain;            /* uw_sample_chain's result */
@@ -118,7 +120,9 @@ struct uw_ctx {
 };
 
 /* unwind.c */
-/* 8 bytes at addr of the sample's stack copy, else of the mapped file */
+/* 8 bytes at addr as perf's unwinder reads them: the stack copy, else the mapped
+ * file there, else 0 where a map without a file to read holds addr; false
+ * only where no map does (unwind.c, read_outside) */
 bool uw_read_word(uw_ctx *u, uint64_t addr, Dwarf_Word *result);
 
 /* unwind-memo.c: memo_begin before a walk (its reads logged), memo_end

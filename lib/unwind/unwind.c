@@ -154,40 +154,63 @@ static bool get_thread(Dwfl *dwfl, pid_t tid, void *dwfl_arg, void **thread_argp
 	return true;
 }
 
-/* 8 bytes at addr of the mapped file holding it */
-static bool read_file_word(uw_ctx *u, uint64_t addr, Dwarf_Word *out)
+/* What a read outside the stack copy finds (read_outside). */
+enum uw_got { UR_READ, UR_ZERO, UR_NONE };
+
+/* 8 bytes at addr outside the stack copy, as perf's unwinder reads them:
+ * from the mapped file holding it (UR_READ); where a map holds addr but
+ * has no file to read it from (the stack above or below the copy, the
+ * heap, anonymous memory, a file's .bss or a file not found), perf's
+ * access_dso_mem fails with a positive code that libunwind takes for
+ * success, and access_mem's 0 is the value (UR_ZERO); no map there:
+ * an error (UR_NONE). */
+static enum uw_got read_outside(uw_ctx *u, uint64_t addr, Dwarf_Word *out)
 {
 	uw_map m;
-	if (!u->find_map(u->arg, addr, &m) || !m.path)
-		return false;
+	if (!u->find_map(u->arg, addr, &m))
+		return UR_NONE;
+	*out = 0;
+	if (!m.path)
+		return UR_ZERO;
 	uw_file *f = file_get(u, m.path);
 	if (!f || f->fd < 0 || !f->raw)
-		return false;
+		return UR_ZERO;
 	uint64_t off = addr - m.start + m.pgoff;
 	if (off > f->rawsize || f->rawsize - off < 8)
-		return false;
+		return UR_ZERO;
 	memcpy(out, f->raw + off, 8);
-	return true;
+	return UR_READ;
+}
+
+/* 8 bytes at addr of the stack copy, else read_outside's */
+static enum uw_got read_word(uw_ctx *u, uint64_t addr, Dwarf_Word *result)
+{
+	if (addr + 8 < addr)
+		return UR_NONE;
+	/* perf reads the copy for addr + 8 < end only: its last word is out */
+	if (addr < u->stack_lo || addr + 8 >= u->stack_lo + u->stack_size)
+		return read_outside(u, addr, result);
+	memcpy(result, (const uint8_t *)u->s->stack_user + (addr - u->stack_lo), 8);
+	return UR_READ;
 }
 
 bool uw_read_word(uw_ctx *u, uint64_t addr, Dwarf_Word *result)
 {
-	if (addr + 8 < addr)
-		return false;
-	/* perf reads the copy for addr + 8 < end only: its last word is out */
-	if (addr < u->stack_lo || addr + 8 >= u->stack_lo + u->stack_size)
-		return read_file_word(u, addr, result);
-	memcpy(result, (const uint8_t *)u->s->stack_user + (addr - u->stack_lo), 8);
-	return true;
+	return read_word(u, addr, result) != UR_NONE;
 }
 
 static bool memory_read(Dwfl *dwfl, Dwarf_Addr addr, Dwarf_Word *result, void *arg)
 {
 	(void)dwfl;
 	uw_ctx *u = arg;
-	bool ok = uw_read_word(u, addr, result);
-	if (!ok && addr >= u->stack_lo && addr + 8 > addr)
+	enum uw_got r = read_word(u, addr, result);
+	bool ok = r != UR_NONE;
+	if (r != UR_READ && addr >= u->stack_lo && addr + 8 > addr)
 		u->beyond = u->npcs + 1;
+	/* the last read of a frame's unwinding is its return address's (the
+	 * CFA's reads come first, libdwfl restores rip last) */
+	u->step_reads++;
+	u->step_last = ok ? *result : 1;
 	if (u->logging)
 		memo_log(u, addr, ok, ok ? *result : 0);
 	return ok;
@@ -318,6 +341,7 @@ static int frame_cb(Dwfl_Frame *state, void *arg)
 	uw_ctx *u = arg;
 	Dwarf_Addr pc;
 	bool act;
+	u->step_reads = 0;      /* the reads that unwind this frame follow (from asking for act on) */
 	/* the pc first without asking whether it is an activation: asking
 	 * unwinds the frame, and libdwfl must know its module before (it
 	 * looks up the CFI of the call, one byte before a return address;
@@ -479,8 +503,43 @@ static int walk_from(uw_ctx *u, size_t from, bool all_regs)
 	return dwfl_getthread_frames(u->sp->dwfl, 1, frame_cb, u);
 }
 
+/* Of the registers regs, those that frame i's CFI row says its caller
+ * finds in memory or computes (a rule with an expression: saved at CFA+N
+ * and so on), in the CFI libdwfl unwinds frame i with (.eh_frame's FDE,
+ * else .debug_frame's). Such a register missing in the caller is one whose
+ * saved value could not be read, not one the CFI left out. */
+static uint32_t cfi_saved(const uw_ctx *u, size_t i, uint32_t regs)
+{
+	Dwarf_Addr pc = u->pcs[i].act || !u->pcs[i].pc ? u->pcs[i].pc : u->pcs[i].pc - 1;
+	Dwfl_Module *mod = dwfl_addrmodule(u->sp->dwfl, pc);
+	if (!mod)
+		return 0;
+	Dwarf_Frame *frame = NULL;
+	Dwarf_Addr bias;
+	Dwarf_CFI *cfi = dwfl_module_eh_cfi(mod, &bias);
+	if (!cfi || dwarf_cfi_addrframe(cfi, pc - bias, &frame) != 0) {
+		cfi = dwfl_module_dwarf_cfi(mod, &bias);
+		if (!cfi || dwarf_cfi_addrframe(cfi, pc - bias, &frame) != 0)
+			return 0;
+	}
+	uint32_t saved = 0;
+	for (uint32_t want = regs; want; want &= want - 1) {
+		int r = __builtin_ctz(want);
+		Dwarf_Op ops_mem[3], *ops;
+		size_t nops;
+		if (dwarf_frame_register(frame, r, ops_mem, &ops, &nops) == 0 && nops > 0)
+			saved |= 1u << r;
+	}
+	free(frame);
+	return saved;
+}
+
 /* Whether the walk goes on from its last frame (see above): the registers
- * to fill in, 0 when it does not. */
+ * to fill in, 0 when it does not. Only registers the previous frame's CFI
+ * does not say where it saved: where it does and the saved value could not
+ * be read (a leaf in its epilogue, past the pops, has its CFI still name
+ * slots below the stack pointer, outside the stack copy), perf's libunwind
+ * fails to read it and ends the walk there too. */
 static uint32_t walk_fill(const uw_ctx *u, int rc)
 {
 	if (rc != 0 || u->npcs < 2 || u->npcs >= u->want || u->stale)
@@ -489,7 +548,10 @@ static uint32_t walk_fill(const uw_ctx *u, int rc)
 	uint32_t have = u->fmask[last % 2], prev = u->fmask[(last - 1) % 2];
 	if (!(have & (1u << 16)) || !(have & (1u << 7)))
 		return 0;
-	return UW_CALLEE_SAVED & ~have & prev;
+	uint32_t fill = UW_CALLEE_SAVED & ~have & prev;
+	if (fill)
+		fill &= ~cfi_saved(u, last - 1, fill);
+	return fill;
 }
 
 /* *from: where the stretch that ended the walk began (u->regs its
@@ -528,6 +590,17 @@ static bool walk_on(uw_ctx *u, int *rc, size_t *from)
 	return moved;
 }
 
+/* Whether the walk ended on a return address of 0 read from memory (the
+ * last frame's CFI has it saved, not undefined as at _start): libdwfl takes
+ * that for the outermost frame, perf's libunwind for one more frame, which
+ * perf keeps as 0 - 1 (0xffffffffffffffff), mostly a read above a stack
+ * copy that ended below the stack's top (read_outside's 0). */
+static bool zero_return(const uw_ctx *u, int rc)
+{
+	return rc == 0 && !u->stale && u->npcs && u->npcs < u->want && u->step_reads &&
+	       u->step_last == 0 && cfi_saved(u, u->npcs - 1, 1u << 16);
+}
+
 /* One walk over the space's Dwfl: the frames into u->pcs. */
 static int walk(uw_ctx *u)
 {
@@ -543,6 +616,8 @@ static int walk(uw_ctx *u)
 	int rc = walk_from(u, 0, false);
 	for (int i = 0; i < 4 && walk_on(u, &rc, &from); i++)
 		;
+	if (zero_return(u, rc) && PF_GROW(u->pcs, u->cap_pcs, u->npcs + 1) == 0)
+		u->pcs[u->npcs++] = (struct uw_pc){ 0, false };
 	memcpy(u->regs, regs, sizeof(regs));    /* a second walk (stale maps) starts from the sample's */
 	return rc;
 }
@@ -616,8 +691,7 @@ size_t uw_unwind(uw_ctx *u, uint64_t space, const pd_sample *s, const pd_attr *a
 		 * signal frame (the frame after it is then an activation) */
 		bool signal = i + 1 < u->npcs && u->pcs[i + 1].act;
 		uint64_t ip = signal ? u->pcs[i].pc : u->pcs[i].pc - 1;
-		if (u->pcs[i].pc)
-			ips[n++] = ip;
+		ips[n++] = ip;      /* a pc 0 is zero_return's: perf's 0 - 1 */
 	}
 	/* A walk that ends in an error is mostly the normal end of a stack
 	 * whose outermost code marks no end in its CFI (the dynamic linker's
@@ -651,6 +725,8 @@ long uw_sample_chain(uw_ctx *u, uint64_t space, const pd_sample *s, const pd_att
 	if (rec)
 		memcpy(u->chain, s->callchain, rec * sizeof(uint64_t));
 	u->chain[rec] = PD_CONTEXT_USER;
+	if (u->chain[rec + n] == UINT64_MAX)
+		u->chain[rec + n] = UW_CHAIN_ZERO_RETURN;
 	*out = u->chain;
 	return (long)(rec + 1 + n);
 }

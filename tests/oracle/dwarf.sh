@@ -18,7 +18,8 @@ can_perf_record || { skip "dwarf oracle (perf record does not work here)"; finis
 W="$TMP/w"; mkdir -p "$W"
 gcc -O2 -g -fomit-frame-pointer -pthread -o "$W/work" "$ROOT/tests/data/dwarf/work.c" 2>"$TMP/cc.err" &&
 g++ -O2 -g -fomit-frame-pointer -o "$W/workpp" "$ROOT/tests/data/dwarf/work.cpp" 2>>"$TMP/cc.err" &&
-gcc -O2 -g -fomit-frame-pointer -o "$W/vdso" "$ROOT/tests/data/dwarf/vdso.c" 2>>"$TMP/cc.err" ||
+gcc -O2 -g -fomit-frame-pointer -o "$W/vdso" "$ROOT/tests/data/dwarf/vdso.c" 2>>"$TMP/cc.err" &&
+gcc -O2 -g -o "$W/epilogue" "$ROOT/tests/data/dwarf/epilogue.c" 2>>"$TMP/cc.err" ||
 	{ not_ok "build workloads"; sed 's/^/#   /' "$TMP/cc.err"; finish; }
 
 rec() {   # rec OUT PERF-RECORD-OPTS... -- CMD...
@@ -73,10 +74,16 @@ done
 cmp_report "$W/py.data" --no-children
 cmp_report "$W/c.data" -s dso,sym -g fractal,0.5,callee
 cmp_report "$W/c.data" --children -s pid,sym -g graph,0.5,caller,function,percent
-# where the copy ends, perf's unwinder at times makes one more frame of a
-# return address it could not read (0 - 1: "[k] 0xffffffffffffffff"),
-# which libdw does not (docs/symbols.md): the Self chains are compared
+# where the copy ends, perf's unwinder reads a return address above it in
+# the stack's map as 0 and makes one more frame of it (0 - 1: "[k]
+# 0xffffffffffffffff"), and so does proff (docs/symbols.md, "Reads outside
+# the stack copy"): its rows, the graphs that print it and the folded
+# chains that skip it
 cmp_report "$W/short.data" --no-children -g folded,0,caller,count
+cmp_report "$W/short.data"
+cmp_report "$W/short.data" --children -s sym -g caller
+grep -q '0xffffffffffffffff$' "$TMP/perf.out" && ok "dwarf: short.data has perf's frame 0xffffffffffffffff" ||
+	not_ok "dwarf: short.data has perf's frame 0xffffffffffffffff"
 
 # the user frames are really unwound: the recursion's 41 frames of recurse
 # and main's callers appear (without unwinding only the leaf would)
@@ -133,6 +140,23 @@ mkdir -p "$TMP/nobid"
 "$PROFF" report --no-inline -i "$W/vdso.data" --stdio --no-children --buildid-dir "$TMP/nobid" 2>/dev/null | strip_tip | sort_folded > "$TMP/proff.out"
 check_same "dwarf report: vdso.data, the running vdso's CFI" "$TMP/perf.out" "$TMP/proff.out"
 grep -q '__vdso_clock_gettime$' "$TMP/proff.out" && ok "dwarf: frames unwound through the vdso" || not_ok "dwarf: frames unwound through the vdso"
+
+# a leaf at its ret, past the pops: its CFI still says rbp is saved below
+# the stack pointer, outside the stack copy; perf's libunwind cannot read it
+# and ends the chain at the caller (whose CFA is rbp + 16), and so must
+# proff, rather than carry the leaf's rbp up (as _dl_lookup_symbol_x's
+# epilogue under _dl_relocate_object, about one C++ recording in five).
+# tests/tools/mkepilogue.py moves three samples of the leaf's spin there.
+rec "$W/ep.data" --call-graph dwarf -F 4000 -- "$W/epilogue" 300 || not_ok "record epilogue.c"
+read -r ep_addr ep_size < <(nm -S "$W/epilogue" | awk '$4 == "ep_leaf" { print $1, $2 }')
+moved=$(python3 "$ROOT/tests/tools/mkepilogue.py" "$W/ep.data" "$W/ep2.data" "$W/epilogue" "$ep_addr" "$ep_size" 3)
+if [ "$moved" = 3 ]; then
+	cmp_report "$W/ep2.data" --no-children -g folded,0,caller,count
+	grep -q '^3 ep_mid;ep_leaf$' "$TMP/perf.out" && ok "dwarf: perf ends the three moved samples' chains at ep_mid" ||
+		{ not_ok "dwarf: perf ends the three moved samples' chains at ep_mid"; grep ep_leaf "$TMP/perf.out" | sed 's/^/#   /'; }
+else
+	not_ok "mkepilogue.py moved 3 samples (moved: $moved)"
+fi
 
 # proff record --call-graph dwarf[,SIZE] writes what perf record writes:
 # the same attr fields, and perf report unwinds the file as proff does

@@ -18,6 +18,13 @@ rec() { local out=$1; shift; perf record -q -o "$out" "$@" >/dev/null 2>"$TMP/re
 rec "$W/grp.data" -e '{cpu-clock,task-clock}' -- "$W/calls" || not_ok "record a group"
 rec "$W/grpg.data" -g -e '{cpu-clock,task-clock}' -- "$W/calls" || not_ok "record a group with -g"
 rec "$W/named.data" -e 'grp1{cpu-clock,task-clock,page-faults}' -- "$W/calls" || not_ok "record a named group of three"
+# two file-local functions named spin, one in the executable, one in a
+# library: a member's rows are paired with the leader's by dso and address
+# (perf's sort__sym_cmp), not by name (tests/data/report/twins.c)
+cc -O1 -g -fPIC -shared -DTWIN_LIB -o "$W/libtwin.so" "$ROOT/tests/data/report/twins.c" 2>"$TMP/cc.err" &&
+cc -O1 -g -o "$W/twins" "$ROOT/tests/data/report/twins.c" -L"$W" -ltwin -Wl,-rpath,"$W" 2>>"$TMP/cc.err" ||
+	{ not_ok "build twins.c"; cat "$TMP/cc.err"; }
+rec "$W/twins.data" -e '{cpu-clock,task-clock}' -- "$W/twins" || not_ok "record a group of twins"
 
 strip_tip() { grep -v '^# (Tip:'; }
 cmp_report() {   # cmp_report NAME FILE OPTS...
@@ -41,6 +48,10 @@ cmp_report "group dso,sym -n" "$W/grpg.data" --no-children -s dso,sym -n
 cmp_report "--no-group children" "$W/grpg.data" --no-group --no-children -g none
 cmp_report "named group of three" "$W/named.data" --no-children -g none
 cmp_report "named group of three, graph" "$W/named.data"
+cmp_report "group, two symbols of one name" "$W/twins.data" -s sym
+cmp_report "group, two symbols of one name, --no-children" "$W/twins.data" -s sym --no-children
+[ "$(perf report -i "$W/twins.data" --stdio -s sym 2>/dev/null | grep -c '\] spin$')" = 2 ] &&
+	ok "group twins: perf shows two spin rows" || not_ok "group twins: perf shows two spin rows"
 # Children with call graphs: rows of equal leader Children and Self may
 # stand otherwise than in perf's tree, which the members' rows change
 # (docs/compat/report.md); every row is perf's, with perf's values

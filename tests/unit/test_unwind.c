@@ -224,15 +224,22 @@ static void test_truncated_stack(void **state)
 	pd_sample x = sample_of(S, 2, S->size);
 	size_t nf = uw_unwind(u, 1, &x, &a, find_map, NULL, full, 128, &st);
 	assert_int_equal(st, UW_DONE);
+	/* the frames of the full copy, then where a return address above
+	 * the cut is read from the stack's map (no file there: perf's
+	 * unwinder reads 0), perf's frame 0 - 1 */
+	size_t zero_frames = 0;
 	for (uint64_t sz = 8; sz < S->size && sz <= 512; sz *= 2) {
 		pd_sample y = sample_of(S, 2, sz);
 		y.stack_user_size = sz;
 		size_t nc = uw_unwind(u, 1, &y, &a, find_map, NULL, cut, 128, &st);
-		assert_true(nc >= 1 && nc <= nf);
-		assert_memory_equal(cut, full, nc * sizeof(uint64_t));
-		if (nc < nf)
+		size_t same = nc > 1 && cut[nc - 1] == UINT64_MAX ? nc - 1 : nc;
+		zero_frames += same < nc;
+		assert_true(nc >= 1 && same <= nf);
+		assert_memory_equal(cut, full, same * sizeof(uint64_t));
+		if (same < nf)
 			assert_int_equal(st, UW_PARTIAL);
 	}
+	assert_true(zero_frames >= 1);
 	assert_true(uw_get_stats(u)->partial >= 1);
 	/* at most the frames asked for */
 	size_t n2 = uw_unwind(u, 1, &x, &a, find_map, NULL, cut, 2, &st);

@@ -251,6 +251,25 @@ static int valid_ident(const char *s)
 	return 1;
 }
 
+/* An error when TABLE (or TABLE_local) lacks COLUMN: an older proff's */
+static int ch_older_columns(store *s, const char *table, const char *column, proff_error *err)
+{
+	ch_store *c = s->impl;
+	sbuf q = { 0 }, r = { 0 };
+	sbuf_printf(&q, "SELECT table FROM system.columns WHERE database = ");
+	sbuf_quote(&q, c->db, strlen(c->db));
+	sbuf_printf(&q, " AND table IN ('%s', '%s_local') GROUP BY table HAVING countIf(name = '%s') = 0 "
+		    "FORMAT TabSeparated", table, table, column);
+	int rc = q.oom ? proff_err_set(err, PROFF_ENOMEM, NULL, PROFF_NO_OFFSET, "out of memory") : ch_sql(s, q.p, &r, err);
+	if (!rc && r.n)
+		rc = proff_err_set(err, PROFF_EFORMAT, s->name, PROFF_NO_OFFSET,
+				   "the proff tables here are an older proff's (%s without %s): push the profiles "
+				   "again into a new database (docs/fleet.md)", table, column);
+	sbuf_free(&q);
+	sbuf_free(&r);
+	return rc;
+}
+
 /* What the database holds: 0 no proff tables, 1 one server's, 2 a
  * cluster's (Distributed), or an error for the tables of an older proff
  * (samples without key rows, here or shard-local) */
@@ -283,32 +302,12 @@ static int ch_tables(store *s, int *mode, proff_error *err)
 					   "the proff tables here are an older proff's (no proff_keyrows): push the "
 					   "profiles again into a new database (docs/fleet.md)");
 	}
-	if (!rc && *mode) {
-		/* stacks of a proff that kept one address an unresolved frame */
-		q.n = 0;
-		sbuf_printf(&q, "SELECT table FROM system.columns WHERE database = ");
-		sbuf_quote(&q, c->db, strlen(c->db));
-		sbuf_puts(&q, " AND table IN ('proff_stacks', 'proff_stacks_local') GROUP BY table "
-			      "HAVING countIf(name = 'ip') = 0 FORMAT TabSeparated");
-		rc = q.oom ? proff_err_set(err, PROFF_ENOMEM, NULL, PROFF_NO_OFFSET, "out of memory") : ch_sql(s, q.p, &r, err);
-		if (!rc && r.n)
-			rc = proff_err_set(err, PROFF_EFORMAT, s->name, PROFF_NO_OFFSET,
-					   "the proff tables here are an older proff's (proff_stacks without ip): push "
-					   "the profiles again into a new database (docs/fleet.md)");
-	}
-	if (!rc && *mode) {
-		/* key rows of a proff that kept one level a row */
-		q.n = 0;
-		sbuf_printf(&q, "SELECT table FROM system.columns WHERE database = ");
-		sbuf_quote(&q, c->db, strlen(c->db));
-		sbuf_puts(&q, " AND table IN ('proff_keyrows', 'proff_keyrows_local') GROUP BY table "
-			      "HAVING countIf(name = 'self_level') = 0 FORMAT TabSeparated");
-		rc = q.oom ? proff_err_set(err, PROFF_ENOMEM, NULL, PROFF_NO_OFFSET, "out of memory") : ch_sql(s, q.p, &r, err);
-		if (!rc && r.n)
-			rc = proff_err_set(err, PROFF_EFORMAT, s->name, PROFF_NO_OFFSET,
-					   "the proff tables here are an older proff's (proff_keyrows without self_level): "
-					   "push the profiles again into a new database (docs/fleet.md)");
-	}
+	/* stacks of a proff that kept one address an unresolved frame; key
+	 * rows of a proff that kept one level a row */
+	if (!rc && *mode)
+		rc = ch_older_columns(s, "proff_stacks", "ip", err);
+	if (!rc && *mode)
+		rc = ch_older_columns(s, "proff_keyrows", "self_level", err);
 	sbuf_free(&q);
 	sbuf_free(&r);
 	return rc;

@@ -18,6 +18,10 @@ perf record -q -e cpu-clock -g -o "$W/a.data" -- "$W/calls" >/dev/null 2>&1 || n
 perf record -q -e cpu-clock -g -o "$W/b.data" -- "$W/calls" >/dev/null 2>&1 || not_ok "record b"
 perf record -q -e cpu-clock,task-clock -g -o "$W/two.data" -- "$W/calls" >/dev/null 2>&1 || not_ok "record two events"
 perf record -q -e cpu-clock -o "$W/flat.data" -- "$W/calls" >/dev/null 2>&1 || not_ok "record without -g"
+# a stripped program: its rows are unresolved addresses (a diff's "sym": null);
+# linked stripped, its build id is not calls' (perf's cache holds calls by its id)
+cc -O1 -fno-omit-frame-pointer -pthread -s -o "$W/calls-stripped" "$ROOT/tests/data/report/calls.c" &&
+perf record -q -e cpu-clock -g -o "$W/s.data" -- "$W/calls-stripped" >/dev/null 2>&1 || not_ok "record a stripped program"
 
 n=0
 emit() {  # emit NAME CMD...: CMD's stdout kept as a JSON to validate
@@ -45,6 +49,11 @@ emit "$PROFF" diff --json -c ratio -b --percentage relative -d calls "$W/a.data"
 emit "$PROFF" diff --json "$W/a.data" "$W/a.data" -- "$W/b.data" "$W/b.data"
 emit "$PROFF" diff --json --children --power --test mwu -c wdiff:1,2 --fail-on-regression 50% "$W/a.data" "$W/b.data" -- "$W/b.data" "$W/a.data"
 emit "$PROFF" diff --json -c ratio "$W/a.data" -- "$W/b.data"
+emit "$PROFF" diff --json "$W/s.data" "$W/s.data"
+emit "$PROFF" diff --json "$W/s.data" -- "$W/s.data"
+for f in $(grep -l '"sym":null,"level":"[.k]","addr":"0x[0-9a-f]*"' "$TMP"/json/*.json); do cat "${f%.json}.cmd"; echo; done |
+	grep -q 'diff --json .*/s.data .*/s.data' && ok "a diff's unresolved rows: \"sym\": null with level and addr" ||
+	not_ok "a diff's unresolved rows: \"sym\": null with level and addr"
 # a flame graph page's embedded data
 flame_json() {  # flame_json PAGE CMD...: the page's proff-data, kept as a JSON to validate
 	local page=$1; shift

@@ -349,14 +349,14 @@ static store_result *result_of(const store_prof *sp, const store_query *q, bool 
 	return r;
 }
 
-static void keyrows_equal_samples(void **state)
+/* A profile parsed from its text, with the key rows a push stores (every
+ * stored key set), as a local store's file gives them */
+static store_prof *parse_with_keyrows(const char *text, size_t len, const char *name)
 {
-	(void)state;
 	store_prof *sp;
 	proff_error e;
-	if (store_prof_parse(prof2_text, sizeof(prof2_text) - 1, "t2.prof", &sp, &e))
+	if (store_prof_parse(text, len, name, &sp, &e))
 		fail_msg("%s", e.msg);
-	/* the key rows a push stores, as a local store's file gives them */
 	sp->priv = calloc(1, sizeof(*sp->priv));
 	assert_non_null(sp->priv);
 	for (int k = 0; k < STORE_NR_KEYSETS; k++) {
@@ -373,6 +373,13 @@ static void keyrows_equal_samples(void **state)
 		sp->priv->nr_keyrows += n;
 		free(rows);
 	}
+	return sp;
+}
+
+static void keyrows_equal_samples(void **state)
+{
+	(void)state;
+	store_prof *sp = parse_with_keyrows(prof2_text, sizeof(prof2_text) - 1, "t2.prof");
 	store_sel sel = { 0 };
 	/* every stored key set, keys in either order, Self and Children */
 	static const struct { int keys[3], nkeys; bool by_addr; } qs[] = {
@@ -427,20 +434,7 @@ static const char prof_self_text[] =
 static void self_rows_level(void **state)
 {
 	(void)state;
-	store_prof *sp;
-	proff_error e;
-	if (store_prof_parse(prof_self_text, sizeof(prof_self_text) - 1, "t3.prof", &sp, &e))
-		fail_msg("%s", e.msg);
-	store_keyrow *rows;
-	size_t n;
-	assert_int_equal(store_keyrows(sp, KS_SYM, &rows, &n), 0);
-	sp->priv = calloc(1, sizeof(*sp->priv));
-	assert_non_null(sp->priv);
-	sp->priv->keyrows = rows;
-	sp->priv->keyrow_set = malloc(n);
-	assert_non_null(sp->priv->keyrow_set);
-	memset(sp->priv->keyrow_set, KS_SYM, n);
-	sp->priv->nr_keyrows = n;
+	store_prof *sp = parse_with_keyrows(prof_self_text, sizeof(prof_self_text) - 1, "t3.prof");
 	store_sel sel = { 0 };
 	for (int children = 0; children < 2; children++) {
 		store_query q = { .keys = { HK_SYM }, .nkeys = 1, .children = children, .groups = &sel, .ngroups = 1,

@@ -327,8 +327,13 @@ static void w_sym(const hist *h, const hist_key_src *c, uint64_t w[2])
 	const pf_loc *l = &p->locs[c->loc];
 	uint64_t a, b;
 	if (h->opts.diff_mode) {
+		/* the diff pairs rows by name: every unresolved frame is one
+		 * row. Without Children the no-map ips are an entry of their own
+		 * (the row's level and address come from the entries as perf
+		 * diff makes them); with Children one entry, or a sample with
+		 * both kinds of frame would count twice in the row */
 		a = l->sym == PF_NONE ? 0 : p->syms[l->sym].name;
-		b = a ? 0 : (l->dso == PF_NONE ? 1 : 0);   /* no-map ips collapse too */
+		b = a || h->opts.children ? 0 : (l->dso == PF_NONE ? 1 : 0);
 	} else if (l->sym != PF_NONE && pf_sym_is_inlined(p, l->sym)) {
 		/* perf: an inlined symbol's row is one per name and
 		 * overlapping range (the real symbol's) */

@@ -1006,8 +1006,11 @@ static int query_keyrows(store *s, const store_query *qq, int ks, store_result *
 	sbuf_printf(&q, "SELECT %s AS h", hash.p);
 	for (int k = 0; k < qq->nkeys; k++)
 		sbuf_printf(&q, ", any(%s)", keyrow_expr(qq, k));
+	/* (a key row's addr is 0 where it has a symbol: an unresolved row's
+	 * lowest address counts at 0 too, a caller in no map, as in the local
+	 * store; without Children a self_addr of 0 is "no own frame") */
 	if (qq->children)
-		sbuf_printf(&q, ", argMin(level, (id, seq)), minIf(addr, addr != 0)");
+		sbuf_printf(&q, ", argMin(level, (id, seq)), minIf(addr, sym = '')");
 	else    /* without Children: of the samples' own frames */
 		sbuf_printf(&q, ", argMinIf(self_level, (id, seq), self_level != ''), minIf(self_addr, self_addr != 0)");
 	sbuf_printf(&q, "%s GROUP BY h FORMAT RowBinary", where.p);

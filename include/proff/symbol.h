@@ -209,6 +209,8 @@ const char *sym_dso_problem(sym_dso *d);
 /* The kernel's address relocation: perf's kernel map is recorded as an MMAP of
  * "[kernel.kallsyms]_text" with pgoff = runtime address of _text. */
 void sym_kernel_set_ref(sym_ctx *ctx, uint64_t text_addr);
+/* The recorded _text address (sym_kernel_set_ref): false when none was */
+bool sym_kernel_ref(sym_ctx *ctx, uint64_t *text_addr);
 
 /* Build-id helpers */
 int sym_read_build_id(const char *path, uint8_t *id, size_t max, proff_error *err);  /* returns size or <0 */

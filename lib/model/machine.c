@@ -390,7 +390,9 @@ static int on_mmap(pf_machine *m, const pd_event *ev)
 		g = m->kernel_mg;
 		if (g == PF_NONE)
 			return 0;       /* no kernel group: not a perf.data file's records */
-		if ((*m->dsos)[dso].kind == SYM_DSO_KERNEL && m->syms && *m->syms)
+		/* (perf: a pgoff of 0, _text hidden by kptr_restrict at
+		 * record time, is no reference) */
+		if ((*m->dsos)[dso].kind == SYM_DSO_KERNEL && m->syms && *m->syms && ev->u.mmap.pgoff)
 			sym_kernel_set_ref(*m->syms, ev->u.mmap.pgoff);
 		if ((*m->dsos)[dso].kind == SYM_DSO_KERNEL && cpumode == PD_CPUMODE_KERNEL && m->kernel_dso == PF_NONE)
 			m->kernel_dso = dso;

@@ -533,6 +533,15 @@ void sym_kernel_set_ref(sym_ctx *ctx, uint64_t text_addr)
 	pthread_mutex_unlock(&ctx->lock);
 }
 
+bool sym_kernel_ref(sym_ctx *ctx, uint64_t *text_addr)
+{
+	pthread_mutex_lock(&ctx->lock);
+	bool have = ctx->have_ref;
+	*text_addr = have ? ctx->kernel_ref : 0;
+	pthread_mutex_unlock(&ctx->lock);
+	return have;
+}
+
 static char *make_short_name(const char *name, enum sym_dso_kind kind)
 {
 	if (name[0] == '[' || (name[0] == '/' && name[1] == '/') || kind == SYM_DSO_ANON)

@@ -136,6 +136,13 @@ for f in small small-be small-two; do
 		check_same "perf.data -> perf.data -> proff report: $f.data ${opts:-(defaults)}" "$W/a.txt" "$W/b.txt"
 	done
 	if command -v perf >/dev/null; then
+		# the kernel's map keeps the recorded _text address as its pgoff:
+		# a reader relocates its kallsyms by it (the lowest sampled
+		# address there moved every kernel symbol by that much)
+		ktext() { perf script -i "$1" --show-mmap-events 2>/dev/null | sed -n 's/.*MMAP -1\/0: .* @ \(0x[0-9a-f]*\)\]: x \[kernel.kallsyms\]_text$/\1/p' | sort -u; }
+		want=$(ktext "$D/perfdata/$f.data"); have=$(ktext "$W/rt-$f.data")
+		[ -n "$want" ] && [ "$have" = "$want" ] && ok "perf.data -> perf.data: $f.data's kernel map at _text $want" ||
+			not_ok "perf.data -> perf.data: $f.data's kernel map at _text ${want:-none}, written ${have:-none}"
 		for opts in "" "--no-children -s dso,sym" "-s pid,sym -g caller"; do
 			perf report -i "$D/perfdata/$f.data" --stdio $opts 2>/dev/null | grep -v '^# (Tip' > "$W/a.txt"
 			perf report -i "$W/rt-$f.data" --stdio $opts 2>/dev/null | grep -v '^# (Tip' > "$W/b.txt"

@@ -13,63 +13,41 @@ chain ends in) replaces one of the outermost kernel frames of those samples'
 callchains, outermost last. Sizes stay the same, so every offset stays
 valid. Python 3 standard library.
 """
+import os
 import struct
 import sys
 
-CONTEXT_MAX = 0xfffffffffffff001
-S_IP, S_TID, S_TIME, S_ADDR, S_READ, S_CALLCHAIN, S_ID, S_CPU, S_PERIOD, S_STREAM_ID = \
-    [1 << i for i in range(10)]
-S_IDENTIFIER = 1 << 16
-KNOWN = S_IP | S_TID | S_TIME | S_ADDR | S_CALLCHAIN | S_ID | S_CPU | S_PERIOD | S_STREAM_ID | S_IDENTIFIER
-MISC_KERNEL = 1
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from pdfile import PerfData, S_CALLCHAIN, S_TID, MISC_KERNEL, CONTEXT_MAX  # noqa: E402
 
 
 def main():
     if len(sys.argv) < 3:
         sys.exit(__doc__.split('\n\n')[1])
     init = [int(a, 16) for a in sys.argv[3:]]
-    buf = bytearray(open(sys.argv[1], 'rb').read())
-    if buf[:8] != b'PERFILE2':
-        sys.exit('mkidle: %s: not a little-endian perf.data file' % sys.argv[1])
-    attr_size, = struct.unpack_from('<Q', buf, 16)
-    attrs_off, attrs_size, data_off, data_size = struct.unpack_from('<4Q', buf, 24)
-    types = set()
-    for a in range(attrs_off, attrs_off + attrs_size, attr_size):
-        types.add(struct.unpack_from('<Q', buf, a + 24)[0])
-    if len(types) != 1:
-        sys.exit('mkidle: one sample_type expected, found %d' % len(types))
-    st = types.pop()
-    if st & ~KNOWN or not st & S_CALLCHAIN or not st & S_TID:
-        sys.exit('mkidle: sample_type %#x not supported' % st)
-    tid_pos = 8 + 8 * bin(st & (S_IDENTIFIER | S_IP)).count('1')
-    cc_pos = 8 + 8 * bin(st & (S_IDENTIFIER | S_IP | S_TID | S_TIME | S_ADDR | S_ID |
-                               S_STREAM_ID | S_CPU | S_PERIOD)).count('1')
-    pos, end = data_off, data_off + data_size
+    pd = PerfData(sys.argv[1], 'mkidle', S_CALLCHAIN | S_TID)
     nk = changed = 0
-    while pos + 8 <= end:
-        typ, misc, size = struct.unpack_from('<IHH', buf, pos)
-        if size < 8:
-            sys.exit('mkidle: record size %d at offset %d' % (size, pos))
-        if typ == 9 and misc & 7 == MISC_KERNEL:
-            nk += 1
-            if nk % 2 == 0:
-                struct.pack_into('<II', buf, pos + tid_pos, 0, 0)
-                nr, = struct.unpack_from('<Q', buf, pos + cc_pos)
-                cc = list(struct.unpack_from('<%dQ' % nr, buf, pos + cc_pos + 8))
-                # the kernel part: from the first context word to the next one
-                k = [i for i in range(1, nr) if cc[i] < CONTEXT_MAX]
-                kend = 1
-                while kend < nr and cc[kend] < CONTEXT_MAX:
-                    kend += 1
-                if init and kend - 1 > len(init) + 1:
-                    for j, a in enumerate(reversed(init)):
-                        cc[kend - 1 - j] = a
-                    struct.pack_into('<%dQ' % nr, buf, pos + cc_pos + 8, *cc)
-                changed += 1
-        pos += size
+    for pos, misc in pd.samples():
+        if misc & 7 != MISC_KERNEL:
+            continue
+        nk += 1
+        if nk % 2:
+            continue
+        struct.pack_into('<II', pd.buf, pos + pd.tid_pos, 0, 0)
+        cc = pd.chain(pos)
+        nr = len(cc)
+        # the kernel part: from the first context word to the next one
+        kend = 1
+        while kend < nr and cc[kend] < CONTEXT_MAX:
+            kend += 1
+        if init and kend - 1 > len(init) + 1:
+            for j, a in enumerate(reversed(init)):
+                cc[kend - 1 - j] = a
+            pd.set_chain(pos, cc)
+        changed += 1
     if not changed:
         sys.exit('mkidle: no kernel-mode sample to rewrite')
-    open(sys.argv[2], 'wb').write(buf)
+    pd.write(sys.argv[2])
 
 
 main()

@@ -14,7 +14,8 @@
 # The runs also go through one labelled pprof file (proff convert, then the
 # diff split by the labels), timed against the files' diff.
 # Last line:
-#   diff-groups: proff 10v10 X.XXs, perf pair Y.YYs, ratio Z (target <= 2); statistics 100K rows W ms wall (target < 50)
+#   diff-groups: proff 10v10 X.XXs, perf pair Y.YYs, ratio Z (target <= 2); statistics 100K rows W ms wall,
+#   --test mwu M ms (target < 50; proff diff's default --min-share); every row tested: ...
 source "$(dirname "$0")/lib.sh"
 
 G=$BENCH_DIR/groups
@@ -79,8 +80,14 @@ printf 'diff-groups-pprof: convert %.2fs, split diff %.2fs vs files %.2fs, ratio
 
 cc -O2 -std=gnu17 -I"$ROOT/include" -D_GNU_SOURCE -o "$BENCH_DIR/stats-rows" "$ROOT/bench/stats-rows.c" \
 	"$(dirname "$PROFF")/libproff.a" $(pkg-config --libs libdw libelf libzstd zlib libprotobuf-c libcurl 2>/dev/null || echo -ldw -lelf -lzstd -lz -lprotobuf-c -lcurl) -lstdc++ -lm -lpthread
+# proff diff's default (rows under 0.1 % of the total are not tested), then
+# every row tested (--min-share 0), the worst case
+echo "  statistics, proff diff's default --min-share 0.1:"
+STATS_ROWS_MIN_SHARE=0.1 "$BENCH_DIR/stats-rows" 100000 10 7 | tee "$BENCH_DIR/stats-rows-default.out"
+echo "  statistics, every row tested (--min-share 0):"
 "$BENCH_DIR/stats-rows" 100000 10 7 | tee "$BENCH_DIR/stats-rows.out"
-sw=$(awk '/welch/ {for (i = 1; i <= NF; i++) if ($i == "wall,") print $(i-2)}' "$BENCH_DIR/stats-rows.out")
-sm=$(awk '/mwu/ {for (i = 1; i <= NF; i++) if ($i == "wall,") print $(i-2)}' "$BENCH_DIR/stats-rows.out")
-printf 'diff-groups: proff 10v10 %.2fs, perf pair %.2fs, ratio %s (target <= 2); statistics 100K rows %s ms wall, --test mwu %s ms (target < 50)\n' \
-	"$ft" "$pt" "$(awk -v a="$ft" -v b="$pt" 'BEGIN { printf "%.2f", a / b }')" "$sw" "$sm"
+wall() { awk -v t="$1" '$1 == t {for (i = 1; i <= NF; i++) if ($i == "wall,") print $(i-2)}' "$2"; }
+printf 'diff-groups: proff 10v10 %.2fs, perf pair %.2fs, ratio %s (target <= 2); statistics 100K rows %s ms wall, --test mwu %s ms (target < 50); every row tested: %s ms, --test mwu %s ms\n' \
+	"$ft" "$pt" "$(awk -v a="$ft" -v b="$pt" 'BEGIN { printf "%.2f", a / b }')" \
+	"$(wall welch "$BENCH_DIR/stats-rows-default.out")" "$(wall mwu "$BENCH_DIR/stats-rows-default.out")" \
+	"$(wall welch "$BENCH_DIR/stats-rows.out")" "$(wall mwu "$BENCH_DIR/stats-rows.out")"

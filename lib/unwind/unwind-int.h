@@ -114,8 +114,8 @@ struct uw_ctx {
 	bool log_full;              /* more than the log keeps: not remembered */
 	struct uw_read { uint64_t addr, value; bool ok; } *log;
 	size_t nlog, cap_log;
-	struct uw_keyed { uint64_t gen, pc; bool keyed; } *keyed_at;   /* rules_keyed's answers */
-	size_t memo_slot;           /* 1 + the slot of the sample's key, 0: none */
+	struct uw_keyed { uint64_t gen, pc; uint32_t regs; } *keyed_at;   /* rules_regs' answers */
+	size_t memo_slot[2];        /* 1 + the slot of the sample's key, 0: none (full, narrow) */
 	const uint64_t *memo_checked;   /* UW_MEMO_CHECK: the remembered walk the fresh one must equal */
 };
 

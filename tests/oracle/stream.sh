@@ -84,6 +84,28 @@ print("\n".join(out))'; }
 # pair), at most one chain per section in another's place, and its hits
 # the smallest kept on its side (the slot a tie there decides); prints what
 # differed
+# tie_cycles PERF PROFF (tie_norm's outputs that differ): exit 0 when every
+# differing line is a hot chain's "cycles: C, hits: H%" line with the same
+# hits on both sides, the chain's lines equal: another chain of the same
+# lines and hits took the slot (docs/compat/stream.md, "Known differences":
+# tied entries visited in another order); prints the lines
+tie_cycles() { python3 - "$1" "$2" <<'PY'
+import re, sys
+a, b = open(sys.argv[1]).read().split("\n"), open(sys.argv[2]).read().split("\n")
+if len(a) != len(b):
+    sys.exit(1)
+cyc = re.compile(r"cycles: [0-9]+, (hits: [0-9.]+%)")
+seen = 0
+for x, y in zip(a, b):
+    if x == y:
+        continue
+    if cyc.sub(r"\1", x) != cyc.sub(r"\1", y) or not cyc.search(x):
+        sys.exit(1)
+    seen += 1
+    print("perf: %s | proff: %s" % (" ".join(x.split()), " ".join(y.split())))
+sys.exit(0 if seen else 1)
+PY
+}
 tie_edge() { python3 - "$1" "$2" <<'PY'
 import re, sys
 def sections(path):
@@ -154,6 +176,11 @@ branch_suite() {   # branch_suite NAME: uses gen_a gen_a2 gen_b
 			tie_norm <"$TMP/proff.out" >"$TMP/proff.norm"
 			if ! cmp -s "$TMP/perf.norm" "$TMP/proff.norm" && tie_edge "$TMP/perf.norm" "$TMP/proff.norm" >"$TMP/tie.why"; then
 				ok "[$G] --stream $1 $2 equals perf (hot chains as sets; a tied chain at the top-N edge)"
+				sed 's/^/# /' "$TMP/tie.why"
+				continue
+			fi
+			if ! cmp -s "$TMP/perf.norm" "$TMP/proff.norm" && tie_cycles "$TMP/perf.norm" "$TMP/proff.norm" >"$TMP/tie.why"; then
+				ok "[$G] --stream $1 $2 equals perf (hot chains as sets; a chain of the same lines and hits in a slot)"
 				sed 's/^/# /' "$TMP/tie.why"
 				continue
 			fi
@@ -315,9 +342,15 @@ grep -q 'source line changed (\*)' "$TMP/m1.out" && ok "source-changed section p
 
 # edit inside beta's hot loop: beta's streams go to the changed section, with
 # '*' on the changed line; alpha's stay matched
-"${S[@]}" --before "$TMP/before" --after "$TMP/inside" "$TMP/a.data" "$TMP/inside.data" >"$TMP/i.out"
-chg=$(sed -n '/source line changed/,/old perf data only/p' "$TMP/i.out")
-if echo "$chg" | grep -q 'beta hot.c:22\*$'; then ok "edit inside: beta hot.c:22 marked *"; else not_ok "edit inside: beta not marked"; echo "$chg" | head -20 | sed 's/^/#   /'; fi
+# (a recording whose beta streams all miss line 22 is recorded again, twice
+# at most: on a fast machine about one in three did)
+for try in 1 2 3; do
+	"${S[@]}" --before "$TMP/before" --after "$TMP/inside" "$TMP/a.data" "$TMP/inside.data" >"$TMP/i.out"
+	chg=$(sed -n '/source line changed/,/old perf data only/p' "$TMP/i.out")
+	echo "$chg" | grep -q 'beta hot.c:22\*$' || { [ $try -lt 3 ] && rec "$TMP/w_inside" "$TMP/inside.data" && continue; }
+	break
+done
+if echo "$chg" | grep -q 'beta hot.c:22\*$'; then ok "edit inside: beta hot.c:22 marked * (recording $try)"; else not_ok "edit inside: beta not marked"; echo "$chg" | head -20 | sed 's/^/#   /'; fi
 if sed -n '/Matched hot streams/,/source line changed/p' "$TMP/i.out" | grep -q 'alpha hot.c'; then ok "edit inside: alpha still matched"; else not_ok "edit inside: alpha still matched"; fi
 if sed -n '/Matched hot streams/,/source line changed/p' "$TMP/i.out" | grep -q 'beta hot.c:22'; then not_ok "edit inside: beta not in matched"; else ok "edit inside: beta not in matched"; fi
 
@@ -602,13 +635,27 @@ if command -v python3 >/dev/null; then
 		perf diff --stream "$TMP/$1_br.data" "$TMP/$1_br.data" 2>/dev/null | tie_norm >"$TMP/perf.norm"
 		"${STREAM[@]}" --stream "$TMP/$1_br.data" "$TMP/$1_br.data" 2>"$TMP/proff.err" | tie_norm >"$TMP/proff.norm"
 		grep -q 'hot chain pair 1:' "$TMP/perf.norm" || { not_ok "machine: $1: perf found no stream"; return; }
+		# (the ties of docs/compat/stream.md, "Known differences", as above)
+		if ! cmp -s "$TMP/perf.norm" "$TMP/proff.norm" && { tie_edge "$TMP/perf.norm" "$TMP/proff.norm" ||
+			tie_cycles "$TMP/perf.norm" "$TMP/proff.norm"; } >"$TMP/tie.why"; then
+			ok "machine: $1: --stream equals perf (a tied chain in a slot)"
+			sed 's/^/# /' "$TMP/tie.why"
+			return 0
+		fi
+		[ "$3" = last ] || cmp -s "$TMP/perf.norm" "$TMP/proff.norm" || return 1
 		DIFF_LINES=60 check_same "machine: $1: --stream equals perf" "$TMP/perf.norm" "$TMP/proff.norm"
 	}
-	if perf record -q -d -e cpu-clock -F 4000 -g -o "$TMP/dmaps.data" "$TMP/w" 100000 >/dev/null 2>&1; then
-		machine_case "data maps (-d)" "$TMP/dmaps.data"
-	else
-		not_ok "machine: perf record -d"
-	fi
+	# a recording where perf's visiting order of tied entries moved whole
+	# chains (the same known difference, on about one fresh recording in
+	# four on a fast machine) is made again, twice at most
+	for try in 1 2 3; do
+		if ! perf record -q -d -e cpu-clock -F 4000 -g -o "$TMP/dmaps.data" "$TMP/w" 100000 >/dev/null 2>&1; then
+			not_ok "machine: perf record -d"
+			break
+		fi
+		machine_case "data maps (-d)" "$TMP/dmaps.data" "$([ $try = 3 ] && echo last)" && break
+		echo "# machine: data maps (-d): recording $try differed from perf in tied chains: recorded again"
+	done
 else
 	skip "machine: --stream vs perf (no python3)"
 fi

@@ -227,8 +227,10 @@ for f in c cpp py big; do
 		diff "$TMP/fresh.out" "$TMP/memo.out" | head -5 | sed 's/^/#   /'
 	fi
 done
-# a tenth at least: the bench's profile recalls 82 %, these files a third or more
-[ "$all_recalled" -gt 0 ] && [ $((all_recalled * 10)) -ge "$all_total" ] &&
+# half at least: the bench's profile recalls 99 % (narrow keys: without
+# rbx and r12-r15, where every frame's rules name only rsp, rbp and rip),
+# these files three quarters (the C ones nearly all, C++ and python3 few)
+[ "$all_recalled" -gt 0 ] && [ $((all_recalled * 2)) -ge "$all_total" ] &&
 	ok "dwarf remembered walks: $all_recalled of $all_total samples recalled in all" ||
-	not_ok "dwarf remembered walks: $all_recalled of $all_total samples recalled in all (under a tenth)"
+	not_ok "dwarf remembered walks: $all_recalled of $all_total samples recalled in all (under half)"
 finish

@@ -284,7 +284,8 @@ static int map_file(int fd, const char *name, fmt_input *in, proff_error *err)
 	void *m = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
 	if (m == MAP_FAILED)
 		return proff_err_sys(err, PROFF_EIO, name, "cannot map the file");
-	madvise(m, (size_t)st.st_size, MADV_SEQUENTIAL | MADV_WILLNEED);
+	/* the whole file is read: read it ahead (one advice a call: the values are not flags) */
+	madvise(m, (size_t)st.st_size, MADV_WILLNEED);
 	in->map = m;
 	in->map_len = (size_t)st.st_size;
 	in->data = m;

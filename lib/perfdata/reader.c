@@ -1351,7 +1351,8 @@ int pd_open_fd(int fd, const char *name, pd_reader **out, proff_error *err)
 				pd_close(r);
 				return rc;
 			}
-			madvise(m, (size_t)st.st_size, MADV_SEQUENTIAL | MADV_WILLNEED);
+			/* the whole file is read: read it ahead (one advice a call: the values are not flags) */
+			madvise(m, (size_t)st.st_size, MADV_WILLNEED);
 			r->map = m;
 			r->mapped = true;
 			r->map_len = (size_t)st.st_size;

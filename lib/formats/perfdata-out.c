@@ -170,11 +170,12 @@ static int write_map(pd_out *o, pdw_writer *w, rec *r, const omap *m, uint64_t s
 	r_u64(r, end - start);
 	/* the kernel's pgoff is the recorded address of _text, by which a
 	 * reader relocates the kallsyms it finds (0: none, no relocation) */
-	uint64_t ktext = 0;
-	if (d->kind == SYM_DSO_KERNEL && p->syms_ctx)
-		sym_kernel_ref(p->syms_ctx, &ktext);
-	r_u64(r, d->kind == SYM_DSO_KERNEL ? ktext : start - m->delta);
-	r_str(r, d->kind == SYM_DSO_KERNEL ? "[kernel.kallsyms]_text" : pf_str(p, d->long_name));
+	bool ktext = d->kind == SYM_DSO_KERNEL;
+	uint64_t pgoff = ktext ? 0 : start - m->delta;
+	if (ktext && p->syms_ctx)
+		sym_kernel_ref(p->syms_ctx, &pgoff);
+	r_u64(r, pgoff);
+	r_str(r, ktext ? "[kernel.kallsyms]_text" : pf_str(p, d->long_name));
 	return r_emit(w, r, o->err);
 }
 

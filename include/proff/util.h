@@ -21,6 +21,12 @@
 #define PF_ALLOC_LIMIT ((size_t)1 << 32)
 
 void *pf_calloc(size_t n, size_t size);          /* NULL on overflow/limit/failure */
+/* pf_calloc, each page written once, for a table looked up (read) before
+ * it is written: a fresh page read first is the shared zero page, and its
+ * first write then copies it and flushes the TLBs of the process's other
+ * threads (an interrupt each; 4 % of bench/dwarf.sh's CPU, the unwinder's
+ * memo). */
+void *pf_calloc_written(size_t n, size_t size);
 void *pf_realloc_array(void *p, size_t n, size_t size);
 char *pf_strdup(const char *s);
 /* open(path) read-only, only if it is a regular file (paths named inside

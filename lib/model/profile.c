@@ -1395,9 +1395,9 @@ int pf_profile_load(const char *path, const pf_load_opts *opts, pf_profile **out
 			goto fail_rd;
 	}
 
-	uint64_t t;
-	if (prof_split_time(p, rd, &t)) {
-		rc = prof_load_split(p, rd, t, err);
+	uint64_t t, prefix_end;
+	if (prof_split_time(p, rd, &t, &prefix_end)) {
+		rc = prof_load_split(p, rd, t, prefix_end, err);
 	} else {
 		rc = prof_finish_read(p, pd_process(rd, true, prof_on_event, p, err));
 		prof_take_warnings(p, rd);

@@ -103,17 +103,40 @@ static int file_fill(pd_reader *r, uint64_t *pos)
 	return 0;
 }
 
+/* The records before r->map_prefix_end from the mapping (queued ones
+ * staying there), a step at a time, each step's pages handed back after
+ * it; *pos: where the chunks start, the first record not read so. */
+#define PD_PREFIX_STEP ((size_t)16 << 20)
+static int mapped_prefix(pd_reader *r, uint64_t *pos)
+{
+	uint64_t end = r->map_prefix_end < r->data_end ? r->map_prefix_end : r->data_end;
+	while (*pos < end) {
+		size_t len = end - *pos > PD_PREFIX_STEP ? PD_PREFIX_STEP : (size_t)(end - *pos);
+		size_t used = 0;
+		int rc = pd_process_records(r, r->map + *pos, len, *pos, false, &used, false);
+		if (rc)
+			return rc;
+		if (!used)
+			break;          /* a record across end (or larger than a step) */
+		*pos += used;
+		pd_release_mapped(r, r->map + *pos);
+	}
+	return 0;
+}
+
 int pd_chunk_records(pd_reader *r)
 {
 	uint64_t pos = r->data_start;
 	int rc = 0;
+	if (r->map_prefix_end > pos && (rc = mapped_prefix(r, &pos)) != 0)
+		return rc;
 	while (rc == 0 && (pos < r->data_end || (r->sbuf && r->spos < r->sbuf->len))) {
 		if (r->kept_bytes / PD_CHUNKS_KEPT > r->chunked || (rc = file_fill(r, &pos)) > 0) {
 			/* rounds too long to keep in memory, or a trace's
 			 * payload too large to copy: the rest from the mapping
 			 * (the chunks kept stay until delivered) */
 			r->chunking = false;
-			uint64_t at = r->sbuf ? r->sbuf_off + r->spos : r->data_start;
+			uint64_t at = r->sbuf ? r->sbuf_off + r->spos : pos;
 			size_t used;
 			return pd_process_records(r, r->map + at, r->data_end - at, at, false, &used, true);
 		}

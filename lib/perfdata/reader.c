@@ -688,15 +688,12 @@ void pd_keep_chunk(pd_reader *r, pd_chunk *c)
  * large file does not stay resident while it is read (the mapping is
  * private and read-only: a page touched again is simply read again). */
 #define PD_RELEASE_STEP ((size_t)1 << 20)
-static void release_mapped(pd_reader *r)
+void pd_release_mapped(pd_reader *r, const uint8_t *lo)
 {
-	if (!r->mapped || r->stream || r->chunking || !r->cur_rec)
-		return;
 	/* nothing to release before the read is a step past the last release
 	 * (the queued records, scanned below, can only lower the bound) */
-	if ((size_t)(r->cur_rec - r->map) < r->released + PD_RELEASE_STEP)
+	if ((size_t)(lo - r->map) < r->released + PD_RELEASE_STEP)
 		return;
-	const uint8_t *lo = r->cur_rec;
 	for (size_t i = r->qhead; i < r->qlen; i++) {
 		const uint8_t *rec = r->q[i].rec;
 		if (rec >= r->map && rec < r->map + r->map_len && rec < lo)
@@ -711,6 +708,12 @@ static void release_mapped(pd_reader *r)
 		return;
 	madvise((void *)(r->map + r->released), upto - r->released, MADV_DONTNEED);
 	r->released = upto;
+}
+
+static void release_mapped(pd_reader *r)
+{
+	if (r->mapped && !r->stream && !r->chunking && r->cur_rec)
+		pd_release_mapped(r, r->cur_rec);
 }
 
 /* deliver queued records with time <= limit (all when all=true) */
@@ -926,6 +929,17 @@ static int decompress_record(pd_reader *r, const uint8_t *rec, uint16_t size, ui
 }
 
 /* One record (bytes as in the file/stream). */
+/* The sample peek (pd_set_sample_peek) of a sample of any layout: its
+ * time and TID are at fixed offsets whatever follows them. */
+static bool peek_drops(pd_reader *r, const uint8_t *rec, uint16_t size, uint64_t t)
+{
+	int ai = pd_record_attr(r, rec, PD_SAMPLE, size);
+	if (ai < 0 || r->attrs[ai].o_tid < 0 || (size_t)r->attrs[ai].o_tid + 8 > size)
+		return false;
+	const uint8_t *tid = rec + r->attrs[ai].o_tid;
+	return r->peek(r->peek_ctx, t, pd_ld32(tid), pd_ld32(tid + 4));
+}
+
 static int handle_record(pd_reader *r, const uint8_t *raw, uint16_t size, uint64_t off, bool comp,
 			 pd_chunk *owner)
 {
@@ -967,6 +981,12 @@ static int handle_record(pd_reader *r, const uint8_t *raw, uint16_t size, uint64
 		return rc;
 	if (t == 0 || t == UINT64_MAX)
 		return deliver_now(r, rec, off, comp);
+	if (type == PD_SAMPLE && r->peek && peek_drops(r, rec, size, t)) {
+		/* dropped: the queue's flush point moves as if queued */
+		if (t > r->max_time)
+			r->max_time = t;
+		return 0;
+	}
 	if (rec == r->scratch) {
 		/* swapped/misaligned copy: needs storage that outlives this call */
 		pd_chunk *c = malloc(sizeof(*c) + size);
@@ -1004,6 +1024,11 @@ static int handle_record(pd_reader *r, const uint8_t *raw, uint16_t size, uint64
 void pd_set_read_chunks(pd_reader *r, size_t chunk_bytes)
 {
 	r->chunked = r->stream || !chunk_bytes ? 0 : chunk_bytes < 64 ? 64 : chunk_bytes;
+}
+
+void pd_set_mapped_prefix(pd_reader *r, uint64_t end)
+{
+	r->map_prefix_end = end;
 }
 
 void pd_set_sample_peek(pd_reader *r, pd_sample_peek_cb cb, void *ctx)

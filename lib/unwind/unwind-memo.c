@@ -236,7 +236,7 @@ static uint32_t rules_regs_at(uw_ctx *u, uint64_t pc)
 /* rules_regs_at, its answers kept per (Dwfl, pc) */
 static uint32_t rules_regs(uw_ctx *u, uint64_t pc)
 {
-	if (!u->keyed_at && !(u->keyed_at = calloc(KEYED_SLOTS, sizeof(*u->keyed_at))))
+	if (!u->keyed_at && !(u->keyed_at = pf_calloc_written(KEYED_SLOTS, sizeof(*u->keyed_at))))
 		return ANY_REG;
 	size_t i = (size_t)((pc * 0x9e3779b97f4a7c15ull) >> 52) & (KEYED_SLOTS - 1);
 	struct uw_keyed *k = &u->keyed_at[i];
@@ -298,7 +298,7 @@ void memo_end(uw_ctx *u, const pd_sample *s, int rc, bool keep)
 	bool narrow = !(regs & ~NARROW_REGS);
 	size_t nreads = u->nlog, words = frames_at(nreads) + FRAME_WORDS * u->npcs;
 	if (!u->memo_slots) {
-		u->memo_slots = calloc(MEMO_SLOTS, sizeof(*u->memo_slots));
+		u->memo_slots = pf_calloc_written(MEMO_SLOTS, sizeof(*u->memo_slots));
 		if (!u->memo_slots)
 			return;
 	}

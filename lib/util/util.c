@@ -19,6 +19,14 @@ void *pf_calloc(size_t n, size_t size)
 	return calloc(n ? n : 1, size ? size : 1);
 }
 
+void *pf_calloc_written(size_t n, size_t size)
+{
+	volatile char *p = pf_calloc(n, size);
+	for (size_t i = 0; p && i < n * size; i += 4096)
+		p[i] = 0;
+	return (void *)p;
+}
+
 void *pf_realloc_array(void *p, size_t n, size_t size)
 {
 	if (size && n > PF_ALLOC_LIMIT / size)

@@ -186,10 +186,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	for (size_t i = 0; i < ng; i++)
 		acc += groups[i].leader + groups[i].nr_members;
 	pd_dump(r, devnull, &e);
-	uint64_t t;
+	uint64_t t, off;
 	for (int k = 1; k < 4; k++)     /* the split's guess at a time a quarter of the way on */
-		if (pd_sample_time_near(r, k / 4.0, &t))
-			acc += t;
+		if (pd_sample_time_near(r, k / 4.0, &t, &off))
+			acc += t + off;
 	pd_close(r);
 
 	static int fd = -1;

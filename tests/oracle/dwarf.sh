@@ -201,6 +201,17 @@ if [ "$(stat -c %s "$W/big.data")" -gt 20000000 ]; then
 else
 	skip "dwarf split load (recording smaller than 20 MB)"
 fi
+# forced into two halves whatever its size: the second half reads the
+# first's records from the mapping (pd_set_mapped_prefix), its pages
+# handed back a step at a time, and then in chunks; the same report
+"$PROFF" report --engine threads=1 -i "$W/big.data" -g folded,0,caller,count 2>/dev/null > "$TMP/one.out"
+"$PROFF" report --engine threads=2 -i "$W/big.data" -g folded,0,caller,count 2>/dev/null > "$TMP/two.out"
+if [ "$(grep -c ';' "$TMP/one.out")" -gt 10 ] && cmp -s "$TMP/one.out" "$TMP/two.out"; then
+	ok "dwarf: big.data read in two halves reports as one read ($(stat -c %s "$W/big.data") bytes)"
+else
+	not_ok "dwarf: big.data read in two halves reports as one read"
+	diff "$TMP/one.out" "$TMP/two.out" | head -10 | sed 's/^/#   /'
+fi
 
 # remembered walks (lib/unwind/unwind-memo.c): a sample whose walk is one
 # taken before gets its frames without walking. --engine=unwind=check walks

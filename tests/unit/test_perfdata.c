@@ -766,8 +766,8 @@ static void test_fixed_kinds(void **s)
 
 static int count_cb(void *ctx, const pd_event *ev) { (void)ev; (*(int *)ctx)++; return 0; }
 
-/* pd_sample_time_near: the time of the first sample starting at or after
- * a fraction of the data section, found again from the middle of a record
+/* pd_sample_time_near: the time and offset of the first sample starting
+ * at or after a fraction of the data section, found again from the middle of a record
  * (zero payload bytes, ips and times are no record header). */
 static void test_sample_time_near(void **s)
 {
@@ -800,15 +800,17 @@ static void test_sample_time_near(void **s)
 			i++;
 		uint64_t t = 0;
 		if (i == N) {
-			assert_false(pd_sample_time_near(r, fr[k], &t));
+			assert_false(pd_sample_time_near(r, fr[k], &t, NULL));
 			continue;
 		}
-		assert_true(pd_sample_time_near(r, fr[k], &t));
+		uint64_t off = 0;
+		assert_true(pd_sample_time_near(r, fr[k], &t, &off));
 		assert_int_equal(t, 5000 + 10 * i);
+		assert_int_equal(off, at[i]);
 	}
 	uint64_t t;
-	assert_false(pd_sample_time_near(r, 0, &t));
-	assert_false(pd_sample_time_near(r, 1, &t));
+	assert_false(pd_sample_time_near(r, 0, &t, NULL));
+	assert_false(pd_sample_time_near(r, 1, &t, NULL));
 	pd_close(r);
 	/* samples without a time: no guess */
 	c.sample_type = PD_S_IP;
@@ -820,13 +822,15 @@ static void test_sample_time_near(void **s)
 	}
 	file_end(&b, d0);
 	assert_int_equal(pd_open_mem(b.d, b.n, "crafted", &r, &e), 0);
-	assert_false(pd_sample_time_near(r, 0.5, &t));
+	assert_false(pd_sample_time_near(r, 0.5, &t, NULL));
 	pd_close(r);
 }
 
 /* pd_set_read_chunks: the events read through chunks of any size (a
  * record across chunks, records larger than a chunk, rounds longer than
- * the chunks kept: the rest read from the mapping) are the mapping's. */
+ * the chunks kept: the rest read from the mapping; a prefix read from the
+ * mapping after all, pd_set_mapped_prefix, ending anywhere) are the
+ * mapping's. */
 static int event_line_cb(void *ctx, const pd_event *ev)
 {
 	collect *c = ctx;
@@ -839,13 +843,17 @@ static int event_line_cb(void *ctx, const pd_event *ev)
 	return 0;
 }
 
-static char *events_text(const char *path, size_t chunk)
+static char *events_text(const char *path, size_t chunk, double prefix)
 {
 	pd_reader *r;
 	proff_error e;
 	if (pd_open(path, &r, &e) < 0)
 		fail_msg("open %s: %s", path, e.msg);
 	pd_set_read_chunks(r, chunk);
+	if (prefix > 0) {
+		const pd_header *h = pd_get_header(r);
+		pd_set_mapped_prefix(r, h->data_offset + (uint64_t)((double)h->data_size * prefix) + 3);
+	}
 	collect c = { 0 };
 	c.f = open_memstream(&c.buf, &c.len);
 	int rc = pd_process(r, true, event_line_cb, &c, &e);
@@ -858,11 +866,12 @@ static char *events_text(const char *path, size_t chunk)
 
 static void check_chunks(const char *path)
 {
-	char *want = events_text(path, 0);
+	char *want = events_text(path, 0, 0);
 	assert_true(strlen(want) > 100);
-	const size_t sizes[] = { 64, 200, 4096, PD_READ_CHUNK };
+	const size_t sizes[] = { 64, 200, 4096, PD_READ_CHUNK, 200, 4096, 64 };
+	const double prefix[] = { 0, 0, 0, 0, 0.3, 0.61, 1.5 };
 	for (size_t i = 0; i < sizeof(sizes) / sizeof(sizes[0]); i++) {
-		char *got = events_text(path, sizes[i]);
+		char *got = events_text(path, sizes[i], prefix[i]);
 		/* the same events in the same order; only "stable" differs */
 		for (char *a = want, *b = got; *a || *b;) {
 			char *ea = strchrnul(a, '\n'), *eb = strchrnul(b, '\n');

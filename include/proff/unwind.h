@@ -94,9 +94,12 @@ bool uw_event_wants(const pd_attr *a);
  * (from its registers), then each caller's return address minus one (perf's
  * "non-activation frames"; a signal frame's own address is kept). space
  * names the sample's address space (the caller's maps for find_map);
- * returns the number of frames written to ips (<= max), *st what became of
- * the stack. */
-size_t uw_unwind(uw_ctx *u, uint64_t space, const pd_sample *s, const pd_attr *a,
+ * maps_gen is their generation: a number that changes whenever find_map's
+ * answers in space may change (0: not known). A remembered walk then
+ * skips checking its frames' maps when space's are still the ones it was
+ * taken in. Returns the number of frames written to ips (<= max), *st
+ * what became of the stack. */
+size_t uw_unwind(uw_ctx *u, uint64_t space, uint64_t maps_gen, const pd_sample *s, const pd_attr *a,
 		 uw_find_map_fn find_map, void *arg, uint64_t *ips, size_t max, enum uw_status *st);
 
 /* In uw_sample_chain's chain, the frame perf's unwinder makes of a return
@@ -114,7 +117,7 @@ size_t uw_unwind(uw_ctx *u, uint64_t space, const pd_sample *s, const pd_attr *a
  * *out points to the unwinder's buffer, valid until its next call; returns
  * the number of entries, 0 when nothing was unwound (the caller then uses
  * the recorded chain as it is). -1: out of memory. */
-long uw_sample_chain(uw_ctx *u, uint64_t space, const pd_sample *s, const pd_attr *a,
+long uw_sample_chain(uw_ctx *u, uint64_t space, uint64_t maps_gen, const pd_sample *s, const pd_attr *a,
 		     uw_find_map_fn find_map, void *arg, const uint64_t **out);
 
 const uw_stats *uw_get_stats(const uw_ctx *u);

@@ -54,7 +54,7 @@ int prof_unwound_chain(pf_profile *p, const pthread_ *t, const pd_sample *s, pd_
 	 * process exec'ing, whose samples come before its maps */
 	if (t->mg != PF_NONE && pr->m.mgs[t->mg].has_file) {
 		uw_arg ua = { p, t->mg };
-		n = uw_sample_chain(pr->uw, t->mg, s, a, uw_find, &ua, &cc);
+		n = uw_sample_chain(pr->uw, t->mg, pr->m.mgs[t->mg].gen, s, a, uw_find, &ua, &cc);
 		if (n < 0)
 			return prof_oom(p);
 	}

@@ -1046,6 +1046,7 @@ static inline const pd_attr *fast_attr(const pd_reader *r, bool comp)
 	return a->fixed_layout && a->o_time >= 0 ? a : NULL;
 }
 
+#define PD_AHEAD_RECORDS 8
 /* Walk the complete records of buf. *consumed = bytes of whole records used.
  * final: a partial record at the end is an error (file) rather than left over. */
 int pd_process_records(pd_reader *r, const uint8_t *buf, size_t len, uint64_t base_off,
@@ -1102,6 +1103,12 @@ int pd_process_records(pd_reader *r, const uint8_t *buf, size_t len, uint64_t ba
 		}
 		if (size > len - pos)
 			break;
+		/* the header some records on, guessed from this one's size (a
+		 * file's samples are mostly of one size): walking a mapping
+		 * whose records are dropped after a look (a split's second
+		 * half), each header is a cache miss the next one waits for */
+		if ((size_t)size * PD_AHEAD_RECORDS < len - pos)
+			__builtin_prefetch(p + (size_t)size * PD_AHEAD_RECORDS);
 		size_t skip = 0;
 		if (type == PD_HEADER_TRACING_DATA || type == PD_AUXTRACE) {
 			/* payload follows the record, outside header.size */

@@ -717,7 +717,7 @@ static const pd_sample *unwound(st_side *s, const pd_sample *sm)
 		return sm;
 	void *arg[2] = { s, g };
 	const uint64_t *cc;
-	long n = uw_sample_chain(s->uw, mg, sm, a, uw_find, arg, &cc);
+	long n = uw_sample_chain(s->uw, mg, g->gen, sm, a, uw_find, arg, &cc);
 	if (n < 0)
 		return NULL;
 	if (!n)

@@ -76,6 +76,7 @@ struct uw_ctx {
 	const pd_sample *s;
 	const pd_attr *a;
 	uw_find_map_fn find_map;
+	uint64_t maps_gen;          /* the caller's generation of find_map's maps (uw_unwind) */
 	void *arg;
 	uw_space *sp;
 	uint64_t regs[17];          /* DWARF order */

@@ -10,7 +10,8 @@
  * r12-r15), the stack copy's sizes and the frames wanted — the words it
  * read with their values, and each frame's map; a sample recalls it when
  * its key is equal, each of those words reads the same in its own stack
- * copy (or file) and each frame's address lies in the same map. The other
+ * copy (or file) and each frame's address lies in the same map (which
+ * needs no look-up while the caller's maps_gen is the walk's). The other
  * registers (rax, rcx, rdx, rsi, rdi, r8-r11) are left out of the key,
  * because the x86-64 ABI's CFI leaves them undefined in every caller: only
  * the leaf's rules could read them. So a walk is remembered only when the
@@ -57,10 +58,10 @@
 #define ANY_REG UINT32_MAX      /* rules that may read any register (none found, a register > 16) */
 
 /* A walk in memo: KEY_WORDS of key, then the counts word (reads, frames,
- * nofile), rc, beyond, the reads (address, value) and their ok bits (one
+ * nofile), rc, beyond, the caller's maps_gen then, the reads (address, value) and their ok bits (one
  * word per 64), the frames (pc, act, map start, map end, map pgoff, map
  * path; start = end = 0 and path NULL: no map there). */
-enum { KEY_WORDS = 12, HEAD_WORDS = KEY_WORDS + 3, FRAME_WORDS = 6 };
+enum { KEY_WORDS = 12, HEAD_WORDS = KEY_WORDS + 4, FRAME_WORDS = 6 };
 
 /* A walk's parts: its reads' count, its frames' count, where its frames
  * start (after the reads and their ok bits) */
@@ -113,6 +114,9 @@ static bool walk_holds(uw_ctx *u, const uint64_t *e)
 		if (ok != ((okbits[i / 64] >> (i % 64)) & 1) || (ok && v != reads[2 * i + 1]))
 			return false;
 	}
+	/* the maps the walk met are still the space's: its frames' too */
+	if (u->maps_gen && e[KEY_WORDS + 3] == u->maps_gen)
+		return true;
 	const uint64_t *frames = e + frames_at(nreads);
 	for (size_t i = 0; i < npcs; i++)
 		if (!same_map(u, frames[i * FRAME_WORDS], frames + i * FRAME_WORDS))
@@ -321,6 +325,7 @@ void memo_end(uw_ctx *u, const pd_sample *s, int rc, bool keep)
 	e[KEY_WORDS] = nreads | (uint64_t)u->npcs << 16 | (uint64_t)u->nofile << 32;
 	e[KEY_WORDS + 1] = (uint64_t)(int64_t)rc;
 	e[KEY_WORDS + 2] = u->beyond;
+	e[KEY_WORDS + 3] = u->maps_gen;
 	uint64_t *reads = e + HEAD_WORDS, *okbits = reads + 2 * nreads;
 	memset(okbits, 0, (nreads + 63) / 64 * sizeof(uint64_t));
 	for (size_t i = 0; i < nreads; i++) {

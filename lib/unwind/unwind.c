@@ -622,7 +622,7 @@ static int walk(uw_ctx *u)
 	return rc;
 }
 
-size_t uw_unwind(uw_ctx *u, uint64_t space, const pd_sample *s, const pd_attr *a,
+size_t uw_unwind(uw_ctx *u, uint64_t space, uint64_t maps_gen, const pd_sample *s, const pd_attr *a,
 		 uw_find_map_fn find_map, void *arg, uint64_t *ips, size_t max, enum uw_status *st)
 {
 	*st = UW_NONE;
@@ -657,6 +657,7 @@ size_t uw_unwind(uw_ctx *u, uint64_t space, const pd_sample *s, const pd_attr *a
 	u->a = a;
 	u->find_map = find_map;
 	u->arg = arg;
+	u->maps_gen = maps_gen;
 	u->stack_lo = sp_val;
 	u->stack_size = s->stack_user_dyn_size;     /* what the kernel could copy */
 	if (max > (size_t)u->max_frames)
@@ -711,7 +712,7 @@ size_t uw_unwind(uw_ctx *u, uint64_t space, const pd_sample *s, const pd_attr *a
 	return n;
 }
 
-long uw_sample_chain(uw_ctx *u, uint64_t space, const pd_sample *s, const pd_attr *a,
+long uw_sample_chain(uw_ctx *u, uint64_t space, uint64_t maps_gen, const pd_sample *s, const pd_attr *a,
 		     uw_find_map_fn find_map, void *arg, const uint64_t **out)
 {
 	size_t rec = s->callchain ? (size_t)s->nr_callchain : 0;
@@ -719,7 +720,7 @@ long uw_sample_chain(uw_ctx *u, uint64_t space, const pd_sample *s, const pd_att
 	if (PF_GROW(u->chain, u->cap_chain, rec + 1 + max) < 0)
 		return -1;
 	enum uw_status st;
-	size_t n = uw_unwind(u, space, s, a, find_map, arg, u->chain + rec + 1, max, &st);
+	size_t n = uw_unwind(u, space, maps_gen, s, a, find_map, arg, u->chain + rec + 1, max, &st);
 	if (!n)
 		return 0;
 	if (rec)

@@ -188,7 +188,7 @@ static void test_own_stack(void **state)
 	pd_sample x = sample_of(S, 2, S->size);
 	uint64_t ips[128];
 	enum uw_status st;
-	size_t n = uw_unwind(u, 1, &x, &a, find_map, NULL, ips, 128, &st);
+	size_t n = uw_unwind(u, 1, 0, &x, &a, find_map, NULL, ips, 128, &st);
 	assert_true(n >= 5);
 	assert_int_equal(ips[0], S->regs[8]);
 	/* backtrace()'s frames are return addresses: its own in capture()
@@ -222,7 +222,7 @@ static void test_truncated_stack(void **state)
 	uint64_t full[128], cut[128];
 	enum uw_status st;
 	pd_sample x = sample_of(S, 2, S->size);
-	size_t nf = uw_unwind(u, 1, &x, &a, find_map, NULL, full, 128, &st);
+	size_t nf = uw_unwind(u, 1, 0, &x, &a, find_map, NULL, full, 128, &st);
 	assert_int_equal(st, UW_DONE);
 	/* the frames of the full copy, then where a return address above
 	 * the cut is read from the stack's map (no file there: perf's
@@ -231,7 +231,7 @@ static void test_truncated_stack(void **state)
 	for (uint64_t sz = 8; sz < S->size && sz <= 512; sz *= 2) {
 		pd_sample y = sample_of(S, 2, sz);
 		y.stack_user_size = sz;
-		size_t nc = uw_unwind(u, 1, &y, &a, find_map, NULL, cut, 128, &st);
+		size_t nc = uw_unwind(u, 1, 0, &y, &a, find_map, NULL, cut, 128, &st);
 		size_t same = nc > 1 && cut[nc - 1] == UINT64_MAX ? nc - 1 : nc;
 		zero_frames += same < nc;
 		assert_true(nc >= 1 && same <= nf);
@@ -242,7 +242,7 @@ static void test_truncated_stack(void **state)
 	assert_true(zero_frames >= 1);
 	assert_true(uw_get_stats(u)->partial >= 1);
 	/* at most the frames asked for */
-	size_t n2 = uw_unwind(u, 1, &x, &a, find_map, NULL, cut, 2, &st);
+	size_t n2 = uw_unwind(u, 1, 0, &x, &a, find_map, NULL, cut, 2, &st);
 	assert_int_equal(n2, 2);
 	uw_free(u);
 }
@@ -257,16 +257,16 @@ static void test_bad_input(void **state)
 	pd_attr a = attr(REGS_MASK);
 
 	pd_sample x = sample_of(S, 2, 0);                    /* the kernel copied nothing */
-	assert_int_equal(uw_unwind(u, 1, &x, &a, find_map, NULL, ips, 16, &st), 0);
+	assert_int_equal(uw_unwind(u, 1, 0, &x, &a, find_map, NULL, ips, 16, &st), 0);
 	assert_int_equal(st, UW_NO_STACK);
 	x = sample_of(S, 2, STACK_MAX + 8);                  /* dyn_size beyond the copy */
-	assert_int_equal(uw_unwind(u, 1, &x, &a, find_map, NULL, ips, 16, &st), 0);
+	assert_int_equal(uw_unwind(u, 1, 0, &x, &a, find_map, NULL, ips, 16, &st), 0);
 	assert_int_equal(st, UW_NO_STACK);
 	x = sample_of(S, 1, S->size);                        /* PERF_SAMPLE_REGS_ABI_32 */
-	assert_int_equal(uw_unwind(u, 1, &x, &a, find_map, NULL, ips, 16, &st), 0);
+	assert_int_equal(uw_unwind(u, 1, 0, &x, &a, find_map, NULL, ips, 16, &st), 0);
 	assert_int_equal(st, UW_BAD_ABI);
 	x = sample_of(S, 0, S->size);                        /* no registers (kernel thread) */
-	assert_int_equal(uw_unwind(u, 1, &x, &a, find_map, NULL, ips, 16, &st), 0);
+	assert_int_equal(uw_unwind(u, 1, 0, &x, &a, find_map, NULL, ips, 16, &st), 0);
 	assert_int_equal(st, UW_NONE);
 
 	/* the mask without ip (bit 8), then without sp (bit 7): the values
@@ -274,14 +274,14 @@ static void test_bad_input(void **state)
 	pd_attr noip = attr(REGS_MASK & ~(1ULL << 8)), nosp = attr(REGS_MASK & ~(1ULL << 7));
 	x = sample_of(S, 2, S->size);
 	x.nr_regs_user = NREGS - 1;
-	assert_int_equal(uw_unwind(u, 1, &x, &noip, find_map, NULL, ips, 16, &st), 0);
+	assert_int_equal(uw_unwind(u, 1, 0, &x, &noip, find_map, NULL, ips, 16, &st), 0);
 	assert_int_equal(st, UW_NO_REGS);
-	assert_int_equal(uw_unwind(u, 1, &x, &nosp, find_map, NULL, ips, 16, &st), 0);
+	assert_int_equal(uw_unwind(u, 1, 0, &x, &nosp, find_map, NULL, ips, 16, &st), 0);
 	assert_int_equal(st, UW_NO_REGS);
 	/* fewer register values than the mask names (a truncated record) */
 	x = sample_of(S, 2, S->size);
 	x.nr_regs_user = 4;
-	assert_int_equal(uw_unwind(u, 1, &x, &a, find_map, NULL, ips, 16, &st), 0);
+	assert_int_equal(uw_unwind(u, 1, 0, &x, &a, find_map, NULL, ips, 16, &st), 0);
 	assert_int_equal(st, UW_NO_REGS);
 
 	const uw_stats *c = uw_get_stats(u);
@@ -289,6 +289,47 @@ static void test_bad_input(void **state)
 	assert_int_equal(c->bad_abi, 1);
 	assert_int_equal(c->no_regs, 3);
 	uw_free(u);
+}
+
+/* A remembered walk is recalled while the caller's maps generation is
+ * the walk's (its frames' maps not looked up again); when a map goes and
+ * the generation changes with it, the maps are looked up again: the walk
+ * (whose second frame had a map) is not recalled, and the sample's frames
+ * are a fresh walk's in the new maps. */
+static void test_memo_maps_gen(void **state)
+{
+	(void)state;
+	uw_ctx *u = uw_new(0), *fresh = uw_new(0);
+	assert_non_null(u);
+	assert_non_null(fresh);
+	uw_set_memo(fresh, UW_MEMO_OFF);
+	pd_attr a = attr(REGS_MASK);
+	pd_sample x = sample_of(S, 2, S->size);
+	uint64_t first[128], again[128], want[128];
+	enum uw_status st;
+	size_t n = uw_unwind(u, 1, 5, &x, &a, find_map, NULL, first, 128, &st);
+	assert_true(n >= 5);
+	assert_int_equal(uw_unwind(u, 1, 5, &x, &a, find_map, NULL, again, 128, &st), n);
+	assert_memory_equal(first, again, n * sizeof(first[0]));
+	assert_int_equal(uw_get_stats(u)->recalled, 1);
+	/* the map of the second frame (level3's caller's code) goes */
+	map_ent saved[512];
+	size_t nsaved = nmaps, k = 0;
+	memcpy(saved, maps, sizeof(saved));
+	for (size_t i = 0; i < nsaved; i++)
+		if (!(first[1] >= saved[i].start && first[1] < saved[i].end))
+			maps[k++] = saved[i];
+	assert_int_equal(k, nsaved - 1);
+	nmaps = k;
+	size_t nw = uw_unwind(fresh, 1, 6, &x, &a, find_map, NULL, want, 128, &st);
+	size_t n3 = uw_unwind(u, 1, 6, &x, &a, find_map, NULL, again, 128, &st);
+	memcpy(maps, saved, sizeof(saved));
+	nmaps = nsaved;
+	assert_int_equal(n3, nw);
+	assert_memory_equal(again, want, nw * sizeof(want[0]));
+	assert_int_equal(uw_get_stats(u)->recalled, 1);
+	uw_free(u);
+	uw_free(fresh);
 }
 
 /* Garbage: a stack of random words, an ip nothing maps, maps that say no
@@ -312,7 +353,7 @@ static void test_garbage(void **state)
 		if (round % 3 == 2)
 			g->regs[7] = S->regs[7] + (uint64_t)(rand() % 64) * 8;
 		pd_sample x = sample_of(g, 2, g->size);
-		size_t n = uw_unwind(u, (uint64_t)round % 3, &x, &a, find_map, NULL, ips, 32, &st);
+		size_t n = uw_unwind(u, (uint64_t)round % 3, 0, &x, &a, find_map, NULL, ips, 32, &st);
 		assert_true(n <= 8);
 		assert_true(st == UW_DONE || st == UW_PARTIAL);
 		if (n)
@@ -329,6 +370,7 @@ int main(void)
 		cmocka_unit_test(test_truncated_stack),
 		cmocka_unit_test(test_bad_input),
 		cmocka_unit_test(test_garbage),
+		cmocka_unit_test(test_memo_maps_gen),
 	};
 	return cmocka_run_group_tests(tests, setup, teardown);
 }

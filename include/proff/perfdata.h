@@ -234,14 +234,13 @@ size_t pd_nr_attrs(const pd_reader *r);
 /* bytes of the data section of a file (0 for a pipe) */
 uint64_t pd_data_size(const pd_reader *r);
 const pd_attr *pd_get_attr(const pd_reader *r, size_t idx);
-/* The time (and the file offset: offset, may be NULL) of a sample about
- * fraction (0..1) of the way through a file's data section: the first
- * sample of the first run of records found there whose headers follow
- * each other. A guess (records are not in time order,
+/* The time of a sample about fraction (0..1) of the way through a file's
+ * data section: the first sample of the first run of records found there
+ * whose headers follow each other. A guess (records are not in time order,
  * and stack bytes can look like headers), for choosing where to split a
  * read; false when none is found (a pipe, a compressed or other-endian
  * file, samples without time). */
-bool pd_sample_time_near(pd_reader *r, double fraction, uint64_t *time, uint64_t *offset);
+bool pd_sample_time_near(pd_reader *r, double fraction, uint64_t *time);
 bool pd_has_feature(const pd_reader *r, int feat);
 /* An event group of the file (HEADER_GROUP_DESC: perf record -e
  * '{a,b}'): its attrs leader .. leader + nr_members - 1, its name ("" for
@@ -269,23 +268,6 @@ typedef int (*pd_event_cb)(void *ctx, const pd_event *ev);
  * through the thread it names. */
 typedef bool (*pd_sample_peek_cb)(void *ctx, uint64_t time, uint32_t pid, uint32_t tid);
 void pd_set_sample_peek(pd_reader *r, pd_sample_peek_cb cb, void *ctx);
-
-/* Read a mapped file's records with pread(2) into buffers of about
- * chunk_bytes (0: from the mapping, the default) rather than from the
- * mapping: for large records (--call-graph dwarf's stack copies, several
- * KB each) each record's first touch of the mapping is a page-table and
- * TLB miss that costs more than copying it (4x the CPU walking
- * bench/dwarf.sh's 650 MB). The events' records are then not stable
- * (pd_event.stable false). No effect on a pipe or a memory image. */
-#define PD_READ_CHUNK ((size_t)1 << 20)
-void pd_set_read_chunks(pd_reader *r, size_t chunk_bytes);
-/* With pd_set_read_chunks: the records that start before byte offset end
- * of the file read from the mapping all the same, for a pass that looks
- * at few of their bytes (lib/model's second half looks only at the
- * headers of the samples before its split): their pages are mapped and
- * handed back, not copied (bench/dwarf.sh's load: 0.184 s of CPU instead
- * of 0.205, peak RSS 32 MB instead of 21). */
-void pd_set_mapped_prefix(pd_reader *r, uint64_t end);
 
 /* Deliver every data record. ordered=true: samples and side-band records in
  * time order (records without a time keep file order relative to each other,

@@ -199,11 +199,9 @@ static inline uint32_t prof_loc_key(uint32_t dso, uint64_t addr)
 
 /* ---- profile-split.c ------------------------------------------------------------------ */
 
-/* Is the file worth reading in two halves, and where do they part (*t)?
- * *prefix_end: the file offset of a sample there (0: not known), before
- * which the second half reads the mapping (pd_set_mapped_prefix) */
-bool prof_split_time(const pf_profile *p, pd_reader *rd, uint64_t *t, uint64_t *prefix_end);
+/* Is the file worth reading in two halves, and where do they part (*t)? */
+bool prof_split_time(const pf_profile *p, pd_reader *rd, uint64_t *t);
 /* the file read in two halves, parting at time t, the second merged into p */
-int prof_load_split(pf_profile *p, pd_reader *rd, uint64_t t, uint64_t prefix_end, proff_error *err);
+int prof_load_split(pf_profile *p, pd_reader *rd, uint64_t t, proff_error *err);
 
 #endif

@@ -30,15 +30,14 @@
  * (tests/unit/test_profile_split.c checks it). */
 #define SPLIT_MIN_BYTES ((uint64_t)16 << 20)
 /* The first half's share of a dwarf profile's bytes: the second half also
- * passes over the first's records (through the mapping, looking at their
- * headers: pd_set_mapped_prefix), so it gets less. On bench/dwarf.sh's
- * profile the report took (medians of 21 runs, --no-children) 111 ms at
- * 0.5, 108 at 0.52, 106 at 0.55 and 0.58. */
+ * passes over the first's records (looking at their headers only:
+ * pd_set_sample_peek), so it gets less. On bench/dwarf.sh's profile the
+ * report took (medians of 21 runs, --no-children) 85 ms at 0.5 and 0.53,
+ * 82-83 ms at 0.55 and 0.58. */
 #define SPLIT_UNWIND_FRACTION 0.55
 
-bool prof_split_time(const pf_profile *p, pd_reader *rd, uint64_t *t, uint64_t *prefix_end)
+bool prof_split_time(const pf_profile *p, pd_reader *rd, uint64_t *t)
 {
-	*prefix_end = 0;
 	const struct pf_profile_priv *pr = p->priv;
 	uint64_t min = pr->opts.split_min_bytes ? pr->opts.split_min_bytes : SPLIT_MIN_BYTES;
 	if (!pr->opts.split_load || pr->opts.branch_mode || pr->opts.branch_history || pd_data_size(rd) < min || sysconf(_SC_NPROCESSORS_ONLN) < 2)
@@ -60,11 +59,9 @@ bool prof_split_time(const pf_profile *p, pd_reader *rd, uint64_t *t, uint64_t *
 	bool unwinds = false;
 	for (size_t i = 0; i < pd_nr_attrs(rd); i++)
 		unwinds |= uw_event_wants(pd_get_attr(rd, i));
-	uint64_t tb, off;
-	if (unwinds && pd_sample_time_near(rd, SPLIT_UNWIND_FRACTION, &tb, &off) && tb > first && tb < last) {
+	uint64_t tb;
+	if (unwinds && pd_sample_time_near(rd, SPLIT_UNWIND_FRACTION, &tb) && tb > first && tb < last)
 		*t = tb;
-		*prefix_end = off;
-	}
 	return true;
 }
 
@@ -505,7 +502,7 @@ static int merge_room_early(pf_profile *p)
 	return merge_room(p, p->nr_locs, p->nr_nodes, p->nr_samples, p->nr_seq);
 }
 
-int prof_load_split(pf_profile *p, pd_reader *rd, uint64_t t, uint64_t prefix_end, proff_error *err)
+int prof_load_split(pf_profile *p, pd_reader *rd, uint64_t t, proff_error *err)
 {
 	struct pf_profile_priv *pr = p->priv;
 	half_job j = { 0 };
@@ -532,9 +529,6 @@ int prof_load_split(pf_profile *p, pd_reader *rd, uint64_t t, uint64_t prefix_en
 	}
 	q->syms_ctx = p->syms_ctx;      /* shared (thread-safe) */
 	pd_set_sample_peek(j.rd, prefix_peek, q);
-	/* the samples before the split's are dropped after a look at their
-	 * headers: those pages mapped, not copied in (pd_set_read_chunks) */
-	pd_set_mapped_prefix(j.rd, prefix_end);
 	pr->split_role = 1;
 	qr->split_role = 2;
 	pr->split_t = qr->split_t = t;

@@ -1286,10 +1286,6 @@ int prof_perf_setup(pf_profile *p, pd_reader *rd)
 			return prof_oom(p);
 	if (pr->uw)
 		uw_set_memo(pr->uw, (enum uw_memo)pr->opts.unwind_memo);
-	/* stack copies make records of kilobytes: copied in, not touched
-	 * through the mapping (pd_set_read_chunks) */
-	if (pr->uw)
-		pd_set_read_chunks(rd, PD_READ_CHUNK);
 	p->has_branch_stack_feature = pd_has_feature(rd, PD_FEAT_BRANCH_STACK);
 	if (pf_machine_start(&pr->m, rd, &p->syms_ctx) < 0 || PF_GROW(p->nodes, p->cap_nodes, 1) < 0)
 		return prof_oom(p);
@@ -1395,9 +1391,9 @@ int pf_profile_load(const char *path, const pf_load_opts *opts, pf_profile **out
 			goto fail_rd;
 	}
 
-	uint64_t t, prefix_end;
-	if (prof_split_time(p, rd, &t, &prefix_end)) {
-		rc = prof_load_split(p, rd, t, prefix_end, err);
+	uint64_t t;
+	if (prof_split_time(p, rd, &t)) {
+		rc = prof_load_split(p, rd, t, err);
 	} else {
 		rc = prof_finish_read(p, pd_process(rd, true, prof_on_event, p, err));
 		prof_take_warnings(p, rd);

@@ -56,11 +56,6 @@ struct pd_reader {
 	void *peek_ctx;
 	size_t released;            /* map bytes [0, released) handed back (MADV_DONTNEED) */
 	bool stream;                /* pipe format read from a non-seekable fd */
-	size_t chunked;             /* a mapped file's records read into chunks of this size (pd_set_read_chunks) */
-	bool chunking;              /* this pass reads them so (reader-chunks.c) */
-	uint64_t map_prefix_end;    /* but the records starting before this offset from the mapping (pd_set_mapped_prefix) */
-	struct pd_chunk *spare;     /* its delivered chunks, for the next ones (a few) */
-	size_t nspare;
 	bool swap;
 	bool interrupted;          /* header data.size was 0 */
 	pd_header hdr;
@@ -140,18 +135,6 @@ int pd_print_features(pd_reader *r, FILE *out, bool full);
  * queued from it are delivered */
 int pd_process_records(pd_reader *r, const uint8_t *buf, size_t len, uint64_t base_off,
 		       bool comp, size_t *consumed, bool final);
-/* c, with room for cap bytes, made the next chunk: the current chunk's
- * unread tail (rem bytes) first */
-void pd_chunk_begin(const pd_reader *r, pd_chunk *c, size_t cap, size_t rem);
-void pd_keep_chunk(pd_reader *r, pd_chunk *c);
-/* a chunk done with: kept for reuse when read in chunks (reader-chunks.c), else freed */
-void pd_chunk_done(pd_reader *r, pd_chunk *c);
-void pd_chunks_spare_free(pd_reader *r);
-/* reader-chunks.c: a mapped file's data section read in chunks */
-int pd_chunk_records(pd_reader *r);
-/* reader.c: the mapping's pages before lo (and before every queued
- * record in it) handed back to the kernel, a step at a time */
-void pd_release_mapped(pd_reader *r, const uint8_t *lo);
 
 /* reader-sample.c: decode one record (host order, aligned) into ev */
 int pd_decode(pd_reader *r, const uint8_t *rec, uint64_t off, bool from_comp, pd_event *ev);

@@ -766,7 +766,7 @@ static bool plausible_header(const uint8_t *p, const uint8_t *end, uint16_t *siz
 #define NEAR_CHAIN 32                    /* headers that must follow each other */
 #define NEAR_SCAN ((size_t)4 << 20)       /* bytes looked through for them */
 
-bool pd_sample_time_near(pd_reader *r, double fraction, uint64_t *time, uint64_t *offset)
+bool pd_sample_time_near(pd_reader *r, double fraction, uint64_t *time)
 {
 	if (!r->map || r->stream || r->swap || r->data_end <= r->data_start || r->data_end > r->map_len ||
 	    !(fraction > 0 && fraction < 1))
@@ -790,8 +790,6 @@ bool pd_sample_time_near(pd_reader *r, double fraction, uint64_t *time, uint64_t
 		if (pd_record_time(r, sample, PD_SAMPLE, pd_ld16(sample + 6), &t) < 0 || t == UINT64_MAX)
 			return false;
 		*time = t;
-		if (offset)
-			*offset = (uint64_t)(sample - r->map);
 		return true;
 	}
 	return false;

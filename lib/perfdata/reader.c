@@ -322,7 +322,6 @@ void pd_close(pd_reader *r)
 	free(r->sbuf);
 	free(r->dcur);
 	free_chunks(r->old_head);
-	pd_chunks_spare_free(r);
 	free(r->q);
 	free(r->qtmp);
 	free(r->runs);
@@ -668,12 +667,12 @@ static void release_chunks(pd_reader *r, uint64_t min_seq)
 		if (!r->old_head)
 			r->old_tail = NULL;
 		r->kept_bytes -= c->cap;
-		pd_chunk_done(r, c);
+		free(c);
 	}
 }
 
 /* keep a chunk until the records queued from it are delivered */
-void pd_keep_chunk(pd_reader *r, pd_chunk *c)
+static void keep_chunk(pd_reader *r, pd_chunk *c)
 {
 	c->next = NULL;
 	if (r->old_tail)
@@ -686,14 +685,21 @@ void pd_keep_chunk(pd_reader *r, pd_chunk *c)
 
 /* Hand the pages of records already delivered back to the kernel, so a
  * large file does not stay resident while it is read (the mapping is
- * private and read-only: a page touched again is simply read again). */
-#define PD_RELEASE_STEP ((size_t)1 << 20)
-void pd_release_mapped(pd_reader *r, const uint8_t *lo)
+ * private and read-only: a page touched again is simply read again). In
+ * steps of 8 MiB: each one interrupts the process's other threads to
+ * flush their TLBs (a split load of bench/dwarf.sh's profile took 4 %
+ * more CPU with steps of 4 MiB, 4 % less with 16 MiB but a peak RSS of
+ * 49 MB instead of 31). */
+#define PD_RELEASE_STEP ((size_t)8 << 20)
+static void release_mapped(pd_reader *r)
 {
+	if (!r->mapped || r->stream || !r->cur_rec)
+		return;
 	/* nothing to release before the read is a step past the last release
 	 * (the queued records, scanned below, can only lower the bound) */
-	if ((size_t)(lo - r->map) < r->released + PD_RELEASE_STEP)
+	if ((size_t)(r->cur_rec - r->map) < r->released + PD_RELEASE_STEP)
 		return;
+	const uint8_t *lo = r->cur_rec;
 	for (size_t i = r->qhead; i < r->qlen; i++) {
 		const uint8_t *rec = r->q[i].rec;
 		if (rec >= r->map && rec < r->map + r->map_len && rec < lo)
@@ -708,12 +714,6 @@ void pd_release_mapped(pd_reader *r, const uint8_t *lo)
 		return;
 	madvise((void *)(r->map + r->released), upto - r->released, MADV_DONTNEED);
 	r->released = upto;
-}
-
-static void release_mapped(pd_reader *r)
-{
-	if (r->mapped && !r->stream && !r->chunking && r->cur_rec)
-		pd_release_mapped(r, r->cur_rec);
 }
 
 /* deliver queued records with time <= limit (all when all=true) */
@@ -822,7 +822,7 @@ static int deliver_now(pd_reader *r, const uint8_t *rec, uint64_t off, bool comp
 {
 	pd_event *ev = &r->ev;
 	/* in the mapped file itself (not a swapped copy, not decompressed) */
-	bool stable = r->mapped && !r->stream && !r->chunking && rec >= r->map && rec < r->map + r->map_len;
+	bool stable = r->mapped && !r->stream && rec >= r->map && rec < r->map + r->map_len;
 	if (pd_decode_again(r, rec, off, comp)) {
 		ev->stable = stable;
 		return r->cb(r->cb_ctx, ev);    /* no READ values in a fixed layout */
@@ -919,7 +919,7 @@ static int decompress_record(pd_reader *r, const uint8_t *rec, uint16_t size, ui
 		n->len = rem;
 		n->last_seq = 0;
 		memcpy(n->data, c->data + used, rem);
-		pd_keep_chunk(r, c);
+		keep_chunk(r, c);
 		r->dcur = n;
 	} else {
 		memmove(c->data, c->data + used, rem);
@@ -928,7 +928,8 @@ static int decompress_record(pd_reader *r, const uint8_t *rec, uint16_t size, ui
 	return 0;
 }
 
-/* One record (bytes as in the file/stream). */
+#define PD_PREFETCH_MIN 1024
+#define PD_PREFETCH_HEAD 512
 /* The sample peek (pd_set_sample_peek) of a sample of any layout: its
  * time and TID are at fixed offsets whatever follows them. */
 static bool peek_drops(pd_reader *r, const uint8_t *rec, uint16_t size, uint64_t t)
@@ -940,6 +941,7 @@ static bool peek_drops(pd_reader *r, const uint8_t *rec, uint16_t size, uint64_t
 	return r->peek(r->peek_ctx, t, pd_ld32(tid), pd_ld32(tid + 4));
 }
 
+/* One record (bytes as in the file/stream). */
 static int handle_record(pd_reader *r, const uint8_t *raw, uint16_t size, uint64_t off, bool comp,
 			 pd_chunk *owner)
 {
@@ -987,6 +989,17 @@ static int handle_record(pd_reader *r, const uint8_t *raw, uint16_t size, uint64
 			r->max_time = t;
 		return 0;
 	}
+	if (rec == raw && !owner && !comp && size >= PD_PREFETCH_MIN) {
+		/* a large record in the mapping (a --call-graph dwarf sample
+		 * and its stack copy): the lines its decoding will read — its
+		 * first ones (the header, callchain, registers and the
+		 * stack's top) and its last (the stack's dynamic size) —
+		 * fetched together now, while it waits for its round in the
+		 * queue, rather than one miss after another when delivered */
+		for (size_t at = 64; at < PD_PREFETCH_HEAD; at += 64)
+			__builtin_prefetch(rec + at);
+		__builtin_prefetch(rec + size - 8);
+	}
 	if (rec == r->scratch) {
 		/* swapped/misaligned copy: needs storage that outlives this call */
 		pd_chunk *c = malloc(sizeof(*c) + size);
@@ -1000,7 +1013,7 @@ static int handle_record(pd_reader *r, const uint8_t *raw, uint16_t size, uint64
 			return rc;
 		}
 		c->last_seq = r->seq;
-		pd_keep_chunk(r, c);
+		keep_chunk(r, c);
 		return 0;
 	}
 	if ((rc = enqueue(r, rec, off, comp, t)) < 0)
@@ -1021,16 +1034,6 @@ static int handle_record(pd_reader *r, const uint8_t *raw, uint16_t size, uint64
 }
 
 
-void pd_set_read_chunks(pd_reader *r, size_t chunk_bytes)
-{
-	r->chunked = r->stream || !chunk_bytes ? 0 : chunk_bytes < 64 ? 64 : chunk_bytes;
-}
-
-void pd_set_mapped_prefix(pd_reader *r, uint64_t end)
-{
-	r->map_prefix_end = end;
-}
-
 void pd_set_sample_peek(pd_reader *r, pd_sample_peek_cb cb, void *ctx)
 {
 	r->peek = cb;
@@ -1040,7 +1043,7 @@ void pd_set_sample_peek(pd_reader *r, pd_sample_peek_cb cb, void *ctx)
 /* pd_process_records' inline path applies (the attr), or NULL */
 static inline const pd_attr *fast_attr(const pd_reader *r, bool comp)
 {
-	if (comp || r->stream || r->swap || !r->ordered || r->nr_attrs != 1 || (r->old_head && !r->chunking))
+	if (comp || r->stream || r->swap || !r->ordered || r->nr_attrs != 1 || r->old_head)
 		return NULL;
 	const pd_attr *a = &r->attrs[0];
 	return a->fixed_layout && a->o_time >= 0 ? a : NULL;
@@ -1053,7 +1056,7 @@ int pd_process_records(pd_reader *r, const uint8_t *buf, size_t len, uint64_t ba
 			   bool comp, size_t *consumed, bool final)
 {
 	size_t pos = 0;
-	pd_chunk *owner = comp ? r->dcur : (r->stream || r->chunking ? r->sbuf : NULL);
+	pd_chunk *owner = comp ? r->dcur : (r->stream ? r->sbuf : NULL);
 	/* The common record, inline: a sample of the file's one event, in the
 	 * file's own buffer (native order, aligned, staying put until
 	 * delivered), with its time at the attr's fixed offset — straight into
@@ -1118,7 +1121,7 @@ int pd_process_records(pd_reader *r, const uint8_t *buf, size_t len, uint64_t ba
 			else
 				extra = size >= 16 ? pd_r64(r->swap, p + 8) : 0;
 			if (extra > len - pos - size) {
-				if (final || !(r->stream || r->chunking))
+				if (final || !r->stream)
 					return pd_fmt_err(r, off, "%s payload of %llu bytes extends past the end of the data",
 							  pd_record_name(type), (unsigned long long)extra);
 				if (extra > ((size_t)256 << 20))
@@ -1163,7 +1166,9 @@ int pd_process_records(pd_reader *r, const uint8_t *buf, size_t len, uint64_t ba
 	return 0;
 }
 
-void pd_chunk_begin(const pd_reader *r, pd_chunk *c, size_t cap, size_t rem)
+/* c, with room for cap bytes, made the next chunk: the current chunk's
+ * unread tail (rem bytes) first */
+static void chunk_begin(const pd_reader *r, pd_chunk *c, size_t cap, size_t rem)
 {
 	c->next = NULL;
 	c->last_seq = 0;
@@ -1181,11 +1186,11 @@ static int stream_fill(pd_reader *r)
 	pd_chunk *c = malloc(sizeof(*c) + cap);
 	if (!c)
 		return proff_err_set(r->err, PROFF_ENOMEM, r->name, PROFF_NO_OFFSET, "out of memory");
-	pd_chunk_begin(r, c, cap, rem);
+	chunk_begin(r, c, cap, rem);
 	if (r->sbuf) {
 		r->sbuf_off += r->spos;
 		if (r->sbuf->last_seq) {
-			pd_keep_chunk(r, r->sbuf);
+			keep_chunk(r, r->sbuf);
 		} else {
 			free(r->sbuf);
 		}
@@ -1460,12 +1465,8 @@ int pd_process(pd_reader *r, bool ordered, pd_event_cb cb, void *ctx, proff_erro
 			ZSTD_initDStream(r->zds);
 		r->doff = 0;
 		size_t used;
-		r->chunking = r->chunked && r->mapped && r->fd >= 0 && !r->swap;
-		if (r->chunking)
-			rc = pd_chunk_records(r);
-		else
-			rc = pd_process_records(r, r->map + r->data_start, r->data_end - r->data_start, r->data_start,
-					     false, &used, true);
+		rc = pd_process_records(r, r->map + r->data_start, r->data_end - r->data_start, r->data_start,
+				     false, &used, true);
 	}
 	if (rc == 0 && r->dcur && r->dcur->len)
 		rc = pd_fmt_err(r, r->comp_rec_off, "compressed data ends inside a record (%zu bytes left)", r->dcur->len);
@@ -1475,13 +1476,6 @@ int pd_process(pd_reader *r, bool ordered, pd_event_cb cb, void *ctx, proff_erro
 	free_chunks(r->old_head);
 	r->old_head = r->old_tail = NULL;
 	r->kept_bytes = 0;
-	if (r->chunked && !r->stream) {
-		free(r->sbuf);
-		r->sbuf = NULL;
-		r->spos = 0;
-		r->chunking = false;
-		pd_chunks_spare_free(r);
-	}
 	if (r->dcur) {
 		free(r->dcur);
 		r->dcur = NULL;

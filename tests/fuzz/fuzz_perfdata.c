@@ -1,9 +1,8 @@
 /* fuzz_perfdata.c — libFuzzer target for the perf.data reader and the
  * profile loader: opens the input from memory (file or pipe format),
  * processes it ordered and unordered, prints the header and dumps it to
- * /dev/null, guesses sample times in it (pd_sample_time_near); reads it
- * from a memfd in 64-byte chunks (pd_set_read_chunks); then loads it as a
- * profile (through the memfd, with no symbol files to find), with
+ * /dev/null, guesses sample times in it (pd_sample_time_near); then loads
+ * it as a profile (through the memfd, with no symbol files to find), with
  * callchains (read by one thread, and by two in halves with samples by
  * comm and a tiny raw-stack cache) and with samples
  * merged per stack, and builds its Children and Self report rows in perf's
@@ -186,10 +185,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	for (size_t i = 0; i < ng; i++)
 		acc += groups[i].leader + groups[i].nr_members;
 	pd_dump(r, devnull, &e);
-	uint64_t t, off;
+	uint64_t t;
 	for (int k = 1; k < 4; k++)     /* the split's guess at a time a quarter of the way on */
-		if (pd_sample_time_near(r, k / 4.0, &t, &off))
-			acc += t + off;
+		if (pd_sample_time_near(r, k / 4.0, &t))
+			acc += t;
 	pd_close(r);
 
 	static int fd = -1;
@@ -199,12 +198,6 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		snprintf(path, sizeof(path), "/proc/self/fd/%d", fd);
 	}
 	if (fd >= 0 && ftruncate(fd, 0) == 0 && pwrite(fd, data, size, 0) == (ssize_t)size) {
-		/* the file's records read in small chunks (pd_set_read_chunks) */
-		if (pd_open(path, &r, &e) == 0) {
-			pd_set_read_chunks(r, 64);
-			pd_process(r, true, cb, &acc, &e);
-			pd_close(r);
-		}
 		load_profile(path, true, false, false, false);
 		load_profile(path, true, false, true, true);
 		load_profile(path, false, true, true, false);

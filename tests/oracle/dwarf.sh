@@ -201,9 +201,9 @@ if [ "$(stat -c %s "$W/big.data")" -gt 20000000 ]; then
 else
 	skip "dwarf split load (recording smaller than 20 MB)"
 fi
-# forced into two halves whatever its size: the second half reads the
-# first's records from the mapping (pd_set_mapped_prefix), its pages
-# handed back a step at a time, and then in chunks; the same report
+# forced into two halves whatever its size (the second half drops the
+# first's samples after a look at their headers: pd_set_sample_peek); the
+# same report
 "$PROFF" report --engine threads=1 -i "$W/big.data" -g folded,0,caller,count 2>/dev/null > "$TMP/one.out"
 "$PROFF" report --engine threads=2 -i "$W/big.data" -g folded,0,caller,count 2>/dev/null > "$TMP/two.out"
 if [ "$(grep -c ';' "$TMP/one.out")" -gt 10 ] && cmp -s "$TMP/one.out" "$TMP/two.out"; then

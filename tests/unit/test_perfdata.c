@@ -766,8 +766,8 @@ static void test_fixed_kinds(void **s)
 
 static int count_cb(void *ctx, const pd_event *ev) { (void)ev; (*(int *)ctx)++; return 0; }
 
-/* pd_sample_time_near: the time and offset of the first sample starting
- * at or after a fraction of the data section, found again from the middle of a record
+/* pd_sample_time_near: the time of the first sample starting at or after
+ * a fraction of the data section, found again from the middle of a record
  * (zero payload bytes, ips and times are no record header). */
 static void test_sample_time_near(void **s)
 {
@@ -800,17 +800,15 @@ static void test_sample_time_near(void **s)
 			i++;
 		uint64_t t = 0;
 		if (i == N) {
-			assert_false(pd_sample_time_near(r, fr[k], &t, NULL));
+			assert_false(pd_sample_time_near(r, fr[k], &t));
 			continue;
 		}
-		uint64_t off = 0;
-		assert_true(pd_sample_time_near(r, fr[k], &t, &off));
+		assert_true(pd_sample_time_near(r, fr[k], &t));
 		assert_int_equal(t, 5000 + 10 * i);
-		assert_int_equal(off, at[i]);
 	}
 	uint64_t t;
-	assert_false(pd_sample_time_near(r, 0, &t, NULL));
-	assert_false(pd_sample_time_near(r, 1, &t, NULL));
+	assert_false(pd_sample_time_near(r, 0, &t));
+	assert_false(pd_sample_time_near(r, 1, &t));
 	pd_close(r);
 	/* samples without a time: no guess */
 	c.sample_type = PD_S_IP;
@@ -822,115 +820,8 @@ static void test_sample_time_near(void **s)
 	}
 	file_end(&b, d0);
 	assert_int_equal(pd_open_mem(b.d, b.n, "crafted", &r, &e), 0);
-	assert_false(pd_sample_time_near(r, 0.5, &t, NULL));
+	assert_false(pd_sample_time_near(r, 0.5, &t));
 	pd_close(r);
-}
-
-/* pd_set_read_chunks: the events read through chunks of any size (a
- * record across chunks, records larger than a chunk, rounds longer than
- * the chunks kept: the rest read from the mapping; a prefix read from the
- * mapping after all, pd_set_mapped_prefix, ending anywhere) are the
- * mapping's. */
-static int event_line_cb(void *ctx, const pd_event *ev)
-{
-	collect *c = ctx;
-	c->nrec++;
-	fprintf(c->f, "%u %" PRIu64, (unsigned)ev->type, ev->file_offset);
-	if (ev->type == PD_SAMPLE)
-		fprintf(c->f, " %" PRIu64 " %" PRIx64 " %u %u %u", ev->u.sample.time, ev->u.sample.ip,
-			ev->u.sample.pid, ev->u.sample.tid, (unsigned)ev->stable);
-	fputc('\n', c->f);
-	return 0;
-}
-
-static char *events_text(const char *path, size_t chunk, double prefix)
-{
-	pd_reader *r;
-	proff_error e;
-	if (pd_open(path, &r, &e) < 0)
-		fail_msg("open %s: %s", path, e.msg);
-	pd_set_read_chunks(r, chunk);
-	if (prefix > 0) {
-		const pd_header *h = pd_get_header(r);
-		pd_set_mapped_prefix(r, h->data_offset + (uint64_t)((double)h->data_size * prefix) + 3);
-	}
-	collect c = { 0 };
-	c.f = open_memstream(&c.buf, &c.len);
-	int rc = pd_process(r, true, event_line_cb, &c, &e);
-	if (rc != 0)
-		fail_msg("read %s in chunks of %zu: %s", path, chunk, e.msg);
-	fclose(c.f);
-	pd_close(r);
-	return c.buf;
-}
-
-static void check_chunks(const char *path)
-{
-	char *want = events_text(path, 0, 0);
-	assert_true(strlen(want) > 100);
-	const size_t sizes[] = { 64, 200, 4096, PD_READ_CHUNK, 200, 4096, 64 };
-	const double prefix[] = { 0, 0, 0, 0, 0.3, 0.61, 1.5 };
-	for (size_t i = 0; i < sizeof(sizes) / sizeof(sizes[0]); i++) {
-		char *got = events_text(path, sizes[i], prefix[i]);
-		/* the same events in the same order; only "stable" differs */
-		for (char *a = want, *b = got; *a || *b;) {
-			char *ea = strchrnul(a, '\n'), *eb = strchrnul(b, '\n');
-			if (ea - a > 2 && ea[-2] == ' ' && ea[-1] == '1' && eb - b == ea - a)
-				assert_memory_equal(a, b, (size_t)(ea - a) - 1);
-			else if (strncmp(a, b, (size_t)(ea - a)) || ea - a != eb - b)
-				fail_msg("chunks of %zu: '%.*s' where the mapping gives '%.*s'", sizes[i],
-					 (int)(eb - b), b, (int)(ea - a), a);
-			a = *ea ? ea + 1 : ea;
-			b = *eb ? eb + 1 : eb;
-		}
-		free(got);
-	}
-	free(want);
-}
-
-static void test_read_chunks_real(void **s)
-{
-	(void)s;
-	check_chunks(DATA "small.data");
-	check_chunks(DATA "small-z.data");
-	check_chunks(DATA "small-two.data");
-	check_chunks(DATA "small-be.data");
-}
-
-static void test_read_chunks_crafted(void **s)
-{
-	(void)s;
-	static buf b;
-	craft c = { .sample_type = PD_S_IP | PD_S_TID | PD_S_TIME | PD_S_RAW, .flags = 1ull << 18 };
-	uint64_t ids[1] = { 1 };
-	size_t d0 = file_begin(&b, &c, ids, 1);
-	uint64_t x = 12345;
-	for (size_t i = 0; i < 250; i++) {
-		if (i == 100) {         /* one round, then none to the end */
-			size_t at = rec_begin(&b, PD_FINISHED_ROUND, 0);
-			rec_end(&b, at);
-		}
-		x = x * 6364136223846793005ull + 1442695040888963407ull;
-		size_t at = rec_begin(&b, PD_SAMPLE, 2);
-		p64(&b, 0x401000 + i);
-		p32(&b, 7);
-		p32(&b, 7 + (uint32_t)(i % 3));
-		p64(&b, 1000 + i + (x >> 58));         /* out of order within a round */
-		uint32_t raw = 4 + 8 * (uint32_t)((x >> 20) % 24);   /* up to 188 bytes: more than a chunk */
-		p32(&b, raw);
-		for (uint32_t k = 0; k < raw; k++)
-			p8(&b, (uint8_t)(k * 7));
-		rec_end(&b, at);
-	}
-	file_end(&b, d0);
-	assert_true(b.n > 20000 && b.n < sizeof(b.d));
-	char path[] = "/tmp/proff-chunks-XXXXXX";
-	int fd = mkstemp(path);
-	assert_true(fd >= 0);
-	assert_int_equal(write(fd, b.d, b.n), (ssize_t)b.n);
-	close(fd);
-	check_chunks(path);
-	unlink(path);
 }
 
 static void test_interrupted_recording(void **s)
@@ -1351,8 +1242,6 @@ int main(void)
 		cmocka_unit_test(test_fixed_kinds),
 		cmocka_unit_test(test_interrupted_recording),
 		cmocka_unit_test(test_sample_time_near),
-		cmocka_unit_test(test_read_chunks_real),
-		cmocka_unit_test(test_read_chunks_crafted),
 		cmocka_unit_test(test_bad_records),
 		cmocka_unit_test(test_pipe_stream),
 		cmocka_unit_test(test_attr_sizes),

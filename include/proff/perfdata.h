@@ -261,8 +261,9 @@ typedef int (*pd_event_cb)(void *ctx, const pd_event *ev);
 
 /* A look at a sample before pd_process queues it (ordered mode), in file
  * order: returning true drops it, undelivered. Every sample with a time
- * and a TID is shown (those are at fixed offsets in any layout); the
- * others are always queued. For a reader that wants a file's
+ * and a TID is shown (those are at fixed offsets in any layout), but for
+ * one with PERF_SAMPLE_READ (its counter values are the base of the next
+ * sample's period); the others are always queued. For a reader that wants a file's
  * side-band records from its start but its samples only from a point on
  * (lib/model's second half): before that point a sample matters only
  * through the thread it names. */

@@ -931,11 +931,14 @@ static int decompress_record(pd_reader *r, const uint8_t *rec, uint16_t size, ui
 #define PD_PREFETCH_MIN 1024
 #define PD_PREFETCH_HEAD 512
 /* The sample peek (pd_set_sample_peek) of a sample of any layout: its
- * time and TID are at fixed offsets whatever follows them. */
+ * time and TID are at fixed offsets whatever follows them. Not one with
+ * PERF_SAMPLE_READ: its counter values are the bases of the next ones'
+ * periods (read_prev), so it is always delivered. */
 static bool peek_drops(pd_reader *r, const uint8_t *rec, uint16_t size, uint64_t t)
 {
 	int ai = pd_record_attr(r, rec, PD_SAMPLE, size);
-	if (ai < 0 || r->attrs[ai].o_tid < 0 || (size_t)r->attrs[ai].o_tid + 8 > size)
+	if (ai < 0 || r->attrs[ai].o_tid < 0 || (size_t)r->attrs[ai].o_tid + 8 > size ||
+	    (r->attrs[ai].sample_type & PD_S_READ))
 		return false;
 	const uint8_t *tid = rec + r->attrs[ai].o_tid;
 	return r->peek(r->peek_ctx, t, pd_ld32(tid), pd_ld32(tid + 4));

@@ -975,6 +975,70 @@ static void test_sample_read_split(void **s)
 	pd_close(r);
 }
 
+/* The sample peek (pd_set_sample_peek) sees the samples of any layout
+ * with a time and a TID (here with a stack copy after them), except those
+ * with PERF_SAMPLE_READ: a counter value is the base of the next one's
+ * period, so such a sample is never dropped (a split's second half would
+ * otherwise take its first sample's period from the wrong base). */
+static bool peek_drop_early(void *ctx, uint64_t time, uint32_t pid, uint32_t tid)
+{
+	int *calls = ctx;
+	(*calls)++;
+	return time < 25 && pid == 7 && tid == 8;
+}
+
+static void test_sample_peek(void **s)
+{
+	(void)s;
+	static buf b;
+	for (int read = 0; read < 2; read++) {
+		craft c = { .sample_type = PD_S_IP | PD_S_TID | PD_S_TIME | (read ? PD_S_READ : PD_S_STACK_USER),
+			    .read_format = read ? 4 /* ID */ : 0, .stack_user = 16 };
+		uint64_t ids[1] = { 1 };
+		size_t d0 = file_begin(&b, &c, ids, 1);
+		const uint64_t counter[4] = { 100, 250, 300, 420 };
+		for (int i = 0; i < 4; i++) {
+			size_t at = rec_begin(&b, PD_SAMPLE, 2);
+			p64(&b, 0x1000 + (uint64_t)i);
+			p32(&b, 7);
+			p32(&b, 8);
+			p64(&b, 10 + 10 * (uint64_t)i);
+			if (read) {
+				p64(&b, counter[i]);
+				p64(&b, 1);
+			} else {
+				p64(&b, 16);
+				p64(&b, 0x1111);
+				p64(&b, 0x2222);
+				p64(&b, 16);
+			}
+			rec_end(&b, at);
+		}
+		file_end(&b, d0);
+		pd_reader *r;
+		proff_error e;
+		assert_int_equal(pd_open_mem(b.d, b.n, "peek", &r, &e), 0);
+		int calls = 0;
+		pd_set_sample_peek(r, peek_drop_early, &calls);
+		static evs v;
+		memset(&v, 0, sizeof(v));
+		assert_int_equal(pd_process(r, true, keep_cb, &v, &e), 0);
+		if (read) {
+			assert_int_equal(calls, 0);
+			assert_int_equal(v.n, 4);
+			const uint64_t want_period[4] = { 100, 150, 50, 120 };
+			for (int i = 0; i < 4; i++)
+				assert_int_equal(v.ev[i].u.sample.period, want_period[i]);
+		} else {
+			assert_int_equal(calls, 4);
+			assert_int_equal(v.n, 2);       /* times 10 and 20 dropped */
+			assert_int_equal(v.ev[0].u.sample.time, 30);
+			assert_int_equal(v.ev[0].u.sample.stack_user_dyn_size, 16);
+		}
+		pd_close(r);
+	}
+}
+
 /* attr versions: attr.size 64 (VER0), 136 (VER8) and a future 160; the
  * header's attr_size is attr.size + 16 and the ids section follows attr.size */
 static void test_attr_sizes(void **s)
@@ -1242,6 +1306,7 @@ int main(void)
 		cmocka_unit_test(test_fixed_kinds),
 		cmocka_unit_test(test_interrupted_recording),
 		cmocka_unit_test(test_sample_time_near),
+		cmocka_unit_test(test_sample_peek),
 		cmocka_unit_test(test_bad_records),
 		cmocka_unit_test(test_pipe_stream),
 		cmocka_unit_test(test_attr_sizes),

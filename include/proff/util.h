@@ -1,7 +1,7 @@
 /* proff/util.h — small, hot data structures shared by the whole library:
  * a bump arena, string interning, a u64->u64 open-addressing hash map,
- * growable arrays, bounded allocation helpers, and the JSON writers' string
- * and number forms.
+ * growable arrays, bounded allocation helpers, a bit count, and the JSON
+ * writers' string and number forms.
  *
  * Allocation failure is reported (NULL / negative return), never fatal.
  */
@@ -19,6 +19,17 @@
 
 /* Largest single allocation the library makes from a size read in a file. */
 #define PF_ALLOC_LIMIT ((size_t)1 << 32)
+
+/* The bits set in v. Without -mpopcnt __builtin_popcountll is a library
+ * call (2 % of bench/dwarf.sh's CPU, the unwinder's register look-ups):
+ * the bit-parallel count, inline. */
+static inline int pf_popcount64(uint64_t v)
+{
+	v = v - ((v >> 1) & 0x5555555555555555ULL);
+	v = (v & 0x3333333333333333ULL) + ((v >> 2) & 0x3333333333333333ULL);
+	v = (v + (v >> 4)) & 0x0f0f0f0f0f0f0f0fULL;
+	return (int)((v * 0x0101010101010101ULL) >> 56);
+}
 
 void *pf_calloc(size_t n, size_t size);          /* NULL on overflow/limit/failure */
 /* pf_calloc, each page written once, for a table looked up (read) before

@@ -8,15 +8,6 @@
 
 #include <stdio.h>
 
-/* without -mpopcnt, __builtin_popcountll is a library call: the bit-parallel count inline */
-static inline int popcount64(uint64_t v)
-{
-	v = v - ((v >> 1) & 0x5555555555555555ULL);
-	v = (v & 0x3333333333333333ULL) + ((v >> 2) & 0x3333333333333333ULL);
-	v = (v + (v >> 4)) & 0x0f0f0f0f0f0f0f0fULL;
-	return (int)((v * 0x0101010101010101ULL) >> 56);
-}
-
 /* attr index of a record (host order); -1 if unknown */
 int pd_record_attr(pd_reader *r, const uint8_t *rec, uint32_t type, uint16_t size)
 {
@@ -80,7 +71,7 @@ static size_t trailer_size(const pd_attr *a)
 	if (!a->sample_id_all)
 		return 0;
 	uint64_t st = a->sample_type;
-	return 8 * (size_t)popcount64(st & (PD_S_TID | PD_S_TIME | PD_S_ID | PD_S_STREAM_ID |
+	return 8 * (size_t)pf_popcount64(st & (PD_S_TID | PD_S_TIME | PD_S_ID | PD_S_STREAM_ID |
 					    PD_S_CPU | PD_S_IDENTIFIER));
 }
 
@@ -224,7 +215,7 @@ static int decode_sample(pd_reader *r, const uint8_t *rec, uint16_t size, uint64
 		s->regs_user_abi = pd_ld64(p);
 		p += 8;
 		if (s->regs_user_abi) {
-			uint32_t n = (uint32_t)popcount64(a->sample_regs_user);
+			uint32_t n = (uint32_t)pf_popcount64(a->sample_regs_user);
 			NEED(8 * (uint64_t)n, "REGS_USER");
 			s->regs_user = (const uint64_t *)p;
 			s->nr_regs_user = n;
@@ -265,7 +256,7 @@ static int decode_sample(pd_reader *r, const uint8_t *rec, uint16_t size, uint64
 		s->regs_intr_abi = pd_ld64(p);
 		p += 8;
 		if (s->regs_intr_abi) {
-			uint32_t n = (uint32_t)popcount64(a->sample_regs_intr);
+			uint32_t n = (uint32_t)pf_popcount64(a->sample_regs_intr);
 			NEED(8 * (uint64_t)n, "REGS_INTR");
 			s->regs_intr = (const uint64_t *)p;
 			s->nr_regs_intr = n;
@@ -553,7 +544,7 @@ static void swap_sample(const pd_attr *a, uint8_t *rec, uint16_t size)
 		uint64_t abi = pd_ld64(p);
 		p += 8;
 		if (abi) {
-			size_t n = (size_t)popcount64(a->sample_regs_user);
+			size_t n = (size_t)pf_popcount64(a->sample_regs_user);
 			if (!HAVE(8 * n)) return;
 			swap_u64s(p, n);
 			p += 8 * n;
@@ -580,7 +571,7 @@ static void swap_sample(const pd_attr *a, uint8_t *rec, uint16_t size)
 		uint64_t abi = pd_ld64(p);
 		p += 8;
 		if (abi) {
-			size_t n = (size_t)popcount64(a->sample_regs_intr);
+			size_t n = (size_t)pf_popcount64(a->sample_regs_intr);
 			if (!HAVE(8 * n)) return;
 			swap_u64s(p, n);
 			p += 8 * n;

@@ -477,7 +477,7 @@ static bool sample_reg(const pd_sample *s, uint64_t mask, unsigned r, uint64_t *
 {
 	if (!(mask & (1ull << r)))
 		return false;
-	unsigned at = (unsigned)__builtin_popcountll(mask & ((1ull << r) - 1));
+	unsigned at = (unsigned)pf_popcount64(mask & ((1ull << r) - 1));
 	if (at >= s->nr_regs_user)
 		return false;
 	*v = s->regs_user[at];

@@ -58,9 +58,10 @@
 #define ANY_REG UINT32_MAX      /* rules that may read any register (none found, a register > 16) */
 
 /* A walk in memo: KEY_WORDS of key, then the counts word (reads, frames,
- * nofile), rc, beyond, the caller's maps_gen then, the reads (address, value) and their ok bits (one
- * word per 64), the frames (pc, act, map start, map end, map pgoff, map
- * path; start = end = 0 and path NULL: no map there). */
+ * nofile), rc, beyond, the caller's maps_gen then, the reads (address,
+ * value) and their ok bits (one word per 64), the frames (pc, act, map
+ * start, map end, map pgoff, map path; start = end = 0 and path NULL: no
+ * map there). */
 enum { KEY_WORDS = 12, HEAD_WORDS = KEY_WORDS + 4, FRAME_WORDS = 6 };
 
 /* A walk's parts: its reads' count, its frames' count, where its frames

@@ -55,6 +55,7 @@ struct pd_reader {
 	pd_sample_peek_cb peek;     /* pd_set_sample_peek */
 	void *peek_ctx;
 	size_t released;            /* map bytes [0, released) handed back (MADV_DONTNEED) */
+	size_t release_step;        /* ... when so many more can be (release_mapped) */
 	bool stream;                /* pipe format read from a non-seekable fd */
 	bool swap;
 	bool interrupted;          /* header data.size was 0 */

@@ -685,19 +685,22 @@ static void keep_chunk(pd_reader *r, pd_chunk *c)
 
 /* Hand the pages of records already delivered back to the kernel, so a
  * large file does not stay resident while it is read (the mapping is
- * private and read-only: a page touched again is simply read again). In
- * steps of 8 MiB: each one interrupts the process's other threads to
- * flush their TLBs (a split load of bench/dwarf.sh's profile took 4 %
- * more CPU with steps of 4 MiB, 4 % less with 16 MiB but a peak RSS of
- * 49 MB instead of 31). */
-#define PD_RELEASE_STEP ((size_t)8 << 20)
+ * private and read-only: a page touched again is simply read again), a
+ * step at a time: each release interrupts the process's other threads to
+ * flush their TLBs. A file of stack copies (records of kilobytes) in
+ * steps of 8 MiB (a split load of bench/dwarf.sh's profile took 4 % more
+ * CPU with steps of 4 MiB, 4 % less with 16 MiB but a peak RSS of 49 MB
+ * instead of 31); others, whose records cost more to process than their
+ * bytes to map, in steps of 1 MiB. */
+#define PD_RELEASE_STEP ((size_t)1 << 20)
+#define PD_RELEASE_STEP_STACKS ((size_t)8 << 20)
 static void release_mapped(pd_reader *r)
 {
 	if (!r->mapped || r->stream || !r->cur_rec)
 		return;
 	/* nothing to release before the read is a step past the last release
 	 * (the queued records, scanned below, can only lower the bound) */
-	if ((size_t)(r->cur_rec - r->map) < r->released + PD_RELEASE_STEP)
+	if ((size_t)(r->cur_rec - r->map) < r->released + r->release_step)
 		return;
 	const uint8_t *lo = r->cur_rec;
 	for (size_t i = r->qhead; i < r->qlen; i++) {
@@ -710,7 +713,7 @@ static void release_mapped(pd_reader *r)
 	if (pg <= 0)
 		return;
 	upto &= ~((size_t)pg - 1);
-	if (upto < r->released + PD_RELEASE_STEP)
+	if (upto < r->released + r->release_step)
 		return;
 	madvise((void *)(r->map + r->released), upto - r->released, MADV_DONTNEED);
 	r->released = upto;
@@ -1445,6 +1448,10 @@ int pd_process(pd_reader *r, bool ordered, pd_event_cb cb, void *ctx, proff_erro
 	r->nr_unknown_id = 0;
 	pf_map64_free(&r->read_prev);
 	pf_map64_init(&r->read_prev);
+	r->release_step = PD_RELEASE_STEP;
+	for (size_t i = 0; i < r->nr_attrs; i++)
+		if (r->attrs[i].sample_type & PD_S_STACK_USER)
+			r->release_step = PD_RELEASE_STEP_STACKS;
 	int rc;
 	if (r->stream) {
 		if (r->stream_done) {

@@ -8,14 +8,26 @@ BENCH_DIR=${BENCH_DIR:-$ROOT/build/bench}
 RUNS=${RUNS:-5}
 mkdir -p "$BENCH_DIR"
 
+# timed CMD...: one run of CMD, its output discarded, its stderr in
+# $BENCH_DIR/.err; sets T (wall seconds, from bash's microsecond clock:
+# time(1)'s %e counts hundredths, a tenth of a run of 0.1 s) and R (peak
+# RSS in KB, time(1)'s %M). Non-zero when CMD fails.
+timed() {
+	local t0=$EPOCHREALTIME
+	/usr/bin/time -f '%M' -o "$BENCH_DIR/.time" "$@" >/dev/null 2>"$BENCH_DIR/.err" || return 1
+	local t1=$EPOCHREALTIME
+	T=$(awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.4f", b - a }')
+	R=$(tail -1 "$BENCH_DIR/.time")
+}
+
 # measure NAME CMD... -> sets MED_S (median seconds) and RSS_MB (max of peak RSS)
 measure() {
 	local name=$1; shift
 	local times=() rss=0 i t r
 	for ((i = 0; i < RUNS; i++)); do
-		/usr/bin/time -f '%e %M' -o "$BENCH_DIR/.time" "$@" >/dev/null 2>"$BENCH_DIR/.err" || {
+		timed "$@" || {
 			echo "bench: '$name' failed:" >&2; tail -3 "$BENCH_DIR/.err" >&2; MED_S=nan; RSS_MB=nan; return 1; }
-		read -r t r < <(tail -1 "$BENCH_DIR/.time")
+		t=$T r=$R
 		times+=("$t")
 		[ "$r" -gt "$rss" ] && rss=$r
 	done
@@ -42,10 +54,10 @@ measure_pair() {
 		for side in a b; do
 			if [ $side = a ]; then set -- "${ca[@]}"; else set -- "${cb[@]}"; fi
 			"$@" >/dev/null 2>&1     # warm-up, not measured
-			/usr/bin/time -f '%e %M' -o "$BENCH_DIR/.time" "$@" >/dev/null 2>"$BENCH_DIR/.err" || {
+			timed "$@" || {
 				echo "bench: '$([ $side = a ] && echo "$na" || echo "$nb")' failed:" >&2; tail -3 "$BENCH_DIR/.err" >&2
 				MED_A=nan; MED_B=nan; RSS_A=nan; RSS_B=nan; return 1; }
-			read -r t r < <(tail -1 "$BENCH_DIR/.time")
+			t=$T r=$R
 			if [ $side = a ]; then ta+=("$t"); [ "$r" -gt "$ra" ] && ra=$r; else tb+=("$t"); [ "$r" -gt "$rb" ] && rb=$r; fi
 		done
 	done

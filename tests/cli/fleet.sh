@@ -69,13 +69,19 @@ for f in $A; do cat "$f.folded"; done | awk '{c = $NF; $NF = ""; sub(/ $/, ""); 
 # runs or their values are compared as sets of words. The level of a caller
 # row that has no map ([unknown], an address) is the level of the sample that
 # made the row first, as perf shows it (docs/compat/report.md); a store keeps
-# no order of the files' samples, so that one letter is not compared
+# no order of the files' samples, so that one letter is not compared. Nor is
+# the level of a diff's unresolved row by symbol alone (an address where the
+# symbol is): a store's row takes it from the first profile in its order
+# that has the row, of either side (docs/fleet.md), the file's diff from
+# each side's own (a startup sample in the kernel with callers in no map
+# made one side's [k] and the other's [.] in a recording of make check)
 sort_runs() { python3 -c '
 import re, sys
 for l in sys.stdin:
     if re.match(r"#  \[[0-9]\] ([0-9]+ runs|[0-9.]+ [0-9.]+)", l):
         l = " ".join(sorted(l.split())) + "\n"
     l = re.sub(r"(\[unknown\] +)\[[.k]\] ((0x)?[0-9a-f]+)( |$)", r"\1[?] \2\4", l)
+    l = re.sub(r"(\s)\[[.k]\] ((0x)?[0-9a-f]{16,18})$", r"\1[?] \2", l)
     sys.stdout.write(l)'; }
 
 # compare STORE_URL NAME: the store's answers against the direct ones
